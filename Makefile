@@ -1,0 +1,21 @@
+# make demo   set everything up, build the graph on the default embedded store, show a lineage and a comparison
+# make test   set everything up and run the test suite
+# make bench  run the benchmarks in bench/ (slow; prints ratios against baselines)
+
+VENV := .venv/bin
+
+.PHONY: setup demo test bench
+
+setup:
+	./scripts/setup
+
+demo: setup
+	$(VENV)/kg build
+	$(VENV)/kg lineage KDA
+	$(VENV)/kg compare GDN KDA Mamba2
+
+test: setup
+	$(VENV)/python -m pytest -n 2 --dist loadgroup
+
+bench: setup
+	$(VENV)/python -m bench

@@ -1,0 +1,106 @@
+"""The ``kg`` command: the one place that wires sources, the store and consumers together.
+
+Command modules import only typer at module level; everything heavy (the store,
+rdflib, pyshacl, duckdb, torch) is imported inside the command that needs it, so
+``kg --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Annotated, Optional
+
+import typer
+
+if TYPE_CHECKING:
+    from kg.store.base import GraphStore
+
+__all__ = ["State", "app", "main", "state"]
+
+app = typer.Typer(
+    name="kg",
+    help="TechKG: a knowledge graph and literature tracker for ML training techniques.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+@dataclass
+class State:
+    """Options shared by every command."""
+
+    store_spec: str | None = None
+    json_errors: bool = False
+    _store: GraphStore | None = field(default=None, repr=False)
+
+    def store(self) -> GraphStore:
+        """Open the store on first use; it is closed when the command ends."""
+        if self._store is None:
+            from kg.store import open_store
+
+            self._store = open_store(self.store_spec)
+        return self._store
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+
+
+_STATE = State()
+
+
+def state() -> State:
+    return _STATE
+
+
+@app.callback()
+def _main(
+    ctx: typer.Context,
+    store: Annotated[
+        Optional[str],  # noqa: UP045 - typer needs Optional here
+        typer.Option(
+            "--store",
+            envvar="KG_STORE",
+            help="Store: a directory (embedded Oxigraph), ':memory:', or a SPARQL endpoint URL "
+            "(query URL; add ';update=URL' and ';gsp=URL' if they differ). "
+            "Default: ~/.local/share/techkg/store.",
+            show_default=False,
+        ),
+    ] = None,
+) -> None:
+    _STATE.store_spec = store
+    ctx.call_on_close(_STATE.close)
+
+
+def _register() -> None:
+    # One line per command group; each module keeps its heavy imports inside its commands.
+    from kg.cli import core, importing, ingest, reading
+
+    core.register(app)
+    app.add_typer(importing.app, name="import")
+    app.add_typer(reading.app, name="reading")
+    app.add_typer(ingest.app, name="ingest")
+
+
+_register()
+
+
+def main() -> None:
+    """Entry point of the ``kg`` console script."""
+    from kg.errors import KGError
+
+    try:
+        app(prog_name="kg")
+    except KGError as error:
+        from kg.cli.output import print_error
+
+        print_error(error, as_json=_STATE.json_errors)
+        _STATE.close()
+        sys.exit(1)
+    except KeyboardInterrupt:
+        _STATE.close()
+        sys.exit(130)

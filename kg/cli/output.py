@@ -1,0 +1,91 @@
+"""Printing results: rich tables in the terminal, or JSON / CSV for other programs."""
+
+from __future__ import annotations
+
+import csv
+import json
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from kg.errors import KGError
+
+__all__ = ["FORMATS", "console", "emit", "emit_json", "err_console", "print_error"]
+
+FORMATS = ("table", "json", "csv")
+
+
+def console() -> Console:
+    from rich.console import Console
+
+    return Console(soft_wrap=False)
+
+
+def err_console() -> Console:
+    from rich.console import Console
+
+    return Console(stderr=True)
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, list | tuple):
+        return "; ".join(str(_plain(v)) for v in value)
+    return "" if value is None else value
+
+
+def emit_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n")
+
+
+def emit(
+    records: Sequence[Mapping[str, Any]],
+    columns: Sequence[str] | None = None,
+    *,
+    fmt: str = "table",
+    title: str | None = None,
+    headers: Mapping[str, str] | None = None,
+) -> None:
+    """Print ``records`` as a rich table, a JSON array or CSV."""
+    columns = list(columns or (records[0].keys() if records else []))
+    if fmt == "json":
+        emit_json([{c: r.get(c) for c in columns} for r in records])
+        return
+    if fmt == "csv":
+        writer = csv.writer(sys.stdout, lineterminator="\n")
+        writer.writerow(columns)
+        for r in records:
+            writer.writerow([_plain(r.get(c)) for c in columns])
+        return
+    from rich.table import Table
+
+    table = Table(title=title, show_lines=False, header_style="bold")
+    for c in columns:
+        table.add_column((headers or {}).get(c, c), overflow="fold")
+    for r in records:
+        table.add_row(*[_escape(str(_plain(r.get(c)))) for c in columns])
+    console().print(table)
+
+
+def _escape(value: str) -> str:
+    from rich.markup import escape
+
+    return escape(value)
+
+
+def print_error(error: KGError, *, as_json: bool = False) -> None:
+    if as_json:
+        sys.stdout.write(json.dumps(error.to_dict(), ensure_ascii=False) + "\n")
+        return
+    from rich.markup import escape
+
+    out = err_console()
+    out.print(f"[bold red]error:[/] {escape(error.message)}")
+    if error.hint:
+        out.print(f"[yellow]hint:[/] {escape(error.hint)}")
+
+
+def lines(items: Iterable[str]) -> str:
+    return "\n".join(items)

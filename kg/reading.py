@@ -1,0 +1,330 @@
+"""Reading state: each paper's current status, its history, and reading-list imports.
+
+The current status of a paper lives in the ``reading`` named graph as
+``<paper> tkg:readingStatus <status>``, next to one ``tkg:ReadingEvent`` per change
+(when, from what, to what, and where: reading-list, cli, web or zotero). Every writer
+— ``kg reading set``, the web app, a reading-list import and the Zotero sync — goes
+through :func:`status_change`, so they all leave the same history behind.
+
+Importing a reading list replaces the ``reading-list`` graph (what the file says) and
+seeds the reading state only where it says something new: a paper without a status
+gets the listed one, and a paper whose listed status changed since the last import
+gets the new one. A status set later with ``kg reading set`` survives re-imports of an
+unchanged file.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from difflib import get_close_matches
+from pathlib import Path
+
+from pyoxigraph import NamedNode, Triple
+
+from kg.catalog import Catalog
+from kg.errors import NotFoundError
+from kg.graphs import READING, READING_LIST
+from kg.iris import parse_arxiv_id, slugify, status_iri
+from kg.readinglist import ReadingList, entry_paper_iri, normalize_title, parse_reading_list, reading_list_triples
+from kg.results import python_value
+from kg.store.base import Activity, GraphStore, Transaction
+from kg.vocab import ID, PROV, RDF, SKOS, TKG, datetime_literal, text
+
+__all__ = [
+    "KNOWN_STATUSES",
+    "ImportReport",
+    "StatusChange",
+    "current_statuses",
+    "import_reading_list",
+    "reading_rows",
+    "resolve_paper",
+    "set_status",
+    "status_change",
+    "status_concept_triples",
+    "status_slug",
+]
+
+#: The statuses TechKG knows; anything else is kept verbatim as a custom status.
+KNOWN_STATUSES: dict[str, str] = {
+    "to-read": "To read",
+    "reading": "Reading",
+    "read": "Read",
+    "skipped": "Skipped",
+}
+STATUS_SCHEME = ID["scheme/reading-status"]
+_ALIASES = {"toread": "to-read", "to read": "to-read", "unread": "to-read", "todo": "to-read",
+            "done": "read", "in progress": "reading", "skip": "skipped"}
+
+
+def status_slug(status: str) -> str:
+    """``read``, ``to-read`` ... for known statuses (forgiving), a slug for custom ones."""
+    key = status.strip().casefold()
+    key = _ALIASES.get(key, key)
+    return key if key in KNOWN_STATUSES else slugify(status)
+
+
+def status_concept_triples(status: str) -> list[Triple]:
+    """The SKOS concept for a status; custom statuses keep their original text as label."""
+    slug = status_slug(status)
+    node = status_iri(slug)
+    label = KNOWN_STATUSES.get(slug, status.strip())
+    return [
+        Triple(node, RDF.type, TKG.ReadingStatus),
+        Triple(node, RDF.type, SKOS.Concept),
+        Triple(node, SKOS.inScheme, STATUS_SCHEME),
+        Triple(node, SKOS.prefLabel, text(label, "en" if slug in KNOWN_STATUSES else None)),
+        Triple(node, SKOS.notation, text(slug, None)),
+    ]
+
+
+def known_status_triples() -> list[Triple]:
+    out = [Triple(STATUS_SCHEME, RDF.type, SKOS.ConceptScheme),
+           Triple(STATUS_SCHEME, SKOS.prefLabel, text("Reading statuses"))]
+    for slug in KNOWN_STATUSES:
+        out += status_concept_triples(slug)
+    return out
+
+
+@dataclass(frozen=True)
+class StatusChange:
+    paper: NamedNode
+    status: str
+    previous: str | None
+    at: dt.datetime
+    via: str
+
+
+def status_change(
+    tx: Transaction,
+    paper: NamedNode,
+    status: str,
+    *,
+    previous: str | None,
+    via: str,
+    at: dt.datetime | None = None,
+    first_seen: bool = False,
+) -> StatusChange:
+    """Add a status change of ``paper`` to ``tx``: the new current status and an event."""
+    at = at or dt.datetime.now(dt.UTC)
+    slug = status_slug(status)
+    event = ID["reading-event/" + uuid.uuid4().hex]
+    stamp = datetime_literal(at)
+    tx.update(
+        f"DELETE WHERE {{ GRAPH {READING} {{ {paper} tkg:readingStatus ?s }} }} ;\n"
+        f"DELETE WHERE {{ GRAPH {READING} {{ {paper} tkg:statusChangedAt ?t }} }}",
+        touches=[READING],
+    )
+    triples = [
+        Triple(paper, TKG.readingStatus, status_iri(slug)),
+        Triple(paper, TKG.statusChangedAt, stamp),
+        Triple(event, RDF.type, TKG.ReadingEvent),
+        Triple(event, TKG.paper, paper),
+        Triple(event, TKG.status, status_iri(slug)),
+        Triple(event, PROV.atTime, stamp),
+        Triple(event, TKG.via, text(via, None)),
+    ]
+    if previous:
+        triples.append(Triple(event, TKG.previousStatus, status_iri(status_slug(previous))))
+    if first_seen:
+        triples.append(Triple(paper, TKG.addedAt, stamp))
+    if slug not in KNOWN_STATUSES:
+        triples += status_concept_triples(status)
+    tx.insert(READING, triples)
+    return StatusChange(paper, slug, status_slug(previous) if previous else None, at, via)
+
+
+def current_statuses(store: GraphStore) -> dict[str, tuple[str, str | None]]:
+    """paper IRI → (status slug, changed-at) for every paper with a status."""
+    rows = store.select(
+        f"""SELECT ?paper ?slug ?at WHERE {{ GRAPH {READING} {{
+              ?paper tkg:readingStatus ?status OPTIONAL {{ ?paper tkg:statusChangedAt ?at }} }}
+              BIND(REPLACE(STR(?status), "^.*/status/", "") AS ?slug) }}"""
+    )
+    return {
+        row["paper"].value: (row["slug"].value, row["at"].value if row["at"] else None)  # type: ignore[union-attr]
+        for row in rows
+    }
+
+
+def set_status(
+    store: GraphStore, paper: NamedNode, status: str, *, via: str = "cli", at: dt.datetime | None = None
+) -> StatusChange:
+    """Set ``paper``'s reading status in one atomic write (``kg reading set``, the web app)."""
+    current = current_statuses(store).get(paper.value)
+    with store.transaction(Activity(f"set reading status ({via})", stats={"updated": 1})) as tx:
+        change = status_change(tx, paper, status, previous=current[0] if current else None,
+                               via=via, at=at, first_seen=current is None)
+    return change
+
+
+@dataclass
+class ImportReport:
+    path: str
+    entries: int
+    papers: int
+    read: int
+    to_read: int
+    with_note: int
+    categories: int
+    linked_techniques: list[str] = field(default_factory=list)
+    unmatched: list[str] = field(default_factory=list)
+    status_changes: int = 0
+    stated_counts: tuple[int, int, int] | None = None
+    unchanged: bool = False
+
+    @property
+    def counts_match(self) -> bool:
+        return self.stated_counts is None or self.stated_counts == (self.entries, self.read, self.to_read)
+
+
+def _listed_statuses(store: GraphStore) -> dict[str, str]:
+    rows = store.select(
+        f"""SELECT ?paper ?slug WHERE {{ GRAPH {READING_LIST} {{ ?paper tkg:listedStatus ?s }}
+              BIND(REPLACE(STR(?s), "^.*/status/", "") AS ?slug) }}"""
+    )
+    return {row["paper"].value: row["slug"].value for row in rows}  # type: ignore[union-attr]
+
+
+def import_reading_list(
+    store: GraphStore,
+    path: Path | str,
+    catalog: Catalog,
+    *,
+    tx: Transaction | None = None,
+    at: dt.datetime | None = None,
+) -> ImportReport:
+    """Parse ``path`` and write it (within ``tx`` if given, else in its own transaction).
+
+    A malformed file raises before anything is written."""
+    reading_list = parse_reading_list(path)
+    report, triples, listed = _prepare(reading_list, catalog)
+    own_tx = tx is None
+    transaction = tx or store.transaction(Activity("kg import reading-list", used=[str(path)]))
+    changed = transaction.replace_graph(READING_LIST, triples)
+    report.unchanged = not changed
+    previous_listed = _listed_statuses(store)
+    current = current_statuses(store)
+    for paper, listed_status in listed.items():
+        now_status = current.get(paper.value)
+        before = previous_listed.get(paper.value)
+        if now_status is None or (before is not None and before != listed_status):
+            status_change(transaction, paper, listed_status, previous=now_status[0] if now_status else None,
+                          via="reading-list", at=at, first_seen=now_status is None)
+            report.status_changes += 1
+    if report.status_changes:
+        transaction.insert(READING, known_status_triples())
+    transaction.activity.stats.update(
+        {"entries": report.entries, "added": report.status_changes}
+    )
+    if own_tx:
+        transaction.commit()
+    return report
+
+
+def _prepare(reading_list: ReadingList, catalog: Catalog) -> tuple[ImportReport, list[Triple], dict[NamedNode, str]]:
+    papers = list(catalog.papers.values())
+    triples: list[Triple] = []
+    for triple, _paper in reading_list_triples(reading_list, papers):
+        triples.append(triple)
+    listed: dict[NamedNode, str] = {}
+    notes: set[str] = set()
+    unmatched: list[str] = []
+    by_paper_iri = {}
+    for tech in catalog.techniques.values():
+        if tech.paper:
+            by_paper_iri.setdefault(catalog.papers[tech.paper].iri.value, []).append(tech.name)
+    linked: list[str] = []
+    for entry in reading_list.entries:
+        node, known = entry_paper_iri(entry, papers)
+        if known is None:
+            unmatched.append(entry.title)
+        # A paper listed twice: "read" anywhere wins over "to-read".
+        if listed.get(node) != "read":
+            listed[node] = entry.status
+        if entry.has_note:
+            notes.add(node.value)
+        linked += by_paper_iri.get(node.value, [])
+    entries, read, to_read = reading_list.counts
+    report = ImportReport(
+        path=reading_list.path, entries=entries, papers=len(listed), read=read, to_read=to_read,
+        with_note=len(notes), categories=len(reading_list.categories),
+        linked_techniques=sorted(set(linked)), unmatched=unmatched,
+        stated_counts=reading_list.stated_counts,
+    )
+    triples += status_concept_triples_for(listed.values())
+    return report, triples, listed
+
+
+def status_concept_triples_for(statuses: Iterable[str]) -> list[Triple]:
+    out: list[Triple] = []
+    for status in sorted(set(statuses)):
+        out += status_concept_triples(status)
+    return out
+
+
+def resolve_paper(store: GraphStore, query: str) -> NamedNode:
+    """Find a paper by IRI, arXiv id, exact or partial title; suggest close titles otherwise."""
+    value = query.strip()
+    if value.startswith(("http://", "https://")):
+        return NamedNode(value)
+    try:
+        return parse_arxiv_id(value).iri
+    except ValueError:
+        pass
+    rows = store.select(
+        """SELECT DISTINCT ?paper ?title WHERE { ?paper a bibo:Document .
+             { ?paper dcterms:title ?title } UNION { ?paper dcterms:alternative ?title } }"""
+    )
+    titles: dict[str, set[str]] = {}
+    for row in rows:
+        titles.setdefault(normalize_title(str(python_value(row["title"]))), set()).add(row["paper"].value)  # type: ignore[union-attr]
+    wanted = normalize_title(value)
+    if wanted in titles and len(titles[wanted]) == 1:
+        return NamedNode(next(iter(titles[wanted])))
+    partial = {iri for title, iris in titles.items() if wanted and wanted in title for iri in iris}
+    if len(partial) == 1:
+        return NamedNode(partial.pop())
+    display = {normalize_title(str(python_value(r["title"]))): str(python_value(r["title"])) for r in rows}
+    if len(partial) > 1:
+        names = sorted({display[t] for t, iris in titles.items() if iris & partial})[:5]
+        raise NotFoundError(f"{query!r} matches {len(partial)} papers", suggestions=names,
+                            hint="Be more specific, or give the arXiv id: " + "; ".join(names))
+    close = get_close_matches(wanted, list(titles), n=3, cutoff=0.5)
+    raise NotFoundError(f"no paper matches {query!r}", suggestions=[display[c] for c in close])
+
+
+def reading_rows(
+    store: GraphStore, *, status: str | None = None, category: str | None = None
+) -> list[dict[str, object]]:
+    """The reading list with current statuses, for ``kg reading list`` and the web app."""
+    rows = store.select(
+        """SELECT ?paper (SAMPLE(?t) AS ?title) (SAMPLE(?slug) AS ?status) (SAMPLE(?at) AS ?changed)
+                  (GROUP_CONCAT(DISTINCT ?catLabel; separator=" | ") AS ?categories)
+                  (SAMPLE(?v) AS ?venue) (MAX(?n) AS ?note) (MIN(?pos) AS ?position)
+           WHERE {
+             ?paper tkg:readingStatus ?s .
+             BIND(REPLACE(STR(?s), "^.*/status/", "") AS ?slug)
+             OPTIONAL { ?paper tkg:statusChangedAt ?at }
+             OPTIONAL { ?paper dcterms:title ?t }
+             OPTIONAL { ?paper tkg:readingCategory/skos:prefLabel ?catLabel }
+             OPTIONAL { ?paper tkg:venue ?v }
+             OPTIONAL { ?paper tkg:hasNote ?n }
+             OPTIONAL { ?paper tkg:position ?pos }
+           } GROUP BY ?paper ORDER BY ?position ?title"""
+    )
+    out = []
+    wanted_status = status_slug(status) if status else None
+    for record in rows.records():
+        if wanted_status and record["status"] != wanted_status:
+            continue
+        cats = [c for c in str(record["categories"] or "").split(" | ") if c]
+        if category and not any(category.casefold() in c.casefold() for c in cats):
+            continue
+        record["categories"] = cats
+        record["note"] = bool(record["note"])
+        out.append(record)
+    return out
+

@@ -1,0 +1,51 @@
+"""Where the graph lives: the embedded Oxigraph store or a remote SPARQL 1.1 endpoint.
+
+``open_store`` picks the backend from one string, the value of ``--store`` or
+``KG_STORE``: a directory for the embedded store, or an endpoint URL.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from kg.store.base import Activity, GraphInfo, GraphStore, Transaction
+
+__all__ = [
+    "Activity",
+    "GraphInfo",
+    "GraphStore",
+    "Transaction",
+    "default_store_path",
+    "open_store",
+    "store_spec",
+]
+
+
+def default_store_path() -> Path:
+    """The per-user default: ``$XDG_DATA_HOME/techkg/store`` (``~/.local/share`` on Linux)."""
+    from platformdirs import user_data_path
+
+    return user_data_path("techkg", appauthor=False) / "store"
+
+
+def store_spec(spec: str | os.PathLike[str] | None = None) -> str:
+    """The store to use: ``spec``, else ``$KG_STORE``, else the per-user default."""
+    if spec:
+        return os.fspath(spec)
+    return os.environ.get("KG_STORE") or str(default_store_path())
+
+
+def open_store(spec: str | os.PathLike[str] | None = None) -> GraphStore:
+    """Open the store named by ``spec`` (see :func:`store_spec`); ``:memory:`` gives an
+    in-memory Oxigraph store, an ``http(s)://`` URL a remote SPARQL endpoint."""
+    value = store_spec(spec)
+    if value.startswith(("http://", "https://")):
+        from kg.store.remote import RemoteStore
+
+        return RemoteStore.from_spec(value)
+    from kg.store.embedded import OxigraphStore
+
+    if value == ":memory:":
+        return OxigraphStore(None)
+    return OxigraphStore(Path(value).expanduser())

@@ -1,0 +1,344 @@
+"""The store interface every backend implements, and the transaction built on it.
+
+A backend supplies five primitives: ``_query`` (SPARQL over the union of the named
+graphs), ``update`` (one atomic SPARQL 1.1 Update request), ``load_file`` (the bulk
+path), ``dump`` and ``named_graphs``. Everything else, transactions included, is
+written once here on top of them, so the embedded Oxigraph store and a remote SPARQL
+endpoint behave the same.
+
+A :class:`Transaction` collects graph replacements, inserts, deletes and update
+operations, then commits them as *one* SPARQL Update request together with the
+provenance of every graph it touched. Nothing reaches the store before the commit,
+so an exception while the new content is being produced leaves the store exactly as
+it was, and the store applies the one request atomically.
+"""
+
+from __future__ import annotations
+
+import abc
+import datetime as dt
+import hashlib
+import uuid
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import IO
+
+import pyoxigraph as ox
+
+from kg import __version__
+from kg.errors import QueryError
+from kg.graphs import PROVENANCE
+from kg.results import QueryResult, Solutions, Term
+from kg.vocab import DCTERMS, ID, PREFIXES, PROV, RDF, RDFS, SCHEMA, TKG, datetime_literal, integer, text
+
+__all__ = ["Activity", "GraphInfo", "GraphStore", "Transaction", "content_hash", "prefix_block"]
+
+SOFTWARE_AGENT = ID["agent/techkg-" + __version__]
+
+
+def prefix_block(query: str) -> str:
+    """PREFIX declarations for our standard prefixes that ``query`` does not declare itself."""
+    lowered = query.lower()
+    lines = [
+        f"PREFIX {name}: <{base}>"
+        for name, base in PREFIXES.items()
+        if f"prefix {name}:" not in lowered
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def content_hash(triples: Iterable[ox.Triple]) -> str:
+    """Order-independent SHA-256 of a set of triples (stable when they hold no blank nodes)."""
+    lines = sorted({f"{t.subject} {t.predicate} {t.object} ." for t in triples})
+    digest = hashlib.sha256()
+    for line in lines:
+        digest.update(line.encode())
+        digest.update(b"\n")
+    return digest.hexdigest()
+
+
+def _ntriples(triples: Iterable[ox.Triple]) -> str:
+    return "\n".join(f"{t.subject} {t.predicate} {t.object} ." for t in triples)
+
+
+def _now() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)
+
+
+@dataclass
+class Activity:
+    """One run that writes to the store: ``kg build``, an ingest, a sync, a verification.
+
+    ``used`` lists what it read (files, URLs without credentials); ``stats`` holds the
+    counts it reports (added, updated, unchanged, missing, failed).
+    """
+
+    label: str
+    used: list[str] = field(default_factory=list)
+    stats: dict[str, int] = field(default_factory=dict)
+    started: dt.datetime = field(default_factory=_now)
+    iri: ox.NamedNode = field(default_factory=lambda: ID["activity/" + uuid.uuid4().hex])
+
+    def triples(self, ended: dt.datetime) -> list[ox.Triple]:
+        a = self.iri
+        out = [
+            ox.Triple(a, RDF.type, PROV.Activity),
+            ox.Triple(a, RDFS.label, text(self.label, None)),
+            ox.Triple(a, PROV.startedAtTime, datetime_literal(self.started)),
+            ox.Triple(a, PROV.endedAtTime, datetime_literal(ended)),
+            ox.Triple(a, PROV.wasAssociatedWith, SOFTWARE_AGENT),
+            ox.Triple(SOFTWARE_AGENT, RDF.type, PROV.SoftwareAgent),
+            ox.Triple(SOFTWARE_AGENT, RDFS.label, text("TechKG", None)),
+            ox.Triple(SOFTWARE_AGENT, SCHEMA.softwareVersion, text(__version__, None)),
+        ]
+        for used in self.used:
+            node = ox.NamedNode(used) if "://" in used or used.startswith("urn:") else None
+            if node is None:
+                node = ox.NamedNode(Path(used).resolve().as_uri())
+            out.append(ox.Triple(a, PROV.used, node))
+        for key, value in sorted(self.stats.items()):
+            out.append(ox.Triple(a, TKG[key], integer(value)))
+        return out
+
+
+@dataclass(frozen=True)
+class GraphInfo:
+    """What the provenance graph says about one named graph."""
+
+    graph: ox.NamedNode
+    triples: int
+    modified: str | None = None
+    activity: str | None = None
+    hash: str | None = None
+
+
+class GraphStore(abc.ABC):
+    """A quad store holding TechKG's named graphs. Queries see their union."""
+
+    #: Where the store lives, for messages: a directory or an endpoint URL.
+    location: str = ""
+
+    # -- primitives a backend provides -------------------------------------------------
+
+    @abc.abstractmethod
+    def _query(
+        self, sparql: str, bindings: Mapping[str, Term] | None, max_rows: int | None
+    ) -> QueryResult:
+        """Run ``sparql`` over the union of all named graphs, with ``bindings`` as
+        pre-bound variables (never pasted into the text); stop after ``max_rows`` rows."""
+
+    @abc.abstractmethod
+    def update(self, sparql: str) -> None:
+        """Apply one SPARQL 1.1 Update request atomically."""
+
+    @abc.abstractmethod
+    def load_file(
+        self, path: Path, *, graph: ox.NamedNode, fmt: ox.RdfFormat, gzipped: bool, activity: Activity
+    ) -> int:
+        """Bulk-load an RDF file into ``graph``, replacing it; return the triple count."""
+
+    @abc.abstractmethod
+    def dump(self, out: IO[bytes], *, fmt: ox.RdfFormat, graph: ox.NamedNode | None = None) -> None:
+        """Write one graph (or the whole dataset, for quad formats) to ``out``."""
+
+    @abc.abstractmethod
+    def named_graphs(self) -> list[ox.NamedNode]:
+        """Every non-empty named graph."""
+
+    def close(self) -> None:  # noqa: B027 - optional for backends
+        """Release the store (locks, connections)."""
+
+    # -- everything below is shared ----------------------------------------------------
+
+    def __enter__(self) -> GraphStore:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def query(
+        self,
+        sparql: str,
+        bindings: Mapping[str, Term] | None = None,
+        *,
+        max_rows: int | None = None,
+    ) -> QueryResult:
+        """Any SPARQL query. Our standard prefixes (tkg:, skos:, prov:, ...) are predeclared.
+
+        SELECT results stop after ``max_rows`` rows, with ``Solutions.truncated`` set."""
+        return self._query(sparql, bindings, max_rows)
+
+    def select(self, sparql: str, bindings: Mapping[str, Term] | None = None) -> Solutions:
+        result = self.query(sparql, bindings)
+        if not isinstance(result, Solutions):
+            raise QueryError("expected a SELECT query", hint="Use kg sparql for ASK/CONSTRUCT queries.")
+        return result
+
+    def ask(self, sparql: str, bindings: Mapping[str, Term] | None = None) -> bool:
+        result = self.query(sparql, bindings)
+        if not isinstance(result, bool):
+            raise QueryError("expected an ASK query")
+        return result
+
+    def triples(self, graph: ox.NamedNode | None = None) -> list[ox.Triple]:
+        """All triples of one named graph, or of the union."""
+        where = f"GRAPH {graph} {{ ?s ?p ?o }}" if graph is not None else "?s ?p ?o"
+        result = self.query(f"CONSTRUCT {{ ?s ?p ?o }} WHERE {{ {where} }}")
+        assert isinstance(result, list)
+        return result
+
+    def count(self, graph: ox.NamedNode | None = None) -> int:
+        """Triples in one named graph, or quads over all named graphs."""
+        where = f"GRAPH {graph} {{ ?s ?p ?o }}" if graph is not None else "GRAPH ?g { ?s ?p ?o }"
+        rows = self.select(f"SELECT (COUNT(*) AS ?n) WHERE {{ {where} }}")
+        value = rows.rows[0]["n"] if rows.rows else None
+        return int(value.value) if value is not None else 0
+
+    def graph_info(self) -> list[GraphInfo]:
+        """Each named graph with its size and what the provenance graph records about it."""
+        rows = self.select(
+            f"""
+            SELECT ?g (COUNT(*) AS ?n) ?modified ?activity ?hash WHERE {{
+              GRAPH ?g {{ ?s ?p ?o }}
+              OPTIONAL {{ GRAPH {PROVENANCE} {{
+                ?g dcterms:modified ?modified .
+                OPTIONAL {{ ?g prov:wasGeneratedBy ?act . ?act rdfs:label ?activity }}
+                OPTIONAL {{ ?g tkg:contentHash ?hash }} }} }}
+            }} GROUP BY ?g ?modified ?activity ?hash ORDER BY ?g"""
+        )
+        out = []
+        for row in rows:
+            g, n = row["g"], row["n"]
+            assert isinstance(g, ox.NamedNode) and n is not None
+            out.append(
+                GraphInfo(
+                    graph=g,
+                    triples=int(n.value),
+                    modified=row["modified"].value if row["modified"] else None,  # type: ignore[union-attr]
+                    activity=row["activity"].value if row["activity"] else None,  # type: ignore[union-attr]
+                    hash=row["hash"].value if row["hash"] else None,  # type: ignore[union-attr]
+                )
+            )
+        return out
+
+    def graph_hash(self, graph: ox.NamedNode) -> str | None:
+        rows = self.select(
+            f"SELECT ?h WHERE {{ GRAPH {PROVENANCE} {{ {graph} tkg:contentHash ?h }} }} LIMIT 1"
+        )
+        return rows.rows[0]["h"].value if rows.rows and rows.rows[0]["h"] else None  # type: ignore[union-attr]
+
+    def transaction(self, activity: Activity | str) -> Transaction:
+        """Collect changes; they are written together, atomically, when the block ends
+        without an exception (or when :meth:`Transaction.commit` is called)."""
+        if isinstance(activity, str):
+            activity = Activity(activity)
+        return Transaction(self, activity)
+
+
+def provenance_update(
+    activity: Activity, graphs: Mapping[ox.NamedNode, tuple[str | None, int | None]], ended: dt.datetime
+) -> str:
+    """Update operations that record ``activity`` as the last generator of ``graphs``.
+
+    Each graph's previous generating activity is removed once no graph refers to it,
+    so the provenance graph holds one record per graph, not one per run.
+    """
+    ops = []
+    for graph in graphs:
+        ops.append(
+            f"""DELETE {{ GRAPH {PROVENANCE} {{ ?act ?p ?o }} }}
+WHERE {{ GRAPH {PROVENANCE} {{ {graph} prov:wasGeneratedBy ?act . ?act ?p ?o .
+  FILTER NOT EXISTS {{ ?other prov:wasGeneratedBy ?act . FILTER(?other != {graph}) }} }} }}"""
+        )
+        ops.append(f"DELETE WHERE {{ GRAPH {PROVENANCE} {{ {graph} ?p ?o }} }}")
+    triples = activity.triples(ended)
+    stamp = datetime_literal(ended)
+    for graph, (digest, count) in graphs.items():
+        triples += [
+            ox.Triple(graph, RDF.type, PROV.Bundle),
+            ox.Triple(graph, PROV.wasGeneratedBy, activity.iri),
+            ox.Triple(graph, DCTERMS.modified, stamp),
+        ]
+        if digest is not None:
+            triples.append(ox.Triple(graph, TKG.contentHash, text(digest, None)))
+        if count is not None:
+            triples.append(ox.Triple(graph, TKG.tripleCount, integer(count)))
+    ops.append(f"INSERT DATA {{ GRAPH {PROVENANCE} {{\n{_ntriples(triples)}\n}} }}")
+    return " ;\n".join(ops)
+
+
+class Transaction:
+    """Changes to several named graphs, applied as one atomic SPARQL Update.
+
+    >>> with store.transaction("kg build") as tx:          # doctest: +SKIP
+    ...     tx.replace_graph(CATALOG, catalog_triples)
+    ...     tx.insert(READING, status_triples)
+    """
+
+    def __init__(self, store: GraphStore, activity: Activity) -> None:
+        self.store = store
+        self.activity = activity
+        self._ops: list[str] = []
+        self._touched: dict[ox.NamedNode, tuple[str | None, int | None]] = {}
+        self.unchanged: list[ox.NamedNode] = []
+        self.committed = False
+
+    def replace_graph(self, graph: ox.NamedNode, triples: Iterable[ox.Triple]) -> bool:
+        """Replace ``graph`` with ``triples``. Returns False (and writes nothing) when
+        the content is identical to what the store already holds."""
+        content = list(triples)
+        digest = content_hash(content)
+        if self.store.graph_hash(graph) == digest:
+            self.unchanged.append(graph)
+            return False
+        self._ops.append(f"DROP SILENT GRAPH {graph}")
+        if content:
+            self._ops.append(f"INSERT DATA {{ GRAPH {graph} {{\n{_ntriples(content)}\n}} }}")
+        self._touched[graph] = (digest, len(content))
+        return True
+
+    def insert(self, graph: ox.NamedNode, triples: Iterable[ox.Triple]) -> None:
+        content = list(triples)
+        if content:
+            self._ops.append(f"INSERT DATA {{ GRAPH {graph} {{\n{_ntriples(content)}\n}} }}")
+            self._touched.setdefault(graph, (None, None))
+
+    def delete(self, graph: ox.NamedNode, triples: Iterable[ox.Triple]) -> None:
+        content = list(triples)
+        if content:
+            self._ops.append(f"DELETE DATA {{ GRAPH {graph} {{\n{_ntriples(content)}\n}} }}")
+            self._touched.setdefault(graph, (None, None))
+
+    def update(self, sparql: str, *, touches: Iterable[ox.NamedNode]) -> None:
+        """A raw SPARQL Update operation; ``touches`` names the graphs it changes."""
+        self._ops.append(sparql)
+        for graph in touches:
+            self._touched.setdefault(graph, (None, None))
+
+    @property
+    def touched(self) -> list[ox.NamedNode]:
+        return list(self._touched)
+
+    def commit(self) -> None:
+        if self.committed:
+            return
+        self.committed = True
+        if not self._ops:
+            return
+        ended = _now()
+        ops = [*self._ops, provenance_update(self.activity, self._touched, ended)]
+        self.store.update(prefix_block(" ".join(ops)) + " ;\n".join(ops))
+
+    def __enter__(self) -> Transaction:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if exc_type is None:
+            self.commit()
+

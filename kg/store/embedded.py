@@ -1,0 +1,204 @@
+"""The embedded default: an Oxigraph store in a directory on disk (pyoxigraph)."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import uuid
+from collections.abc import Mapping
+from pathlib import Path
+from typing import IO
+
+import pyoxigraph as ox
+
+from kg.errors import QueryError, RDFImportError, StoreError, StoreLockedError
+from kg.results import QueryResult, Solutions, Term
+from kg.store.base import Activity, GraphStore, provenance_update
+from kg.vocab import PREFIXES
+
+__all__ = ["OxigraphStore", "SERVE_FILE"]
+
+#: ``kg serve`` writes its URL here so that a locked store can point to it.
+SERVE_FILE = "serve.json"
+_STAGING = "urn:techkg:staging:"
+
+
+class OxigraphStore(GraphStore):
+    """Oxigraph on disk, or in memory when ``path`` is None.
+
+    One process at a time may hold a store on disk. Another process gets a
+    :class:`StoreLockedError` that says who holds it and how to reach it instead.
+    """
+
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = path
+        self.location = str(path) if path else ":memory:"
+        try:
+            if path is None:
+                self._store = ox.Store()
+            else:
+                path.mkdir(parents=True, exist_ok=True)
+                self._store = ox.Store(str(path))
+        except OSError as exc:
+            if "lock" in str(exc).lower() and path is not None:
+                raise StoreLockedError(
+                    f"the store at {path} is in use by another process",
+                    hint=_lock_hint(path),
+                ) from None
+            raise StoreError(
+                f"cannot open the store at {path}: {exc}",
+                hint="Check that the directory is readable and holds an Oxigraph store, "
+                "or point --store / KG_STORE at another directory.",
+            ) from exc
+        self._drop_staging()
+
+    # -- primitives ----------------------------------------------------------------
+
+    def _query(
+        self, sparql: str, bindings: Mapping[str, Term] | None, max_rows: int | None
+    ) -> QueryResult:
+        substitutions = {ox.Variable(k): v for k, v in (bindings or {}).items()}
+        try:
+            result = self._store.query(
+                sparql,
+                use_default_graph_as_union=True,
+                prefixes=PREFIXES,
+                substitutions=substitutions or None,
+            )
+            if isinstance(result, ox.QuerySolutions):
+                return Solutions.from_pyoxigraph(result, max_rows)
+            if isinstance(result, ox.QueryBoolean):
+                return bool(result)
+            return list(result)
+        except SyntaxError as exc:
+            raise QueryError(
+                f"the SPARQL query is malformed: {exc}",
+                hint="Check the query against the SPARQL 1.1 grammar; prefixes such as tkg:, "
+                "skos:, prov: and dcterms: are predeclared.",
+            ) from None
+        except RuntimeError as exc:
+            raise QueryError(f"the query failed: {exc}") from None
+        except OSError as exc:
+            raise StoreError(f"reading the store at {self.location} failed: {exc}") from exc
+
+    def update(self, sparql: str) -> None:
+        try:
+            self._store.update(sparql, prefixes=PREFIXES)
+        except SyntaxError as exc:
+            raise QueryError(f"the SPARQL update is malformed: {exc}") from None
+        except (OSError, RuntimeError) as exc:
+            raise StoreError(
+                f"the update was rejected and nothing was written: {exc}",
+                hint="The store is unchanged; fix the cause above and run the command again.",
+            ) from exc
+
+    def load_file(
+        self, path: Path, *, graph: ox.NamedNode, fmt: ox.RdfFormat, gzipped: bool, activity: Activity
+    ) -> int:
+        """Bulk-load ``path`` into ``graph`` through Oxigraph's bulk loader.
+
+        An empty target graph is loaded directly; a failure removes what was loaded.
+        A non-empty one is loaded into a staging graph first and swapped in by a single
+        atomic update, so a failure at any point leaves the old graph as it was.
+        """
+        quads_format = fmt in (ox.RdfFormat.N_QUADS, ox.RdfFormat.TRIG)
+        direct = not quads_format and self._is_empty(graph)
+        target = graph if direct else ox.NamedNode(_STAGING + uuid.uuid4().hex)
+        try:
+            with _open(path, gzipped) as stream:
+                if quads_format:
+                    # Quad formats name their own graphs; everything goes into `target`.
+                    self._store.bulk_extend(
+                        ox.Quad(q.subject, q.predicate, q.object, target)
+                        for q in ox.parse(stream, format=fmt)
+                    )
+                else:
+                    self._store.bulk_load(stream, format=fmt, to_graph=target)
+        except (SyntaxError, ValueError, OSError, EOFError, gzip.BadGzipFile) as exc:
+            if self._store.contains_named_graph(target):
+                self._store.remove_graph(target)
+            raise RDFImportError(
+                f"could not load it as {fmt.name}: {exc}",
+                path=str(path),
+                hint="Nothing was changed in the store. Fix the file, or pass --format if the "
+                "file extension does not match its syntax.",
+            ) from None
+        count = self.count(target)
+        activity.stats.setdefault("triples", count)
+        ops = []
+        if not direct:
+            ops.append(f"DROP SILENT GRAPH {graph}")
+            if count:
+                ops.append(f"MOVE SILENT {target} TO {graph}")
+        digest = _file_digest(path)
+        ops.append(provenance_update(activity, {graph: (digest, count)}, activity.started))
+        try:
+            self.update(" ;\n".join(ops))
+        except StoreError:
+            if not direct:
+                self._store.remove_graph(target)
+            raise
+        return count
+
+    def dump(self, out: IO[bytes], *, fmt: ox.RdfFormat, graph: ox.NamedNode | None = None) -> None:
+        if graph is None and fmt not in (ox.RdfFormat.N_QUADS, ox.RdfFormat.TRIG):
+            triples = self.triples()
+            out.write(ox.serialize(triples, format=fmt) or b"")
+            return
+        if graph is None:
+            self._store.dump(out, format=fmt)
+        else:
+            self._store.dump(out, format=fmt, from_graph=graph)
+
+    def named_graphs(self) -> list[ox.NamedNode]:
+        return sorted(
+            (g for g in self._store.named_graphs() if isinstance(g, ox.NamedNode) and not self._is_empty(g)),
+            key=lambda g: g.value,
+        )
+
+    def close(self) -> None:
+        if getattr(self, "_store", None) is not None:
+            self._store.flush()
+            del self._store
+            self._store = None  # type: ignore[assignment]
+
+    # -- helpers -------------------------------------------------------------------
+
+    def _is_empty(self, graph: ox.NamedNode) -> bool:
+        return next(iter(self._store.quads_for_pattern(None, None, None, graph)), None) is None
+
+    def _drop_staging(self) -> None:
+        for g in list(self._store.named_graphs()):
+            if isinstance(g, ox.NamedNode) and g.value.startswith(_STAGING):
+                self._store.remove_graph(g)
+
+
+def _open(path: Path, gzipped: bool) -> IO[bytes]:
+    return gzip.open(path, "rb") if gzipped else path.open("rb")
+
+
+def _file_digest(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(chunk)
+    return "file:" + digest.hexdigest()
+
+
+def _lock_hint(path: Path) -> str:
+    serve = path / SERVE_FILE
+    if serve.exists():
+        try:
+            info = json.loads(serve.read_text())
+            url = info["sparql"]
+            return (
+                f"`kg serve` (pid {info.get('pid', '?')}) holds it. Run the command against its "
+                f"endpoint instead: kg --store {url} ..., or stop the server first."
+            )
+        except (OSError, ValueError, KeyError):
+            pass
+    return (
+        "Wait for the other kg command to finish, stop the `kg serve` that holds it, or use "
+        "another store with --store DIR (or KG_STORE)."
+    )

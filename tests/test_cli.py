@@ -1,0 +1,149 @@
+"""The real `kg` console script, end to end."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+
+def test_help_does_not_import_heavy_modules() -> None:
+    code = (
+        "import sys, kg.cli\n"
+        "heavy = ['torch', 'rdflib', 'pyshacl', 'duckdb', 'httpx', 'pyoxigraph', 'networkx', 'matplotlib']\n"
+        "print([m for m in heavy if m in sys.modules])"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_every_command_has_help(kg_cli) -> None:
+    out = kg_cli("--help", check=True)
+    for command in ("build", "stats", "show", "lineage", "compare", "sparql", "validate", "import", "reading"):
+        assert command in out.stdout
+    from kg.cli import app
+    import typer.main
+
+    group = typer.main.get_command(app)
+    for name, command in group.commands.items():  # type: ignore[attr-defined]
+        assert command.help, f"kg {name} has no help"
+
+
+def test_build_on_a_fresh_store_reports_counts_and_validates(kg_cli, tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    out = kg_cli("build", "--format", "json", store=store, check=True)
+    summary = json.loads(out.stdout)
+    assert summary["techniques"] == 39 and summary["categories"] == 9
+    assert summary["reading_list"]["entries"] == 53
+    assert (summary["reading_list"]["read"], summary["reading_list"]["to_read"]) == (8, 45)
+    assert summary["violations"] == []
+    again = json.loads(kg_cli("build", "--format", "json", "--no-validate", store=store, check=True).stdout)
+    assert again["triples"] == summary["triples"] and again["changed_graphs"] == []
+
+
+def test_build_uses_the_default_store_when_none_is_given(kg_cli, tmp_path: Path) -> None:
+    env = {"XDG_DATA_HOME": str(tmp_path / "xdg")}
+    out = kg_cli("build", "--no-validate", env=env, check=True)
+    assert str(tmp_path / "xdg" / "techkg" / "store") in out.stdout
+
+
+def test_build_with_the_seed_reading_list(kg_cli, tmp_path: Path, seed_reading_list: Path) -> None:
+    out = kg_cli("build", "-r", str(seed_reading_list), "--format", "json", "--no-validate",
+                 store=tmp_path / "s", check=True)
+    assert json.loads(out.stdout)["reading_list"]["unmatched"] == []
+
+
+def test_show_matches_names_forgivingly(kg_cli, built_store_path: Path) -> None:
+    out = kg_cli("show", "gated-deltanet", store=built_store_path, check=True)
+    assert "Gated DeltaNet" in out.stdout and "Songlin Yang" in out.stdout
+    card = json.loads(kg_cli("show", "gdn", "-f", "json", store=built_store_path, check=True).stdout)
+    assert card["name"] == "Gated DeltaNet" and card["arxivId"] == "2412.06464"
+    assert ("Kimi Delta Attention", "refines") in [tuple(c) for c in card["children"]]
+
+
+def test_unknown_technique_suggests_the_closest(kg_cli, built_store_path: Path) -> None:
+    out = kg_cli("show", "Gated DeltaNett", store=built_store_path)
+    assert out.returncode == 1
+    assert "no technique is called" in out.stderr and "Gated DeltaNet" in out.stderr
+    assert "Traceback" not in out.stderr
+    as_json = kg_cli("show", "zzzz-nothing", "-f", "json", store=built_store_path)
+    assert json.loads(as_json.stdout)["ok"] is False
+
+
+def test_lineage_prints_ancestors_and_descendants(kg_cli, built_store_path: Path) -> None:
+    out = kg_cli("lineage", "MLA", store=built_store_path, check=True)
+    assert "Full Attention / Transformer" in out.stdout and "DeepSeek Sparse Attention" in out.stdout
+    tree = json.loads(kg_cli("lineage", "MQA", "-f", "json", "--direction", "down", store=built_store_path,
+                             check=True).stdout)
+    assert [c["name"] for c in tree["descendants"]] == ["Grouped-Query Attention"]
+    assert tree["descendants"][0]["relation"] == "generalizes"
+
+
+def test_compare_prints_the_side_by_side_table_and_markdown(kg_cli, built_store_path: Path) -> None:
+    out = kg_cli("compare", "GDN", "KDA", "Mamba2", store=built_store_path, check=True)
+    for label in ("Core mechanism", "S · Situation", "Lineage between them", "Reference kernel"):
+        assert label in out.stdout
+    md = kg_cli("compare", "FSDP1", "FSDP2", "veScale-FSDP", "--markdown", store=built_store_path, check=True).stdout
+    header = md.splitlines()[0]
+    assert header.startswith("| Dimension | PyTorch FSDP1 | PyTorch FSDP2 |")
+    assert "| Lineage between them |" in md
+    bad = kg_cli("compare", "GDN", store=built_store_path)
+    assert bad.returncode == 1 and "2 to 4" in bad.stderr
+
+
+def test_sparql_in_the_standard_result_formats(kg_cli, built_store_path: Path) -> None:
+    q = "SELECT ?id WHERE { ?t a tkg:Technique ; skos:notation ?id ; tkg:onComparisonPage true } ORDER BY ?id"
+    doc = json.loads(kg_cli("sparql", q, "-f", "json", store=built_store_path, check=True).stdout)
+    assert doc["head"]["vars"] == ["id"] and len(doc["results"]["bindings"]) == 39
+    rows = list(csv.reader(io.StringIO(kg_cli("sparql", q, "-f", "csv", store=built_store_path, check=True).stdout)))
+    assert rows[0] == ["id"] and len(rows) == 40
+    ttl = kg_cli("sparql", "CONSTRUCT { ?t a tkg:Technique } WHERE { ?t a tkg:Technique } LIMIT 2",
+                 store=built_store_path, check=True).stdout
+    assert "tkg:Technique" in ttl
+    bad = kg_cli("sparql", "SELECT WHERE {", store=built_store_path)
+    assert bad.returncode == 1 and "malformed" in bad.stderr
+
+
+def test_reading_set_and_list(kg_cli, built_store_path: Path) -> None:
+    out = kg_cli("reading", "set", "GPipe", "read", store=built_store_path, check=True)
+    assert "to-read → read" in out.stdout
+    rows = json.loads(kg_cli("reading", "list", "--status", "read", "-f", "json", store=built_store_path,
+                             check=True).stdout)
+    assert len(rows) == 9 and any(r["title"].startswith("GPipe") for r in rows)
+
+
+def test_import_rdf_into_a_named_graph(kg_cli, built_store_path: Path, tmp_path: Path) -> None:
+    dump = tmp_path / "extract.ttl"
+    dump.write_text('@prefix ex: <http://example.org/> .\nex:a ex:p "1" , "2" .\n', encoding="utf-8")
+    out = json.loads(kg_cli("import", "rdf", str(dump), "--graph", "orkg", "--json", store=built_store_path,
+                            check=True).stdout)
+    assert out["triples"] == 2 and out["graph"].endswith("/graph/orkg")
+    broken = tmp_path / "broken.ttl"
+    broken.write_text("ex:a ex:p", encoding="utf-8")
+    bad = kg_cli("import", "rdf", str(broken), "--graph", "orkg", store=built_store_path)
+    assert bad.returncode == 1 and "broken.ttl" in bad.stderr
+    count = json.loads(kg_cli("sparql", "SELECT (COUNT(*) AS ?n) WHERE { GRAPH <https://w3id.org/techkg/graph/orkg> { ?s ?p ?o } }",
+                              "-f", "json", store=built_store_path, check=True).stdout)
+    assert count["results"]["bindings"][0]["n"]["value"] == "2"
+
+
+def test_validate_and_provenance(kg_cli, built_store_path: Path) -> None:
+    assert "conforms" in kg_cli("validate", store=built_store_path, check=True).stdout
+    prov = json.loads(kg_cli("provenance", "KDA", "-f", "json", store=built_store_path, check=True).stdout)
+    assert {r["graph"] for r in prov} == {"catalog"}
+    assert all(r["activity"] == "kg build" for r in prov)
+
+
+def test_a_locked_store_is_reported_without_a_traceback(kg_cli, built_store_path: Path) -> None:
+    from kg.store.embedded import OxigraphStore
+
+    holder = OxigraphStore(built_store_path)
+    try:
+        out = kg_cli("stats", store=built_store_path)
+    finally:
+        holder.close()
+    assert out.returncode == 1
+    assert "in use by another process" in out.stderr and "Traceback" not in out.stderr

@@ -1,0 +1,54 @@
+"""Reading state: statuses survive rebuilds, custom statuses are kept, history is recorded."""
+
+from __future__ import annotations
+
+import pytest
+
+from kg.build import build
+from kg.errors import NotFoundError
+from kg.reading import current_statuses, reading_rows, resolve_paper, set_status
+
+ZERO = "https://arxiv.org/abs/1910.02054"
+
+
+def test_a_status_set_by_hand_survives_rebuilding(built_store) -> None:
+    paper = resolve_paper(built_store, "ZeRO: Memory Optimizations")
+    assert paper.value == ZERO
+    set_status(built_store, paper, "reading")
+    build(built_store, validate=False)
+    assert current_statuses(built_store)[ZERO][0] == "reading"
+
+
+def test_custom_statuses_are_kept_verbatim(built_store) -> None:
+    paper = resolve_paper(built_store, "1910.02054")
+    change = set_status(built_store, paper, "🔥 Priority")
+    assert change.status not in ("read", "to-read")
+    label = built_store.select(
+        "SELECT ?p ?l WHERE { ?p tkg:readingStatus ?s . ?s skos:prefLabel ?l }", {"p": paper}
+    )
+    assert [r["l"].value for r in label] == ["🔥 Priority"]
+
+
+def test_every_change_is_an_event_with_time_and_origin(built_store) -> None:
+    paper = resolve_paper(built_store, ZERO)
+    set_status(built_store, paper, "read", via="web")
+    events = built_store.select(
+        """SELECT ?p ?via ?prev ?new WHERE { ?e a tkg:ReadingEvent ; tkg:paper ?p ; tkg:via ?via ;
+             tkg:status ?new ; prov:atTime ?t OPTIONAL { ?e tkg:previousStatus ?prev } } ORDER BY ?t""",
+        {"p": paper},
+    ).records()
+    assert [e["via"] for e in events] == ["reading-list", "web"]
+    assert events[-1]["prev"].endswith("/status/to-read") and events[-1]["new"].endswith("/status/read")
+
+
+def test_reading_rows_filter_by_status_and_category(built_store) -> None:
+    read = reading_rows(built_store, status="read")
+    assert len(read) == 8
+    overlap = reading_rows(built_store, category="Compute-Communication Overlap")
+    assert len(overlap) == 9
+
+
+def test_an_unknown_paper_suggests_close_titles(built_store) -> None:
+    with pytest.raises(NotFoundError) as err:
+        resolve_paper(built_store, "Megatorn-LM: Training Multi-Billion Parameter")
+    assert "Megatron" in (err.value.hint or "")

@@ -1,0 +1,133 @@
+"""The store: atomic graph replacement, provenance, bulk loads and locking."""
+
+from __future__ import annotations
+
+import gzip
+import subprocess
+import sys
+from pathlib import Path
+
+import pyoxigraph as ox
+import pytest
+
+from kg.errors import RDFImportError, StoreError, StoreLockedError
+from kg.graphs import PROVENANCE, graph_iri
+from kg.store.base import Activity
+from kg.store.embedded import OxigraphStore
+
+G = graph_iri("test")
+EX = "http://example.org/"
+
+
+def triples(n: int, tag: str = "v") -> list[ox.Triple]:
+    return [ox.Triple(ox.NamedNode(f"{EX}s{i}"), ox.NamedNode(EX + "p"), ox.Literal(f"{tag}{i}")) for i in range(n)]
+
+
+def test_replace_graph_swaps_content_and_records_provenance(fresh_store) -> None:
+    with fresh_store.transaction(Activity("first", stats={"added": 3})) as tx:
+        assert tx.replace_graph(G, triples(3, "a"))
+    with fresh_store.transaction("second") as tx:
+        tx.replace_graph(G, triples(2, "b"))
+    values = sorted(t.object.value for t in fresh_store.triples(G))
+    assert values == ["b0", "b1"]
+    info = {i.graph.value: i for i in fresh_store.graph_info()}[G.value]
+    assert info.activity == "second" and info.triples == 2 and info.hash
+    # only one activity record per graph survives
+    labels = fresh_store.select(f"SELECT ?l WHERE {{ GRAPH {PROVENANCE} {{ ?a a prov:Activity ; rdfs:label ?l }} }}")
+    assert [r["l"].value for r in labels] == ["second"]
+
+
+def test_an_exception_while_producing_triples_leaves_the_old_graph_untouched(fresh_store) -> None:
+    with fresh_store.transaction("seed") as tx:
+        tx.replace_graph(G, triples(5, "old"))
+
+    def failing():
+        yield from triples(3, "new")
+        raise RuntimeError("injected failure half-way")
+
+    with pytest.raises(RuntimeError, match="injected"):
+        with fresh_store.transaction("broken") as tx:
+            tx.replace_graph(G, failing())
+    assert sorted(t.object.value for t in fresh_store.triples(G)) == [f"old{i}" for i in range(5)]
+
+
+def test_a_failing_operation_rolls_back_the_whole_transaction(fresh_store) -> None:
+    other = graph_iri("other")
+    with fresh_store.transaction("seed") as tx:
+        tx.replace_graph(G, triples(2, "old"))
+    with pytest.raises(StoreError):
+        with fresh_store.transaction("broken") as tx:
+            tx.replace_graph(G, triples(4, "new"))
+            tx.insert(other, triples(1, "x"))
+            tx.update(f"CREATE GRAPH {G}", touches=[G])  # fails: the graph exists
+    assert sorted(t.object.value for t in fresh_store.triples(G)) == ["old0", "old1"]
+    assert fresh_store.count(other) == 0
+
+
+def test_unchanged_content_is_not_rewritten(fresh_store) -> None:
+    with fresh_store.transaction("one") as tx:
+        tx.replace_graph(G, triples(3))
+    with fresh_store.transaction("two") as tx:
+        assert tx.replace_graph(G, list(reversed(triples(3)))) is False
+    assert tx.unchanged == [G]
+    info = {i.graph.value: i for i in fresh_store.graph_info()}[G.value]
+    assert info.activity == "one"
+
+
+def test_queries_see_the_union_of_named_graphs(fresh_store) -> None:
+    with fresh_store.transaction("two graphs") as tx:
+        tx.replace_graph(graph_iri("a"), triples(2, "a"))
+        tx.replace_graph(graph_iri("b"), [ox.Triple(ox.NamedNode(EX + "s0"), ox.NamedNode(EX + "q"), ox.Literal("x"))])
+    rows = fresh_store.select(f"SELECT ?v ?w WHERE {{ <{EX}s0> <{EX}p> ?v ; <{EX}q> ?w }}")
+    assert [(r["v"].value, r["w"].value) for r in rows] == [("a0", "x")]
+
+
+def _write_nt(path: Path, n: int) -> None:
+    path.write_text("".join(f"<{EX}s{i}> <{EX}p> \"{i}\" .\n" for i in range(n)), encoding="utf-8")
+
+
+def test_bulk_load_replaces_a_graph_and_records_the_file(fresh_store, tmp_path: Path) -> None:
+    nt = tmp_path / "data.nt"
+    _write_nt(nt, 100)
+    count = fresh_store.load_file(nt, graph=G, fmt=ox.RdfFormat.N_TRIPLES, gzipped=False, activity=Activity("load"))
+    assert count == 100 == fresh_store.count(G)
+    gz = tmp_path / "data.nt.gz"
+    with gzip.open(gz, "wt", encoding="utf-8") as fh:
+        fh.write("".join(f"<{EX}t{i}> <{EX}p> \"{i}\" .\n" for i in range(7)))
+    assert fresh_store.load_file(gz, graph=G, fmt=ox.RdfFormat.N_TRIPLES, gzipped=True, activity=Activity("load")) == 7
+    assert fresh_store.count(G) == 7
+
+
+@pytest.mark.parametrize("empty_target", [True, False])
+def test_a_broken_dump_leaves_the_graph_as_it_was(fresh_store, tmp_path: Path, empty_target: bool) -> None:
+    if not empty_target:
+        with fresh_store.transaction("seed") as tx:
+            tx.replace_graph(G, triples(3, "keep"))
+    bad = tmp_path / "bad.nt"
+    bad.write_text("".join(f"<{EX}s{i}> <{EX}p> \"{i}\" .\n" for i in range(50)) + "<broken line\n", encoding="utf-8")
+    with pytest.raises(RDFImportError) as err:
+        fresh_store.load_file(bad, graph=G, fmt=ox.RdfFormat.N_TRIPLES, gzipped=False, activity=Activity("load"))
+    assert "bad.nt" in str(err.value) and "Nothing was changed" in err.value.hint
+    assert fresh_store.count(G) == (0 if empty_target else 3)
+    assert not [g for g in fresh_store.named_graphs() if "staging" in g.value]
+
+
+def test_a_store_held_by_another_process_gets_a_clear_message(tmp_path: Path) -> None:
+    path = tmp_path / "store"
+    holder = OxigraphStore(path)
+    try:
+        code = (
+            "from pathlib import Path\n"
+            "from kg.store.embedded import OxigraphStore\n"
+            "from kg.errors import StoreLockedError\n"
+            f"try:\n    OxigraphStore(Path({str(path)!r}))\n"
+            "except StoreLockedError as e:\n    print('LOCKED', e, '|', e.hint)\n"
+        )
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+        assert out.stdout.startswith("LOCKED"), out.stderr
+        assert "in use by another process" in out.stdout and "--store" in out.stdout
+    finally:
+        holder.close()
+    # once released, it opens again
+    OxigraphStore(path).close()
+    assert StoreLockedError.__mro__[1] is StoreError
