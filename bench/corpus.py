@@ -1,0 +1,186 @@
+"""A deterministic, seeded synthetic corpus in TechKG's vocabulary, for benchmarks.
+
+``generate(n_papers, seed=42, out=path)`` writes N-Triples (gzip if the name ends in
+``.gz``): synthetic techniques hanging off the real catalog's techniques in lineage
+chains, papers with ordered authors, citations, technique links, reading statuses and
+reading-list categories, and repositories with dated star snapshots. About 13 triples
+per paper: 100k papers ≈ 1.3M triples. Load it on top of ``kg build`` with
+``kg import rdf FILE --graph bench`` so that named queries find real techniques too.
+
+Run ``python -m bench.corpus N OUT`` to write one.
+"""
+
+from __future__ import annotations
+
+import gzip
+import random
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+__all__ = ["BASE", "CorpusInfo", "ROOT_TECHNIQUES", "generate"]
+
+BASE = "http://bench.techkg.invalid/"
+TKG = "https://w3id.org/techkg/ns#"
+ID = "https://w3id.org/techkg/id/"
+RDF = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
+XSD = "http://www.w3.org/2001/XMLSchema#"
+SKOS = "http://www.w3.org/2004/02/skos/core#"
+PROV = "http://www.w3.org/ns/prov#"
+DCT = "http://purl.org/dc/terms/"
+BIBO = "http://purl.org/ontology/bibo/"
+FOAF = "http://xmlns.com/foaf/0.1/"
+CITO = "http://purl.org/spar/cito/"
+SCHEMA = "https://schema.org/"
+
+#: Real catalog techniques that synthetic lineage grows from (id, category).
+ROOT_TECHNIQUES = (
+    ("transformer", "attention"), ("gated-deltanet", "attention"), ("mla", "attention"),
+    ("switch-transformer", "moe"), ("latentmoe", "moe"), ("muon", "optimizers"),
+    ("grpo", "rl-post-training"), ("triton", "kernels"), ("zero", "distributed"),
+    ("deepep", "distributed"), ("qat", "quantized-training"), ("situ", "activations"),
+)
+RELATIONS = ("refines", "generalizes", "extends", "replaces", "combines", "portsTo", "buildsOn")
+STATUSES = ("to-read", "reading", "read", "skipped")
+VENUES = ("arXiv", "NeurIPS", "ICML", "ICLR", "MLSys", "SOSP", "OSDI", "SC", "ACL", "EuroSys")
+WORDS = ("sparse", "attention", "expert", "routing", "gradient", "parallel", "pipeline", "kernel",
+         "quantized", "low-rank", "optimizer", "memory", "efficient", "scalable", "state", "delta",
+         "policy", "reward", "distributed", "sharded", "fused", "latent", "compressed", "adaptive")
+
+
+@dataclass(frozen=True)
+class CorpusInfo:
+    path: Path
+    triples: int
+    papers: int
+    techniques: int
+    authors: int
+    repositories: int
+    snapshots: int
+    #: A synthetic technique at the end of the deepest lineage chain.
+    deepest: str
+    deepest_depth: int
+
+
+def _lit(value: str, datatype: str | None = None, lang: str | None = None) -> str:
+    escaped = value.replace("\\", "\\\\").replace('"', '\\"')
+    if lang:
+        return f'"{escaped}"@{lang}'
+    if datatype:
+        return f'"{escaped}"^^<{datatype}>'
+    return f'"{escaped}"'
+
+
+class _Writer:
+    def __init__(self, fh: IO[str]) -> None:
+        self.fh = fh
+        self.count = 0
+
+    def t(self, s: str, p: str, o: str) -> None:
+        self.fh.write(f"<{s}> <{p}> {o} .\n")
+        self.count += 1
+
+    def iri(self, s: str, p: str, o: str) -> None:
+        self.t(s, p, f"<{o}>")
+
+
+def generate(n_papers: int = 100_000, *, seed: int = 42, out: Path) -> CorpusInfo:
+    """Write the corpus to ``out`` and return what it contains."""
+    rng = random.Random(seed)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    opener = gzip.open if out.suffix == ".gz" else open
+    n_techniques = max(50, n_papers // 200)
+    n_authors = max(30, n_papers // 3)
+    n_orgs = max(10, n_papers // 500)
+    n_repos = max(10, n_papers // 50)
+    n_reading_cats = 12
+    with opener(out, "wt", encoding="utf-8") as fh:  # type: ignore[operator]
+        w = _Writer(fh)
+        orgs = [f"{BASE}org/{i}" for i in range(n_orgs)]
+        for i, org in enumerate(orgs):
+            w.iri(org, RDF + "type", FOAF + "Organization")
+            w.t(org, FOAF + "name", _lit(f"Lab {i}"))
+        authors = [f"{BASE}person/{i}" for i in range(n_authors)]
+        for i, person in enumerate(authors):
+            w.iri(person, RDF + "type", FOAF + "Person")
+            w.t(person, FOAF + "name", _lit(f"Author {i}"))
+            w.iri(person, SCHEMA + "affiliation", rng.choice(orgs))
+        cats = [f"{BASE}reading-category/{i}" for i in range(n_reading_cats)]
+        for i, cat in enumerate(cats):
+            w.iri(cat, RDF + "type", TKG + "ReadingListCategory")
+            w.t(cat, SKOS + "prefLabel", _lit(f"Reading category {i}"))
+
+        # Techniques: chains growing from real catalog techniques.
+        techniques: list[tuple[str, int, str]] = []  # (iri, depth, category)
+        roots = [(f"{ID}technique/{tid}", 0, cat) for tid, cat in ROOT_TECHNIQUES]
+        for i in range(n_techniques):
+            pool = roots + techniques
+            # Prefer recent techniques as parents so chains get deep.
+            parent, depth, category = pool[-1 - int(rng.random() ** 3 * len(pool))] if techniques else rng.choice(roots)
+            node = f"{BASE}technique/{i}"
+            rel = rng.choice(RELATIONS)
+            w.iri(node, RDF + "type", TKG + "Technique")
+            w.t(node, SKOS + "prefLabel", _lit(f"Synthetic technique {i}", lang="en"))
+            w.t(node, SKOS + "notation", _lit(f"synthetic-{i}"))
+            w.iri(node, SKOS + "broader", f"{ID}category/{category}")
+            w.t(node, TKG + "onComparisonPage", _lit("false", XSD + "boolean"))
+            w.iri(node, TKG + rel, parent)
+            w.iri(node, PROV + "wasDerivedFrom", parent)
+            techniques.append((node, depth + 1, category))
+        tech_iris = [t[0] for t in techniques] + [r[0] for r in roots]
+
+        repos = [f"{BASE}repo/{i}" for i in range(n_repos)]
+        snapshots = 0
+        for i, repo in enumerate(repos):
+            w.iri(repo, RDF + "type", SCHEMA + "SoftwareSourceCode")
+            w.t(repo, SCHEMA + "name", _lit(f"lab/repo-{i}"))
+            stars = rng.randint(0, 40_000)
+            w.t(repo, TKG + "stars", _lit(str(stars), XSD + "integer"))
+            month = rng.randint(1, 12)
+            w.t(repo, TKG + "pushedAt", _lit(f"2026-{month:02d}-15T00:00:00Z", XSD + "dateTime"))
+            w.iri(rng.choice(tech_iris), TKG + "repository", repo)
+            for k in range(3):
+                snap = f"{repo}/snapshot/{k}"
+                w.iri(repo, TKG + "snapshot", snap)
+                w.iri(snap, RDF + "type", TKG + "RepositorySnapshot")
+                w.t(snap, PROV + "generatedAtTime", _lit(f"2026-{3 * k + 3:02d}-01T00:00:00Z", XSD + "dateTime"))
+                w.t(snap, TKG + "stars", _lit(str(max(0, stars - (2 - k) * rng.randint(0, 500))), XSD + "integer"))
+                snapshots += 1
+
+        papers = [f"{BASE}paper/{i}" for i in range(n_papers)]
+        for i, paper in enumerate(papers):
+            year = rng.randint(2016, 2026)
+            w.iri(paper, RDF + "type", BIBO + "Document")
+            title = " ".join(rng.choice(WORDS) for _ in range(5)).capitalize()
+            w.t(paper, DCT + "title", _lit(f"{title} ({i})"))
+            w.t(paper, DCT + "issued", _lit(str(year), XSD + "gYear"))
+            w.t(paper, TKG + "venue", _lit(f"{rng.choice(VENUES)}'{year % 100:02d}"))
+            first, second = rng.sample(authors, 2)
+            seq = f"{paper}/authors"
+            w.iri(paper, BIBO + "authorList", seq)
+            w.iri(seq, RDF + "_1", first)
+            w.iri(seq, RDF + "_2", second)
+            w.iri(paper, DCT + "creator", first)
+            if i:
+                w.iri(paper, CITO + "cites", papers[rng.randrange(i)])
+                if rng.random() < 0.6:
+                    w.iri(paper, CITO + "cites", papers[rng.randrange(i)])
+            w.iri(paper, TKG + "usesTechnique", rng.choice(tech_iris))
+            if rng.random() < 0.35:
+                w.iri(paper, TKG + "readingStatus", f"{ID}status/{rng.choice(STATUSES)}")
+                w.t(paper, TKG + "statusChangedAt",
+                    _lit(f"{rng.randint(2024, 2026)}-{rng.randint(1, 12):02d}-01T00:00:00Z", XSD + "dateTime"))
+                w.iri(paper, TKG + "readingCategory", rng.choice(cats))
+        for node, _depth, _cat in techniques[:: max(1, len(techniques) // 200)]:
+            w.iri(node, TKG + "primaryPaper", rng.choice(papers))
+        deepest = max(techniques, key=lambda t: t[1])
+        return CorpusInfo(out, w.count, n_papers, n_techniques, n_authors, n_repos, snapshots,
+                          deepest[0], deepest[1])
+
+
+if __name__ == "__main__":  # pragma: no cover
+    n = int(sys.argv[1]) if len(sys.argv) > 1 else 100_000
+    target = Path(sys.argv[2] if len(sys.argv) > 2 else f"bench/out/corpus-{n}.nt")
+    info = generate(n, out=target)
+    print(info)
