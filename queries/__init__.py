@@ -8,9 +8,9 @@ Each file opens with a comment header::
     # param ?depth: integer = 10 -- follow at most this many lineage steps
     # returns: ?ancestor ?name ?relation
 
-Parameters are bound as RDF terms (SEP-0007 substitution on the embedded store, a
-``VALUES`` block on remote ones), never pasted into the query text, so a value cannot
-change the query. A parameter variable must appear in the query's SELECT projection. Types: iri, technique, paper, category, string, integer, decimal,
+Parameters are bound as RDF terms through ``VALUES`` blocks in every WHERE group
+(kg.sparqltext.inject_values, applied by GraphStore.query on every backend), never
+pasted into the query text, so a value cannot change the query. Types: iri, technique, paper, category, string, integer, decimal,
 boolean, date, datetime, status.
 """
 

@@ -31,6 +31,7 @@ from kg import __version__
 from kg.errors import QueryError
 from kg.graphs import PROVENANCE
 from kg.results import QueryResult, Solutions, Term
+from kg.sparqltext import inject_values
 from kg.vocab import DCTERMS, ID, PREFIXES, PROV, RDF, RDFS, SCHEMA, TKG, datetime_literal, integer, text
 
 __all__ = ["Activity", "GraphInfo", "GraphStore", "Transaction", "content_hash", "prefix_block"]
@@ -169,8 +170,12 @@ class GraphStore(abc.ABC):
     ) -> QueryResult:
         """Any SPARQL query. Our standard prefixes (tkg:, skos:, prov:, ...) are predeclared.
 
-        SELECT results stop after ``max_rows`` rows, with ``Solutions.truncated`` set."""
-        return self._query(sparql, bindings, max_rows)
+        ``bindings`` pre-bind variables to RDF terms through VALUES blocks in every WHERE
+        group (see kg.sparqltext), never by pasting text. SELECT results stop after
+        ``max_rows`` rows, with ``Solutions.truncated`` set."""
+        if bindings:
+            sparql = inject_values(sparql, bindings)
+        return self._query(sparql, None, max_rows)
 
     def select(self, sparql: str, bindings: Mapping[str, Term] | None = None) -> Solutions:
         result = self.query(sparql, bindings)

@@ -60,6 +60,8 @@ class OxigraphStore(GraphStore):
     ) -> QueryResult:
         substitutions = {ox.Variable(k): v for k, v in (bindings or {}).items()}
         try:
+            # GraphStore.query binds variables with VALUES blocks; substitutions remain
+            # for callers of _query that pass bindings directly.
             result = self._store.query(
                 sparql,
                 use_default_graph_as_union=True,

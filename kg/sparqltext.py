@@ -1,0 +1,82 @@
+"""Binding variables of a SPARQL query to RDF terms with ``VALUES`` blocks.
+
+``inject_values`` puts ``VALUES ?v { term }`` at the start of every ``WHERE`` group
+(the query's own and every sub-select's), so the bound value constrains evaluation
+everywhere, as a constant would. The terms are serialised by pyoxigraph, so a value
+can never change the shape of the query; nothing the user typed is pasted into it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+import pyoxigraph as ox
+
+__all__ = ["inject_values", "values_block"]
+
+_VAR = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_WHERE = re.compile(r"(?i)\b(WHERE|ASK)\s*\{")
+
+
+def values_block(bindings: Mapping[str, ox.NamedNode | ox.BlankNode | ox.Literal | ox.Triple]) -> str:
+    names = list(bindings)
+    for name in names:
+        if not _VAR.match(name):
+            raise ValueError(f"{name!r} is not a SPARQL variable name")
+    variables = " ".join("?" + n for n in names)
+    terms = " ".join(str(bindings[n]) for n in names)
+    return f" VALUES ({variables}) {{ ({terms}) }} "
+
+
+def _code_spans(query: str) -> list[tuple[int, int]]:
+    """Spans of ``query`` that are SPARQL code, i.e. not strings, IRIs or comments."""
+    spans, start, i, n = [], 0, 0, len(query)
+    while i < n:
+        ch = query[i]
+        if ch == "#":
+            spans.append((start, i))
+            end = query.find("\n", i)
+            i = n if end < 0 else end
+            start = i
+            continue
+        if ch in "\"'":
+            spans.append((start, i))
+            triple = query[i : i + 3] in ('"""', "'''")
+            quote = query[i : i + 3] if triple else ch
+            j = i + len(quote)
+            while j < n:
+                if query[j] == "\\":
+                    j += 2
+                    continue
+                if query.startswith(quote, j):
+                    j += len(quote)
+                    break
+                j += 1
+            i = start = j
+            continue
+        if ch == "<":
+            m = re.match(r"<[^<>\"{}|^`\\\s]*>", query[i:])
+            if m:
+                spans.append((start, i))
+                i = start = i + m.end()
+                continue
+        i += 1
+    spans.append((start, n))
+    return [(a, b) for a, b in spans if b > a]
+
+
+def inject_values(query: str, bindings: Mapping[str, ox.NamedNode | ox.BlankNode | ox.Literal | ox.Triple]) -> str:
+    """``query`` with ``bindings`` as VALUES blocks in every WHERE (or ASK) group."""
+    if not bindings:
+        return query
+    block = values_block(bindings)
+    inserts = [m.end() + a for a, b in _code_spans(query) for m in _WHERE.finditer(query[a:b])]
+    if not inserts:
+        return query.rstrip() + "\n" + block.strip() + "\n"
+    out, last = [], 0
+    for pos in sorted(inserts):
+        out += [query[last:pos], block]
+        last = pos
+    out.append(query[last:])
+    return "".join(out)
