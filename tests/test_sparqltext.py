@@ -1,0 +1,35 @@
+"""Variables are bound with VALUES blocks that no value can break out of."""
+
+from __future__ import annotations
+
+import pyoxigraph as ox
+
+from kg.sparqltext import inject_values
+
+
+def test_every_where_group_gets_the_binding_but_strings_iris_and_comments_do_not() -> None:
+    query = ('SELECT ?x WHERE { ?x <http://a/WHERE> "WHERE {" . # WHERE {\n'
+             "  { SELECT ?y WHERE { ?y ?p ?x } } }")
+    out = inject_values(query, {"x": ox.NamedNode("http://example.org/x")})
+    assert out.count("VALUES (?x)") == 2
+    assert '<http://a/WHERE> "WHERE {" . # WHERE {' in out
+
+
+def test_a_hostile_value_stays_one_term(fresh_store) -> None:
+    fresh_store.update('INSERT DATA { GRAPH <http://g> { <http://s> <http://p> "a" } }')
+    hostile = ox.Literal('x" } } ; DROP ALL ; SELECT * WHERE { ?s ?p ?o . FILTER("1')
+    rows = fresh_store.select("SELECT ?s WHERE { ?s <http://p> ?v }", {"v": hostile})
+    assert len(rows) == 0
+    iri_like = ox.Literal("a> } UNION { ?s ?p ?o } #")
+    assert len(fresh_store.select("SELECT ?s WHERE { ?s <http://p> ?v }", {"v": iri_like})) == 0
+    assert fresh_store.count() == 1
+    matching = fresh_store.select("SELECT ?s WHERE { ?s <http://p> ?v }", {"v": ox.Literal("a")})
+    assert [r["s"].value for r in matching] == ["http://s"]
+
+
+def test_a_query_without_where_keyword_gets_a_trailing_values_clause(fresh_store) -> None:
+    fresh_store.update('INSERT DATA { GRAPH <http://g> { <http://s> <http://p> "a" } }')
+    out = inject_values("SELECT ?s { ?s <http://p> ?v }", {"v": ox.Literal("a")})
+    assert out.rstrip().endswith('VALUES (?v) { ("a") }')
+    assert len(fresh_store.select("SELECT ?s { ?s <http://p> ?v }", {"v": ox.Literal("a")})) == 1
+    assert fresh_store.ask("ASK { ?s <http://p> ?v }", {"v": ox.Literal("b")}) is False
