@@ -13,6 +13,7 @@ demo: setup
 	$(VENV)/kg build
 	$(VENV)/kg lineage KDA
 	$(VENV)/kg compare GDN KDA Mamba2
+	$(VENV)/kg export lineage -o docs/lineage.svg --force
 
 test: setup
 	$(VENV)/python -m pytest -n 2 --dist loadgroup

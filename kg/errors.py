@@ -21,6 +21,7 @@ exits non-zero, and never a traceback for these.
      │    └── OfflineError           ``--offline`` and the cache lacks a response
      ├── SyncError                   a two-way sync could not complete
      ├── ExportError                 an export cannot be written
+     ├── AnalyticsError              the DuckDB analytics file or an SQL query on it failed
      └── KernelError                 a reference kernel could not be run
 """
 
@@ -29,6 +30,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 __all__ = [
+    "AnalyticsError",
     "CatalogError",
     "DataError",
     "ExportError",
@@ -185,6 +187,11 @@ class SyncError(KGError):
 
 class ExportError(KGError):
     """An export cannot be written (existing file, bad path, unknown format)."""
+
+
+class AnalyticsError(KGError):
+    """The DuckDB analytics file cannot be built, opened or written, or an SQL query on it
+    failed; the message carries DuckDB's own."""
 
 
 class KernelError(KGError):

@@ -44,6 +44,7 @@ __all__ = [
     "set_status",
     "status_change",
     "status_concept_triples",
+    "status_removal",
     "status_slug",
 ]
 
@@ -97,6 +98,14 @@ class StatusChange:
     via: str
 
 
+def _clear_current(tx: Transaction, paper: NamedNode) -> None:
+    tx.update(
+        f"DELETE WHERE {{ GRAPH {READING} {{ {paper} tkg:readingStatus ?s }} }} ;\n"
+        f"DELETE WHERE {{ GRAPH {READING} {{ {paper} tkg:statusChangedAt ?t }} }}",
+        touches=[READING],
+    )
+
+
 def status_change(
     tx: Transaction,
     paper: NamedNode,
@@ -112,11 +121,7 @@ def status_change(
     slug = status_slug(status)
     event = ID["reading-event/" + uuid.uuid4().hex]
     stamp = datetime_literal(at)
-    tx.update(
-        f"DELETE WHERE {{ GRAPH {READING} {{ {paper} tkg:readingStatus ?s }} }} ;\n"
-        f"DELETE WHERE {{ GRAPH {READING} {{ {paper} tkg:statusChangedAt ?t }} }}",
-        touches=[READING],
-    )
+    _clear_current(tx, paper)
     triples = [
         Triple(paper, TKG.readingStatus, status_iri(slug)),
         Triple(paper, TKG.statusChangedAt, stamp),
@@ -134,6 +139,24 @@ def status_change(
         triples += status_concept_triples(status)
     tx.insert(READING, triples)
     return StatusChange(paper, slug, status_slug(previous) if previous else None, at, via)
+
+
+def status_removal(
+    tx: Transaction, paper: NamedNode, *, previous: str, via: str, at: dt.datetime | None = None
+) -> None:
+    """Take ``paper`` off the reading state in ``tx``: its current status goes, and a
+    ``tkg:ReadingRemoval`` event records which status it had, when and where (a Zotero
+    item deleted, or its status cleared there)."""
+    at = at or dt.datetime.now(dt.UTC)
+    event = ID["reading-event/" + uuid.uuid4().hex]
+    _clear_current(tx, paper)
+    tx.insert(READING, [
+        Triple(event, RDF.type, TKG.ReadingRemoval),
+        Triple(event, TKG.paper, paper),
+        Triple(event, TKG.previousStatus, status_iri(status_slug(previous))),
+        Triple(event, PROV.atTime, datetime_literal(at)),
+        Triple(event, TKG.via, text(via, None)),
+    ])
 
 
 def current_statuses(store: GraphStore) -> dict[str, tuple[str, str | None]]:

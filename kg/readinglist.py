@@ -288,7 +288,8 @@ def reading_list_triples(
             yield Triple(node, DCTERMS.title, text(entry.title, None)), node
         yield Triple(node, TKG.readingCategory, cat), node
         yield Triple(node, TKG.listedStatus, status_iri(entry.status)), node
-        yield Triple(node, TKG.hasNote, boolean(entry.has_note)), node
+        if entry.has_note:  # no note is no triple, so a note synced from Zotero can set the flag
+            yield Triple(node, TKG.hasNote, boolean(True)), node
         yield Triple(node, TKG.position, integer(position)), node
         if entry.title and known is not None and normalize_title(entry.title) != normalize_title(known.title):
             yield Triple(node, DCTERMS.alternative, text(entry.title, None)), node

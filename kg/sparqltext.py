@@ -9,7 +9,8 @@ can never change the shape of the query; nothing the user typed is pasted into i
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from itertools import product
 
 import pyoxigraph as ox
 
@@ -19,14 +20,19 @@ _VAR = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _WHERE = re.compile(r"(?i)\b(WHERE|ASK)\s*\{")
 
 
-def values_block(bindings: Mapping[str, ox.NamedNode | ox.BlankNode | ox.Literal | ox.Triple]) -> str:
+Term = ox.NamedNode | ox.BlankNode | ox.Literal | ox.Triple
+
+
+def values_block(bindings: Mapping[str, Term | Sequence[Term]]) -> str:
+    """A VALUES block; a sequence of terms gives one row per term (per combination)."""
     names = list(bindings)
     for name in names:
         if not _VAR.match(name):
             raise ValueError(f"{name!r} is not a SPARQL variable name")
     variables = " ".join("?" + n for n in names)
-    terms = " ".join(str(bindings[n]) for n in names)
-    return f" VALUES ({variables}) {{ ({terms}) }} "
+    columns = [list(v) if isinstance(v, Sequence) else [v] for v in bindings.values()]
+    rows = " ".join("(" + " ".join(str(t) for t in row) + ")" for row in product(*columns))
+    return f" VALUES ({variables}) {{ {rows} }} "
 
 
 def _code_spans(query: str) -> list[tuple[int, int]]:
@@ -66,7 +72,7 @@ def _code_spans(query: str) -> list[tuple[int, int]]:
     return [(a, b) for a, b in spans if b > a]
 
 
-def inject_values(query: str, bindings: Mapping[str, ox.NamedNode | ox.BlankNode | ox.Literal | ox.Triple]) -> str:
+def inject_values(query: str, bindings: Mapping[str, Term | Sequence[Term]]) -> str:
     """``query`` with ``bindings`` as VALUES blocks in every WHERE (or ASK) group."""
     if not bindings:
         return query

@@ -6,29 +6,48 @@ Each file opens with a comment header::
     # description: Every technique this one derives from, through typed lineage relations.
     # param ?technique: technique (required) -- the technique, by name, alias or IRI
     # param ?depth: integer = 10 -- follow at most this many lineage steps
+    # param ?section: string (optional) -- left unbound when not given
     # returns: ?ancestor ?name ?relation
 
 Parameters are bound as RDF terms through ``VALUES`` blocks in every WHERE group
 (kg.sparqltext.inject_values, applied by GraphStore.query on every backend), never
-pasted into the query text, so a value cannot change the query. Types: iri, technique, paper, category, string, integer, decimal,
-boolean, date, datetime, status.
+pasted into the query text, so a value cannot change the query. Use a parameter where
+the WHERE group (or a sub-select's) sees it, not only inside a UNION branch's FILTER.
+Types: iri, technique, paper, category, string, integer, decimal, boolean, date,
+datetime, status. A type followed by ``[]`` (``technique[]``) takes a list of values,
+given comma-separated or by repeating the parameter; the block then holds one row per
+value. A parameter marked ``(optional)`` stays unbound when it is not given.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
+from functools import cache
 from importlib import resources
 
 import pyoxigraph as ox
 
 from kg.errors import ParameterError, QueryError
 from kg.results import QueryResult
+from kg.sparqltext import inject_values
 from kg.store.base import GraphStore
 from kg.vocab import XSD
 
-__all__ = ["PARAM_TYPES", "NamedQuery", "Param", "all_queries", "bind", "get", "run"]
+__all__ = [
+    "PARAM_TYPES",
+    "Bound",
+    "NamedQuery",
+    "Param",
+    "all_queries",
+    "bind",
+    "get",
+    "prepare",
+    "run",
+]
 
 PARAM_TYPES: dict[str, str] = {
     "iri": "an absolute IRI, e.g. https://arxiv.org/abs/2412.06464",
@@ -45,10 +64,11 @@ PARAM_TYPES: dict[str, str] = {
 }
 
 _PARAM = re.compile(
-    r"^#\s*param\s+\?(?P<name>\w+)\s*:\s*(?P<type>\w+)\s*"
-    r"(?:\((?P<required>required)\)|=\s*(?P<default>\S+))?\s*(?:(?:--|—)\s*(?P<doc>.*))?$"
+    r"^#\s*param\s+\?(?P<name>\w+)\s*:\s*(?P<type>\w+)(?P<many>\[\])?\s*"
+    r"(?:\((?P<required>required|optional)\)|=\s*(?P<default>\S+))?\s*(?:(?:--|—)\s*(?P<doc>.*))?$"
 )
 _FIELD = re.compile(r"^#\s*(?P<key>title|description|returns)\s*:\s*(?P<value>.*)$")
+_DATETIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})?$")
 
 
 @dataclass(frozen=True)
@@ -58,10 +78,23 @@ class Param:
     required: bool = False
     default: str | None = None
     description: str = ""
+    #: A list parameter (``technique[]``): one or more values.
+    many: bool = False
 
     @property
     def expected(self) -> str:
-        return f"{self.type} ({PARAM_TYPES.get(self.type, self.type)})"
+        meaning = PARAM_TYPES.get(self.type, self.type)
+        if self.many:
+            return f"{self.type}[] (one or more, comma-separated; each {meaning})"
+        return f"{self.type} ({meaning})"
+
+    @property
+    def signature(self) -> str:
+        """``technique (required)``, ``integer = 6`` or ``string (optional)``, for listings."""
+        kind = self.type + ("[]" if self.many else "")
+        if self.required:
+            return f"{kind} (required)"
+        return f"{kind} = {self.default}" if self.default is not None else f"{kind} (optional)"
 
 
 @dataclass(frozen=True)
@@ -91,9 +124,13 @@ def _parse(name: str, text: str) -> NamedQuery:
             if m.group("type") not in PARAM_TYPES:
                 raise QueryError(f"queries/{name}.rq: parameter ?{m.group('name')} has unknown type "
                                  f"{m.group('type')!r}", hint="Types: " + ", ".join(PARAM_TYPES))
-            params.append(Param(m.group("name"), m.group("type"), bool(m.group("required")),
-                                (m.group("default") or "").strip() or None, (m.group("doc") or "").strip()))
+            params.append(Param(m.group("name"), m.group("type"), m.group("required") == "required",
+                                (m.group("default") or "").strip() or None, (m.group("doc") or "").strip(),
+                                many=bool(m.group("many"))))
             continue
+        if re.match(r"^#\s*param\b", line.strip()):
+            raise QueryError(f"queries/{name}.rq: cannot read the header line {line.strip()!r}",
+                             hint="Write: # param ?name: type (required) | (optional) | = default -- text")
         f = _FIELD.match(line.strip())
         if f:
             meta[f.group("key")] = (meta.get(f.group("key"), "") + " " + f.group("value")).strip()
@@ -104,17 +141,22 @@ def _parse(name: str, text: str) -> NamedQuery:
                       meta.get("returns", ""), kind)
 
 
-def all_queries() -> list[NamedQuery]:
-    """Every named query shipped in this package, sorted by name."""
+@cache
+def _library() -> tuple[NamedQuery, ...]:
     root = resources.files("queries")
     out = [_parse(p.name.removesuffix(".rq"), p.read_text(encoding="utf-8"))
            for p in root.iterdir() if p.name.endswith(".rq")]
-    return sorted(out, key=lambda q: q.name)
+    return tuple(sorted(out, key=lambda q: q.name))
+
+
+def all_queries() -> list[NamedQuery]:
+    """Every named query shipped in this package, sorted by name."""
+    return list(_library())
 
 
 def get(name: str) -> NamedQuery:
     """The named query ``name``; an unknown name suggests close ones."""
-    queries = {q.name: q for q in all_queries()}
+    queries = {q.name: q for q in _library()}
     if name in queries:
         return queries[name]
     from difflib import get_close_matches
@@ -126,6 +168,7 @@ def get(name: str) -> NamedQuery:
 
 
 Resolver = Callable[[str, str], ox.NamedNode]
+Bound = ox.NamedNode | ox.Literal | list[ox.NamedNode | ox.Literal]
 
 
 def _convert(param: Param, raw: str, resolve: Resolver | None) -> ox.NamedNode | ox.Literal:
@@ -142,7 +185,10 @@ def _convert(param: Param, raw: str, resolve: Resolver | None) -> ox.NamedNode |
         if param.type == "integer":
             return ox.Literal(str(int(value)), datatype=XSD.integer)
         if param.type == "decimal":
-            return ox.Literal(str(float(value)), datatype=XSD.decimal)
+            number = Decimal(value)
+            if not number.is_finite():
+                raise ValueError
+            return ox.Literal(str(number), datatype=XSD.decimal)
         if param.type == "boolean":
             if value.lower() not in ("true", "false"):
                 raise ValueError
@@ -150,13 +196,15 @@ def _convert(param: Param, raw: str, resolve: Resolver | None) -> ox.NamedNode |
         if param.type == "date":
             if not re.match(r"^\d{4}-\d{2}-\d{2}$", value):
                 raise ValueError
+            dt.date.fromisoformat(value)
             return ox.Literal(value, datatype=XSD.date)
         if param.type == "datetime":
-            if not re.match(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?(Z|[+-]\d{2}:\d{2})?$", value):
+            if not _DATETIME.match(value):
                 raise ValueError
+            dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
             return ox.Literal(value, datatype=XSD.dateTime)
         return ox.Literal(value)
-    except ValueError:
+    except (ValueError, InvalidOperation):
         raise ParameterError(
             f"parameter {param.name!r} got {raw!r}, which is not {param.expected}",
             parameter=param.name, expected=param.expected,
@@ -164,30 +212,70 @@ def _convert(param: Param, raw: str, resolve: Resolver | None) -> ox.NamedNode |
         ) from None
 
 
-def bind(query: NamedQuery, raw: Mapping[str, str], resolve: Resolver | None = None) -> dict[str, ox.NamedNode | ox.Literal]:
-    """Check and convert ``raw`` string parameters into RDF terms for ``query``."""
+def _items(param: Param, raw: str | Sequence[str]) -> list[str]:
+    items = [raw] if isinstance(raw, str) else list(raw)
+    if param.many:
+        items = [part for item in items for part in item.split(",")]
+    items = [item.strip() for item in items if item.strip()]
+    if not items:
+        raise ParameterError(
+            f"parameter {param.name!r} is empty; it takes {param.expected}",
+            parameter=param.name, expected=param.expected,
+            hint=f"Pass --param {param.name}=<{param.type}>.",
+        )
+    if len(items) > 1 and not param.many:
+        raise ParameterError(
+            f"parameter {param.name!r} takes one value, not {len(items)}",
+            parameter=param.name, expected=param.expected,
+            hint=f"Pass --param {param.name}=<{param.type}> once.",
+        )
+    return items
+
+
+def bind(
+    query: NamedQuery, raw: Mapping[str, str | Sequence[str]], resolve: Resolver | None = None
+) -> dict[str, Bound]:
+    """Check and convert ``raw`` string parameters into RDF terms for ``query``.
+
+    A list parameter gives a list of terms; every other parameter gives one term."""
     unknown = sorted(set(raw) - {p.name for p in query.params})
     if unknown:
         names = ", ".join(p.name for p in query.params) or "none"
         raise ParameterError(f"{query.name} has no parameter {unknown[0]!r}", parameter=unknown[0],
                              hint=f"Its parameters are: {names}.")
-    out: dict[str, ox.NamedNode | ox.Literal] = {}
+    out: dict[str, Bound] = {}
     for param in query.params:
-        if param.name in raw:
-            out[param.name] = _convert(param, raw[param.name], resolve)
-        elif param.default is not None:
-            out[param.name] = _convert(param, param.default, resolve)
-        elif param.required:
-            raise ParameterError(
-                f"{query.name} needs the parameter {param.name!r} ({param.expected})",
-                parameter=param.name, expected=param.expected,
-                hint=f"Pass --param {param.name}=<{param.type}>.",
-            )
+        value = raw.get(param.name)
+        if value is None and param.default is not None:
+            value = param.default
+        if value is None:
+            if param.required:
+                raise ParameterError(
+                    f"{query.name} needs the parameter {param.name!r} ({param.expected})",
+                    parameter=param.name, expected=param.expected,
+                    hint=f"Pass --param {param.name}=<{param.type}>.",
+                )
+            continue
+        terms = [_convert(param, item, resolve) for item in _items(param, value)]
+        out[param.name] = terms if param.many else terms[0]
     return out
 
 
-def run(store: GraphStore, name: str, params: Mapping[str, str] | None = None,
+def prepare(
+    query: NamedQuery, raw: Mapping[str, str | Sequence[str]], resolve: Resolver | None = None
+) -> tuple[str, dict[str, ox.NamedNode | ox.Literal]]:
+    """The text to run and the single-term bindings to pass along with it.
+
+    List parameters become ``VALUES`` blocks (one row per value) in the text; the other
+    parameters stay bindings, which ``store.query`` turns into blocks of its own."""
+    bound = bind(query, raw, resolve)
+    lists = {k: v for k, v in bound.items() if isinstance(v, list)}
+    single = {k: v for k, v in bound.items() if not isinstance(v, list)}
+    return inject_values(query.text, lists), single
+
+
+def run(store: GraphStore, name: str, params: Mapping[str, str | Sequence[str]] | None = None,
         resolve: Resolver | None = None, *, max_rows: int | None = None) -> QueryResult:
     """Run the named query ``name`` on ``store`` with ``params`` bound as RDF terms."""
-    query = get(name)
-    return store.query(query.text, bind(query, params or {}, resolve), max_rows=max_rows)
+    text, bindings = prepare(get(name), params or {}, resolve)
+    return store.query(text, bindings, max_rows=max_rows)

@@ -7,6 +7,7 @@ rdflib, pyshacl, duckdb, torch) is imported inside the command that needs it, so
 
 from __future__ import annotations
 
+import importlib
 import sys
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Annotated, Optional
@@ -84,6 +85,12 @@ def _register() -> None:
     app.add_typer(importing.app, name="import")
     app.add_typer(reading.app, name="reading")
     app.add_typer(ingest.app, name="ingest")
+    app.add_typer(importlib.import_module("kg.cli.sync").app, name="sync")  # kg sync zotero, kg ingest zotero (#4)
+    app.add_typer(importlib.import_module("kg.cli.export").app, name="export")
+    app.add_typer(importlib.import_module("kg.cli.analytics").app, name="analytics")
+    app.add_typer(importlib.import_module("kg.cli.kernels").app, name="kernels")  # kg kernels (#8)
+    for name in ("query", "serve"):  # kg query, kg serve (issue #5)
+        importlib.import_module(f"kg.cli.{name}").register(app)
 
 
 _register()

@@ -381,10 +381,10 @@ def validate(fmt: FormatOpt = TableFormat.table) -> None:
 
 
 def provenance(
-    node: Annotated[str, typer.Argument(help="A node IRI, technique name or arXiv id.")],
+    node: Annotated[str, typer.Argument(help="A node IRI, technique name, arXiv id or GitHub owner/name.")],
     fmt: FormatOpt = TableFormat.table,
 ) -> None:
-    """Where each fact about a node came from: its named graph, the run that wrote it and when."""
+    """Where each fact about a node came from: its named graph, the run that wrote it, what that run read, and when."""
     import pyoxigraph as ox
 
     from kg.cli.output import emit
@@ -401,7 +401,15 @@ def provenance(
         try:
             iri = parse_arxiv_id(node).iri
         except ValueError:
-            iri = resolve_technique(store, node)
+            try:
+                iri = resolve_technique(store, node)
+            except NotFoundError:
+                from kg.iris import repo_iri
+
+                try:
+                    iri = repo_iri(node)
+                except ValueError:
+                    raise NotFoundError(f"{node!r} is no node, technique, arXiv id or repository") from None
     rows = store.select(
         f"""SELECT ?node ?graph ?property ?value ?activity ?ended ?modified WHERE {{
               GRAPH ?graph {{ ?node ?property ?value }}
@@ -414,10 +422,29 @@ def provenance(
     ).records()
     if not rows:
         raise NotFoundError(f"the graph holds no facts about {iri.value}")
+    used: dict[str, list[str]] = {}
+    for row in store.select(f"""SELECT ?graph ?used WHERE {{ GRAPH {PROVENANCE} {{
+                                  ?graph prov:wasGeneratedBy ?act . ?act prov:used ?used }} }}""").records():
+        used.setdefault(row["graph"], []).append(row["used"])
     for r in rows:
+        r["source"] = " ".join(sorted(used.get(r["graph"], [])))
         r["graph"] = graph_name(ox.NamedNode(r["graph"]))
-    emit(rows, ["graph", "property", "value", "activity", "modified"], fmt=fmt.value,
+        if fmt is TableFormat.table:
+            r["property"] = _compact(r["property"])
+            value = str(r["value"])
+            r["value"] = value if len(value) <= 80 else value[:77] + "..."
+    emit(rows, ["graph", "property", "value", "activity", "source", "modified"], fmt=fmt.value,
          title=f"Provenance of {iri.value}")
+
+
+def _compact(iri: str) -> str:
+    """``dcterms:title`` for ``http://purl.org/dc/terms/title`` (our standard prefixes)."""
+    from kg.vocab import PREFIXES
+
+    for name, base in PREFIXES.items():
+        if iri.startswith(base) and name != "id":
+            return f"{name}:{iri[len(base):]}"
+    return iri
 
 
 def register(app: typer.Typer) -> None:

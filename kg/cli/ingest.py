@@ -2,9 +2,221 @@
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+from enum import Enum
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, Optional
+
 import typer
+
+from kg.cli import state
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+
+    from ingest.merge import IngestReport
 
 __all__ = ["app"]
 
 app = typer.Typer(help="Pull papers, authors and repository metadata from arXiv, GitHub and Zotero.",
                   no_args_is_help=True)
+
+
+class Format(str, Enum):
+    table = "table"
+    json = "json"
+    csv = "csv"
+
+
+class MetadataPrefix(str, Enum):
+    arXivRaw = "arXivRaw"
+    oai_dc = "oai_dc"
+
+
+FormatOpt = Annotated[Format, typer.Option("--format", "-f", help="Summary as a table, JSON or CSV.")]
+ArxivUrlOpt = Annotated[Optional[str], typer.Option(  # noqa: UP045 - typer needs Optional
+    "--api-url", help="arXiv API URL (default https://export.arxiv.org/api/query; with --oai, the OAI-PMH base "
+                      "https://arxiv.org/oai): a mirror or a local server.", show_default=False)]
+GithubUrlOpt = Annotated[Optional[str], typer.Option(  # noqa: UP045
+    "--api-url", envvar="GITHUB_API_URL", help="GitHub API base URL (default https://api.github.com); "
+                                               "GitHub Enterprise: https://HOST/api/v3.", show_default=False)]
+OfflineOpt = Annotated[bool, typer.Option("--offline", help="Answer from the HTTP cache alone; say what is missing.")]
+CacheOpt = Annotated[Optional[Path], typer.Option(  # noqa: UP045
+    "--cache-dir", envvar="KG_CACHE_DIR", help="HTTP cache directory (default: ~/.cache/techkg/http).",
+    show_default=False)]
+ContactOpt = Annotated[Optional[str], typer.Option(  # noqa: UP045
+    "--contact", envvar="KG_CONTACT", help="E-mail or URL for the User-Agent, so API operators can reach you.",
+    show_default=False)]
+TimeoutOpt = Annotated[float, typer.Option("--timeout", min=0.1, help="Seconds to wait for an answer.")]
+
+
+@contextmanager
+def _progress(label: str, fmt: Format) -> Iterator[Callable[[int, int], None]]:
+    """A rich progress bar on stderr (hidden when the output is JSON or CSV)."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from kg.cli.output import err_console
+
+    if fmt is not Format.table:
+        yield lambda done, total: None
+        return
+    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=err_console(), transient=True) as bar:
+        task = bar.add_task(label, total=None)
+
+        def update(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=max(total, done))
+
+        yield update
+
+
+def _print_report(report: IngestReport, fmt: Format) -> None:
+    from rich.markup import escape
+
+    from kg.cli.output import console, emit, emit_json
+
+    if fmt is Format.json:
+        emit_json(report.as_dict())
+        return
+    if fmt is Format.csv:
+        rows: list[dict[str, Any]] = [{"item": k, "outcome": o, "detail": ""}
+                                      for o in ("added", "updated", "unchanged", "missing")
+                                      for k in getattr(report, o)]
+        rows += [{"item": k, "outcome": "missing", "detail": "not in the cache (--offline)"} for k in report.not_in_cache]
+        rows += [{"item": k, "outcome": "failed", "detail": e} for k, e in report.failed]
+        emit(rows, ["item", "outcome", "detail"], fmt="csv")
+        return
+    out = console()
+    counts = report.counts()
+    emit([counts], list(counts), title=f"{report.source} ({report.mode})")
+    if report.missing:
+        out.print(f"[yellow]missing[/] (the API does not know them): {escape(', '.join(report.missing))}")
+    if report.not_in_cache:
+        out.print(f"[yellow]not in the cache[/] (--offline; run without it to fetch them): "
+                  f"{escape(', '.join(report.not_in_cache))}")
+    for item, error in report.failed:
+        out.print(f"[red]failed[/] {escape(item)}: {escape(error)}")
+    for note in report.notes:
+        out.print(f"[dim]{escape(note)}[/]")
+    http = report.http
+    out.print(f"{http.get('requests', 0)} requests ({http.get('not_modified', 0)} answered 304 Not Modified, "
+              f"{http.get('from_cache', 0)} from the cache, {http.get('retries', 0)} retried); "
+              f"graph {'written' if report.graph_written else 'unchanged'} in {escape(report.store)}")
+
+
+def _cache(cache_dir: Path | None, source: str) -> Any:
+    from ingest.cache import HttpCache, default_cache_dir
+
+    return HttpCache((cache_dir or default_cache_dir()) / source)
+
+
+@app.command("arxiv")
+def arxiv(
+    ids: Annotated[Optional[list[str]], typer.Argument(  # noqa: UP045
+        help="arXiv ids (2104.12255, 2104.12255v1, astro-ph/0601001). Default: every paper of the catalog "
+             "and the reading list that has one.", show_default=False)] = None,
+    query: Annotated[Optional[str], typer.Option(  # noqa: UP045
+        "--query", "-q", help="Search instead, e.g. 'ti:\"delta rule\"'; results become candidate papers.",
+        show_default=False)] = None,
+    max_results: Annotated[int, typer.Option("--max", min=1, max=2000, help="Search results to keep.")] = 10,
+    to_read: Annotated[bool, typer.Option("--to-read", help="Put the papers found on the reading list (to-read).")] = False,
+    oai: Annotated[bool, typer.Option("--oai", help="Bulk mode: harvest through OAI-PMH.")] = False,
+    set_spec: Annotated[Optional[str], typer.Option(  # noqa: UP045
+        "--set", help="OAI-PMH set, e.g. cs or physics:hep-th.", show_default=False)] = None,
+    from_date: Annotated[Optional[str], typer.Option(  # noqa: UP045
+        "--from", help="OAI-PMH: records changed since YYYY-MM-DD (default: where the last harvest of the set "
+                       "stopped).", show_default=False)] = None,
+    until: Annotated[Optional[str], typer.Option("--until", help="OAI-PMH: up to YYYY-MM-DD.", show_default=False)] = None,  # noqa: UP045
+    metadata_prefix: Annotated[MetadataPrefix, typer.Option("--metadata-prefix", help="OAI-PMH record format.")]
+        = MetadataPrefix.arXivRaw,
+    restart: Annotated[bool, typer.Option("--restart", help="OAI-PMH: drop an interrupted harvest and start over.")] = False,
+    api_url: ArxivUrlOpt = None,
+    delay: Annotated[float, typer.Option("--delay", min=0.0,
+                                         help="Seconds between requests (arXiv's terms ask for 3).")] = 3.0,
+    offline: OfflineOpt = False,
+    cache_dir: CacheOpt = None,
+    contact: ContactOpt = None,
+    timeout: TimeoutOpt = 60.0,
+    fmt: FormatOpt = Format.table,
+) -> None:
+    """Fill in papers from arXiv: by id (batches of 100), by search (--query), or in bulk (--oai).
+
+    A failed run writes nothing. Politeness: one request every --delay seconds, one connection at a time.
+    """
+    from kg.errors import IngestError
+    from ingest.http import Politeness, build_client
+
+    state().json_errors = fmt is Format.json
+    if sum(bool(x) for x in (ids, query, oai)) > 1:
+        raise IngestError("give ids, --query or --oai, not several", source="arxiv",
+                          hint="Run one kg ingest arxiv per mode.")
+    if (set_spec or from_date or until or restart) and not oai:
+        raise IngestError("--set, --from, --until and --restart are for --oai", source="arxiv",
+                          hint="Add --oai for a bulk harvest.")
+    politeness = Politeness(min_interval=delay, one_at_a_time=True)
+    store = state().store()
+    if oai:
+        if offline:
+            raise IngestError("--offline does not apply to --oai harvests", source="arxiv-oai",
+                              hint="An interrupted harvest resumes by itself; run it again online.")
+        from ingest.cache import default_cache_dir
+        from ingest.oai import DEFAULT_OAI_URL, HarvestJob, OaiHarvester, ingest_oai
+
+        client = build_client("arxiv", contact=contact, timeout=timeout, politeness=politeness)
+        harvester = OaiHarvester(client=client, state_dir=(cache_dir or default_cache_dir()) / "oai")
+        job = HarvestJob(api_url or DEFAULT_OAI_URL, metadata_prefix.value, set_spec, from_date, until)
+        if from_date is None:
+            job = HarvestJob(job.base_url, job.metadata_prefix, set_spec, harvester.watermark(job), until)
+        with client, _progress("harvesting arXiv (OAI-PMH)", fmt) as progress:
+            report = ingest_oai(store, harvester, job, restart=restart, progress=progress)
+        if job.from_date and from_date is None:
+            report.notes.append(f"incremental: records changed since {job.from_date}")
+    else:
+        from ingest.arxiv import DEFAULT_API_URL, ArxivSource, ingest_arxiv
+
+        url = api_url or DEFAULT_API_URL
+        client = build_client("arxiv", contact=contact, timeout=timeout, politeness=politeness,
+                              cache=_cache(cache_dir, "arxiv"), offline=offline)
+        with client, _progress("searching arXiv" if query else "looking up arXiv ids", fmt) as progress:
+            report = ingest_arxiv(store, ArxivSource(client=client, api_url=url), ids=ids or None, query=query,
+                                  max_results=max_results, to_read=to_read, progress=progress)
+    _print_report(report, fmt)
+
+
+@app.command("github")
+def github(
+    repos: Annotated[Optional[list[str]], typer.Argument(  # noqa: UP045
+        help="Repositories as owner/name. Default: every GitHub repository the graph links.",
+        show_default=False)] = None,
+    rest: Annotated[bool, typer.Option("--rest", help="Use REST even when GITHUB_TOKEN is set (default: GraphQL "
+                                                      "with a token, REST without).")] = False,
+    contributors: Annotated[bool, typer.Option("--contributors",
+                                               help="Also count contributors (REST statistics; may answer 202 "
+                                                    "while GitHub computes them).")] = False,
+    max_wait: Annotated[float, typer.Option("--max-wait", min=0.0,
+                                            help="Longest rate-limit wait (seconds) to sit out; beyond it the run "
+                                                 "stops and says when to come back.")] = 60.0,
+    api_url: GithubUrlOpt = None,
+    offline: OfflineOpt = False,
+    cache_dir: CacheOpt = None,
+    contact: ContactOpt = None,
+    timeout: TimeoutOpt = 30.0,
+    fmt: FormatOpt = Format.table,
+) -> None:
+    """Fetch stars, forks, issues, watchers, licence, topics, language, dates and the latest release of
+    repositories, and record a dated snapshot of the counts. GITHUB_TOKEN (from the environment) enables
+    GraphQL, 100 repositories per query. A failed run writes nothing."""
+    from ingest.github import DEFAULT_API_URL, GithubSource, ingest_github
+    from ingest.http import build_client, token_from_env
+
+    state().json_errors = fmt is Format.json
+    token = token_from_env("GITHUB_TOKEN")
+    url = api_url or DEFAULT_API_URL
+    client = build_client("github", api_url=url, token=token, contact=contact, timeout=timeout,
+                          headers={"Accept": "application/vnd.github+json", "X-GitHub-Api-Version": "2022-11-28"},
+                          cache=_cache(cache_dir, "github"), offline=offline)
+    source = GithubSource(client=client, api_url=url, graphql=False if rest else None, max_wait=max_wait)
+    with client, _progress("fetching GitHub repositories", fmt) as progress:
+        report = ingest_github(state().store(), source, repos=repos or None, contributors=contributors,
+                               progress=progress)
+    _print_report(report, fmt)

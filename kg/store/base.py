@@ -183,6 +183,14 @@ class GraphStore(abc.ABC):
             raise QueryError("expected a SELECT query", hint="Use kg sparql for ASK/CONSTRUCT queries.")
         return result
 
+    def select_to_file(self, sparql: str, path: Path, *, fmt: str = "csv") -> None:
+        """Write a SELECT query's solutions to ``path`` in a SPARQL 1.1 results format
+        (csv, tsv, json, xml): the bulk path for consumers such as the analytics
+        materialiser. Backends override it to stream without building Python rows."""
+        from kg.results import serialize_solutions
+
+        path.write_bytes(serialize_solutions(self.select(sparql), fmt))
+
     def ask(self, sparql: str, bindings: Mapping[str, Term] | None = None) -> bool:
         result = self.query(sparql, bindings)
         if not isinstance(result, bool):
@@ -292,12 +300,13 @@ class Transaction:
         self.unchanged: list[ox.NamedNode] = []
         self.committed = False
 
-    def replace_graph(self, graph: ox.NamedNode, triples: Iterable[ox.Triple]) -> bool:
+    def replace_graph(self, graph: ox.NamedNode, triples: Iterable[ox.Triple], *, force: bool = False) -> bool:
         """Replace ``graph`` with ``triples``. Returns False (and writes nothing) when
-        the content is identical to what the store already holds."""
+        the content is identical to what the store already holds, unless ``force`` (a
+        run that checked a source and found nothing new still records its activity)."""
         content = list(triples)
         digest = content_hash(content)
-        if self.store.graph_hash(graph) == digest:
+        if not force and self.store.graph_hash(graph) == digest:
             self.unchanged.append(graph)
             return False
         self._ops.append(f"DROP SILENT GRAPH {graph}")
@@ -336,7 +345,9 @@ class Transaction:
             return
         ended = _now()
         ops = [*self._ops, provenance_update(self.activity, self._touched, ended)]
-        self.store.update(prefix_block(" ".join(ops)) + " ;\n".join(ops))
+        # Data blocks hold N-Triples with full IRIs: only the other operations can use prefixes.
+        written = " ".join(op for op in ops if not op.startswith(("INSERT DATA", "DELETE DATA")))
+        self.store.update(prefix_block(written) + " ;\n".join(ops))
 
     def __enter__(self) -> Transaction:
         return self

@@ -84,6 +84,24 @@ class OxigraphStore(GraphStore):
         except OSError as exc:
             raise StoreError(f"reading the store at {self.location} failed: {exc}") from exc
 
+    def select_to_file(self, sparql: str, path: Path, *, fmt: str = "csv") -> None:
+        """Stream the solutions from Oxigraph straight into ``path``, without Python rows."""
+        formats = {"csv": ox.QueryResultsFormat.CSV, "tsv": ox.QueryResultsFormat.TSV,
+                   "json": ox.QueryResultsFormat.JSON, "xml": ox.QueryResultsFormat.XML}
+        if fmt not in formats:
+            raise ValueError(f"unknown results format {fmt!r}; use one of {', '.join(formats)}")
+        try:
+            result = self._store.query(sparql, use_default_graph_as_union=True, prefixes=PREFIXES)
+            if not isinstance(result, ox.QuerySolutions):
+                raise QueryError("expected a SELECT query")
+            result.serialize(str(path), formats[fmt])
+        except SyntaxError as exc:
+            raise QueryError(f"the SPARQL query is malformed: {exc}") from None
+        except RuntimeError as exc:
+            raise QueryError(f"the query failed: {exc}") from None
+        except OSError as exc:
+            raise StoreError(f"writing the results of a query on {self.location} to {path} failed: {exc}") from exc
+
     def update(self, sparql: str) -> None:
         try:
             self._store.update(sparql, prefixes=PREFIXES)

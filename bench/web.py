@@ -1,0 +1,154 @@
+"""Workbench benchmark (issue #9): each page of the web app on the synthetic corpus loaded
+on top of ``kg build``, timed over HTTP side by side with a baseline in the same run.
+
+    python -m bench.web                  # 100k papers ≈ 1.3M triples
+    python -m bench.web --papers 10000   # quicker
+
+The app runs as ``kg serve`` builds it (endpoint and workbench) under uvicorn on
+127.0.0.1. Baseline for each page: the endpoint's named query that holds the same facts
+(``/queries/{name}`` as SPARQL JSON), fetched from the same server, so the ratio is what
+turning the graph into a page costs on top of asking for its data. The Lineage page is
+timed against the HTML lineage export of the same graph (``exports.html``, in process),
+whose rendering it reuses. Last, a burst of requests (cards, technique pages, comparisons)
+from 10 concurrent clients against the same burst from one client.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+import pyoxigraph as ox
+
+from bench.corpus import generate
+
+ROW = "{:44} {:>12} {:>44} {:>8}"
+#: (page, what it shows, baseline named query that holds the same facts)
+PAGES = [
+    ("/", "Techniques (comparison page)", "/queries/lineage-nodes"),
+    ("/?all=1", "Techniques, with every lineage parent", "/queries/lineage-nodes"),
+    ("/?q=delta&kernel=verified", "Techniques, filtered", "/queries/lineage-nodes"),
+    ("/techniques/transformer", "Technique page (Transformer)", "/queries/technique?technique=transformer"),
+    ("/techniques/gated-deltanet", "Technique page (Gated DeltaNet)", "/queries/technique?technique=gdn"),
+    ("/compare?t=gdn&t=kda&t=mamba2", "Compare, 3 techniques", "/queries/compare-techniques?technique=gdn,kda,mamba2"),
+    ("/compare.md?t=gdn&t=kda&t=mamba2", "Compare as Markdown", "/queries/compare-techniques?technique=gdn,kda,mamba2"),
+    ("/reading", "Reading list", "/queries/reading-queue"),
+    ("/reading?status=read", "Reading list, read papers", "/queries/read-without-note"),
+    ("/query", "Query editor", "/queries"),
+]
+
+
+@contextmanager
+def serving(store: object) -> Iterator[str]:
+    import uvicorn
+
+    from kg.server import ServerSettings, create_app
+    from kg.server.web import workbench_routes
+
+    app = create_app(store, ServerSettings(max_rows=1_000_000), extra_routes=workbench_routes())  # type: ignore[arg-type]
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    while not server.started:
+        time.sleep(0.01)
+    port = server.servers[0].sockets[0].getsockname()[1]
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(30)
+
+
+def _median(client: httpx.Client, path: str, runs: int, accept: str = "*/*") -> tuple[float, int]:
+    """Median seconds of ``runs`` GETs (after one warm-up) and the size of the answer."""
+    answer = client.get(path, headers={"Accept": accept})
+    assert answer.status_code == 200, (path, answer.status_code, answer.text[:300])
+    samples = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        answer = client.get(path, headers={"Accept": accept})
+        samples.append(time.perf_counter() - start)
+    return statistics.median(samples), len(answer.content)
+
+
+async def _burst(base: str, paths: list[str], clients: int) -> tuple[float, list[float]]:
+    latencies: list[float] = []
+
+    async def one(offset: int) -> None:
+        async with httpx.AsyncClient(base_url=base, timeout=120) as client:
+            for path in paths[offset::clients]:
+                start = time.perf_counter()
+                answer = await client.get(path)
+                assert answer.status_code == 200, (path, answer.status_code)
+                latencies.append(time.perf_counter() - start)
+
+    start = time.perf_counter()
+    await asyncio.gather(*(one(i) for i in range(clients)))
+    return time.perf_counter() - start, sorted(latencies)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--papers", type=int, default=100_000)
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--burst", type=int, default=400, help="requests in the concurrency burst")
+    args = parser.parse_args()
+
+    from kg.build import build
+    from kg.graphs import graph_iri
+    from kg.store.base import Activity
+    from kg.store.embedded import OxigraphStore
+
+    with tempfile.TemporaryDirectory() as tmp:
+        corpus = generate(args.papers, out=Path(tmp) / "corpus.nt")
+        store = OxigraphStore(Path(tmp) / "store")
+        build(store, validate=False)
+        store.load_file(corpus.path, graph=graph_iri("bench"), fmt=ox.RdfFormat.N_TRIPLES, gzipped=False,
+                        activity=Activity("bench load"))
+        print(f"corpus: {corpus.triples:,} triples ({corpus.papers:,} papers, {corpus.techniques} synthetic "
+              f"techniques) on top of kg build: {store.count():,} quads\n")
+        with serving(store) as base, httpx.Client(base_url=base, timeout=300) as client:
+            start = time.perf_counter()
+            client.get("/lineage").raise_for_status()
+            print(f"first /lineage (Graphviz layout of the whole lineage): {time.perf_counter() - start:.2f} s\n")
+            print(ROW.format("page", "workbench", "baseline: named query (SPARQL JSON)", "ratio"))
+            for path, what, baseline in PAGES:
+                ours, size = _median(client, path, args.runs)
+                theirs, _ = _median(client, baseline, args.runs, "application/sparql-results+json")
+                print(ROW.format(f"{what} ({size / 1e3:,.0f} kB)", f"{ours * 1000:,.1f} ms",
+                                 f"{baseline.split('?')[0]} {theirs * 1000:,.1f} ms", f"{ours / theirs:.2f}x"),
+                      flush=True)
+
+            from exports.html import render_page
+            from exports.lineage import LineageOptions, build_lineage
+
+            ours, size = _median(client, "/lineage", args.runs)
+            start = time.perf_counter()
+            render_page(build_lineage(store, LineageOptions(include_private=True)))
+            theirs = time.perf_counter() - start
+            print(ROW.format(f"Lineage, layout cached ({size / 1e3:,.0f} kB)", f"{ours * 1000:,.1f} ms",
+                             f"HTML lineage export {theirs * 1000:,.1f} ms", f"{ours / theirs:.2f}x"), flush=True)
+
+            # The burst clicks through cards, technique pages and comparisons; the reading
+            # list and the lineage grow with the whole corpus and are timed above.
+            mix = [p for p, _, _ in PAGES if not p.startswith(("/reading", "/?all"))]
+            paths = [mix[i % len(mix)] for i in range(args.burst)]
+            one_s, _ = asyncio.run(_burst(base, paths, 1))
+            ten_s, latencies = asyncio.run(_burst(base, paths, 10))
+            p95 = latencies[int(0.95 * len(latencies)) - 1]
+            print(f"\n{args.burst} requests: 10 clients {ten_s:.1f} s ({args.burst / ten_s:.0f} req/s, "
+                  f"p50 {statistics.median(latencies) * 1000:.0f} ms, p95 {p95 * 1000:.0f} ms) vs 1 client "
+                  f"{one_s:.1f} s ({args.burst / one_s:.0f} req/s): {one_s / ten_s:.2f}x the throughput")
+        store.close()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,319 @@
+"""The lineage graph every lineage export starts from: techniques, typed relations and,
+optionally, the papers and repositories behind them, as a networkx ``MultiDiGraph``.
+
+Nodes are keyed by IRI and carry scalar attributes only (so GraphML and GEXF can
+type them); edges point from a parent to what derives from it and carry the typed
+``relation``. What does not fit in a scalar (the papers of each technique, the
+categories in page order) travels beside the graph in :class:`Lineage`.
+
+Reading status is private: the ``reading_*`` counts on techniques and ``status`` on
+papers are only filled in when ``include_private`` is set.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+import networkx as nx
+
+import queries
+from kg.errors import ExportError
+from kg.resolve import Resolver, resolve_technique
+from kg.results import Solutions
+from kg.store.base import GraphStore
+from kg.views import kernel_status
+
+__all__ = [
+    "DIRECTIONS",
+    "READING_COUNTS",
+    "Category",
+    "Lineage",
+    "LineageOptions",
+    "PaperRef",
+    "build_lineage",
+    "DETAIL_LIMIT",
+    "PAPERS_PER_TECHNIQUE",
+]
+
+DIRECTIONS = ("up", "down", "both")
+
+#: Node attributes holding reading-status counts (private: filled only on request).
+READING_COUNTS: dict[str, str] = {
+    "read": "reading_read",
+    "reading": "reading_reading",
+    "to-read": "reading_to_read",
+    "skipped": "reading_skipped",
+}
+_OTHER_STATUS = "reading_other"
+#: Above this many paper links in a selection, only the first papers of each technique are
+#: read in detail (the counts stay exact).
+DETAIL_LIMIT = 5000
+PAPERS_PER_TECHNIQUE = 50
+
+
+@dataclass(frozen=True)
+class LineageOptions:
+    """What to put in a lineage export.
+
+    ``root`` limits the graph to one technique's ancestors (``up``), descendants
+    (``down``) or both, at most ``depth`` steps away; ``categories`` keeps only
+    techniques of those categories (the root always stays).
+    """
+
+    root: str | None = None
+    direction: str = "both"
+    depth: int = 10
+    categories: tuple[str, ...] = ()
+    with_papers: bool = False
+    with_repositories: bool = False
+    include_private: bool = False
+
+
+@dataclass(frozen=True)
+class Category:
+    iri: str
+    id: str
+    label: str
+    position: int
+
+
+@dataclass(frozen=True)
+class PaperRef:
+    """A paper as the card of a technique shows it."""
+
+    iri: str
+    role: str
+    title: str
+    arxiv: str | None = None
+    doi: str | None = None
+    url: str | None = None
+    issued: str | None = None
+    venue: str | None = None
+    status: str | None = None
+
+    @property
+    def link(self) -> str:
+        """Where a reader opens it: arXiv, DOI, a page, or the IRI itself."""
+        if self.arxiv:
+            return f"https://arxiv.org/abs/{self.arxiv}"
+        if self.doi:
+            return f"https://doi.org/{self.doi}"
+        return self.url or self.iri
+
+
+@dataclass
+class Lineage:
+    """The graph plus what travels beside it."""
+
+    graph: nx.MultiDiGraph
+    options: LineageOptions
+    categories: list[Category] = field(default_factory=list)
+    papers: dict[str, list[PaperRef]] = field(default_factory=dict)
+    summaries: dict[str, str] = field(default_factory=dict)
+    #: The store it was read from, for exports that describe its nodes in RDF.
+    store: GraphStore | None = field(default=None, repr=False)
+
+    def techniques(self) -> list[str]:
+        """Technique IRIs in page order (category position, then name)."""
+        return [n for n, d in self.graph.nodes(data=True) if d["kind"] == "technique"]
+
+    def lineage_edges(self) -> list[tuple[str, str, str, dict[str, Any]]]:
+        return [(u, v, k, d) for u, v, k, d in self.graph.edges(keys=True, data=True) if d["kind"] == "lineage"]
+
+    def category_of(self, node: str) -> Category | None:
+        cid = self.graph.nodes[node].get("category")
+        return next((c for c in self.categories if c.id == cid), None)
+
+
+def _records(result: object) -> list[dict[str, Any]]:
+    assert isinstance(result, Solutions)
+    return result.records()
+
+
+def _scalar(attrs: dict[str, Any]) -> dict[str, Any]:
+    """Drop unknown values: GraphML and GEXF have no null, an absent key means unknown."""
+    return {k: v for k, v in attrs.items() if v is not None and v != ""}
+
+
+def build_lineage(store: GraphStore, options: LineageOptions | None = None) -> Lineage:
+    """Read the lineage graph from ``store`` through the named queries.
+
+    Raises NotFoundError for an unknown root or category, ExportError for bad options.
+    """
+    options = options or LineageOptions()
+    if options.direction not in DIRECTIONS:
+        raise ExportError(f"unknown direction {options.direction!r}",
+                          hint="Use --direction up (ancestors), down (descendants) or both.")
+    if options.depth < 1:
+        raise ExportError(f"--depth must be at least 1, not {options.depth}",
+                          hint="Give the number of lineage steps to follow, e.g. --depth 2.")
+
+    rows = _records(queries.run(store, "lineage-nodes"))
+    kernels = kernel_status(store)
+    graph = nx.MultiDiGraph(name="TechKG lineage")
+    categories: dict[str, Category] = {}
+    summaries: dict[str, str] = {}
+    repositories: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        iri = row["technique"]
+        if iri in graph:
+            continue
+        categories.setdefault(row["categoryId"], Category(row["category"], row["categoryId"],
+                                                          row["categoryLabel"], int(row["categoryPosition"])))
+        graph.add_node(iri, **_scalar({
+            "kind": "technique",
+            "label": row["name"],
+            "name": row["name"],
+            "name_zh": row["nameZh"],
+            "aliases": row["aliases"],
+            "slug": row["id"],
+            "category": row["categoryId"],
+            "category_label": row["categoryLabel"],
+            "on_page": bool(row["onPage"]),
+            "date": str(row["date"]) if row["date"] is not None else None,
+            "people": row["people"],
+            "organisation": row["organisations"],
+            "headline": row["headline"],
+            "headline_conditional": bool(row["conditional"]) if row["conditional"] is not None else None,
+            "kernel": kernels.get(iri, "missing"),
+            "repository": row["repository"],
+            "papers": 0,
+        }))
+        if row["summary"]:
+            summaries[iri] = row["summary"]
+        if row["repository"]:
+            repositories[row["repository"]] = {"technique": iri, "stars": row["stars"]}
+
+    for edge in _records(queries.run(store, "lineage-relations")):
+        if edge["parent"] in graph and edge["child"] in graph:
+            graph.add_edge(edge["parent"], edge["child"], key=edge["relation"], **_scalar({
+                "kind": "lineage", "relation": edge["relation"], "basis": edge["basis"], "note": edge["note"],
+            }))
+
+    root = resolve_technique(store, options.root).value if options.root else None
+    keep = _selection(store, graph, options, categories, root)
+    graph.remove_nodes_from([n for n in list(graph) if n not in keep])
+
+    papers, totals, statuses = _papers(store, graph, include_private=options.include_private)
+    for refs in papers.values():
+        refs.sort(key=lambda p: (p.role != "introduces", p.title.casefold()))
+    for technique in graph:
+        graph.nodes[technique]["papers"] = totals.get(technique, 0)
+        if options.include_private:
+            counts = Counter(statuses.get(technique, []))
+            for status, attr in READING_COUNTS.items():
+                graph.nodes[technique][attr] = counts.pop(status, 0)
+            graph.nodes[technique][_OTHER_STATUS] = sum(counts.values())
+
+    if options.with_papers:
+        _add_papers(graph, papers)
+    if options.with_repositories:
+        _add_repositories(graph, repositories)
+
+    used = {graph.nodes[n]["category"] for n in graph if graph.nodes[n]["kind"] == "technique"}
+    ordered = sorted((c for c in categories.values() if c.id in used), key=lambda c: c.position)
+    graph.graph.update(_scalar({
+        "root": root,
+        "direction": options.direction if options.root else None,
+        "depth": options.depth if options.root else None,
+        "private": options.include_private,
+    }))
+    return Lineage(graph, options, ordered, papers, {k: v for k, v in summaries.items() if k in graph}, store)
+
+
+def _selection(store: GraphStore, graph: nx.MultiDiGraph, options: LineageOptions,
+               categories: dict[str, Category], root: str | None) -> set[str]:
+    """The techniques the options keep."""
+    keep = set(graph)
+    if root is not None:
+        if root not in graph:
+            raise ExportError(f"{options.root!r} is not a technique of the lineage graph",
+                              hint="Pick a technique listed by: kg stats --techniques")
+        keep = {root}
+        if options.direction in ("up", "both"):
+            keep |= _within(graph.reverse(copy=False), root, options.depth)
+        if options.direction in ("down", "both"):
+            keep |= _within(graph, root, options.depth)
+    if options.categories:
+        resolve = Resolver(store)
+        by_iri = {c.iri: c.id for c in categories.values()}
+        wanted: set[str] = set()
+        for name in options.categories:
+            iri = resolve("category", name).value
+            if iri not in by_iri:
+                raise ExportError(f"category {name!r} holds no technique",
+                                  hint="Categories with techniques: " + ", ".join(sorted(by_iri.values())))
+            wanted.add(by_iri[iri])
+        keep = {n for n in keep if graph.nodes[n]["category"] in wanted or n == root}
+    return keep
+
+
+def _papers(store: GraphStore, graph: nx.MultiDiGraph, *, include_private: bool,
+            ) -> tuple[dict[str, list[PaperRef]], dict[str, int], dict[str, list[str]]]:
+    """Each technique's papers (all of them, or the first :data:`PAPERS_PER_TECHNIQUE` when
+    the store links more than :data:`DETAIL_LIMIT` papers to the selection), how many papers
+    each has, and the reading statuses of all of them."""
+    links: dict[str, list[tuple[str, str]]] = {}
+    totals: Counter[str] = Counter()
+    statuses: dict[str, list[str]] = {}
+    result = queries.run(store, "lineage-paper-links", {"technique": sorted(graph)})
+    assert isinstance(result, Solutions)
+    for row in result.rows:
+        technique = row["technique"].value  # type: ignore[union-attr]
+        if technique not in graph:
+            continue
+        paper, role = row["paper"].value, row["role"].value  # type: ignore[union-attr]
+        totals[technique] += 1
+        links.setdefault(technique, []).append((role, paper))
+        if include_private and row["status"] is not None:
+            statuses.setdefault(technique, []).append(row["status"].value.rsplit("/status/", 1)[-1])
+    if sum(totals.values()) > DETAIL_LIMIT:
+        for items in links.values():
+            items.sort(key=lambda item: (item[0] != "introduces", item[1]))
+            del items[PAPERS_PER_TECHNIQUE:]
+    allowed = {technique: set(items) for technique, items in links.items()}
+    wanted = sorted({paper for items in links.values() for _, paper in items})
+    papers: dict[str, list[PaperRef]] = {}
+    for start in range(0, len(wanted), 2000):
+        rows = _records(queries.run(store, "lineage-papers", {"paper": wanted[start:start + 2000]}))
+        for row in rows:
+            technique = row["technique"]
+            if (row["role"], row["paper"]) not in allowed.get(technique, ()):
+                continue
+            papers.setdefault(technique, []).append(PaperRef(
+                iri=row["paper"], role=row["role"], title=row["title"] or row["paper"], arxiv=row["arxivId"],
+                doi=row["doi"], url=row["url"], issued=str(row["issued"]) if row["issued"] is not None else None,
+                venue=row["venue"], status=row["status"] if include_private else None,
+            ))
+    return papers, dict(totals), statuses
+
+
+def _within(graph: nx.MultiDiGraph, start: str, depth: int) -> set[str]:
+    lengths = nx.single_source_shortest_path_length(graph, start, cutoff=depth)
+    return set(lengths)
+
+
+def _add_papers(graph: nx.MultiDiGraph, papers: dict[str, list[PaperRef]]) -> None:
+    for technique, refs in papers.items():
+        for ref in refs:
+            if ref.iri not in graph:
+                graph.add_node(ref.iri, **_scalar({
+                    "kind": "paper", "label": ref.title, "title": ref.title, "arxiv": ref.arxiv,
+                    "doi": ref.doi, "url": ref.link, "date": ref.issued, "venue": ref.venue,
+                    "status": ref.status,
+                }))
+            graph.add_edge(ref.iri, technique, key=ref.role, kind="paper", relation=ref.role)
+
+
+def _add_repositories(graph: nx.MultiDiGraph, repositories: dict[str, dict[str, Any]]) -> None:
+    for repo, info in repositories.items():
+        if info["technique"] not in graph:
+            continue
+        if repo not in graph:
+            name = repo.split("://", 1)[-1].split("/", 1)[-1]
+            graph.add_node(repo, **_scalar({"kind": "repository", "label": name, "name": name, "url": repo,
+                                            "stars": info["stars"]}))
+        graph.add_edge(info["technique"], repo, key="code", kind="code", relation="code")
+

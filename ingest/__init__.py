@@ -1,0 +1,29 @@
+"""Sources: what TechKG learns from arXiv, GitHub and Zotero, each into its own named graph.
+
+The modules, each depending on the core (``kg``) and never the reverse:
+
+- :mod:`ingest.http` builds the one ``httpx.Client`` every source uses (User-Agent with
+  a contact, timeouts, retries with backoff and jitter, ``Retry-After`` and ``Backoff``,
+  per-host politeness) and holds the conventions for tokens: read them with
+  ``token_from_env``, never write them (``redact``, ``safe_url``).
+- :mod:`ingest.cache` is the on-disk HTTP cache: conditional requests (``ETag``), free
+  304 refreshes, and ``--offline`` answers.
+- :mod:`ingest.safexml` parses XML answers safely (no DTDs, entities or network).
+- :mod:`ingest.arxiv` looks papers up by id (100 per request) or by search, through
+  the ``arxiv`` package; :mod:`ingest.oai` harvests arXiv in bulk over OAI-PMH and
+  resumes after an interruption.
+- :mod:`ingest.github` fetches repositories over REST (conditional) or GraphQL (100
+  per query, with a token), and records dated snapshots of their counts.
+- :mod:`ingest.merge` merges a run's records into a source graph and summarises the
+  run (added, updated, unchanged, missing, failed).
+- :mod:`ingest.zotero` (and its sync) reads and writes a Zotero library.
+
+Every ingest function takes the store and a source object built around an injected
+client, fetches everything first, then writes in one transaction recorded as a
+``prov:Activity``: a run that fails half-way leaves the graph as it was. Only the CLI
+(``kg ingest ...``) wires clients, sources and the store together.
+"""
+
+from __future__ import annotations
+
+__all__: list[str] = []

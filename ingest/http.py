@@ -1,0 +1,535 @@
+"""The one place where TechKG builds the ``httpx.Client`` that every source uses.
+
+:func:`build_client` returns a client that
+
+- names TechKG and a contact in its User-Agent (``--contact`` or ``KG_CONTACT``);
+- has timeouts;
+- retries connection errors, timeouts, truncated bodies and 5xx answers with
+  exponential backoff and jitter, honouring ``Retry-After`` (and ``429``/``503`` with
+  ``Retry-After``);
+- is polite per host: a minimum interval between requests, optionally one connection
+  at a time (arXiv asks for one request every 3 s and no parallel connections), and
+  Zotero's ``Backoff`` header pauses the next request to that host;
+- answers through the on-disk HTTP cache (:mod:`ingest.cache`) when one is given:
+  conditional requests, and ``offline`` mode that never touches the network.
+
+Conventions every source follows (the Zotero sync included):
+
+- Tokens come from the environment through :func:`token_from_env`, which registers
+  them as secrets; :func:`redact` removes every registered secret from a text, and
+  :func:`safe_url` strips credentials from a URL. Only safe URLs go into messages,
+  the cache's metadata and ``prov:used``. The cache stores no request headers.
+- Sources call :func:`send` rather than the client directly: it turns transport
+  failures into :class:`kg.errors.IngestError` with a hint. :func:`expect_json`
+  checks the content type and decodes JSON with a clear error for HTML error pages,
+  wrong content types and malformed or truncated bodies.
+- :func:`stats_for` gives the request counters of a client built here (requests
+  sent, retries, 304s, answers from the cache), for the run summary.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import os
+import random
+import re
+import threading
+import time
+import weakref
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+import httpx
+
+from kg import __version__
+from kg.errors import IngestError
+
+__all__ = [
+    "HOMEPAGE",
+    "HttpStats",
+    "Politeness",
+    "RetryPolicy",
+    "build_client",
+    "cache_for",
+    "describe_status",
+    "expect_json",
+    "expect_xml",
+    "redact",
+    "register_secret",
+    "retry_after_seconds",
+    "safe_url",
+    "send",
+    "stats_for",
+    "token_from_env",
+    "user_agent",
+]
+
+HOMEPAGE = "https://w3id.org/techkg"
+_RETRY_STATUSES = frozenset({500, 502, 503, 504})
+_SENSITIVE_PARAMS = re.compile(r"(?i)^(.*token.*|.*key.*|.*secret.*|password|passwd|auth|sig|signature)$")
+_SECRETS: set[str] = set()
+_SECRETS_LOCK = threading.Lock()
+
+
+# -- secrets ---------------------------------------------------------------------------
+
+
+def register_secret(value: str | None) -> None:
+    """Remember ``value`` as a secret so that :func:`redact` hides it everywhere."""
+    if value and len(value) >= 4:
+        with _SECRETS_LOCK:
+            _SECRETS.add(value)
+
+
+def token_from_env(name: str) -> str | None:
+    """The token in environment variable ``name`` (``GITHUB_TOKEN``, ``ZOTERO_API_KEY``),
+    registered as a secret; None when unset or empty."""
+    value = os.environ.get(name, "").strip()
+    if not value:
+        return None
+    register_secret(value)
+    return value
+
+
+def redact(text: str) -> str:
+    """``text`` with every registered secret replaced by ``***``."""
+    with _SECRETS_LOCK:
+        secrets = sorted(_SECRETS, key=len, reverse=True)
+    for secret in secrets:
+        text = text.replace(secret, "***")
+    return text
+
+
+def safe_url(url: str | httpx.URL) -> str:
+    """``url`` without user:password and without query parameters that look like
+    credentials (``token``, ``key``, ``api_key``, ``secret`` ...); secrets redacted."""
+    parts = urlsplit(str(url))
+    netloc = parts.hostname or ""
+    if parts.port:
+        netloc += f":{parts.port}"
+    query = [(k, "***" if _SENSITIVE_PARAMS.match(k) else v)
+             for k, v in parse_qsl(parts.query, keep_blank_values=True)]
+    cleaned = urlunsplit((parts.scheme, netloc, parts.path, urlencode(query, safe=":,/*"), parts.fragment))
+    return redact(cleaned)
+
+
+def user_agent(contact: str | None = None) -> str:
+    """``TechKG/<version> (+homepage; mailto:contact)``: APIs ask clients to name themselves
+    and give a way to reach whoever runs them."""
+    who = f"+{HOMEPAGE}"
+    if contact:
+        contact = contact.strip()
+        who += f"; mailto:{contact}" if "@" in contact and "://" not in contact else f"; {contact}"
+    return f"TechKG/{__version__} ({who})"
+
+
+# -- policies --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Politeness:
+    """How gently to treat one host: at least ``min_interval`` seconds between the end
+    of one request and the start of the next, and (``one_at_a_time``) no parallel
+    connections."""
+
+    min_interval: float = 0.0
+    one_at_a_time: bool = False
+
+
+#: arXiv's terms for its legacy APIs (query API, OAI-PMH): one request every 3 s,
+#: one connection at a time.
+ARXIV_POLITENESS = Politeness(min_interval=3.0, one_at_a_time=True)
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Retries of connection errors, timeouts, truncated bodies and 5xx answers.
+
+    The wait before retry ``n`` (0-based) is ``min(cap, base * 2**n)``, of which the
+    upper half is random (jitter), unless the answer says ``Retry-After``. A
+    ``Retry-After`` longer than ``max_retry_after`` is not waited for: the answer goes
+    back to the caller, which reports it. ``sleep`` is injectable for tests.
+    """
+
+    attempts: int = 4
+    base: float = 1.0
+    cap: float = 60.0
+    max_retry_after: float = 120.0
+    sleep: Callable[[float], None] = time.sleep
+
+    def backoff(self, attempt: int) -> float:
+        delay = min(self.cap, self.base * (2**attempt))
+        return delay / 2 + random.uniform(0, delay / 2)
+
+
+@dataclass
+class HttpStats:
+    """What a client did during a run."""
+
+    requests: int = 0
+    retries: int = 0
+    not_modified: int = 0
+    from_cache: int = 0
+    bodies: int = 0
+    bytes: int = 0
+    waited: float = 0.0
+    waits: list[float] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"requests": self.requests, "retries": self.retries, "not_modified": self.not_modified,
+                "from_cache": self.from_cache, "bodies": self.bodies, "bytes": self.bytes,
+                "waited_seconds": round(self.waited, 3)}
+
+    def since(self, before: Mapping[str, Any]) -> dict[str, Any]:
+        """The counters accumulated since ``before`` (an earlier :meth:`as_dict`)."""
+        now = self.as_dict()
+        return {k: round(v - before.get(k, 0), 3) if isinstance(v, float) else v - before.get(k, 0)
+                for k, v in now.items()}
+
+
+_STATS: weakref.WeakKeyDictionary[httpx.Client, HttpStats] = weakref.WeakKeyDictionary()
+_CACHES: weakref.WeakKeyDictionary[httpx.Client, Any] = weakref.WeakKeyDictionary()
+
+
+def stats_for(client: httpx.Client) -> HttpStats:
+    """The counters of a client made by :func:`build_client` (a fresh, unattached
+    :class:`HttpStats` for any other client)."""
+    return _STATS.get(client) or HttpStats()
+
+
+def cache_for(client: httpx.Client) -> Any:
+    """The :class:`ingest.cache.HttpCache` a client made by :func:`build_client` answers
+    through, or None."""
+    return _CACHES.get(client)
+
+
+def retry_after_seconds(response: httpx.Response, header: str = "retry-after") -> float | None:
+    """``Retry-After`` (or ``Backoff``) as seconds: a number or an HTTP date; None if absent."""
+    raw = response.headers.get(header)
+    if raw is None:
+        return None
+    raw = raw.strip()
+    try:
+        return max(0.0, float(raw))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(raw)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+# -- transports --------------------------------------------------------------------------
+
+
+class _HostGate:
+    """Per-host state shared by every client in this process."""
+
+    def __init__(self) -> None:
+        self.connection = threading.Lock()
+        self.state = threading.Lock()
+        self.last_end = 0.0
+        self.not_before = 0.0
+
+
+_GATES: dict[str, _HostGate] = {}
+_GATES_LOCK = threading.Lock()
+
+
+def _gate(url: httpx.URL) -> _HostGate:
+    key = f"{url.host}:{url.port or ''}"
+    with _GATES_LOCK:
+        return _GATES.setdefault(key, _HostGate())
+
+
+_TRANSPORT_ERRORS = (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError)
+
+
+class PoliteTransport(httpx.BaseTransport):
+    """Spacing, one-at-a-time, ``Backoff`` and retries around a real transport.
+
+    The body is read here, inside the retry loop, so a connection reset or a body cut
+    short is retried like a refused connection. POST requests are retried only when
+    they carry the ``"idempotent": True`` request extension (GraphQL queries do).
+    """
+
+    def __init__(self, inner: httpx.BaseTransport, *, politeness: Politeness, retry: RetryPolicy,
+                 stats: HttpStats) -> None:
+        self.inner = inner
+        self.politeness = politeness
+        self.retry = retry
+        self.stats = stats
+
+    def _wait(self, seconds: float) -> None:
+        if seconds > 0:
+            self.stats.waited += seconds
+            self.stats.waits.append(seconds)
+            self.retry.sleep(seconds)
+
+    def _turn(self, gate: _HostGate) -> None:
+        with gate.state:
+            ready = max(gate.last_end + self.politeness.min_interval, gate.not_before)
+        self._wait(ready - time.monotonic())
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        gate = _gate(request.url)
+        retryable = request.method in ("GET", "HEAD", "OPTIONS") or bool(request.extensions.get("idempotent"))
+        attempts = max(1, self.retry.attempts) if retryable else 1
+        request.read()
+        for attempt in range(attempts):
+            last = attempt == attempts - 1
+            if self.politeness.one_at_a_time:
+                gate.connection.acquire()
+            try:
+                self._turn(gate)
+                self.stats.requests += 1
+                try:
+                    response = self.inner.handle_request(request)
+                    try:
+                        response.read()
+                    finally:
+                        response.close()
+                except _TRANSPORT_ERRORS:
+                    if last:
+                        raise
+                    response = None
+                finally:
+                    with gate.state:
+                        gate.last_end = time.monotonic()
+                if response is not None:
+                    if response.content:
+                        self.stats.bodies += 1
+                        self.stats.bytes += len(response.content)
+                    backoff = retry_after_seconds(response, "backoff")
+                    if backoff:
+                        with gate.state:
+                            gate.not_before = max(gate.not_before, time.monotonic() + backoff)
+            finally:
+                if self.politeness.one_at_a_time:
+                    gate.connection.release()
+            if response is None:
+                self.stats.retries += 1
+                self._wait(self.retry.backoff(attempt))
+                continue
+            wanted = retry_after_seconds(response)
+            should_retry = response.status_code in _RETRY_STATUSES or (
+                response.status_code in (429, 503) and wanted is not None)
+            if not should_retry or last:
+                return response
+            if wanted is not None and wanted > self.retry.max_retry_after:
+                return response
+            self.stats.retries += 1
+            self._wait(wanted if wanted is not None else self.retry.backoff(attempt))
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+class _ProxyRouter(httpx.BaseTransport):
+    """Sends requests through ``HTTPS_PROXY`` / ``HTTP_PROXY`` / ``ALL_PROXY`` unless the host
+    is loopback or matches ``NO_PROXY`` (the client itself does not read the environment,
+    so that every request goes through the politeness, retry and cache layers)."""
+
+    def __init__(self, direct: httpx.BaseTransport, proxies: dict[str, str], no_proxy: list[str]) -> None:
+        self.direct = direct
+        self.proxied = {scheme: httpx.HTTPTransport(retries=0, proxy=url) for scheme, url in proxies.items()}
+        self.no_proxy = no_proxy
+
+    def _bypass(self, host: str) -> bool:
+        if host in ("localhost", "127.0.0.1", "::1") or "*" in self.no_proxy:
+            return True
+        return any(host == d.lstrip(".") or host.endswith("." + d.lstrip(".")) for d in self.no_proxy if d)
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        proxy = self.proxied.get(request.url.scheme) or self.proxied.get("all")
+        if proxy is None or self._bypass(request.url.host):
+            return self.direct.handle_request(request)
+        return proxy.handle_request(request)
+
+    def close(self) -> None:
+        self.direct.close()
+        for transport in self.proxied.values():
+            transport.close()
+
+
+def _network_transport() -> httpx.BaseTransport:
+    direct = httpx.HTTPTransport(retries=0)
+    env = {k.lower(): v for k, v in os.environ.items() if k.lower().endswith("_proxy") and v.strip()}
+    proxies = {scheme: env[f"{scheme}_proxy"] for scheme in ("https", "http", "all") if f"{scheme}_proxy" in env}
+    if not proxies:
+        return direct
+    no_proxy = [d.strip() for d in env.get("no_proxy", "").split(",")]
+    return _ProxyRouter(direct, proxies, no_proxy)
+
+
+# -- the client ---------------------------------------------------------------------------
+
+
+def build_client(
+    source: str,
+    *,
+    api_url: str | None = None,
+    token: str | None = None,
+    token_scheme: str = "Bearer",
+    contact: str | None = None,
+    headers: Mapping[str, str] | None = None,
+    timeout: float | httpx.Timeout = 30.0,
+    retry: RetryPolicy | None = None,
+    politeness: Politeness | None = None,
+    cache: Any = None,
+    offline: bool = False,
+    transport: httpx.BaseTransport | None = None,
+) -> httpx.Client:
+    """An ``httpx.Client`` for ``source`` (``arxiv``, ``github``, ``zotero`` ...).
+
+    ``api_url`` becomes the base URL; ``token`` is sent as ``Authorization:
+    <token_scheme> <token>`` and registered as a secret. ``cache`` is an
+    :class:`ingest.cache.HttpCache`; with ``offline=True`` every answer comes from it
+    and a missing one raises :class:`kg.errors.OfflineError`. ``transport`` replaces
+    the network transport (tests pass ``httpx.MockTransport`` for pure-logic checks).
+    Redirects are followed (httpx drops ``Authorization`` when a redirect leaves the
+    origin). Proxies come from ``HTTPS_PROXY``/``HTTP_PROXY``/``ALL_PROXY`` and ``NO_PROXY``.
+    """
+    stats = HttpStats()
+    inner: httpx.BaseTransport = transport or _network_transport()
+    polite: httpx.BaseTransport = PoliteTransport(
+        inner, politeness=politeness or Politeness(), retry=retry or RetryPolicy(), stats=stats)
+    if cache is not None or offline:
+        from ingest.cache import CacheTransport
+
+        if cache is None:
+            raise IngestError("offline mode needs a cache", source=source,
+                              hint="Give --cache-dir, or drop --offline.")
+        polite = CacheTransport(polite, cache=cache, offline=offline, stats=stats, source=source)
+    all_headers = {"User-Agent": user_agent(contact)}
+    all_headers.update(headers or {})
+    if token:
+        register_secret(token)
+        all_headers["Authorization"] = f"{token_scheme} {token}".strip()
+    client = httpx.Client(
+        base_url=api_url.rstrip("/") if api_url else "",
+        headers=all_headers,
+        timeout=timeout if isinstance(timeout, httpx.Timeout) else httpx.Timeout(timeout, connect=min(timeout, 10.0)),
+        follow_redirects=True,
+        transport=polite,
+        trust_env=False,
+    )
+    _STATS[client] = stats
+    if cache is not None:
+        _CACHES[client] = cache
+    return client
+
+
+# -- requests and answers -------------------------------------------------------------------
+
+
+def _describe(exc: Exception) -> tuple[str, str]:
+    if isinstance(exc, httpx.TimeoutException):
+        return "timed out", "The server is slow or unreachable; try again later, or raise --timeout."
+    if isinstance(exc, httpx.ConnectError):
+        return "could not connect", "Check the network and --api-url."
+    if isinstance(exc, httpx.RemoteProtocolError):
+        return ("the connection closed before the answer was complete (truncated or malformed response)",
+                "The server or a proxy cut the answer short; try again later.")
+    if isinstance(exc, httpx.NetworkError):
+        return "the connection failed (reset by the server)", "Try again later; check any proxy in between."
+    return type(exc).__name__, "Check --api-url and try again."
+
+
+def send(client: httpx.Client, method: str, url: str, *, source: str, **kwargs: Any) -> httpx.Response:
+    """``client.request(method, url, ...)`` with transport failures (after the client's
+    retries) turned into :class:`IngestError` naming the source and the safe URL."""
+    before = stats_for(client).retries
+    try:
+        return client.request(method, url, **kwargs)
+    except httpx.HTTPError as exc:
+        try:
+            full = exc.request.url
+        except RuntimeError:
+            full = client.base_url.join(url)
+        what, hint = _describe(exc)
+        retries = stats_for(client).retries - before
+        tried = f" (tried {retries + 1} times)" if retries else ""
+        detail = redact(str(exc))
+        detail = f": {detail}" if detail and detail not in what else ""
+        raise IngestError(f"{source}: {method} {safe_url(full)} {what}{tried}{detail}",
+                          source=source, url=safe_url(full), hint=hint + " Nothing was written.") from None
+
+
+def _snippet(response: httpx.Response) -> str:
+    text = response.content[:2000].decode("utf-8", "replace")
+    title = re.search(r"(?is)<title>(.*?)</title>", text)
+    if title:
+        text = title.group(1)
+    text = re.sub(r"<[^>]+>", " ", text)
+    return redact(" ".join(text.split())[:120])
+
+
+def expect_json(response: httpx.Response, *, source: str) -> Any:
+    """The decoded JSON body, or an :class:`IngestError` saying what came instead
+    (an HTML error page, another content type, malformed or truncated JSON)."""
+    url = safe_url(response.request.url)
+    ctype = response.headers.get("content-type", "").split(";")[0].strip().lower()
+    if "json" not in ctype:
+        head = response.content[:512].lower()
+        kind = "an HTML page" if "html" in ctype or b"<html" in head or b"<!doctype html" in head \
+            else (ctype or "no content type")
+        raise IngestError(
+            f"{source}: expected JSON from {url} but got {kind} (HTTP {response.status_code}"
+            + (f": {_snippet(response)!r})" if _snippet(response) else ")"),
+            source=source, url=url, status=response.status_code,
+            hint="The API may be down or behind a login or proxy page, or --api-url points at a web "
+                 "page rather than the API. Check it and run again; nothing was written.")
+    try:
+        return json.loads(response.content)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise IngestError(
+            f"{source}: the JSON from {url} is malformed or truncated ({exc}; {len(response.content)} bytes)",
+            source=source, url=url, status=response.status_code,
+            hint="Run again later; if it persists the API (or --api-url) is not answering properly. "
+                 "Nothing was written.") from None
+
+
+def expect_xml(response: httpx.Response, *, source: str) -> bytes:
+    """The body of an XML answer, or an :class:`IngestError` when the content type says
+    it is something else (JSON, an HTML error page). Parse it with :mod:`ingest.safexml`."""
+    url = safe_url(response.request.url)
+    ctype = response.headers.get("content-type", "").split(";")[0].strip().lower()
+    body = response.content
+    looks_html = b"<html" in body[:512].lower()
+    if ("xml" not in ctype and "atom" not in ctype) or looks_html:
+        if not ctype and body.lstrip()[:5] in (b"<?xml", b"<feed", b"<OAI-") and not looks_html:
+            return body
+        kind = "an HTML page" if "html" in ctype or looks_html else (ctype or "no content type")
+        raise IngestError(
+            f"{source}: expected XML from {url} but got {kind} (HTTP {response.status_code}"
+            + (f": {_snippet(response)!r})" if _snippet(response) else ")"),
+            source=source, url=url, status=response.status_code,
+            hint="The API may be down or behind a login or proxy page, or --api-url points at a web "
+                 "page rather than the API. Check it and run again; nothing was written.")
+    return body
+
+
+def describe_status(response: httpx.Response, *, source: str, what: str) -> IngestError:
+    """An :class:`IngestError` for an unexpected HTTP status, with the server's message."""
+    url = safe_url(response.request.url)
+    message = ""
+    try:
+        data = response.json()
+        if isinstance(data, dict):
+            message = str(data.get("message") or data.get("error") or "")
+    except (ValueError, UnicodeDecodeError):
+        message = _snippet(response)
+    hint = {
+        401: "The token was refused: check it (GITHUB_TOKEN / ZOTERO_API_KEY) or run without it.",
+        403: "Access was refused; check the token's scopes, or wait if this is a rate limit.",
+        404: "Check the name and --api-url.",
+    }.get(response.status_code, "Run again later; if it persists check --api-url.")
+    return IngestError(f"{source}: {what} failed with HTTP {response.status_code} at {url}"
+                       + (f": {redact(message)}" if message else ""),
+                       source=source, url=url, status=response.status_code, hint=hint)

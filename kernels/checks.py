@@ -1,0 +1,215 @@
+"""What a declared verification is made of: checks, where they run, what they measure.
+
+Every kernel folder declares one :class:`Verification` in its ``verification.py``: what
+is compared, the dtype and shapes, whether gradients are compared, and a list of
+:class:`Check` objects. A check is a function of a :class:`Setting` (device, dtype,
+seed) that returns an :class:`Outcome`: the largest absolute error and the largest
+relative error of the comparison it makes. The check passes when the error it names
+(``measure``) is at most its ``tolerance``.
+
+Relative error here is normwise: ``max|ref − out| / max|ref|``. A numerical property
+("uniform routing gives a loss of exactly 1") is an outcome too: the measured value
+against the claimed one (:func:`against`), or how far a bound is exceeded
+(:func:`within`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+import torch
+
+__all__ = [
+    "Check",
+    "Outcome",
+    "Setting",
+    "Verification",
+    "against",
+    "compare",
+    "compare_all",
+    "count",
+    "gradients",
+    "shape_id",
+    "within",
+    "worst",
+]
+
+Measure = Literal["abs", "rel"]
+
+
+@dataclass(frozen=True)
+class Setting:
+    """Where a check runs. Inputs are drawn on the CPU from a seeded generator and then
+    moved, so that the CPU and a GPU see the same numbers."""
+
+    device: torch.device = field(default_factory=lambda: torch.device("cpu"))
+    dtype: torch.dtype = torch.float32
+    seed: int = 42
+
+    def generator(self, offset: int = 0) -> torch.Generator:
+        return torch.Generator().manual_seed(self.seed + offset)
+
+    def randn(
+        self,
+        *shape: int,
+        gen: torch.Generator,
+        scale: float = 1.0,
+        dtype: torch.dtype | None = None,
+    ) -> torch.Tensor:
+        x = torch.randn(*shape, generator=gen, dtype=torch.float64) * scale
+        return x.to(device=self.device, dtype=dtype or self.dtype)
+
+    def rand(
+        self, *shape: int, gen: torch.Generator, dtype: torch.dtype | None = None
+    ) -> torch.Tensor:
+        x = torch.rand(*shape, generator=gen, dtype=torch.float64)
+        return x.to(device=self.device, dtype=dtype or self.dtype)
+
+    def randint(self, high: int, *shape: int, gen: torch.Generator) -> torch.Tensor:
+        return torch.randint(high, shape, generator=gen).to(self.device)
+
+    def tensor(self, data: object, dtype: torch.dtype | None = None) -> torch.Tensor:
+        return torch.as_tensor(data, dtype=dtype or self.dtype, device=self.device)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """The errors one check measured; ``detail`` says what was measured, in words."""
+
+    max_abs: float
+    max_rel: float
+    detail: str = ""
+
+    def error(self, measure: Measure) -> float:
+        return self.max_abs if measure == "abs" else self.max_rel
+
+
+@dataclass(frozen=True)
+class Check:
+    """One comparison or one numerical property, with the claim it stands for."""
+
+    name: str
+    claim: str
+    run: Callable[[Setting], Outcome]
+    tolerance: float
+    measure: Measure = "rel"
+    gradients: bool = False
+
+    def passed(self, outcome: Outcome) -> bool:
+        error = outcome.error(self.measure)
+        return not math.isnan(error) and error <= self.tolerance
+
+
+@dataclass(frozen=True)
+class Verification:
+    """A kernel folder's declaration of what its checks establish."""
+
+    technique: str
+    compares: str
+    shapes: tuple[str, ...]
+    checks: tuple[Check, ...]
+    dtype: str = "float32"
+    gradients: bool = False
+    #: Importable modules the checks need beyond torch (e.g. ``triton``).
+    requires: tuple[str, ...] = ()
+
+    def check(self, name: str) -> Check:
+        for c in self.checks:
+            if c.name == name:
+                return c
+        raise KeyError(f"{self.technique} declares no check {name!r}")
+
+
+def _as_tensor(x: torch.Tensor | float | Sequence[float]) -> torch.Tensor:
+    if isinstance(x, torch.Tensor):
+        return x.detach().to(torch.float64).cpu()
+    return torch.as_tensor(x, dtype=torch.float64)
+
+
+def compare(ref: torch.Tensor | float, out: torch.Tensor | float, detail: str = "") -> Outcome:
+    """Max absolute error and normwise relative error of ``out`` against ``ref``."""
+    r, o = _as_tensor(ref), _as_tensor(out)
+    if r.shape != o.shape:
+        raise ValueError(f"shapes differ: reference {tuple(r.shape)} vs {tuple(o.shape)}")
+    if r.numel() == 0:
+        return Outcome(0.0, 0.0, detail)
+    err = (r - o).abs().max().item()
+    scale = r.abs().max().item()
+    rel = err / scale if scale > 0 else (0.0 if err == 0 else math.inf)
+    return Outcome(err, rel, detail)
+
+
+def worst(outcomes: Iterable[Outcome], detail: str = "") -> Outcome:
+    """The largest absolute and relative errors over several comparisons; the detail
+    is that of the comparison with the largest relative error."""
+    items = list(outcomes)
+    if not items:
+        return Outcome(0.0, 0.0, detail)
+    bad = max(items, key=lambda o: o.max_rel)
+    return Outcome(max(o.max_abs for o in items), bad.max_rel, detail or bad.detail)
+
+
+def compare_all(pairs: Iterable[tuple[str, torch.Tensor, torch.Tensor]]) -> Outcome:
+    """Compare named (reference, output) pairs; the detail names the worst one."""
+    named = [(name, compare(ref, out)) for name, ref, out in pairs]
+    if not named:
+        return Outcome(0.0, 0.0)
+    name, bad = max(named, key=lambda item: item[1].max_rel)
+    return Outcome(max(o.max_abs for _, o in named), bad.max_rel, f"worst of {len(named)}: {name}")
+
+
+def against(measured: float, expected: float, detail: str = "") -> Outcome:
+    """A measured number against the value the claim states."""
+    err = abs(float(measured) - float(expected))
+    rel = err / abs(expected) if expected != 0 else err
+    text = detail or f"measured {measured:.6g}, claimed {expected:.6g}"
+    return Outcome(err, rel, text)
+
+
+def within(measured: float, bound: float, detail: str = "") -> Outcome:
+    """How far ``measured`` exceeds an upper ``bound`` (0 when the bound holds)."""
+    excess = max(0.0, float(measured) - float(bound))
+    rel = excess / abs(bound) if bound != 0 else excess
+    return Outcome(excess, rel, detail or f"measured {measured:.6g}, bound {bound:.6g}")
+
+
+def count(measured: int, expected: int, detail: str = "") -> Outcome:
+    """An exact count: any difference fails a zero tolerance."""
+    return against(
+        float(measured), float(expected), detail or f"counted {measured}, claimed {expected}"
+    )
+
+
+def shape_id(**dims: int) -> str:
+    """A readable shape id in the tests' style: ``B2-T75-H2-D32``."""
+    return "-".join(f"{k}{v}" for k, v in dims.items())
+
+
+def gradients(
+    fn: Callable[..., torch.Tensor | tuple[torch.Tensor, ...]],
+    tensors: Sequence[torch.Tensor],
+    cotangents: Sequence[torch.Tensor] | None = None,
+) -> tuple[tuple[torch.Tensor, ...], tuple[torch.Tensor, ...]]:
+    """Outputs of ``fn`` on fresh leaf copies of ``tensors``, and the gradients of
+    Σ ⟨output, cotangent⟩ with respect to those leaves (zeros where unused).
+
+    Without ``cotangents`` the outputs are simply summed."""
+    leaves = [t.detach().clone().requires_grad_(t.is_floating_point()) for t in tensors]
+    result = fn(*leaves)
+    outs = result if isinstance(result, tuple) else (result,)
+    cots = cotangents if cotangents is not None else [torch.ones_like(o) for o in outs]
+    total = sum((o.float() * c.float()).sum() for o, c in zip(outs, cots, strict=True))
+    needs = [leaf for leaf in leaves if leaf.requires_grad]
+    grads = torch.autograd.grad(total, needs, allow_unused=True)  # type: ignore[arg-type]
+    it = iter(grads)
+    full = []
+    for leaf in leaves:
+        if leaf.requires_grad:
+            grad = next(it)
+            full.append(torch.zeros_like(leaf) if grad is None else grad)
+        else:
+            full.append(torch.zeros_like(leaf, dtype=torch.float32))
+    return tuple(o.detach() for o in outs), tuple(full)

@@ -1,0 +1,42 @@
+"""DiffusionNFT's loss in expanded, batched form.
+
+With e = x_t − t·v_old − x₀ (the old model's error) and Δ = v_θ − v_old, the two
+implicit branches are x̂₀± − x₀ = e ∓ t·β·Δ: one residual and one update, mirrored.
+This is the form a fused kernel would compute; it never builds v⁺ or v⁻.
+"""
+
+from __future__ import annotations
+
+import torch
+
+__all__ = ["nft_loss", "reward_weights"]
+
+
+def reward_weights(adv: torch.Tensor, a_max: float) -> torch.Tensor:
+    return (adv.clamp(-a_max, a_max) / a_max / 2 + 0.5).clamp(0, 1)
+
+
+def nft_loss(
+    v_theta: torch.Tensor,
+    v_old: torch.Tensor,
+    v_ref: torch.Tensor,
+    x_t: torch.Tensor,
+    x0: torch.Tensor,
+    t: torch.Tensor,
+    adv: torch.Tensor,
+    *,
+    beta: float,
+    a_max: float,
+    beta_kl: float,
+) -> torch.Tensor:
+    shape = (-1,) + (1,) * (v_theta.dim() - 1)
+    tb = t.view(shape)
+    e = x_t - tb * v_old - x0
+    step = tb * beta * (v_theta - v_old)
+    pos, neg = e - step, e + step
+    dims = tuple(range(1, v_theta.dim()))
+    l_pos = pos.pow(2).mean(dims) / pos.abs().mean(dims).detach()
+    l_neg = neg.pow(2).mean(dims) / neg.abs().mean(dims).detach()
+    r = reward_weights(adv, a_max)
+    kl = (v_theta - v_ref).pow(2).mean(dims)
+    return (a_max * (r * l_pos + (1 - r) * l_neg) / beta + beta_kl * kl).mean()

@@ -1,0 +1,168 @@
+"""Declared verification of the Liger-style fused operations.
+
+Compared: chunked fused linear cross-entropy (gradients computed in the forward) against
+the LM head plus cross-entropy on full logits, loss and gradients, with ignored rows;
+hand-written RMSNorm (Llama and Gemma offset), rotate_half RoPE and SwiGLU against
+their autograd references. Property: the fused loss's peak memory holds chunk × V
+logits, never BT × V.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from kernels.checks import (
+    Check,
+    Outcome,
+    Setting,
+    Verification,
+    compare_all,
+    gradients,
+    within,
+    worst,
+)
+from kernels.liger_kernel.fused import chunk_size, fused_linear_cross_entropy, rmsnorm, rope, swiglu
+from kernels.liger_kernel.naive import naive_lm_head_ce, naive_rmsnorm, naive_rope, naive_swiglu
+from kernels.memory import peak_bytes
+
+FLCE = ((150, 32, 1000), (75, 24, 333))  # BT, H, V
+
+
+def _flce_inputs(s: Setting, BT: int, H: int, V: int, offset: int):  # type: ignore[no-untyped-def]
+    gen = s.generator(offset)
+    h = s.randn(BT, H, gen=gen)
+    w = s.randn(V, H, gen=gen, scale=H**-0.5)
+    target = s.randint(V, BT, gen=gen)
+    target[::7] = -100  # ignored rows
+    return h, w, target
+
+
+def flce_matches_full(s: Setting) -> Outcome:
+    results = []
+    for i, (BT, H, V) in enumerate(FLCE):
+        h, w, target = _flce_inputs(s, BT, H, V, i)
+        (l1,), g1 = gradients(lambda h, w, t=target: naive_lm_head_ce(h, w, t), (h, w))
+        (l2,), g2 = gradients(lambda h, w, t=target: fused_linear_cross_entropy(h, w, t), (h, w))
+        tag = f"BT{BT}-H{H}-V{V}"
+        results.append(
+            compare_all(
+                [(f"loss {tag}", l1, l2), (f"dh {tag}", g1[0], g2[0]), (f"dW {tag}", g1[1], g2[1])]
+            )
+        )
+    return worst(results)
+
+
+def flce_memory(s: Setting) -> Outcome:
+    BT, H, V = 1000, 32, 1000
+    h, w, target = _flce_inputs(s, BT, H, V, 10)
+    h.requires_grad_(True)
+    w.requires_grad_(True)
+
+    def step(loss_fn):  # type: ignore[no-untyped-def]
+        return lambda: torch.autograd.grad(loss_fn(h, w, target), (h, w))
+
+    full, _, _ = peak_bytes(step(naive_lm_head_ce))
+    fused, _, _ = peak_bytes(step(fused_linear_cross_entropy))
+    chunk = chunk_size(BT, V, H)
+    # The gradients it must return (held twice: stored, then scaled) plus a few chunk×V slices.
+    bound = 2 * (V * H + BT * H) * 4 + 4 * chunk * V * 4
+    out = within(fused, bound)
+    return Outcome(
+        out.max_abs,
+        out.max_rel,
+        f"peak {fused / 2**20:.2f} MiB fused vs {full / 2**20:.2f} MiB full logits "
+        f"({full / fused:.1f}x); "
+        f"chunk {chunk} x V; bound {bound / 2**20:.2f} MiB has no BT x V term "
+        f"(BT x V logits alone are {BT * V * 4 / 2**20:.2f} MiB)",
+    )
+
+
+def rmsnorm_matches(s: Setting) -> Outcome:
+    results = []
+    for name, offset in (("llama", 0.0), ("gemma", 1.0)):
+        gen = s.generator(20)
+        x, wt = s.randn(2, 37, 48, gen=gen), s.randn(48, gen=gen, scale=0.5)
+        cot = (s.randn(2, 37, 48, gen=gen),)
+        (o1,), g1 = gradients(lambda x, w, o=offset: naive_rmsnorm(x, w, offset=o), (x, wt), cot)
+        (o2,), g2 = gradients(lambda x, w, o=offset: rmsnorm(x, w, offset=o), (x, wt), cot)
+        results.append(
+            compare_all(
+                [(f"{name} y", o1, o2), (f"{name} dx", g1[0], g2[0]), (f"{name} dw", g1[1], g2[1])]
+            )
+        )
+    return worst(results)
+
+
+def rope_matches(s: Setting) -> Outcome:
+    gen = s.generator(30)
+    x = s.randn(2, 45, 3, 32, gen=gen)
+    positions = torch.arange(7, 52)
+    cot = (s.randn(2, 45, 3, 32, gen=gen),)
+    (o1,), (g1,) = gradients(lambda x: naive_rope(x, positions), (x,), cot)
+    (o2,), (g2,) = gradients(lambda x: rope(x, positions), (x,), cot)
+    return compare_all([("rotated", o1, o2), ("dx", g1, g2)])
+
+
+def swiglu_matches(s: Setting) -> Outcome:
+    gen = s.generator(40)
+    a, b = s.randn(3, 37, 40, gen=gen, scale=3.0), s.randn(3, 37, 40, gen=gen)
+    cot = (s.randn(3, 37, 40, gen=gen),)
+    (o1,), g1 = gradients(naive_swiglu, (a, b), cot)
+    (o2,), g2 = gradients(swiglu, (a, b), cot)
+    return compare_all([("out", o1, o2), ("da", g1[0], g2[0]), ("db", g1[1], g2[1])])
+
+
+VERIFICATION = Verification(
+    technique="liger-kernel",
+    compares="chunked fused linear cross-entropy against LM head + cross-entropy on full logits "
+    "(loss, "
+    "dh, dW, with ignored rows); hand-written RMSNorm, RoPE and SwiGLU against autograd",
+    shapes=tuple(f"BT{BT}-H{H}-V{V}" for BT, H, V in FLCE)
+    + (
+        "BT1000-H32-V1000 (memory)",
+        "B2-T37-D48 (RMSNorm)",
+        "B2-T45-H3-D32 (RoPE)",
+        "B3-T37-D40 (SwiGLU)",
+    ),
+    gradients=True,
+    checks=(
+        Check(
+            "flce-vs-full",
+            "Chunked fused linear cross-entropy equals the full-logits loss: loss and "
+            "gradients of hidden states and head weight.",
+            flce_matches_full,
+            tolerance=1e-5,
+            gradients=True,
+        ),
+        Check(
+            "flce-peak-memory",
+            "Peak memory of the fused loss holds chunk x V logits, not BT x V.",
+            flce_memory,
+            tolerance=0.0,
+            measure="abs",
+        ),
+        Check(
+            "rmsnorm",
+            "The hand-written RMSNorm (offset 0 and Gemma's offset 1) equals autograd's, "
+            "outputs and gradients.",
+            rmsnorm_matches,
+            tolerance=1e-5,
+            gradients=True,
+        ),
+        Check(
+            "rope",
+            "rotate_half RoPE with a rotate-by-minus-theta backward equals complex "
+            "multiplication under autograd.",
+            rope_matches,
+            tolerance=1e-5,
+            gradients=True,
+        ),
+        Check(
+            "swiglu",
+            "The hand-written SwiGLU backward equals autograd's.",
+            swiglu_matches,
+            tolerance=1e-6,
+            gradients=True,
+        ),
+    ),
+)

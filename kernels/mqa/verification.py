@@ -1,0 +1,97 @@
+"""Declared verification of multi-query attention: the broadcast form against the
+per-head loop and against multi-head attention with the KV head duplicated; the KV
+cache is 1/H of multi-head attention's."""
+
+from __future__ import annotations
+
+from kernels.checks import (
+    Check,
+    Outcome,
+    Setting,
+    Verification,
+    against,
+    compare_all,
+    gradients,
+    shape_id,
+    worst,
+)
+from kernels.mqa.naive import naive_mqa
+from kernels.mqa.shared import mqa_attention
+from kernels.transformer.naive import naive_attention
+
+SHAPES = ((2, 75, 75, 4, 16), (1, 50, 90, 6, 24))  # B, T, S, H, D
+
+
+def _inputs(s: Setting, B: int, T: int, S: int, H: int, D: int, offset: int):  # type: ignore[no-untyped-def]
+    gen = s.generator(offset)
+    return s.randn(B, T, H, D, gen=gen), s.randn(B, S, 1, D, gen=gen), s.randn(B, S, 1, D, gen=gen)
+
+
+def broadcast_matches_loop(s: Setting) -> Outcome:
+    results = []
+    for i, (B, T, S, H, D) in enumerate(SHAPES):
+        q, k, v = _inputs(s, B, T, S, H, D, i)
+        cot = (s.randn(B, T, H, D, gen=s.generator(10 + i)),)
+        (o1,), g1 = gradients(naive_mqa, (q, k, v), cot)
+        (o2,), g2 = gradients(mqa_attention, (q, k, v), cot)
+        tag = shape_id(B=B, T=T, S=S, H=H, D=D)
+        results.append(
+            compare_all(
+                [(f"o {tag}", o1, o2)]
+                + [(f"d{n} {tag}", a, b) for n, a, b in zip("qkv", g1, g2, strict=True)]
+            )
+        )
+    return worst(results)
+
+
+def equals_mha_with_duplicated_kv(s: Setting) -> Outcome:
+    B, T, S, H, D = SHAPES[0]
+    q, k, v = _inputs(s, B, T, S, H, D, 20)
+    mha = naive_attention(q, k.expand(B, S, H, D), v.expand(B, S, H, D))
+    return compare_all([("mqa", mha, mqa_attention(q, k, v))])
+
+
+def cache_ratio(s: Setting) -> Outcome:
+    B, T, S, H, D = SHAPES[1]
+    _, k, v = _inputs(s, B, T, S, H, D, 30)
+    mqa_cache = k.numel() + v.numel()
+    mha_cache = (
+        k.expand(B, S, H, D).contiguous().numel() + v.expand(B, S, H, D).contiguous().numel()
+    )
+    return against(
+        mqa_cache / mha_cache,
+        1 / H,
+        f"cache {mqa_cache} vs {mha_cache} elements for H={H}: "
+        f"ratio {mqa_cache / mha_cache:.6g}, claimed 1/H",
+    )
+
+
+VERIFICATION = Verification(
+    technique="mqa",
+    compares="one KV head broadcast to all query heads against a per-head loop (outputs and "
+    "gradients) and against multi-head attention on duplicated KV heads",
+    shapes=tuple(shape_id(B=B, T=T, S=S, H=H, D=D) for B, T, S, H, D in SHAPES),
+    gradients=True,
+    checks=(
+        Check(
+            "broadcast-vs-loop",
+            "The broadcast form equals the per-head loop, outputs and gradients.",
+            broadcast_matches_loop,
+            tolerance=1e-5,
+            gradients=True,
+        ),
+        Check(
+            "equals-mha-duplicated-kv",
+            "MQA is multi-head attention whose KV heads are all the same head.",
+            equals_mha_with_duplicated_kv,
+            tolerance=1e-6,
+        ),
+        Check(
+            "kv-cache-ratio",
+            "The KV cache is 1/H of multi-head attention's.",
+            cache_ratio,
+            tolerance=1e-12,
+            measure="abs",
+        ),
+    ),
+)

@@ -1,0 +1,39 @@
+"""Muon, the obvious way: the orthogonal polar factor from an SVD, and an optimizer that
+walks the parameters one at a time.
+
+Update of a 2-D parameter p (A×B) with gradient g, Moonlight's form:
+    buf ← μ·buf + g;   g′ = g + μ·buf (Nesterov)
+    O = polar(g′) = U Vᵀ  (g′ = U S Vᵀ)
+    p ← p·(1 − lr·wd) − lr · 0.2·√max(A, B) · O
+The 0.2·√max(A, B) factor makes RMS(update) = 0.2·lr, matching AdamW's; weight decay
+uses the unadjusted lr.
+"""
+
+from __future__ import annotations
+
+import torch
+
+__all__ = ["naive_muon_step", "polar_svd"]
+
+
+def polar_svd(g: torch.Tensor) -> torch.Tensor:
+    u, _, vh = torch.linalg.svd(g.double(), full_matrices=False)
+    return (u @ vh).to(g.dtype)
+
+
+def naive_muon_step(
+    params: list[torch.Tensor],
+    grads: list[torch.Tensor],
+    bufs: list[torch.Tensor],
+    *,
+    lr: float,
+    momentum: float = 0.95,
+    weight_decay: float = 0.1,
+    orthogonalize=polar_svd,
+) -> None:  # type: ignore[no-untyped-def]
+    """Update ``params`` and ``bufs`` in place, one parameter at a time."""
+    for p, g, buf in zip(params, grads, bufs, strict=True):
+        buf.mul_(momentum).add_(g)
+        update = orthogonalize(g + momentum * buf)
+        scale = 0.2 * max(p.shape) ** 0.5
+        p.mul_(1 - lr * weight_decay).add_(update, alpha=-lr * scale)

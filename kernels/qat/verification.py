@@ -1,0 +1,114 @@
+"""Declared verification of fake quantisation with a straight-through estimator.
+
+Compared: the hand-written STE against torch's fused fake-quantise operators, per
+tensor (uint8-style, zero point 128) and per channel (int8, symmetric), values and
+gradients, exactly. Properties: outputs lie on the quantisation grid; the gradient is 1
+inside the range and 0 outside.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from kernels.checks import (
+    Check,
+    Outcome,
+    Setting,
+    Verification,
+    compare_all,
+    count,
+    gradients,
+    worst,
+)
+from kernels.qat.builtin import fake_quant
+from kernels.qat.naive import fake_quant_ste
+
+#: (name, scale, zero point, q_min, q_max, axis)
+CASES = (
+    ("per-tensor uint8", 0.05, 128, 0, 255, None),
+    ("per-channel int8", (0.02, 0.05, 0.011), (0, 0, 0), -128, 127, 1),
+)
+SHAPE = (75, 3)
+
+
+def _x(s: Setting, offset: int) -> torch.Tensor:
+    # Wide enough that a good share of values fall outside the range.
+    return s.randn(*SHAPE, gen=s.generator(offset), scale=4.0)
+
+
+def ste_matches_builtin(s: Setting) -> Outcome:
+    results = []
+    for i, (name, scale, zp, lo, hi, axis) in enumerate(CASES):
+        x = _x(s, i)
+        cot = (s.randn(*SHAPE, gen=s.generator(10 + i)),)
+        quant = (scale, zp, lo, hi, axis)
+        (o1,), (g1,) = gradients(lambda x, q=quant: fake_quant_ste(x, *q), (x,), cot)
+        (o2,), (g2,) = gradients(lambda x, q=quant: fake_quant(x, *q), (x,), cot)
+        results.append(compare_all([(f"value {name}", o2, o1), (f"grad {name}", g2, g1)]))
+    return worst(results)
+
+
+def on_the_grid(s: Setting) -> Outcome:
+    results = []
+    for i, (name, scale, zp, lo, hi, axis) in enumerate(CASES):
+        out = fake_quant_ste(_x(s, 20 + i), scale, zp, lo, hi, axis)
+        sc = torch.as_tensor(scale, dtype=out.dtype, device=out.device)
+        z = torch.as_tensor(zp, dtype=out.dtype, device=out.device)
+        if axis is not None:
+            sc, z = sc.view(1, -1), z.view(1, -1)
+        level = out / sc + z
+        off_grid = (level - level.round()).abs().max().item()
+        outside = int(((level.round() < lo) | (level.round() > hi)).sum())
+        results.append(worst([count(outside, 0, f"{name}: levels outside [{lo}, {hi}]")]))
+        results.append(Outcome(off_grid, off_grid, f"{name}: distance of x/s + z from an integer"))
+    return worst(results, "every output is (integer level − z)·s with the level inside the range")
+
+
+def gradient_is_range_mask(s: Setting) -> Outcome:
+    name, scale, zp, lo, hi, axis = CASES[0]
+    x = _x(s, 30)
+    _, (grad,) = gradients(lambda x: fake_quant_ste(x, scale, zp, lo, hi, axis), (x,))
+    level = torch.round(x / scale) + zp
+    inside = (level >= lo) & (level <= hi)
+    ones = int((grad[inside] == 1).sum())
+    zeros = int((grad[~inside] == 0).sum())
+    wrong = (int(inside.sum()) - ones) + (int((~inside).sum()) - zeros)
+    return count(
+        wrong, 0, f"{ones} in-range values with gradient 1, {zeros} clamped values with gradient 0"
+    )
+
+
+VERIFICATION = Verification(
+    technique="qat",
+    compares="hand-written straight-through fake quantisation against "
+    "torch.fake_quantize_per_tensor_affine "
+    "and torch.fake_quantize_per_channel_affine: values and gradients",
+    shapes=("x".join(map(str, SHAPE)),),
+    gradients=True,
+    checks=(
+        Check(
+            "ste-vs-torch",
+            "The hand-written STE equals torch's fake-quantise operators, values and "
+            "gradients, exactly.",
+            ste_matches_builtin,
+            tolerance=0.0,
+            measure="abs",
+            gradients=True,
+        ),
+        Check(
+            "on-the-grid",
+            "Every fake-quantised value lies on the quantisation grid, inside the range.",
+            on_the_grid,
+            tolerance=1e-4,
+            measure="abs",
+        ),
+        Check(
+            "gradient-mask",
+            "The gradient is 1 inside the range and 0 outside.",
+            gradient_is_range_mask,
+            tolerance=0.0,
+            measure="abs",
+            gradients=True,
+        ),
+    ),
+)

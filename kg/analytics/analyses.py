@@ -1,0 +1,433 @@
+"""The analyses: questions people ask of their reading and of the field, as SQL.
+
+Each analysis returns a :class:`Report` of named sections (one table each). The SQL
+lives in :data:`QUERIES`, one named query per section, with DuckDB ``$parameters``;
+the CLI, the notebook and the benchmark all run the same text.
+
+Definitions used throughout:
+
+- a paper's *category* is its reading-list section (``by="reading"``), or the category
+  of a technique it introduces or uses (``by="technique"``); a paper can count in several;
+- a paper is *read* at its first change to "read" (a reading event), or, without
+  events, when its current status "read" was set;
+- *kernel status* follows ``kg show``: ``none`` where a kernel makes no sense (with a
+  reason), else ``verified``/``failing`` by the latest run, ``unverified`` with no run,
+  ``missing`` with no kernel record at all;
+- a repository's *growth* is the star count of its latest snapshot minus that of its
+  first; it is *stale* when archived or not pushed to for ``stale_days`` before ``as_of``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from kg.errors import AnalyticsError
+
+if TYPE_CHECKING:
+    import duckdb
+
+__all__ = ["ANALYSES", "QUERIES", "Report", "Section", "run", "run_query"]
+
+_CATEGORIES = """
+  cats AS (
+    SELECT rs.paper, coalesce(pc.category, $none) AS category,
+           coalesce(pc.position, 999999) AS position
+    FROM reading_state AS rs
+    LEFT JOIN paper_categories AS pc ON pc.paper = rs.paper AND pc.scheme = $by)"""
+
+QUERIES: dict[str, str] = {
+    # -- reading ---------------------------------------------------------------------
+    "progress.categories": f"""
+WITH {_CATEGORIES}
+SELECT category, count(*) AS papers,
+       count(*) FILTER (WHERE rs.status = 'read') AS read,
+       count(*) FILTER (WHERE rs.status = 'reading') AS reading,
+       count(*) FILTER (WHERE rs.status = 'to-read') AS to_read,
+       count(*) FILTER (WHERE rs.status = 'skipped') AS skipped,
+       count(*) FILTER (WHERE rs.status NOT IN ('read', 'reading', 'to-read', 'skipped')) AS other,
+       round(100.0 * count(*) FILTER (WHERE rs.status = 'read') / count(*), 1) AS read_pct
+FROM cats JOIN reading_state AS rs USING (paper)
+GROUP BY category, position ORDER BY position, category""",
+    "progress.timeline": """
+WITH reads AS (SELECT CAST(date_trunc($period, read_at) AS DATE) AS period, count(*) AS read
+               FROM reading_state WHERE read_at IS NOT NULL GROUP BY 1)
+SELECT period, read, CAST(sum(read) OVER (ORDER BY period) AS BIGINT) AS cumulative
+FROM reads ORDER BY period""",
+    "progress.backlog": f"""
+WITH {_CATEGORIES}
+SELECT category, count(*) AS backlog, count(*) FILTER (WHERE rs.status = 'reading') AS in_progress,
+       CAST(min(rs.added_at) AS DATE) AS oldest_added,
+       CAST(median(date_diff('day', rs.added_at, CAST($as_of AS TIMESTAMP))) AS INTEGER)
+         AS median_age_days
+FROM cats JOIN reading_state AS rs USING (paper)
+WHERE rs.status IN ('to-read', 'reading')
+GROUP BY category, position ORDER BY backlog DESC, position, category""",
+    "progress.time_to_read": f"""
+WITH {_CATEGORIES},
+  timed AS (SELECT cats.category, cats.position, cats.paper,
+                   date_diff('second', rs.added_at, rs.read_at) / 86400.0 AS days
+            FROM cats JOIN reading_state AS rs USING (paper)
+            WHERE rs.read_at IS NOT NULL AND rs.added_at IS NOT NULL AND rs.read_at >= rs.added_at)
+SELECT CASE WHEN grouping(category) = 1 THEN '(all)' ELSE category END AS category,
+       count(*) AS papers, round(median(days), 1) AS median_days, round(avg(days), 1) AS mean_days,
+       round(max(days), 1) AS max_days
+FROM timed GROUP BY ROLLUP (category)
+ORDER BY grouping(category), min(position), category""",
+    # -- papers ----------------------------------------------------------------------
+    "papers.per_year": """
+SELECT year, count(*) AS papers FROM papers WHERE year IS NOT NULL GROUP BY year ORDER BY year""",
+    "papers.per_category": """
+SELECT category, count(*) AS papers FROM paper_categories WHERE scheme = 'technique'
+GROUP BY category, position ORDER BY papers DESC, category""",
+    "papers.per_year_category": """
+SELECT p.year, pc.category, count(*) AS papers
+FROM papers AS p JOIN paper_categories AS pc ON pc.paper = p.paper AND pc.scheme = 'technique'
+WHERE p.year IS NOT NULL GROUP BY ALL ORDER BY p.year, pc.category""",
+    "papers.per_organisation": """
+SELECT coalesce(o.name, po.organisation) AS organisation, count(*) AS papers,
+       count(*) FILTER (WHERE po.via_author) AS via_authors,
+       count(*) FILTER (WHERE po.via_technique) AS via_techniques
+FROM paper_organisations AS po LEFT JOIN organisations AS o USING (organisation)
+GROUP BY ALL ORDER BY papers DESC, organisation LIMIT $top""",
+    # -- lineage ---------------------------------------------------------------------
+    "lineage.summary": """
+WITH nodes AS (SELECT child AS t FROM lineage_edges UNION SELECT parent FROM lineage_edges),
+  depth AS (SELECT n.t, coalesce(max(lc.max_distance), 0) AS depth
+            FROM nodes AS n LEFT JOIN lineage_closure AS lc ON lc.technique = n.t GROUP BY n.t),
+  fan AS (SELECT parent, count(DISTINCT child) AS children FROM lineage_edges GROUP BY parent)
+SELECT (SELECT count(*) FROM nodes) AS techniques_in_lineage,
+       (SELECT count(*) FROM lineage_edges) AS edges,
+       (SELECT count(*) FROM nodes WHERE t NOT IN (SELECT child FROM lineage_edges)) AS roots,
+       (SELECT count(*) FROM nodes WHERE t NOT IN (SELECT parent FROM lineage_edges)) AS leaves,
+       (SELECT max(depth) FROM depth) AS max_depth,
+       (SELECT round(avg(depth), 2) FROM depth) AS mean_depth,
+       (SELECT max(children) FROM fan) AS max_fan_out,
+       (SELECT round(avg(children), 2) FROM fan) AS mean_fan_out""",
+    "lineage.depth": """
+WITH nodes AS (SELECT child AS t FROM lineage_edges UNION SELECT parent FROM lineage_edges),
+  depth AS (SELECT n.t, coalesce(max(lc.max_distance), 0) AS depth
+            FROM nodes AS n LEFT JOIN lineage_closure AS lc ON lc.technique = n.t GROUP BY n.t)
+SELECT depth, count(*) AS techniques FROM depth GROUP BY depth ORDER BY depth""",
+    "lineage.most_derived_from": """
+WITH fan AS (SELECT parent AS technique, count(DISTINCT child) AS children
+             FROM lineage_edges GROUP BY parent),
+  desc_ AS (SELECT ancestor AS technique, count(*) AS descendants
+            FROM lineage_closure GROUP BY ancestor)
+SELECT coalesce(t.name, d.technique) AS technique, t.category_id AS category,
+       coalesce(f.children, 0) AS children, d.descendants
+FROM desc_ AS d LEFT JOIN fan AS f USING (technique) LEFT JOIN techniques AS t USING (technique)
+ORDER BY d.descendants DESC, children DESC, technique LIMIT $top""",
+    "lineage.fan_out": """
+SELECT coalesce(t.name, e.parent) AS technique, t.category_id AS category,
+       count(DISTINCT e.child) AS children,
+       string_agg(DISTINCT e.relation, ', ' ORDER BY e.relation) AS relations
+FROM lineage_edges AS e LEFT JOIN techniques AS t ON t.technique = e.parent
+GROUP BY ALL ORDER BY children DESC, technique LIMIT $top""",
+    "lineage.longest_chains": """
+WITH RECURSIVE edges AS (SELECT DISTINCT child, parent FROM lineage_edges),
+  roots AS (SELECT DISTINCT parent AS t FROM edges WHERE parent NOT IN (SELECT child FROM edges)),
+  walk(node, path) AS (
+    SELECT t, [t] FROM roots
+    UNION ALL
+    SELECT e.child, list_append(w.path, e.child) FROM walk AS w JOIN edges AS e ON e.parent = w.node
+    WHERE NOT list_contains(w.path, e.child) AND len(w.path) < 256),
+  leaves AS (SELECT path FROM walk WHERE node NOT IN (SELECT parent FROM edges)),
+  ranked AS (SELECT path, len(path) - 1 AS length FROM leaves
+             ORDER BY length DESC, path LIMIT $top),
+  named AS (SELECT r.length, r.path, u.pos, coalesce(t.name, u.iri) AS name
+            FROM ranked AS r, unnest(r.path) WITH ORDINALITY AS u(iri, pos)
+            LEFT JOIN techniques AS t ON t.technique = u.iri)
+SELECT length, string_agg(name, ' → ' ORDER BY pos) AS chain
+FROM named GROUP BY length, path ORDER BY length DESC, chain""",
+    "lineage.relations": """
+SELECT relation, count(*) AS edges, count(*) FILTER (WHERE basis = 'inferred') AS inferred
+FROM lineage_edges GROUP BY relation ORDER BY edges DESC, relation""",
+    # -- adoption --------------------------------------------------------------------
+    "adoption.repositories": """
+WITH snaps AS (
+  SELECT repository, count(*) AS snapshots, min(taken_at) AS first_at, max(taken_at) AS last_at,
+         arg_min(stars, taken_at) AS first_stars, arg_max(stars, taken_at) AS last_stars
+  FROM repository_snapshots GROUP BY repository),
+  techs AS (SELECT tr.repository,
+                   string_agg(DISTINCT coalesce(t.name, tr.technique), ', ') AS techniques
+            FROM technique_repositories AS tr
+            LEFT JOIN techniques AS t ON t.technique = tr.technique GROUP BY 1)
+SELECT coalesce(r.name, r.repository) AS repository, techs.techniques,
+       coalesce(s.last_stars, r.stars) AS stars, s.last_stars - s.first_stars AS growth,
+       round((s.last_stars - s.first_stars) * 30.0
+             / nullif(date_diff('day', s.first_at, s.last_at), 0), 1) AS growth_per_30_days,
+       coalesce(s.snapshots, 0) AS snapshots, CAST(r.pushed_at AS DATE) AS pushed
+FROM repositories AS r LEFT JOIN snaps AS s USING (repository) LEFT JOIN techs USING (repository)
+WHERE coalesce(s.last_stars, r.stars) IS NOT NULL
+ORDER BY stars DESC, repository LIMIT $top""",
+    "adoption.most_active": """
+WITH snaps AS (
+  SELECT repository, min(taken_at) AS first_at, max(taken_at) AS last_at,
+         arg_min(stars, taken_at) AS first_stars, arg_max(stars, taken_at) AS last_stars
+  FROM repository_snapshots GROUP BY repository HAVING count(*) >= 2)
+SELECT coalesce(r.name, s.repository) AS repository, s.first_stars, s.last_stars,
+       s.last_stars - s.first_stars AS growth,
+       round(100.0 * (s.last_stars - s.first_stars) / nullif(s.first_stars, 0), 1) AS growth_pct,
+       CAST(s.first_at AS DATE) AS since, CAST(s.last_at AS DATE) AS until
+FROM snaps AS s LEFT JOIN repositories AS r USING (repository)
+ORDER BY growth DESC, repository LIMIT $top""",
+    "adoption.stale": """
+SELECT coalesce(name, repository) AS repository, stars, CAST(pushed_at AS DATE) AS pushed,
+       date_diff('day', pushed_at, CAST($as_of AS TIMESTAMP)) AS days_since_push,
+       coalesce(archived, false) AS archived
+FROM repositories
+WHERE archived OR pushed_at < CAST($as_of AS TIMESTAMP) - to_days(CAST($stale_days AS INTEGER))
+ORDER BY archived DESC, days_since_push DESC NULLS LAST, repository LIMIT $top""",
+    "adoption.by_category": """
+WITH repo_stars AS (
+  SELECT r.repository, coalesce(
+      (SELECT arg_max(s.stars, s.taken_at) FROM repository_snapshots AS s
+       WHERE s.repository = r.repository),
+      r.stars) AS stars
+  FROM repositories AS r)
+SELECT coalesce(c.label, t.category_id) AS category, count(DISTINCT rs.repository) AS repositories,
+       sum(rs.stars) AS stars
+FROM (SELECT DISTINCT technique, repository FROM technique_repositories) AS tr
+JOIN repo_stars AS rs USING (repository) JOIN techniques AS t ON t.technique = tr.technique
+LEFT JOIN categories AS c ON c.category_id = t.category_id
+WHERE rs.stars IS NOT NULL GROUP BY ALL ORDER BY stars DESC, category""",
+    "adoption.timeline": """
+WITH top AS (SELECT repository FROM repository_snapshots GROUP BY repository
+             ORDER BY arg_max(stars, taken_at) DESC, repository LIMIT $top)
+SELECT coalesce(r.name, s.repository) AS repository, CAST(s.taken_at AS DATE) AS taken, s.stars
+FROM repository_snapshots AS s JOIN top USING (repository)
+LEFT JOIN repositories AS r USING (repository)
+ORDER BY repository, taken""",
+    # -- authors and organisations ----------------------------------------------------
+    "authors.authors": """
+WITH counts AS (SELECT person, count(*) AS papers,
+                       count(*) FILTER (WHERE first_author) AS first_author_papers
+                FROM authorship GROUP BY person
+                ORDER BY papers DESC, first_author_papers DESC, person LIMIT $top),
+  orgs AS (SELECT af.person, string_agg(DISTINCT o.name, ', ') AS organisations
+           FROM affiliations AS af JOIN organisations AS o USING (organisation)
+           WHERE af.person IN (SELECT person FROM counts) GROUP BY af.person)
+SELECT coalesce(a.name, c.person) AS author, c.papers, c.first_author_papers, orgs.organisations
+FROM counts AS c LEFT JOIN authors AS a USING (person) LEFT JOIN orgs USING (person)
+ORDER BY c.papers DESC, c.first_author_papers DESC, author""",
+    "authors.organisations": """
+WITH authors_of AS (SELECT organisation, count(DISTINCT person) AS authors FROM affiliations
+                    WHERE person IN (SELECT person FROM authorship) GROUP BY organisation),
+  papers_of AS (SELECT organisation, count(*) AS papers FROM paper_organisations
+                WHERE via_author GROUP BY organisation)
+SELECT coalesce(o.name, p.organisation) AS organisation, p.papers, coalesce(a.authors, 0) AS authors
+FROM papers_of AS p LEFT JOIN authors_of AS a USING (organisation)
+LEFT JOIN organisations AS o USING (organisation)
+ORDER BY p.papers DESC, organisation LIMIT $top""",
+    "authors.co_authorship": """
+SELECT coalesce(oa.name, p.organisation) AS organisation,
+       coalesce(ob.name, p.with_organisation) AS with_organisation, p.papers
+FROM organisation_coauthorship AS p
+LEFT JOIN organisations AS oa ON oa.organisation = p.organisation
+LEFT JOIN organisations AS ob ON ob.organisation = p.with_organisation
+ORDER BY p.papers DESC, organisation, with_organisation LIMIT $top""",
+    # -- kernels ---------------------------------------------------------------------
+    "kernels.techniques": """
+WITH latest AS (SELECT technique, arg_max(passed, ended_at) AS passed, max(ended_at) AS last_run,
+                       count(*) AS runs
+                FROM verification_runs WHERE ended_at IS NOT NULL GROUP BY technique),
+  checks AS (SELECT r.technique, count(*) FILTER (WHERE c.passed) AS passed, count(*) AS total
+             FROM verification_checks AS c
+             JOIN (SELECT technique, arg_max(run, ended_at) AS run FROM verification_runs
+                   GROUP BY technique) AS r
+               ON r.run = c.run
+             GROUP BY r.technique)
+SELECT t.name AS technique, coalesce(c.label, t.category_id) AS category, k.form,
+       CASE WHEN k.kernel IS NULL THEN 'missing'
+            WHEN k.form = 'none' THEN 'none'
+            WHEN l.passed THEN 'verified'
+            WHEN l.passed IS NOT NULL THEN 'failing'
+            ELSE 'unverified' END AS status,
+       l.runs, l.last_run, ch.passed AS checks_passed, ch.total AS checks
+FROM techniques AS t
+LEFT JOIN categories AS c ON c.category_id = t.category_id
+LEFT JOIN kernels AS k ON k.technique = t.technique
+LEFT JOIN latest AS l ON l.technique = t.technique
+LEFT JOIN checks AS ch ON ch.technique = t.technique
+WHERE t.on_page OR $all
+ORDER BY coalesce(c.position, 999999), technique""",
+    "kernels.coverage": """
+WITH status AS (
+  SELECT t.technique, coalesce(c.label, t.category_id) AS category,
+         coalesce(c.position, 999999) AS position,
+         CASE WHEN k.kernel IS NULL THEN 'missing'
+              WHEN k.form = 'none' THEN 'none'
+              WHEN l.passed THEN 'verified'
+              WHEN l.passed IS NOT NULL THEN 'failing'
+              ELSE 'unverified' END AS status
+  FROM techniques AS t
+  LEFT JOIN categories AS c ON c.category_id = t.category_id
+  LEFT JOIN kernels AS k ON k.technique = t.technique
+  LEFT JOIN (SELECT technique, arg_max(passed, ended_at) AS passed FROM verification_runs
+             WHERE ended_at IS NOT NULL GROUP BY technique) AS l ON l.technique = t.technique
+  WHERE t.on_page OR $all)
+SELECT category, count(*) AS techniques,
+       count(*) FILTER (WHERE status = 'verified') AS verified,
+       count(*) FILTER (WHERE status = 'failing') AS failing,
+       count(*) FILTER (WHERE status = 'unverified') AS unverified,
+       count(*) FILTER (WHERE status = 'none') AS "none",
+       count(*) FILTER (WHERE status = 'missing') AS missing
+FROM status GROUP BY category, position ORDER BY position, category""",
+}
+
+
+@dataclass
+class Section:
+    """One table of a report."""
+
+    name: str
+    title: str
+    columns: list[str]
+    rows: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass
+class Report:
+    """The sections one analysis produces, in order."""
+
+    name: str
+    sections: list[Section]
+
+    def section(self, name: str) -> Section:
+        for s in self.sections:
+            if s.name == name:
+                return s
+        raise AnalyticsError(
+            f"the {self.name} analysis has no section {name!r}",
+            hint="Its sections are: " + ", ".join(s.name for s in self.sections) + ".",
+        )
+
+    def to_dict(self) -> dict[str, list[dict[str, Any]]]:
+        return {s.name: s.rows for s in self.sections}
+
+
+#: analysis → its sections as (query suffix, title) and the parameters it takes.
+ANALYSES: dict[str, tuple[tuple[tuple[str, str], ...], tuple[str, ...]]] = {
+    "progress": (
+        (
+            ("categories", "Reading progress per category"),
+            ("timeline", "Papers read over time"),
+            ("backlog", "Backlog per category"),
+            ("time_to_read", "Days from added to read"),
+        ),
+        ("by", "period", "as_of"),
+    ),
+    "papers": (
+        (
+            ("per_year", "Papers per year"),
+            ("per_category", "Papers per technique category"),
+            ("per_organisation", "Papers per organisation"),
+            ("per_year_category", "Papers per year and category"),
+        ),
+        ("top",),
+    ),
+    "lineage": (
+        (
+            ("summary", "Lineage at a glance"),
+            ("depth", "Techniques per lineage depth"),
+            ("most_derived_from", "Most derived-from techniques"),
+            ("fan_out", "Largest fan-out"),
+            ("longest_chains", "Longest chains"),
+            ("relations", "Edges per relation"),
+        ),
+        ("top",),
+    ),
+    "adoption": (
+        (
+            ("repositories", "Repositories by stars"),
+            ("most_active", "Most active (star growth)"),
+            ("stale", "Stale repositories"),
+            ("by_category", "Stars per category"),
+            ("timeline", "Stars over time"),
+        ),
+        ("top", "stale_days", "as_of"),
+    ),
+    "authors": (
+        (
+            ("authors", "Most prolific authors"),
+            ("organisations", "Most prolific organisations"),
+            ("co_authorship", "Co-authorship between organisations"),
+        ),
+        ("top",),
+    ),
+    "kernels": (
+        (
+            ("coverage", "Kernel coverage per category"),
+            ("techniques", "Kernel status per technique"),
+        ),
+        ("all",),
+    ),
+}
+
+_DEFAULTS: dict[str, Any] = {
+    "by": "reading",
+    "period": "month",
+    "top": 10,
+    "stale_days": 180,
+    "all": False,
+}
+
+
+def _params(names: Sequence[str], given: dict[str, Any]) -> dict[str, Any]:
+    """The parameters ``names`` from ``given`` or their defaults, checked."""
+    out = {n: given[n] if given.get(n) is not None else _DEFAULTS.get(n) for n in names}
+    if "as_of" in out:
+        value = out["as_of"] or dt.datetime.now(dt.UTC).date()
+        try:
+            out["as_of"] = dt.date.fromisoformat(str(value)).isoformat()
+        except ValueError:
+            raise AnalyticsError(
+                f"{value!r} is not a date", hint="Give --as-of as YYYY-MM-DD."
+            ) from None
+    if "by" in out:
+        if out["by"] not in ("reading", "technique"):
+            raise AnalyticsError(
+                f"unknown grouping {out['by']!r}", hint="Use --by reading or --by technique."
+            )
+        out["none"] = "(no section)" if out["by"] == "reading" else "(no technique)"
+    if out.get("period") not in (None, "week", "month", "quarter", "year"):
+        raise AnalyticsError(
+            f"unknown period {out['period']!r}", hint="Use --period week, month, quarter or year."
+        )
+    return out
+
+
+def run_query(
+    con: duckdb.DuckDBPyConnection, name: str, params: dict[str, Any] | None = None
+) -> Section:
+    """Run the named query ``name`` (``analysis.section``) and return its rows."""
+    import duckdb
+
+    analysis, _, section = name.partition(".")
+    sql = QUERIES[name]
+    used = {k: v for k, v in (params or {}).items() if f"${k}" in sql}
+    try:
+        cursor = con.execute(sql, used)
+        columns = [d[0] for d in cursor.description or []]
+        rows = [dict(zip(columns, r, strict=True)) for r in cursor.fetchall()]
+    except duckdb.Error as exc:
+        raise AnalyticsError(
+            f"the {name} query failed: {exc}",
+            hint="Rebuild the analytics file with `kg analytics build --full`.",
+        ) from None
+    titles = dict(ANALYSES[analysis][0])
+    return Section(section, titles.get(section, section), columns, rows)
+
+
+def run(con: duckdb.DuckDBPyConnection, analysis: str, **options: Any) -> Report:
+    """Run every section of ``analysis`` (progress, papers, lineage, adoption, authors, kernels)."""
+    if analysis not in ANALYSES:
+        raise AnalyticsError(
+            f"there is no analysis {analysis!r}", hint="Analyses: " + ", ".join(ANALYSES) + "."
+        )
+    sections, names = ANALYSES[analysis]
+    params = _params(names, options)
+    return Report(analysis, [run_query(con, f"{analysis}.{s}", params) for s, _title in sections])

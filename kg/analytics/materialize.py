@@ -1,0 +1,679 @@
+"""``kg analytics build``: the graph materialised as DuckDB tables, incrementally.
+
+A build compares each named graph's provenance record (the activity that last wrote it,
+``dcterms:modified`` and ``tkg:contentHash``; a triple count where there is none) with
+the one the last build saw. Only the graphs that changed are staged again
+(:mod:`kg.analytics.staging`), and only the tables those graphs feed are made again,
+together with the tables built from them. Everything happens in one DuckDB
+transaction: a failed build leaves the file as it was.
+
+The record of what was built from what:
+
+- ``graphs``: each named graph as last staged (its modification time, activity, hash);
+- ``materialisations``: each table with its row count, build and source graphs;
+- ``builds``: one row per build that changed something (mode, changed graphs, rebuilt
+  tables, seconds).
+
+A missing file, a file DuckDB cannot open, or one written by another version of this
+module is rebuilt from the graph, which is the source of truth.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from kg.analytics.staging import KEYS, stage, staged_graphs
+from kg.analytics.tables import SHARED_KEYS, TABLES, ordered
+from kg.errors import AnalyticsError
+from kg.graphs import PROVENANCE, SOURCES, graph_name
+
+if TYPE_CHECKING:
+    import duckdb
+
+    from kg.store.base import GraphStore
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "BuildReport",
+    "GraphState",
+    "build",
+    "connect",
+    "database_path",
+    "graph_states",
+    "inspect",
+    "remove_database",
+]
+
+
+#: Helpers of the table SQL, and leave to write tables in parallel where their SQL does not
+#: ask for an order (session-only: nothing of this is stored in the file).
+_MACROS = """
+CREATE OR REPLACE TEMP MACRO kg_time(x) AS
+  CAST(timezone('UTC', TRY_CAST(x AS TIMESTAMPTZ)) AS TIMESTAMP);
+CREATE OR REPLACE TEMP MACRO kg_int(x) AS TRY_CAST(x AS BIGINT);
+CREATE OR REPLACE TEMP MACRO kg_double(x) AS TRY_CAST(x AS DOUBLE);
+CREATE OR REPLACE TEMP MACRO kg_bool(x) AS lower(x) IN ('true', '1');
+CREATE OR REPLACE TEMP MACRO kg_local(iri) AS regexp_extract(iri, '[^/#]+$');
+SET preserve_insertion_order = false;
+"""
+
+#: The layout of the staging schema and of the record tables; change it when they change.
+_LAYOUT = "facts(g int, s, k enum, o, n) / graphs(id, ...) / materialisations / builds"
+
+
+def _schema_version() -> str:
+    """A digest of the layout, the macros, the staging keys and every table's SQL: a file
+    made by other code is rebuilt from scratch instead of being updated piecemeal."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    texts = [_LAYOUT, _MACROS, *(k.name + k.pattern for k in KEYS.values())]
+    for text in texts + [t.name + t.sql for t in TABLES]:
+        digest.update(text.encode())
+    return digest.hexdigest()[:16]
+
+
+SCHEMA_VERSION = _schema_version()
+
+Progress = Callable[[str, int, int], None]
+
+
+def database_path(spec: str | None = None) -> Path:
+    """Where the analytics file of the store ``spec`` lives.
+
+    ``$KG_ANALYTICS_DB`` if set; for an embedded store in ``DIR``, the file
+    ``DIR.analytics.duckdb`` beside it; for a SPARQL endpoint or ``:memory:``, a file
+    named after it in the per-user data directory (``~/.local/share/techkg/analytics``).
+    """
+    override = os.environ.get("KG_ANALYTICS_DB")
+    if override:
+        return Path(override).expanduser()
+    from kg.iris import slugify
+    from kg.store import store_spec
+
+    value = store_spec(spec)
+    if value == ":memory:" or value.startswith(("http://", "https://")):
+        from platformdirs import user_data_path
+
+        return (
+            user_data_path("techkg", appauthor=False) / "analytics" / (slugify(value) + ".duckdb")
+        )
+    store_dir = Path(value).expanduser()
+    return store_dir.with_name(store_dir.name + ".analytics.duckdb")
+
+
+@dataclass(frozen=True)
+class GraphState:
+    """What the provenance graph says about one named graph, as a comparable signature."""
+
+    graph: str
+    name: str
+    priority: int
+    modified: str | None
+    activity: str | None
+    content_hash: str | None
+    triples: int | None
+
+    @property
+    def signature(self) -> str:
+        if self.modified is None:
+            return f"count:{self.triples}"
+        return f"{self.activity}|{self.modified}|{self.content_hash}"
+
+
+def _priority(name: str) -> int:
+    """Where graphs disagree about a value, the lowest priority wins: TechKG's own graphs in
+    :data:`kg.graphs.SOURCES` order (the hand-edited catalog first), then any other graph,
+    in an order fixed by its name."""
+    import zlib
+
+    order = list(SOURCES)
+    rank = order.index(name) if name in order else len(order)
+    return rank * 1_000_000 + zlib.crc32(name.encode()) % 1_000_000
+
+
+def graph_states(store: GraphStore) -> dict[str, GraphState]:
+    """Every graph analytics reads, with its provenance signature (cheap: no scans,
+    except a COUNT for a graph that has no provenance record)."""
+    graphs = staged_graphs(store.named_graphs())
+    rows = store.select(
+        f"""SELECT ?g ?modified ?activity ?hash ?count WHERE {{ GRAPH {PROVENANCE} {{
+              ?g dcterms:modified ?modified .
+              OPTIONAL {{ ?g prov:wasGeneratedBy ?activity }}
+              OPTIONAL {{ ?g tkg:contentHash ?hash }}
+              OPTIONAL {{ ?g tkg:tripleCount ?count }} }} }}"""
+    ).records()
+    recorded = {r["g"]: r for r in rows}
+    out: dict[str, GraphState] = {}
+    for g in graphs:
+        rec = recorded.get(g.value)
+        name = graph_name(g)
+        if rec is None:
+            out[g.value] = GraphState(
+                g.value, name, _priority(name), None, None, None, store.count(g)
+            )
+        else:
+            count = rec["count"]
+            out[g.value] = GraphState(
+                g.value,
+                name,
+                _priority(name),
+                str(rec["modified"]),
+                rec["activity"],
+                rec["hash"],
+                int(count) if count is not None else None,
+            )
+    return out
+
+
+@dataclass
+class BuildReport:
+    """What one build did."""
+
+    path: Path
+    mode: str
+    reason: str = ""
+    changed_graphs: list[str] = field(default_factory=list)
+    rebuilt: dict[str, int] = field(default_factory=dict)
+    tables: dict[str, int] = field(default_factory=dict)
+    staged_facts: int = 0
+    seconds: float = 0.0
+    message: str = ""
+    #: Seconds spent reading the graph (staging), making tables, and recording and saving.
+    phases: dict[str, float] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "path": str(self.path),
+            "mode": self.mode,
+            "reason": self.reason,
+            "changed_graphs": self.changed_graphs,
+            "rebuilt": self.rebuilt,
+            "tables": self.tables,
+            "staged_facts": self.staged_facts,
+            "seconds": round(self.seconds, 3),
+            "phases": {k: round(v, 3) for k, v in self.phases.items()},
+            "message": self.message,
+        }
+
+
+_IN_USE = "is in use by another program"
+
+
+def _lock_error(path: Path, exc: Exception) -> AnalyticsError:
+    return AnalyticsError(
+        f"the analytics file {path} {_IN_USE}: {exc}",
+        hint="Close the notebook, DuckDB shell or other kg command that has it open, "
+        "then try again.",
+    )
+
+
+def connect(path: Path, *, read_only: bool) -> duckdb.DuckDBPyConnection:
+    """Open the analytics file; times are shown in UTC. Raises AnalyticsError."""
+    import duckdb
+
+    try:
+        con = duckdb.connect(str(path), read_only=read_only)
+    except duckdb.Error as exc:
+        if "lock" in str(exc).lower():
+            raise _lock_error(path, exc) from None
+        raise AnalyticsError(
+            f"cannot open the analytics file {path}: {exc}",
+            hint="Run `kg analytics build --full` to make it again from the graph.",
+        ) from None
+    con.execute("SET TimeZone = 'UTC'")
+    return con
+
+
+def _schema_problem(con: duckdb.DuckDBPyConnection) -> str | None:
+    import duckdb
+
+    try:
+        rows = con.execute("SELECT value FROM staging.meta WHERE key = 'schema_version'").fetchall()
+    except duckdb.Error:
+        return "outdated (no schema record)"
+    found = rows[0][0] if rows else "?"
+    if found != SCHEMA_VERSION:
+        return f"outdated (schema {found}, expected {SCHEMA_VERSION})"
+    return None
+
+
+def inspect(path: Path) -> str | None:
+    """Why ``path`` cannot be used as it is (missing, corrupt, outdated), or None."""
+    import duckdb
+
+    if not path.exists():
+        return "missing"
+    try:
+        con = duckdb.connect(str(path), read_only=True)
+    except duckdb.Error as exc:
+        if "lock" in str(exc).lower():
+            return None  # held by a writer: it exists and opens; the writer keeps it current
+        return f"corrupt ({exc})"
+    try:
+        return _schema_problem(con)
+    finally:
+        con.close()
+
+
+def remove_database(path: Path) -> None:
+    for victim in (path, path.with_name(path.name + ".wal")):
+        victim.unlink(missing_ok=True)
+
+
+_SETUP = f"""
+CREATE SCHEMA IF NOT EXISTS staging;
+CREATE TABLE IF NOT EXISTS staging.meta (key VARCHAR PRIMARY KEY, value VARCHAR);
+CREATE TYPE staging.fact_key AS ENUM ({", ".join(f"'{k}'" for k in KEYS)});
+CREATE TABLE IF NOT EXISTS staging.facts (
+  g INTEGER, s VARCHAR, k staging.fact_key, o VARCHAR, n INTEGER);
+CREATE TABLE IF NOT EXISTS staging.graphs (
+  id INTEGER PRIMARY KEY, graph VARCHAR UNIQUE, name VARCHAR, priority BIGINT, modified TIMESTAMP,
+  activity VARCHAR, content_hash VARCHAR, triples BIGINT, signature VARCHAR, facts BIGINT,
+  staged_at TIMESTAMP);
+CREATE OR REPLACE VIEW staging.ranked AS
+  SELECT f.g, f.s, f.k, f.o, f.n, gr.priority, gr.name AS graph_name, gr.modified AS graph_modified
+  FROM staging.facts AS f JOIN staging.graphs AS gr ON gr.id = f.g;
+CREATE TABLE IF NOT EXISTS main.materialisations (
+  table_name VARCHAR PRIMARY KEY, description VARCHAR, rows BIGINT, build_id BIGINT,
+  built_at TIMESTAMP,
+  sources VARCHAR[]);
+CREATE TABLE IF NOT EXISTS main.builds (
+  build_id BIGINT, started_at TIMESTAMP, finished_at TIMESTAMP, seconds DOUBLE, mode VARCHAR,
+  reason VARCHAR, store VARCHAR, changed_graphs VARCHAR[], rebuilt_tables VARCHAR[],
+  staged_facts BIGINT);
+INSERT OR REPLACE INTO staging.meta VALUES ('schema_version', '{SCHEMA_VERSION}');
+"""
+
+
+def _fresh(path: Path) -> duckdb.DuckDBPyConnection:
+    remove_database(path)
+    con = connect(path, read_only=False)
+    con.execute(_MACROS)
+    con.execute(_SETUP)
+    return con
+
+
+def _open_for_build(path: Path, full: bool) -> tuple[duckdb.DuckDBPyConnection, str, str]:
+    """A writable connection, the reason for a full build ("" if none) and a message."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if full or not path.exists():
+        return _fresh(path), ("requested" if full else "missing"), ""
+    try:
+        con = connect(path, read_only=False)
+    except AnalyticsError as exc:
+        if _IN_USE in exc.message:
+            raise
+        problem: str | None = f"corrupt ({exc.message.rsplit(': ', 1)[-1]})"
+    else:
+        problem = _schema_problem(con)
+        if problem is None:
+            con.execute(_MACROS)
+            return con, "", ""
+        con.close()
+    assert problem is not None
+    message = f"the analytics file {path} is {problem}; rebuilding it from the graph"
+    return _fresh(path), problem.split(" ", 1)[0], message
+
+
+def _contributions(
+    con: duckdb.DuckDBPyConnection, graphs: list[str] | None, tables: list[str] | None = None
+) -> dict[str, set[str]]:
+    """table → the graphs that hold facts it reads, among ``graphs`` (all when None),
+    for ``tables`` (all when None)."""
+    import pyarrow as pa
+
+    chosen = [t for t in TABLES if tables is None or t.name in tables]
+    keys = [(t.name, k, k in SHARED_KEYS) for t in chosen for k in sorted(t.keys)]
+    classes = [(t.name, k) for t in chosen for k in sorted(t.classes)]
+    con.register(
+        "table_keys",
+        pa.table(
+            {
+                "tbl": pa.array([r[0] for r in keys], pa.string()),
+                "k": pa.array([r[1] for r in keys], pa.string()),
+                "shared": pa.array([r[2] for r in keys], pa.bool_()),
+            }
+        ),
+    )
+    con.register(
+        "table_classes",
+        pa.table(
+            {
+                "tbl": pa.array([r[0] for r in classes], pa.string()),
+                "k": pa.array([r[1] for r in classes], pa.string()),
+            }
+        ),
+    )
+    where = (
+        "TRUE"
+        if graphs is None
+        else "f.g IN (SELECT id FROM staging.graphs "
+        "WHERE graph IN (SELECT unnest($graphs::VARCHAR[])))"
+    )
+    params = {} if graphs is None else {"graphs": graphs}
+    try:
+        rows = con.execute(
+            f"""
+            WITH keys AS (SELECT tbl, CAST(k AS staging.fact_key) AS k, shared FROM table_keys),
+              classes AS (SELECT tbl, CAST(k AS staging.fact_key) AS k FROM table_classes),
+              found AS (
+                SELECT DISTINCT tk.tbl, p.g
+                FROM (SELECT DISTINCT g, k FROM staging.facts AS f WHERE {where}) AS p
+                JOIN keys AS tk ON tk.k = p.k
+                WHERE NOT tk.shared
+                UNION
+                SELECT DISTINCT tk.tbl, f.g
+                FROM staging.facts AS f JOIN keys AS tk ON tk.k = f.k AND tk.shared
+                SEMI JOIN (SELECT c.s, tc.tbl FROM staging.facts AS c
+                           JOIN classes AS tc ON tc.k = c.k) AS typed
+                  ON typed.s = f.s AND typed.tbl = tk.tbl
+                WHERE {where})
+            SELECT found.tbl, gr.graph FROM found JOIN staging.graphs AS gr ON gr.id = found.g""",
+            params,
+        ).fetchall()
+    finally:
+        con.unregister("table_keys")
+        con.unregister("table_classes")
+    out: dict[str, set[str]] = {}
+    for tbl, g in rows:
+        out.setdefault(tbl, set()).add(g)
+    return out
+
+
+def _existing_tables(con: duckdb.DuckDBPyConnection) -> set[str]:
+    rows = con.execute(
+        "SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main'"
+    ).fetchall()
+    return {r[0] for r in rows}
+
+
+def build(
+    store: GraphStore,
+    path: Path,
+    *,
+    full: bool = False,
+    workers: int | None = None,
+    progress: Progress | None = None,
+) -> BuildReport:
+    """Bring the analytics file at ``path`` up to date with ``store``; see the module doc."""
+    import duckdb
+
+    started = time.perf_counter()
+    con, reason, message = _open_for_build(path, full)
+    try:
+        report = _build(con, store, path, reason, workers, progress)
+        report.message = message
+    except duckdb.Error as exc:
+        raise AnalyticsError(
+            f"building the analytics file {path} failed: {exc}",
+            hint="The file is unchanged. Run `kg analytics build --full` to start afresh.",
+        ) from None
+    finally:
+        con.close()
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _build(
+    con: duckdb.DuckDBPyConnection,
+    store: GraphStore,
+    path: Path,
+    reason: str,
+    workers: int | None,
+    progress: Progress | None,
+) -> BuildReport:
+    started = time.perf_counter()
+    started_at = dt.datetime.now(dt.UTC).replace(tzinfo=None)
+    states = graph_states(store)
+    previous = {
+        g: (sig, name, gid)
+        for g, sig, name, gid in con.execute(
+            "SELECT graph, signature, name, id FROM staging.graphs"
+        ).fetchall()
+    }
+    changed = sorted(
+        g for g, state in states.items() if previous.get(g, ("", "", 0))[0] != state.signature
+    )
+    removed = sorted(set(previous) - set(states))
+    names = {
+        **{g: name for g, (_sig, name, _id) in previous.items()},
+        **{g: s.name for g, s in states.items()},
+    }
+    # Each graph keeps its small integer id for as long as it exists.
+    ids = {g: gid for g, (_sig, _name, gid) in previous.items()}
+    for g in changed:
+        ids.setdefault(g, max(ids.values(), default=0) + 1)
+    missing_tables = {t.name for t in TABLES} - _existing_tables(con)
+    if not changed and not removed and not missing_tables:
+        return BuildReport(path, "up to date", reason, tables=_table_counts(con))
+    mode = "full" if (reason or not previous) else "incremental"
+    touched = changed + removed
+    con.execute("BEGIN TRANSACTION")
+    try:
+        # The tables fed by the old content of the touched graphs ...
+        affected = set(_contributions(con, touched)) if previous else set()
+        gone = [ids[g] for g in touched]
+        con.execute("DELETE FROM staging.facts WHERE g IN (SELECT unnest(?::INTEGER[]))", [gone])
+        con.execute("DELETE FROM staging.graphs WHERE id IN (SELECT unnest(?::INTEGER[]))", [gone])
+        _record_graphs(con, [states[g] for g in changed], ids, started_at)
+        sizes = {g: states[g].triples for g in changed}
+        clock = time.perf_counter()
+        staged = _stage(con, store, path, changed, ids, sizes, workers, progress)
+        phases = {"staging": time.perf_counter() - clock}
+        clock = time.perf_counter()
+        # ... and by their new content.
+        if changed:
+            affected |= set(_contributions(con, changed))
+        if mode == "full":
+            affected = {t.name for t in TABLES}
+        plan = ordered(frozenset(affected | missing_tables))
+        rebuilt: dict[str, int] = {}
+        for i, table in enumerate(plan):
+            if progress:
+                progress("tables", i, len(plan))
+            con.execute(f"CREATE OR REPLACE TABLE main.{table.name} AS {table.sql}")
+            rebuilt[table.name] = scalar(con, f"SELECT count(*) FROM main.{table.name}")
+        if progress:
+            progress("tables", len(plan), len(plan))
+        phases["tables"] = time.perf_counter() - clock
+        clock = time.perf_counter()
+        contributions = _contributions(con, None, list(rebuilt))
+        _record_build(
+            con,
+            store,
+            names,
+            contributions,
+            rebuilt,
+            touched,
+            mode,
+            reason,
+            staged,
+            started,
+            started_at,
+        )
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    con.execute("CHECKPOINT")
+    phases["recording"] = time.perf_counter() - clock
+    return BuildReport(
+        path,
+        mode,
+        reason,
+        changed_graphs=[names[g] for g in touched],
+        rebuilt=rebuilt,
+        tables=_table_counts(con),
+        staged_facts=staged,
+        phases=phases,
+    )
+
+
+def _stage(
+    con: duckdb.DuckDBPyConnection,
+    store: GraphStore,
+    path: Path,
+    graphs: list[str],
+    ids: dict[str, int],
+    sizes: dict[str, int | None],
+    workers: int | None,
+    progress: Progress | None,
+) -> int:
+    """Stage the facts of ``graphs`` through CSV files in a scratch folder beside the file."""
+    if not graphs:
+        return 0
+    import pyoxigraph as ox
+
+    with tempfile.TemporaryDirectory(prefix=".kg-analytics-", dir=path.parent) as folder:
+        staged = stage(
+            store,
+            con,
+            [ox.NamedNode(g) for g in graphs],
+            Path(folder),
+            ids=ids,
+            sizes=sizes,
+            workers=workers,
+            progress=(lambda done, total: progress("staging", done, total)) if progress else None,
+        )
+    con.execute(
+        """UPDATE staging.graphs AS gr SET facts = c.n
+           FROM (SELECT g, count(*) AS n FROM staging.facts
+                 WHERE g IN (SELECT unnest(?::INTEGER[])) GROUP BY g) AS c
+           WHERE gr.id = c.g""",
+        [[ids[g] for g in graphs]],
+    )
+    return staged
+
+
+def _record_graphs(
+    con: duckdb.DuckDBPyConnection, states: list[GraphState], ids: dict[str, int], at: dt.datetime
+) -> None:
+    if not states:
+        return
+    import pyarrow as pa
+
+    con.register(
+        "new_graphs",
+        pa.table(
+            {
+                "id": pa.array([ids[s.graph] for s in states], type=pa.int32()),
+                "graph": [s.graph for s in states],
+                "name": [s.name for s in states],
+                "priority": [s.priority for s in states],
+                "modified": [s.modified for s in states],
+                "activity": [s.activity for s in states],
+                "content_hash": [s.content_hash for s in states],
+                "triples": pa.array([s.triples for s in states], type=pa.int64()),
+                "signature": [s.signature for s in states],
+            }
+        ),
+    )
+    try:
+        con.execute(
+            """INSERT INTO staging.graphs
+               SELECT id, graph, name, priority, kg_time(modified), activity, content_hash,
+                      triples, signature, 0, ? FROM new_graphs""",
+            [at],
+        )
+    finally:
+        con.unregister("new_graphs")
+
+
+def _record_build(
+    con: duckdb.DuckDBPyConnection,
+    store: GraphStore,
+    names: dict[str, str],
+    contributions: dict[str, set[str]],
+    rebuilt: dict[str, int],
+    touched: list[str],
+    mode: str,
+    reason: str,
+    staged: int,
+    started: float,
+    started_at: dt.datetime,
+) -> None:
+    import pyarrow as pa
+
+    build_id = scalar(con, "SELECT coalesce(max(build_id), 0) + 1 FROM main.builds")
+    finished_at = dt.datetime.now(dt.UTC).replace(tzinfo=None)
+    by_name = {t.name: t for t in TABLES}
+
+    recorded = {
+        name: set(graphs)
+        for name, graphs in con.execute(
+            "SELECT table_name, sources FROM main.materialisations"
+        ).fetchall()
+    }
+
+    def sources(name: str) -> set[str]:
+        """Graph names: the table's own, and those of the tables it reads."""
+        out = {names[g] for g in contributions.get(name, set())}
+        for dep in by_name[name].after:
+            out |= sources(dep) if dep in rebuilt else recorded.get(dep, set())
+        return out
+
+    built = list(rebuilt)
+    con.register(
+        "built",
+        pa.table(
+            {
+                "table_name": built,
+                "description": [by_name[n].description for n in built],
+                "rows": pa.array([rebuilt[n] for n in built], type=pa.int64()),
+                "sources": [sorted(sources(n)) for n in built],
+            }
+        ),
+    )
+    try:
+        con.execute(
+            "DELETE FROM main.materialisations WHERE table_name IN (SELECT table_name FROM built)"
+        )
+        con.execute(
+            "INSERT INTO main.materialisations SELECT table_name, description, rows, ?, ?, sources "
+            "FROM built",
+            [build_id, finished_at],
+        )
+    finally:
+        con.unregister("built")
+    con.execute(
+        "INSERT INTO main.builds SELECT ?, ?, ?, ?, ?, ?, ?, ?::VARCHAR[], ?::VARCHAR[], ?",
+        [
+            build_id,
+            started_at,
+            finished_at,
+            round(time.perf_counter() - started, 3),
+            mode,
+            reason or None,
+            store.location,
+            [names[g] for g in touched],
+            built,
+            staged,
+        ],
+    )
+    con.execute(
+        """CREATE OR REPLACE TABLE main.graphs AS
+           SELECT name AS graph, graph AS iri, modified, activity, content_hash, triples, facts,
+                  staged_at
+           FROM staging.graphs ORDER BY priority"""
+    )
+
+
+def scalar(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any] | None = None) -> int:
+    """The one integer ``sql`` returns (the result is read to the end, as DuckDB asks)."""
+    rows = con.execute(sql, params or []).fetchall()
+    return int(rows[0][0]) if rows and rows[0][0] is not None else 0
+
+
+def _table_counts(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
+    rows = con.execute(
+        "SELECT table_name, rows FROM main.materialisations ORDER BY table_name"
+    ).fetchall()
+    return {name: int(n) for name, n in rows}

@@ -1,0 +1,363 @@
+"""Staging: the facts the analytics tables are made of, pulled out of the store in bulk.
+
+Every named graph (except the ontology and the provenance graph) is read as *facts*:
+rows ``(graph, subject, key, object, n)`` where ``key`` names one thing the tables use,
+such as ``dcterms:title``, ``a:bibo:Document`` (the subject has that type),
+``skos:prefLabel@zh`` or ``rdf:_n`` (a member of an ordered list such as an author list;
+``n`` is its position).
+
+For each graph a cheap probe finds which keys it holds; then one SELECT per graph (or,
+for a big graph, one per key, so that several run side by side) is written by the store
+itself as a SPARQL CSV results file (:meth:`GraphStore.select_to_file`), and DuckDB
+reads all the files in one ``INSERT ... SELECT`` from ``read_csv``. On the embedded
+store no row passes through Python (a remote store's generic path serialises its rows
+once).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from kg.catalog import DIMENSIONS
+from kg.graphs import ONTOLOGY, PROVENANCE
+from kg.vocab import LINEAGE_RELATIONS, NS
+
+if TYPE_CHECKING:
+    import duckdb
+    import pyoxigraph as ox
+
+    from kg.store.base import GraphStore
+
+__all__ = [
+    "CLASSES",
+    "KEYS",
+    "MAX_AUTHOR_POSITION",
+    "PREDICATES",
+    "SPLIT_ABOVE",
+    "Key",
+    "Task",
+    "expand",
+    "positions",
+    "probe",
+    "stage",
+    "staged_graphs",
+]
+
+#: Positions read from ordered lists such as author lists (rdf:_1 ... rdf:_N).
+MAX_AUTHOR_POSITION = 2000
+_MEMBER = "rdf:_n"
+
+#: Classes whose instances the tables need: the key is ``a:<class>``.
+CLASSES: tuple[str, ...] = (
+    "tkg:Technique",
+    "tkg:TechniqueCategory",
+    "bibo:Document",
+    "bibo:AcademicArticle",
+    "fabio:Preprint",
+    "bibo:Report",
+    "fabio:BlogPost",
+    "bibo:Webpage",
+    "foaf:Person",
+    "foaf:Organization",
+    "foaf:Group",
+    "schema:SoftwareSourceCode",
+    "tkg:RepositorySnapshot",
+    "tkg:ReadingListCategory",
+    "tkg:ReadingEvent",
+    "tkg:ReferenceKernel",
+    "tkg:VerificationRun",
+    "tkg:CheckResult",
+    "prov:Derivation",
+)
+
+#: Predicates whose values the tables need: the key is the prefixed name.
+PREDICATES: tuple[str, ...] = (
+    # techniques and categories
+    "skos:notation",
+    "skos:broader",
+    "skos:definition",
+    "tkg:position",
+    "tkg:onComparisonPage",
+    "tkg:firstAuthor",
+    "tkg:responsibleTeam",
+    "tkg:organization",
+    "dcterms:date",
+    "tkg:dateNote",
+    "tkg:primaryPaper",
+    "tkg:repository",
+    "tkg:usesTechnique",
+    "tkg:headlineResult",
+    "tkg:headlineConditional",
+    *(prop.value.replace(NS["tkg"].base, "tkg:") for _key, prop, _label in DIMENSIONS),
+    # lineage
+    *(f"tkg:{relation}" for relation in LINEAGE_RELATIONS),
+    "prov:qualifiedDerivation",
+    "prov:entity",
+    "tkg:relation",
+    "tkg:basis",
+    "rdfs:comment",
+    # papers, people, organisations
+    "dcterms:title",
+    "dcterms:issued",
+    "dcterms:creator",
+    "tkg:venue",
+    "tkg:arxivId",
+    "bibo:doi",
+    "cito:cites",
+    "bibo:authorList",
+    "foaf:name",
+    "schema:affiliation",
+    "rdfs:label",
+    # repositories
+    "schema:name",
+    "tkg:stars",
+    "tkg:forks",
+    "tkg:openIssues",
+    "tkg:watchers",
+    "tkg:contributors",
+    "tkg:pushedAt",
+    "tkg:archived",
+    "tkg:latestRelease",
+    "tkg:latestReleaseDate",
+    "tkg:snapshot",
+    "prov:generatedAtTime",
+    # reading
+    "tkg:readingCategory",
+    "tkg:listedStatus",
+    "tkg:readingStatus",
+    "tkg:statusChangedAt",
+    "tkg:addedAt",
+    "tkg:hasNote",
+    "tkg:paper",
+    "tkg:status",
+    "tkg:previousStatus",
+    "tkg:via",
+    "prov:atTime",
+    # kernels
+    "tkg:referenceKernel",
+    "tkg:kernelForm",
+    "tkg:modulePath",
+    "tkg:rationale",
+    "tkg:verifies",
+    "tkg:passed",
+    "tkg:torchVersion",
+    "tkg:device",
+    "tkg:dtype",
+    "prov:startedAtTime",
+    "prov:endedAtTime",
+    "tkg:check",
+    "tkg:claim",
+    "tkg:maxAbsError",
+    "tkg:maxRelError",
+    "tkg:tolerance",
+    "tkg:durationSeconds",
+)
+
+
+def _iri(name: str) -> str:
+    prefix, local = name.split(":", 1)
+    return f"<{NS[prefix].base}{local}>"
+
+
+@dataclass(frozen=True)
+class Key:
+    """One kind of fact and the SPARQL pattern (binding ?s, ?o, ?n) that yields it."""
+
+    name: str
+    predicate: str
+    pattern: str
+
+
+def _keys() -> dict[str, Key]:
+    keys: dict[str, Key] = {}
+    for cls in CLASSES:
+        keys["a:" + cls] = Key("a:" + cls, "rdf:type", f"?s a {_iri(cls)}")
+    for pred in PREDICATES:
+        keys[pred] = Key(pred, pred, f"?s {_iri(pred)} ?o")
+    label = _iri("skos:prefLabel")
+    keys["skos:prefLabel"] = Key(
+        "skos:prefLabel", "skos:prefLabel", f'?s {label} ?o FILTER(!LANGMATCHES(LANG(?o), "zh"))'
+    )
+    keys["skos:prefLabel@zh"] = Key(
+        "skos:prefLabel@zh", "skos:prefLabel", f'?s {label} ?o FILTER(LANGMATCHES(LANG(?o), "zh"))'
+    )
+    # List members: the pattern is made per graph from the positions it uses (see expand).
+    keys[_MEMBER] = Key(_MEMBER, "rdf:_1", "")
+    return keys
+
+
+#: Every key, by name.
+KEYS: dict[str, Key] = _keys()
+
+
+def staged_graphs(graphs: Iterable[ox.NamedNode]) -> list[ox.NamedNode]:
+    """The graphs analytics reads: all but the ontology and the provenance records."""
+    return [g for g in graphs if g not in (ONTOLOGY, PROVENANCE)]
+
+
+def positions(store: GraphStore, graph: ox.NamedNode) -> list[int]:
+    """The list positions (rdf:_1, rdf:_2, ...) used in ``graph``, up to MAX_AUTHOR_POSITION."""
+    values = " ".join(f"(<{NS['rdf'].base}_{n}> {n})" for n in range(1, MAX_AUTHOR_POSITION + 1))
+    rows = store.select(
+        f"SELECT ?n WHERE {{ VALUES (?m ?n) {{ {values} }} "
+        f"FILTER EXISTS {{ GRAPH {graph} {{ ?s ?m ?o }} }} }}"
+    )
+    return sorted(int(row["n"].value) for row in rows)  # type: ignore[union-attr]
+
+
+def _member_patterns(store: GraphStore, graph: ox.NamedNode, split: bool) -> list[str]:
+    rdf = NS["rdf"].base
+    found = positions(store, graph)
+    if split:
+        return [f"?s <{rdf}_{n}> ?o BIND({n} AS ?n)" for n in found]
+    values = " ".join(f"(<{rdf}_{n}> {n})" for n in found)
+    return [f"VALUES (?member ?n) {{ {values} }} ?s ?member ?o"] if found else []
+
+
+def probe(store: GraphStore, graph: ox.NamedNode) -> list[Key]:
+    """The keys ``graph`` holds at least one fact of, found with one cheap EXISTS query."""
+    predicates = sorted({k.predicate for k in KEYS.values() if k.predicate != "rdf:type"})
+    rows = store.select(
+        f"""SELECT ?x WHERE {{
+              {{ VALUES ?x {{ {" ".join(_iri(p) for p in predicates)} }}
+                 FILTER EXISTS {{ GRAPH {graph} {{ ?s ?x ?o }} }} }}
+              UNION
+              {{ VALUES ?x {{ {" ".join(_iri(c) for c in CLASSES)} }}
+                 FILTER EXISTS {{ GRAPH {graph} {{ ?s a ?x }} }} }} }}"""
+    )
+    present = set()
+    for row in rows:
+        iri = row["x"].value  # type: ignore[union-attr]
+        for prefix, ns in NS.items():
+            if iri.startswith(ns.base):
+                present.add(f"{prefix}:{iri[len(ns.base) :]}")
+                break
+    return [
+        k
+        for k in KEYS.values()
+        if (
+            k.name.removeprefix("a:") in present
+            if k.predicate == "rdf:type"
+            else k.predicate in present
+        )
+    ]
+
+
+#: Graphs with more triples than this are read one key at a time, several keys side by
+#: side; smaller ones in a single query.
+SPLIT_ABOVE = 20_000
+
+
+@dataclass(frozen=True)
+class Task:
+    """One extraction query and the CSV file (columns s, k, o, n) it writes."""
+
+    graph: ox.NamedNode
+    parts: tuple[tuple[str, str], ...]  # (key name, pattern)
+    path: Path
+
+    @property
+    def key(self) -> str | None:
+        """The one key of a single-key task (its rows leave ?k unbound: no work per row)."""
+        return self.parts[0][0] if len(self.parts) == 1 else None
+
+    @property
+    def sparql(self) -> str:
+        if self.key is not None:
+            branches = self.parts[0][1]
+        else:
+            branches = " UNION ".join(
+                f'{{ {pattern} BIND("{name}" AS ?k) }}' for name, pattern in self.parts
+            )
+        return f"SELECT ?s ?k ?o ?n WHERE {{ GRAPH {self.graph} {{ {branches} }} }}"
+
+
+def expand(
+    store: GraphStore,
+    graphs: Sequence[ox.NamedNode],
+    folder: Path,
+    sizes: Mapping[str, int | None] | None = None,
+) -> list[Task]:
+    """The extraction tasks for ``graphs``: one per graph, or, for a graph of more than
+    :data:`SPLIT_ABOVE` triples (by ``sizes``), one per key present in it (and one per
+    list position)."""
+    tasks: list[Task] = []
+    for graph in graphs:
+        size = (sizes or {}).get(graph.value)
+        split = bool(size and size > SPLIT_ABOVE)
+        parts = []
+        for key in probe(store, graph):
+            if key.name == _MEMBER:
+                patterns = _member_patterns(store, graph, split)
+            else:
+                patterns = [key.pattern]
+            parts += [(key.name, pattern) for pattern in patterns]
+        if not parts:
+            continue
+        groups = [[part] for part in parts] if split else [parts]
+        for group in groups:
+            tasks.append(Task(graph, tuple(group), folder / f"{len(tasks):05d}.csv"))
+    return tasks
+
+
+def stage(
+    store: GraphStore,
+    con: duckdb.DuckDBPyConnection,
+    graphs: Sequence[ox.NamedNode],
+    folder: Path,
+    *,
+    ids: Mapping[str, int],
+    sizes: Mapping[str, int | None] | None = None,
+    workers: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> int:
+    """Extract the facts of ``graphs`` into ``staging.facts`` (each graph stored as its
+    integer id from ``ids``); return how many were added.
+
+    The store writes one CSV file per task, ``workers`` at a time; DuckDB then reads
+    them all in one bulk ``INSERT ... SELECT``."""
+    tasks = expand(store, graphs, folder, sizes)
+    if not tasks:
+        return 0
+    # Extraction waits on the store as much as on the CPU: one worker more than cores.
+    workers = workers or min(8, (os.cpu_count() or 1) + 1)
+    done = 0
+    if progress:
+        progress(0, len(tasks))
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        for _ in pool.map(lambda t: store.select_to_file(t.sparql, t.path), tasks):
+            done += 1
+            if progress:
+                progress(done, len(tasks))
+    import pyarrow as pa
+
+    files = [str(t.path) for t in tasks]
+    con.register(
+        "stage_tasks",
+        pa.table(
+            {
+                "file": files,
+                "g": pa.array([ids[t.graph.value] for t in tasks], pa.int32()),
+                "k": pa.array([t.key for t in tasks], pa.string()),
+            }
+        ),
+    )
+    try:
+        row = con.execute(
+            """INSERT INTO staging.facts
+               SELECT t.g, f.s, coalesce(f.k, t.k), f.o, f.n
+               FROM read_csv(?, header = true, auto_detect = false, delim = ',', quote = '"',
+                             escape = '"', filename = true,
+                             columns = {'s': 'VARCHAR', 'k': 'VARCHAR', 'o': 'VARCHAR',
+                                        'n': 'INTEGER'}) AS f
+               JOIN stage_tasks AS t ON t.file = f.filename""",
+            [files],
+        ).fetchall()
+    finally:
+        con.unregister("stage_tasks")
+    return int(row[0][0]) if row else 0

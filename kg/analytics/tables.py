@@ -1,0 +1,574 @@
+"""The analytics tables: what each holds, and the SQL that makes it from the staged facts.
+
+Each :class:`Table` is one ``CREATE TABLE ... AS SELECT`` over ``staging.ranked`` (the
+facts with their graph's name, priority and modification time). Every table carries
+``source_graph`` and ``source_modified``: the named graph its row comes from (for an
+entity, the graph that types it; where several do, the first in
+:data:`kg.graphs.SOURCES` order) and when that graph last changed. All times are UTC.
+
+The keys a table reads are found in its SQL, so the incremental build knows which
+tables a changed graph touches. *Shared* keys (names, labels, positions, star counts:
+properties several kinds of node carry) count only for the subjects of the table's own
+classes; a table that needs another kind's values reads them from that kind's table and
+names it in ``after``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from kg.analytics.staging import KEYS
+
+__all__ = ["SHARED_KEYS", "TABLES", "Table", "ordered", "table"]
+
+#: Properties carried by several kinds of node.
+SHARED_KEYS: frozenset[str] = frozenset(
+    {
+        "skos:notation",
+        "skos:prefLabel",
+        "skos:prefLabel@zh",
+        "skos:definition",
+        "tkg:position",
+        "rdfs:label",
+        "rdfs:comment",
+        "foaf:name",
+        "tkg:firstAuthor",
+        "tkg:stars",
+        "tkg:forks",
+        "tkg:openIssues",
+        "tkg:watchers",
+        "tkg:contributors",
+        "tkg:pushedAt",
+        "tkg:passed",
+        "prov:startedAtTime",
+        "prov:endedAtTime",
+    }
+)
+
+_KEY_LITERAL = re.compile(r"'([^']+)'")
+
+
+@dataclass(frozen=True)
+class Table:
+    """One analytics table."""
+
+    name: str
+    description: str
+    sql: str
+    #: Tables this one reads (built first, and rebuilding them rebuilds this one).
+    after: tuple[str, ...] = ()
+    keys: frozenset[str] = field(init=False)
+    classes: frozenset[str] = field(init=False)
+
+    def __post_init__(self) -> None:
+        found = {k for k in _KEY_LITERAL.findall(self.sql) if k in KEYS}
+        object.__setattr__(self, "keys", frozenset(found))
+        object.__setattr__(self, "classes", frozenset(k for k in found if k.startswith("a:")))
+
+
+def _pivot(cls: Sequence[str], subject: str, columns: Sequence[tuple[str, str]]) -> str:
+    """Entities typed with any of ``cls`` and one value per column (name, key); where
+    graphs disagree, the value from the graph with the best priority wins."""
+    types = ", ".join(f"'a:{c}'" for c in cls)
+    keys = ", ".join(sorted({f"'{key}'" for _name, key in columns}))
+    picks = ",\n        ".join(
+        f"arg_min(o, priority) FILTER (WHERE k = '{key}') AS {name}" for name, key in columns
+    )
+    return f"""
+  {subject}_e AS (SELECT s, arg_min(g, priority) AS g FROM staging.ranked
+                  WHERE k IN ({types}) GROUP BY s),
+  {subject}_p AS (SELECT s,
+        {picks}
+      FROM staging.ranked WHERE k IN ({keys}) AND s IN (SELECT s FROM {subject}_e) GROUP BY s),
+  {subject} AS (SELECT e.s AS {subject}, p.* EXCLUDE (s), gr.name AS source_graph,
+                       gr.modified AS source_modified
+                FROM {subject}_e AS e LEFT JOIN {subject}_p AS p USING (s)
+                JOIN staging.graphs AS gr ON gr.id = e.g)"""
+
+
+def _link(key: str, left: str, right: str) -> str:
+    """A link table from the facts of one key, one row per link however many graphs hold it."""
+    return f"""
+WITH links AS (SELECT s, o, arg_min(g, priority) AS g FROM staging.ranked WHERE k = '{key}'
+               GROUP BY s, o)
+SELECT s AS {left}, o AS {right}, gr.name AS source_graph, gr.modified AS source_modified
+FROM links JOIN staging.graphs AS gr ON gr.id = links.g"""
+
+
+#: Columns of the entity tables: (column, key) pairs, read by :func:`_pivot`.
+_CATEGORY = (
+    ("category_id", "skos:notation"),
+    ("label", "skos:prefLabel"),
+    ("label_zh", "skos:prefLabel@zh"),
+    ("definition", "skos:definition"),
+    ("position", "tkg:position"),
+)
+_TECHNIQUE = (
+    ("technique_id", "skos:notation"),
+    ("name", "skos:prefLabel"),
+    ("name_zh", "skos:prefLabel@zh"),
+    ("broader", "skos:broader"),
+    ("on_page", "tkg:onComparisonPage"),
+    ("date", "dcterms:date"),
+    ("date_note", "tkg:dateNote"),
+    ("summary", "skos:definition"),
+    ("first_author_iri", "tkg:firstAuthor"),
+    ("team_iri", "tkg:responsibleTeam"),
+    ("primary_paper", "tkg:primaryPaper"),
+    ("headline", "tkg:headlineResult"),
+    ("conditional", "tkg:headlineConditional"),
+)
+_DERIVATION = (
+    ("entity", "prov:entity"),
+    ("relation_iri", "tkg:relation"),
+    ("basis", "tkg:basis"),
+    ("note", "rdfs:comment"),
+)
+_PAPER = (
+    ("title", "dcterms:title"),
+    ("issued", "dcterms:issued"),
+    ("venue", "tkg:venue"),
+    ("arxiv_id", "tkg:arxivId"),
+    ("doi", "bibo:doi"),
+)
+_COUNTS = (
+    ("stars", "tkg:stars"),
+    ("forks", "tkg:forks"),
+    ("open_issues", "tkg:openIssues"),
+    ("watchers", "tkg:watchers"),
+    ("contributors", "tkg:contributors"),
+    ("pushed_at", "tkg:pushedAt"),
+)
+_REPOSITORY = (
+    ("name", "schema:name"),
+    *_COUNTS,
+    ("archived", "tkg:archived"),
+    ("latest_release", "tkg:latestRelease"),
+    ("latest_release_date", "tkg:latestReleaseDate"),
+)
+_SNAPSHOT = (("taken_at", "prov:generatedAtTime"), *_COUNTS)
+_SECTION = (("label", "skos:prefLabel"), ("position", "tkg:position"))
+_EVENT = (
+    ("paper", "tkg:paper"),
+    ("status_iri", "tkg:status"),
+    ("previous_iri", "tkg:previousStatus"),
+    ("at_time", "prov:atTime"),
+    ("via", "tkg:via"),
+)
+_KERNEL = (
+    ("form", "tkg:kernelForm"),
+    ("module_path", "tkg:modulePath"),
+    ("rationale", "tkg:rationale"),
+)
+_RUN = (
+    ("technique", "tkg:verifies"),
+    ("passed", "tkg:passed"),
+    ("started_at", "prov:startedAtTime"),
+    ("ended_at", "prov:endedAtTime"),
+    ("torch_version", "tkg:torchVersion"),
+    ("device", "tkg:device"),
+    ("dtype", "tkg:dtype"),
+)
+_CHECK = (
+    ("name", "rdfs:label"),
+    ("claim", "tkg:claim"),
+    ("passed", "tkg:passed"),
+    ("max_abs_error", "tkg:maxAbsError"),
+    ("max_rel_error", "tkg:maxRelError"),
+    ("tolerance", "tkg:tolerance"),
+    ("duration_seconds", "tkg:durationSeconds"),
+)
+
+# The SQL below uses the build's macros: kg_int, kg_double, kg_bool and kg_time turn a
+# literal's text into a typed value (NULL when it does not parse); kg_local(iri) is the
+# last segment of an IRI (a status, relation or category slug).
+
+TABLES: tuple[Table, ...] = (
+    Table(
+        "categories",
+        "The technique categories (a SKOS scheme), in page order.",
+        f"""
+WITH {_pivot(["tkg:TechniqueCategory"], "c", _CATEGORY)}
+SELECT c AS category, coalesce(category_id, kg_local(c)) AS category_id, label, label_zh,
+       definition, kg_int(position) AS position, source_graph, source_modified
+FROM c ORDER BY position NULLS LAST, category_id""",
+    ),
+    Table(
+        "authors",
+        "People: authors of papers and of techniques.",
+        f"""
+WITH {_pivot(["foaf:Person"], "a", [("name", "foaf:name")])}
+SELECT a AS person, name, source_graph, source_modified FROM a""",
+    ),
+    Table(
+        "organisations",
+        "Organisations and teams (kind: organisation or team).",
+        f"""
+WITH {_pivot(["foaf:Organization", "foaf:Group"], "o", [("name", "foaf:name")])},
+  kinds AS (SELECT s, bool_or(k = 'a:foaf:Organization') AS is_org FROM staging.ranked
+            WHERE k IN ('a:foaf:Organization', 'a:foaf:Group') GROUP BY s)
+SELECT o AS organisation, name, CASE WHEN kinds.is_org THEN 'organisation' ELSE 'team' END AS kind,
+       source_graph, source_modified
+FROM o JOIN kinds ON kinds.s = o.o ORDER BY name, organisation""",
+    ),
+    Table(
+        "techniques",
+        "Techniques with their category, date, people, paper and headline.",
+        f"""
+WITH {_pivot(["tkg:Technique"], "t", _TECHNIQUE)}
+SELECT t.t AS technique, coalesce(t.technique_id, kg_local(t.t)) AS technique_id, t.name,
+       t.name_zh, coalesce(c.category_id, kg_local(t.broader)) AS category_id,
+       coalesce(kg_bool(t.on_page), false) AS on_page, t.date,
+       TRY_CAST(left(t.date, 4) AS INTEGER) AS year, t.date_note, t.summary,
+       a.name AS first_author, o.name AS team, t.primary_paper, t.headline,
+       kg_bool(t.conditional) AS headline_conditional, t.source_graph, t.source_modified
+FROM t
+LEFT JOIN categories AS c ON c.category = t.broader
+LEFT JOIN authors AS a ON a.person = t.first_author_iri
+LEFT JOIN organisations AS o ON o.organisation = t.team_iri
+ORDER BY category_id, technique_id""",
+        after=("categories", "authors", "organisations"),
+    ),
+    Table(
+        "technique_dimensions",
+        "The comparison page's dimensions, one row per technique and dimension.",
+        "",  # filled in below from kg.catalog.DIMENSIONS
+        after=("techniques",),
+    ),
+    Table(
+        "technique_organisations",
+        "Which organisations a technique comes from.",
+        _link("tkg:organization", "technique", "organisation"),
+    ),
+    Table(
+        "lineage_edges",
+        "Typed lineage edges from a derived technique (child) to its parent.",
+        f"""
+WITH edges AS (
+  SELECT s AS child, o AS parent, regexp_extract(k, '[^:]+$') AS relation,
+         arg_min(graph_name, priority) AS source_graph,
+         arg_min(graph_modified, priority) AS source_modified
+  FROM staging.ranked
+  WHERE k IN ('tkg:refines', 'tkg:generalizes', 'tkg:specializes', 'tkg:replaces', 'tkg:combines',
+              'tkg:extends', 'tkg:inverts', 'tkg:reimplements', 'tkg:portsTo', 'tkg:buildsOn',
+              'tkg:implements')
+  GROUP BY s, o, k),
+{_pivot(["prov:Derivation"], "d", _DERIVATION)},
+  qualified AS (SELECT q.s AS child, d.entity AS parent, kg_local(d.relation_iri) AS relation,
+                       any_value(d.basis) AS basis, any_value(d.note) AS note
+                FROM staging.ranked AS q JOIN d ON d.d = q.o
+                WHERE q.k = 'prov:qualifiedDerivation' GROUP BY ALL)
+SELECT e.child, ct.technique_id AS child_id, e.parent, pt.technique_id AS parent_id, e.relation,
+       coalesce(q.basis, 'stated') AS basis, q.note, e.source_graph, e.source_modified
+FROM edges AS e
+LEFT JOIN qualified AS q USING (child, parent, relation)
+LEFT JOIN techniques AS ct ON ct.technique = e.child
+LEFT JOIN techniques AS pt ON pt.technique = e.parent
+ORDER BY parent_id, child_id, relation""",
+        after=("techniques",),
+    ),
+    Table(
+        "lineage_closure",
+        "Every (technique, ancestor) pair with the shortest and longest path between them; "
+        "source_graph lists the graphs of the edges on those paths.",
+        """
+WITH RECURSIVE edges AS (
+  SELECT child, parent, min(source_graph) AS source_graph, max(source_modified) AS source_modified
+  FROM lineage_edges GROUP BY child, parent),
+walk(technique, ancestor, path, distance, graphs, modified) AS (
+  SELECT child, parent, [child, parent], 1, [source_graph], source_modified FROM edges
+  UNION ALL
+  SELECT w.technique, e.parent, list_append(w.path, e.parent), w.distance + 1,
+         list_append(w.graphs, e.source_graph), greatest(w.modified, e.source_modified)
+  FROM walk AS w JOIN edges AS e ON e.child = w.ancestor
+  WHERE NOT list_contains(w.path, e.parent) AND w.distance < 256)
+SELECT technique, ancestor, min(distance) AS min_distance, max(distance) AS max_distance,
+       array_to_string(list_sort(list_distinct(flatten(list(graphs)))), ', ') AS source_graph,
+       max(modified) AS source_modified
+FROM walk GROUP BY technique, ancestor ORDER BY technique, ancestor""",
+        after=("lineage_edges",),
+    ),
+    Table(
+        "papers",
+        "Papers, reports and pages: title, year, venue, identifiers and kind.",
+        f"""
+WITH {_pivot(["bibo:Document"], "p", _PAPER)},
+  kinds AS (SELECT s, list(DISTINCT k) AS types FROM staging.ranked
+            WHERE k IN ('a:fabio:Preprint', 'a:bibo:AcademicArticle', 'a:bibo:Report',
+                        'a:fabio:BlogPost', 'a:bibo:Webpage') GROUP BY s)
+SELECT p AS paper, title, TRY_CAST(left(issued, 4) AS INTEGER) AS year, issued, venue, arxiv_id,
+       doi,
+       CASE WHEN list_contains(types, 'a:fabio:Preprint') THEN 'preprint'
+            WHEN list_contains(types, 'a:bibo:AcademicArticle') THEN 'article'
+            WHEN list_contains(types, 'a:bibo:Report') THEN 'report'
+            WHEN list_contains(types, 'a:fabio:BlogPost') THEN 'blog'
+            WHEN list_contains(types, 'a:bibo:Webpage') THEN 'web page' END AS kind,
+       source_graph, source_modified
+FROM p LEFT JOIN kinds ON kinds.s = p.p""",
+    ),
+    Table(
+        "paper_techniques",
+        "Which techniques a paper introduces (role: primary) or uses (role: uses).",
+        """
+SELECT paper, technique, role, arg_min(graph_name, priority) AS source_graph,
+       arg_min(graph_modified, priority) AS source_modified
+FROM (SELECT o AS paper, s AS technique, 'primary' AS role, graph_name, graph_modified, priority
+      FROM staging.ranked WHERE k = 'tkg:primaryPaper'
+      UNION ALL
+      SELECT s, o, 'uses', graph_name, graph_modified, priority
+      FROM staging.ranked WHERE k = 'tkg:usesTechnique')
+GROUP BY paper, technique, role""",
+    ),
+    Table("citations", "Which paper cites which.", _link("cito:cites", "citing", "cited")),
+    Table(
+        "authorship",
+        "Who wrote which paper, with the author's position (1 = first) where the graph records it.",
+        """
+WITH docs AS (SELECT DISTINCT s FROM staging.ranked WHERE k = 'a:bibo:Document'),
+  listed AS (SELECT l.s AS paper, m.o AS person, min(m.n) AS position,
+                    arg_min(l.graph_name, l.priority) AS source_graph,
+                    arg_min(l.graph_modified, l.priority) AS source_modified
+             FROM staging.ranked AS l JOIN staging.ranked AS m ON m.s = l.o AND m.k = 'rdf:_n'
+             WHERE l.k = 'bibo:authorList' GROUP BY l.s, m.o),
+  named AS (SELECT s AS paper, o AS person, bool_or(k = 'tkg:firstAuthor') AS first,
+                   arg_min(graph_name, priority) AS source_graph,
+                   arg_min(graph_modified, priority) AS source_modified
+            FROM staging.ranked
+            WHERE k = 'dcterms:creator' OR (k = 'tkg:firstAuthor' AND s IN (SELECT s FROM docs))
+            GROUP BY s, o)
+SELECT coalesce(l.paper, n.paper) AS paper, coalesce(l.person, n.person) AS person,
+       CAST(coalesce(l.position, CASE WHEN n.first THEN 1 END) AS INTEGER) AS position,
+       coalesce(l.position, CASE WHEN n.first THEN 1 END) = 1 AS first_author,
+       coalesce(l.source_graph, n.source_graph) AS source_graph,
+       coalesce(l.source_modified, n.source_modified) AS source_modified
+FROM listed AS l FULL JOIN named AS n ON n.paper = l.paper AND n.person = l.person""",
+    ),
+    Table(
+        "affiliations",
+        "Which organisation a person is affiliated with.",
+        _link("schema:affiliation", "person", "organisation"),
+    ),
+    Table(
+        "repositories",
+        "Code repositories with their latest counts.",
+        f"""
+WITH {_pivot(["schema:SoftwareSourceCode"], "r", _REPOSITORY)}
+SELECT r AS repository, name, kg_int(stars) AS stars, kg_int(forks) AS forks,
+       kg_int(open_issues) AS open_issues, kg_int(watchers) AS watchers,
+       kg_int(contributors) AS contributors, kg_time(pushed_at) AS pushed_at,
+       kg_bool(archived) AS archived, latest_release,
+       kg_time(latest_release_date) AS latest_release_date, source_graph, source_modified
+FROM r ORDER BY repository""",
+    ),
+    Table(
+        "technique_repositories",
+        "Which repository holds a technique's code.",
+        _link("tkg:repository", "technique", "repository"),
+    ),
+    Table(
+        "repository_snapshots",
+        "A repository's counts as seen by each ingest run, one row per snapshot.",
+        f"""
+WITH {_pivot(["tkg:RepositorySnapshot"], "sn", _SNAPSHOT)},
+  owner AS (SELECT o AS snapshot, arg_min(s, priority) AS repository FROM staging.ranked
+            WHERE k = 'tkg:snapshot' GROUP BY o)
+SELECT sn AS snapshot, owner.repository, kg_time(taken_at) AS taken_at, kg_int(stars) AS stars,
+       kg_int(forks) AS forks, kg_int(open_issues) AS open_issues, kg_int(watchers) AS watchers,
+       kg_int(contributors) AS contributors, kg_time(pushed_at) AS pushed_at,
+       source_graph, source_modified
+FROM sn LEFT JOIN owner ON owner.snapshot = sn.sn ORDER BY repository, taken_at""",
+    ),
+    Table(
+        "reading_categories",
+        "The sections of the reading list.",
+        f"""
+WITH {_pivot(["tkg:ReadingListCategory"], "c", _SECTION)}
+SELECT c AS category, label, kg_int(position) AS position, source_graph, source_modified
+FROM c ORDER BY position NULLS LAST, label""",
+    ),
+    Table(
+        "paper_reading_categories",
+        "Which reading-list section a paper is listed in.",
+        _link("tkg:readingCategory", "paper", "category"),
+    ),
+    Table(
+        "reading_events",
+        "Every reading-status change: when, from what, to what, and where it was made.",
+        f"""
+WITH {_pivot(["tkg:ReadingEvent"], "ev", _EVENT)}
+SELECT ev AS event, paper, kg_local(status_iri) AS status,
+       kg_local(previous_iri) AS previous_status, kg_time(at_time) AS changed_at, via,
+       source_graph, source_modified
+FROM ev ORDER BY changed_at, event""",
+    ),
+    Table(
+        "reading_state",
+        "Each paper's current reading status, when it was added, and when it was read.",
+        """
+WITH state AS (
+  SELECT s AS paper,
+         arg_min(o, priority) FILTER (WHERE k = 'tkg:readingStatus') AS status_iri,
+         arg_min(o, priority) FILTER (WHERE k = 'tkg:statusChangedAt') AS changed,
+         arg_min(o, priority) FILTER (WHERE k = 'tkg:addedAt') AS added,
+         arg_min(o, priority) FILTER (WHERE k = 'tkg:listedStatus') AS listed_iri,
+         bool_or(kg_bool(o)) FILTER (WHERE k = 'tkg:hasNote') AS has_note,
+         arg_min(graph_name, priority) FILTER (WHERE k = 'tkg:readingStatus') AS source_graph,
+         arg_min(graph_modified, priority) FILTER (WHERE k = 'tkg:readingStatus') AS source_modified
+  FROM staging.ranked
+  WHERE k IN ('tkg:readingStatus', 'tkg:statusChangedAt', 'tkg:addedAt', 'tkg:listedStatus',
+              'tkg:hasNote')
+  GROUP BY s),
+  first_read AS (SELECT paper, min(changed_at) AS read_at FROM reading_events WHERE status = 'read'
+                 GROUP BY paper)
+SELECT paper, kg_local(status_iri) AS status, kg_time(changed) AS changed_at,
+       kg_time(added) AS added_at,
+       CASE WHEN first_read.read_at IS NOT NULL THEN first_read.read_at
+            WHEN kg_local(status_iri) = 'read' THEN kg_time(changed) END AS read_at,
+       kg_local(listed_iri) AS listed_status, coalesce(has_note, false) AS has_note,
+       source_graph, source_modified
+FROM state LEFT JOIN first_read USING (paper)
+WHERE status_iri IS NOT NULL""",
+        after=("reading_events",),
+    ),
+    Table(
+        "paper_categories",
+        "Each paper's categories under both schemes: its reading-list sections (scheme 'reading') "
+        "and the categories of the techniques it introduces or uses (scheme 'technique').",
+        """
+SELECT prc.paper, 'reading' AS scheme, rc.label AS category, rc.position,
+       prc.source_graph, prc.source_modified
+FROM paper_reading_categories AS prc JOIN reading_categories AS rc ON rc.category = prc.category
+UNION
+SELECT pt.paper, 'technique', coalesce(c.label, t.category_id), c.position,
+       min(pt.source_graph), max(pt.source_modified)
+FROM paper_techniques AS pt JOIN techniques AS t ON t.technique = pt.technique
+LEFT JOIN categories AS c ON c.category_id = t.category_id
+GROUP BY ALL""",
+        after=(
+            "paper_reading_categories",
+            "reading_categories",
+            "paper_techniques",
+            "techniques",
+            "categories",
+        ),
+    ),
+    Table(
+        "paper_organisations",
+        "Which organisations a paper comes from: through its authors' affiliations (via_author) "
+        "or as the primary paper of an organisation's technique (via_technique).",
+        """
+SELECT paper, organisation, bool_or(via = 'author') AS via_author,
+       bool_or(via = 'technique') AS via_technique,
+       min(source_graph) AS source_graph, max(source_modified) AS source_modified
+FROM (SELECT a.paper, af.organisation, 'author' AS via, a.source_graph, a.source_modified
+      FROM authorship AS a JOIN affiliations AS af ON af.person = a.person
+      UNION ALL
+      SELECT pt.paper, tor.organisation, 'technique', pt.source_graph, pt.source_modified
+      FROM paper_techniques AS pt
+      JOIN technique_organisations AS tor ON tor.technique = pt.technique
+      WHERE pt.role = 'primary')
+GROUP BY paper, organisation""",
+        after=("authorship", "affiliations", "paper_techniques", "technique_organisations"),
+    ),
+    Table(
+        "organisation_coauthorship",
+        "Pairs of organisations (organisation < with_organisation, by IRI) and the number of "
+        "papers with authors affiliated with each.",
+        """
+WITH org_papers AS (SELECT paper, organisation, source_graph, source_modified
+                    FROM paper_organisations WHERE via_author)
+SELECT x.organisation, y.organisation AS with_organisation, count(*) AS papers,
+       min(least(x.source_graph, y.source_graph)) AS source_graph,
+       max(greatest(x.source_modified, y.source_modified)) AS source_modified
+FROM org_papers AS x
+JOIN org_papers AS y ON x.paper = y.paper AND x.organisation < y.organisation
+GROUP BY x.organisation, y.organisation""",
+        after=("paper_organisations",),
+    ),
+    Table(
+        "kernels",
+        "Reference kernels: kernel, executable reference, or none with the reason.",
+        f"""
+WITH {_pivot(["tkg:ReferenceKernel"], "kn", _KERNEL)},
+  owner AS (SELECT o AS kernel, arg_min(s, priority) AS technique FROM staging.ranked
+            WHERE k = 'tkg:referenceKernel' GROUP BY o)
+SELECT kn AS kernel, owner.technique, t.technique_id, form, module_path, rationale,
+       kn.source_graph, kn.source_modified
+FROM kn LEFT JOIN owner ON owner.kernel = kn.kn
+LEFT JOIN techniques AS t ON t.technique = owner.technique
+ORDER BY technique_id""",
+        after=("techniques",),
+    ),
+    Table(
+        "verification_runs",
+        "Runs of the kernels' checks: what they verified, on what, and whether they passed.",
+        f"""
+WITH {_pivot(["tkg:VerificationRun"], "r", _RUN)}
+SELECT r AS run, r.technique, t.technique_id, kg_bool(passed) AS passed,
+       kg_time(started_at) AS started_at, kg_time(ended_at) AS ended_at,
+       torch_version, device, dtype, r.source_graph, r.source_modified
+FROM r LEFT JOIN techniques AS t ON t.technique = r.technique ORDER BY ended_at, run""",
+        after=("techniques",),
+    ),
+    Table(
+        "verification_checks",
+        "The numerical checks of each verification run, with their errors and tolerances.",
+        f"""
+WITH {_pivot(["tkg:CheckResult"], "c", _CHECK)},
+  owner AS (SELECT o AS check_result, arg_min(s, priority) AS run FROM staging.ranked
+            WHERE k = 'tkg:check' GROUP BY o)
+SELECT c AS check_result, owner.run, name, claim, kg_bool(passed) AS passed,
+       kg_double(max_abs_error) AS max_abs_error, kg_double(max_rel_error) AS max_rel_error,
+       kg_double(tolerance) AS tolerance, kg_double(duration_seconds) AS duration_seconds,
+       source_graph, source_modified
+FROM c LEFT JOIN owner ON owner.check_result = c.c ORDER BY run, check_result""",
+    ),
+)
+
+
+def _dimensions_sql() -> str:
+    from kg.catalog import DIMENSIONS
+    from kg.vocab import TKG
+
+    rows = ", ".join(
+        f"('{prop.value.replace(TKG.base, 'tkg:')}', '{key}', '{label}', {i})"
+        for i, (key, prop, label) in enumerate(DIMENSIONS, start=1)
+    )
+    keys = ", ".join(f"'{prop.value.replace(TKG.base, 'tkg:')}'" for _k, prop, _l in DIMENSIONS)
+    return f"""
+WITH dims(k, dimension, label, position) AS (VALUES {rows}),
+  techs AS (SELECT DISTINCT s FROM staging.ranked WHERE k = 'a:tkg:Technique')
+SELECT f.s AS technique, t.technique_id, d.dimension, d.label, d.position,
+       arg_min(f.o, f.priority) AS value, arg_min(f.graph_name, f.priority) AS source_graph,
+       arg_min(f.graph_modified, f.priority) AS source_modified
+FROM staging.ranked AS f JOIN dims AS d ON d.k = f.k LEFT JOIN techniques AS t ON t.technique = f.s
+WHERE f.k IN ({keys}) AND f.s IN (SELECT s FROM techs)
+GROUP BY ALL ORDER BY technique_id, position"""
+
+
+TABLES = tuple(
+    Table(t.name, t.description, _dimensions_sql(), t.after)
+    if t.name == "technique_dimensions"
+    else t
+    for t in TABLES
+)
+_BY_NAME = {t.name: t for t in TABLES}
+
+
+def table(name: str) -> Table:
+    return _BY_NAME[name]
+
+
+def ordered(names: set[str] | frozenset[str]) -> list[Table]:
+    """``names`` plus every table built after one of them, in build order."""
+    wanted = set(names)
+    changed = True
+    while changed:
+        changed = False
+        for t in TABLES:
+            if t.name not in wanted and wanted.intersection(t.after):
+                wanted.add(t.name)
+                changed = True
+    return [t for t in TABLES if t.name in wanted]

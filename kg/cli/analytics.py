@@ -1,0 +1,473 @@
+"""``kg analytics``: the graph as DuckDB tables, analyses with charts, ad-hoc SQL, Parquet.
+
+The analytics file lives beside the store (``DIR.analytics.duckdb`` for an embedded
+store in ``DIR``; see :func:`kg.analytics.database_path`). Analyses refresh it first
+(only what changed in the graph is made again) unless ``--no-refresh`` is given; a
+missing or corrupt file is rebuilt from the graph with a message.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, Optional
+
+import typer
+
+from kg.cli import state
+
+if TYPE_CHECKING:
+    from kg.analytics.analyses import Report
+
+__all__ = ["app"]
+
+app = typer.Typer(
+    help="Materialise the graph into DuckDB and ask it questions: reading progress, papers, "
+    "lineage, adoption, authors, kernel coverage; charts, ad-hoc SQL and Parquet export.",
+    no_args_is_help=True,
+)
+
+_DB: dict[str, Path | None] = {"path": None}
+
+
+@app.callback()
+def _options(
+    db: Annotated[
+        Optional[Path],  # noqa: UP045 - typer needs Optional here
+        typer.Option(
+            "--db",
+            envvar="KG_ANALYTICS_DB",
+            help="The DuckDB analytics file. Default: DIR.analytics.duckdb beside an embedded "
+            "store in DIR; for an endpoint, a file in ~/.local/share/techkg/analytics.",
+            show_default=False,
+        ),
+    ] = None,
+) -> None:
+    _DB["path"] = db
+
+
+class Period(StrEnum):
+    week = "week"
+    month = "month"
+    quarter = "quarter"
+    year = "year"
+
+
+class Scheme(StrEnum):
+    reading = "reading"
+    technique = "technique"
+
+
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print every section as JSON.")]
+CsvOpt = Annotated[bool, typer.Option("--csv", help="Print one section (see --section) as CSV.")]
+SectionOpt = Annotated[
+    Optional[str],  # noqa: UP045
+    typer.Option(
+        "--section", help="With --csv or a table: only this section (default for --csv: the first)."
+    ),
+]
+ChartOpt = Annotated[
+    Optional[Path],  # noqa: UP045
+    typer.Option(
+        "--chart", help="Also draw the chart into this file (.png or .svg).", dir_okay=False
+    ),
+]
+RefreshOpt = Annotated[
+    bool,
+    typer.Option(
+        "--refresh/--no-refresh",
+        help="Bring the analytics file up to date with the graph first "
+        "(cheap when nothing changed).",
+    ),
+]
+TopOpt = Annotated[
+    int, typer.Option("--top", min=1, help="How many rows the ranked sections keep.")
+]
+AsOfOpt = Annotated[
+    Optional[str],  # noqa: UP045
+    typer.Option(
+        "--as-of", help="Date the ages are measured to, YYYY-MM-DD (default: today, UTC)."
+    ),
+]
+
+
+def _path() -> Path:
+    from kg.analytics import database_path
+
+    return _DB["path"] or database_path(state().store_spec)
+
+
+def _say(message: str, style: str = "dim") -> None:
+    from rich.markup import escape
+
+    from kg.cli.output import err_console
+
+    err_console().print(f"[{style}]{escape(message)}[/]")
+
+
+def _progress_bar() -> Any:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from kg.cli.output import err_console
+
+    console = err_console()
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+        disable=not console.is_terminal,
+    )
+
+
+def _run_build(full: bool) -> Any:
+    from kg.analytics import build
+
+    path = _path()
+    with _progress_bar() as bar:
+        tasks: dict[str, Any] = {}
+
+        def progress(step: str, done: int, total: int) -> None:
+            label = {"staging": "Reading the graph", "tables": "Making tables"}.get(step, step)
+            if step not in tasks:
+                tasks[step] = bar.add_task(label, total=total)
+            bar.update(tasks[step], completed=done, total=total)
+
+        report = build(state().store(), path, full=full, progress=progress)
+    if report.message:
+        _say(report.message, "yellow")
+    return report
+
+
+def _database(refresh: bool) -> Path:
+    """The analytics file, made or refreshed from the graph as needed."""
+    from kg.analytics import inspect
+    from kg.errors import StoreLockedError
+
+    path = _path()
+    problem = inspect(path)
+    if problem is None and not refresh:
+        return path
+    try:
+        state().store()
+    except StoreLockedError:
+        if problem is None:
+            _say(f"the store is in use, so {path} is shown as last built", "yellow")
+            return path
+        raise
+    report = _run_build(full=False)
+    if problem == "missing":
+        _say(f"built {path} from the graph in {report.seconds:.1f} s")
+    elif report.mode != "up to date":
+        _say(
+            f"refreshed {len(report.rebuilt)} tables from changed graphs: "
+            f"{', '.join(report.changed_graphs)}"
+        )
+    return path
+
+
+def _emit_report(report: Report, *, json_out: bool, csv_out: bool, section: str | None) -> None:
+    from kg.cli.output import emit, emit_json
+
+    if json_out:
+        emit_json(report.section(section).rows if section else report.to_dict())
+        return
+    if csv_out:
+        chosen = report.section(section) if section else report.sections[0]
+        emit(chosen.rows, chosen.columns, fmt="csv")
+        return
+    for s in [report.section(section)] if section else report.sections:
+        emit(s.rows, s.columns, title=s.title)
+
+
+def _analysis(
+    name: str,
+    *,
+    refresh: bool,
+    json_out: bool,
+    csv_out: bool,
+    section: str | None,
+    chart: Path | None,
+    **options: Any,
+) -> None:
+    from kg.analytics import analyses, connect
+    from kg.errors import AnalyticsError
+
+    state().json_errors = json_out
+    if json_out and csv_out:
+        raise AnalyticsError(
+            "--json and --csv cannot be combined", hint="Choose one output format."
+        )
+    if chart is not None:
+        from kg.analytics.charts import CHARTS, FORMATS
+
+        if name not in CHARTS:
+            raise AnalyticsError(
+                f"the {name} analysis has no chart", hint="Charts: " + ", ".join(CHARTS) + "."
+            )
+        if chart.suffix.lower() not in FORMATS:
+            raise AnalyticsError(
+                f"cannot write a chart to {chart}: unknown extension {chart.suffix or '(none)'}",
+                hint="Give a file name ending in .png or .svg.",
+            )
+    path = _database(refresh)
+    con = connect(path, read_only=True)
+    try:
+        report = analyses.run(con, name, **options)
+    finally:
+        con.close()
+    _emit_report(report, json_out=json_out, csv_out=csv_out, section=section)
+    if chart is not None:
+        from kg.analytics.charts import save
+
+        save(report, chart)
+        _say(f"chart written to {chart}")
+
+
+@app.command("build")
+def build_(
+    full: Annotated[
+        bool, typer.Option("--full", help="Start afresh instead of updating what changed.")
+    ] = False,
+    json_out: JsonOpt = False,
+) -> None:
+    """Materialise the graph into DuckDB; only tables whose graphs changed are made again."""
+    from kg.cli.output import console, emit, emit_json
+
+    state().json_errors = json_out
+    report = _run_build(full)
+    if json_out:
+        emit_json(report.to_dict())
+        return
+    out = console()
+    if report.mode == "up to date":
+        out.print(f"{report.path} is up to date with the graph ({len(report.tables)} tables).")
+        return
+    out.print(
+        f"[bold]{report.mode.capitalize()} build[/] of {report.path} in {report.seconds:.1f} s"
+        + (f" ({report.reason})" if report.reason and report.reason != "missing" else "")
+    )
+    out.print(
+        f"  graphs read again  {', '.join(report.changed_graphs) or 'none'} "
+        f"({report.staged_facts:,} facts)"
+    )
+    emit(
+        [{"table": t, "rows": n} for t, n in report.rebuilt.items()],
+        ["table", "rows"],
+        title="Tables made",
+    )
+
+
+@app.command()
+def progress(
+    by: Annotated[
+        Scheme,
+        typer.Option("--by", help="Categories: reading-list sections or technique categories."),
+    ] = Scheme.reading,
+    period: Annotated[
+        Period, typer.Option("--period", help="Time unit of the timeline.")
+    ] = Period.month,
+    as_of: AsOfOpt = None,
+    chart: ChartOpt = None,
+    json_out: JsonOpt = False,
+    csv_out: CsvOpt = False,
+    section: SectionOpt = None,
+    refresh: RefreshOpt = True,
+) -> None:
+    """Reading progress per category and over time, the backlog, and the days from added to read."""
+    _analysis(
+        "progress",
+        refresh=refresh,
+        json_out=json_out,
+        csv_out=csv_out,
+        section=section,
+        chart=chart,
+        by=by.value,
+        period=period.value,
+        as_of=as_of,
+    )
+
+
+@app.command()
+def papers(
+    top: TopOpt = 10,
+    chart: ChartOpt = None,
+    json_out: JsonOpt = False,
+    csv_out: CsvOpt = False,
+    section: SectionOpt = None,
+    refresh: RefreshOpt = True,
+) -> None:
+    """Papers per year, per technique category and per organisation."""
+    _analysis(
+        "papers",
+        refresh=refresh,
+        json_out=json_out,
+        csv_out=csv_out,
+        section=section,
+        chart=chart,
+        top=top,
+    )
+
+
+@app.command()
+def lineage(
+    top: TopOpt = 10,
+    json_out: JsonOpt = False,
+    csv_out: CsvOpt = False,
+    section: SectionOpt = None,
+    refresh: RefreshOpt = True,
+) -> None:
+    """Lineage statistics: depth, fan-out, most derived-from techniques, longest chains."""
+    _analysis(
+        "lineage",
+        refresh=refresh,
+        json_out=json_out,
+        csv_out=csv_out,
+        section=section,
+        chart=None,
+        top=top,
+    )
+
+
+@app.command()
+def adoption(
+    top: TopOpt = 10,
+    stale_days: Annotated[
+        int, typer.Option("--stale-days", min=1, help="No push for this long counts as stale.")
+    ] = 180,
+    as_of: AsOfOpt = None,
+    chart: ChartOpt = None,
+    json_out: JsonOpt = False,
+    csv_out: CsvOpt = False,
+    section: SectionOpt = None,
+    refresh: RefreshOpt = True,
+) -> None:
+    """Repository stars and growth between snapshots; the most active and the stale ones."""
+    _analysis(
+        "adoption",
+        refresh=refresh,
+        json_out=json_out,
+        csv_out=csv_out,
+        section=section,
+        chart=chart,
+        top=top,
+        stale_days=stale_days,
+        as_of=as_of,
+    )
+
+
+@app.command()
+def authors(
+    top: TopOpt = 10,
+    json_out: JsonOpt = False,
+    csv_out: CsvOpt = False,
+    section: SectionOpt = None,
+    refresh: RefreshOpt = True,
+) -> None:
+    """The most prolific authors and organisations, and co-authorship between organisations."""
+    _analysis(
+        "authors",
+        refresh=refresh,
+        json_out=json_out,
+        csv_out=csv_out,
+        section=section,
+        chart=None,
+        top=top,
+    )
+
+
+@app.command()
+def kernels(
+    all_: Annotated[
+        bool, typer.Option("--all", help="Include techniques not on the comparison page.")
+    ] = False,
+    chart: ChartOpt = None,
+    json_out: JsonOpt = False,
+    csv_out: CsvOpt = False,
+    section: SectionOpt = None,
+    refresh: RefreshOpt = True,
+) -> None:
+    """Reference-kernel coverage per category: verified, failing, unverified, none and missing."""
+    _analysis(
+        "kernels",
+        refresh=refresh,
+        json_out=json_out,
+        csv_out=csv_out,
+        section=section,
+        chart=chart,
+        all=all_,
+    )
+
+
+@app.command()
+def sql(
+    query: Annotated[
+        str, typer.Argument(help='SQL for DuckDB, e.g. "SELECT * FROM papers LIMIT 5".')
+    ],
+    json_out: JsonOpt = False,
+    csv_out: CsvOpt = False,
+    max_rows: Annotated[
+        int, typer.Option("--max-rows", min=1, help="Rows shown in a terminal table.")
+    ] = 100,
+    refresh: RefreshOpt = False,
+) -> None:
+    """Run ad-hoc SQL on the analytics file, opened read-only: SELECT, SHOW TABLES, DESCRIBE."""
+    from kg.analytics import connect
+    from kg.analytics.sql import run_sql
+    from kg.cli.output import emit, emit_json, err_console
+
+    state().json_errors = json_out
+    path = _database(refresh)
+    con = connect(path, read_only=True)
+    try:
+        columns, rows = run_sql(con, query)
+    finally:
+        con.close()
+    if json_out:
+        emit_json(rows)
+    elif csv_out:
+        emit(rows, columns, fmt="csv")
+    elif not columns:
+        err_console().print("OK")
+    else:
+        emit(rows[:max_rows], columns)
+        if len(rows) > max_rows:
+            err_console().print(
+                f"[dim]{len(rows) - max_rows} more rows; raise --max-rows or use --csv[/]"
+            )
+
+
+@app.command()
+def export(
+    parquet: Annotated[
+        Path,
+        typer.Option(
+            "--parquet", help="Folder to write one <table>.parquet per table into.", file_okay=False
+        ),
+    ],
+    force: Annotated[
+        bool, typer.Option("--force", help="Replace Parquet files already in the folder.")
+    ] = False,
+    json_out: JsonOpt = False,
+    refresh: RefreshOpt = True,
+) -> None:
+    """Write every analytics table as Parquet, for pandas, polars, the DuckDB CLI or Spark."""
+    from kg.analytics import connect
+    from kg.analytics.sql import export_parquet
+    from kg.cli.output import console, emit_json
+
+    state().json_errors = json_out
+    path = _database(refresh)
+    con = connect(path, read_only=True)
+    try:
+        written = export_parquet(con, parquet, force=force)
+    finally:
+        con.close()
+    if json_out:
+        emit_json({"folder": str(parquet), "tables": written})
+    else:
+        console().print(
+            f"Wrote {len(written)} tables ({sum(written.values()):,} rows) as Parquet to {parquet}"
+        )

@@ -1,0 +1,271 @@
+"""``kg kernels``: each technique's reference kernel, and running the verifications.
+
+``kg kernels list`` reads the registry and the graph and needs no torch. ``kg kernels
+verify`` imports the kernels (and torch) only when it runs them, records every run in
+the named graph ``kernels`` and exits with status 1 when a check fails.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from kg.cli import state
+
+if TYPE_CHECKING:
+    from kernels.registry import Entry
+    from kernels.verify import Run
+    from kg.store.base import GraphStore
+
+__all__ = ["app"]
+
+app = typer.Typer(
+    help="Reference kernels: each technique's kernel status, and running their verifications.",
+    no_args_is_help=True,
+)
+
+
+class Format(str, Enum):
+    table = "table"
+    json = "json"
+    csv = "csv"
+
+
+class Device(str, Enum):
+    cpu = "cpu"
+    cuda = "cuda"
+
+
+FormatOpt = Annotated[Format, typer.Option("--format", "-f", help="Output format.")]
+
+
+def _latest_runs(store: GraphStore) -> dict[str, dict[str, Any]]:
+    """technique IRI → its newest run (ended, passed, device, checks, passed checks)."""
+    import queries
+    from kg.results import Solutions
+
+    result = queries.run(store, "kernel-runs")
+    assert isinstance(result, Solutions)
+    latest: dict[str, dict[str, Any]] = {}
+    for row in result.records():
+        latest.setdefault(row["technique"], row)  # newest first
+    return latest
+
+
+@app.command("list")
+def list_(fmt: FormatOpt = Format.table) -> None:
+    """Each technique's kernel form, module and status: verified, failing, unverified or none."""
+    from kernels.registry import entries
+    from kg.cli.output import emit
+    from kg.iris import technique_iri
+    from kg.resolve import technique_names
+    from kg.views import kernel_status
+
+    state().json_errors = fmt is Format.json
+    store = state().store()
+    status = kernel_status(store)
+    names = technique_names(store)
+    latest = _latest_runs(store)
+    rows = []
+    registered = set()
+    for e in entries():
+        iri = technique_iri(e.technique).value
+        registered.add(iri)
+        run = latest.get(iri, {})
+        default = "none" if e.form == "none" else "not run"
+        rows.append(
+            {
+                "technique": e.technique,
+                "name": names.get(iri, (e.technique, ""))[0],
+                "form": e.form,
+                "module": e.module or "",
+                "status": status.get(iri, default),
+                "last_run": str(run.get("ended") or "")[:19],
+                "device": run.get("device") or "",
+                "checks": f"{run['passedChecks']}/{run['checks']}" if run else "",
+                "rationale": e.rationale or "",
+            }
+        )
+    for iri, (name, tid) in sorted(names.items(), key=lambda kv: kv[1][1]):
+        if iri not in registered:
+            rows.append(
+                {
+                    "technique": tid,
+                    "name": name,
+                    "form": "",
+                    "module": "",
+                    "status": "missing",
+                    "last_run": "",
+                    "device": "",
+                    "checks": "",
+                    "rationale": "",
+                }
+            )
+    columns = ["technique", "name", "form", "module", "status", "last_run", "device", "checks"]
+    if fmt is not Format.table:
+        columns.append("rationale")
+    emit(
+        rows,
+        columns,
+        fmt=fmt.value,
+        title=f"Reference kernels: {sum(r['module'] != '' for r in rows)} with code, "
+        f"{sum(r['form'] == 'none' for r in rows)} reasoned none",
+    )
+
+
+def _select(store: GraphStore, names: list[str], record: bool) -> list[Entry]:
+    """Registry entries for the names given (forgiving: aliases work once the graph is built)."""
+    from kernels.registry import entries, entry
+    from kg.resolve import resolve_technique, technique_names
+
+    if not names:
+        return entries()
+    ids = {e.technique for e in entries()}
+    known = technique_names(store)
+    chosen = []
+    for name in names:
+        if name in ids and (not record or known):
+            tid = name
+        else:
+            iri = resolve_technique(store, name)
+            tid = known.get(iri.value, ("", iri.value.rsplit("/", 1)[-1]))[1]
+        chosen.append(entry(tid))
+    return list(dict.fromkeys(chosen))
+
+
+def _fmt_error(value: float) -> str:
+    return "nan" if value != value else f"{value:.2e}"
+
+
+@app.command("verify")
+def verify(
+    techniques: Annotated[
+        list[str] | None,
+        typer.Argument(  # noqa: UP045
+            help="Techniques by id, name or alias (default: every technique with code).",
+            show_default=False,
+        ),
+    ] = None,
+    device: Annotated[
+        Device, typer.Option(help="Run the checks on the CPU or on a CUDA GPU.")
+    ] = Device.cpu,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print JSON (same as --format json).")
+    ] = False,
+    fmt: FormatOpt = Format.table,
+    record: Annotated[
+        bool, typer.Option(help="Record the runs in the graph (named graph kernels).")
+    ] = True,
+) -> None:
+    """Run the declared checks: per check max abs/rel error, tolerance, claim, pass/fail, time."""
+    import time
+
+    from kg.cli.output import console, emit, emit_json, err_console
+
+    if as_json:
+        fmt = Format.json
+    state().json_errors = fmt is Format.json
+    store = state().store()
+    selected = _select(store, list(techniques or []), record)
+
+    from kernels.verify import resolve_device, verify_many
+
+    resolve_device(device.value)
+    with_code = [e for e in selected if e.has_code]
+    started = time.perf_counter()
+    runs: list[Run] = []
+    if with_code:
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+        )
+
+        with Progress(
+            TextColumn("[bold]verifying[/] {task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=err_console(),
+            transient=True,
+            disable=fmt is not Format.table,
+        ) as progress:
+            task = progress.add_task("", total=len(with_code))
+            runs = verify_many(
+                with_code,
+                device=device.value,
+                on_start=lambda e: progress.update(task, description=e.technique),
+                on_done=lambda r: progress.advance(task),
+            )
+    elapsed = time.perf_counter() - started
+    if record:
+        from kernels.record import record as write
+
+        write(store, runs)
+    reasoned = [e for e in selected if not e.has_code]
+    failed = [r for r in runs if not r.passed]
+    if fmt is Format.json:
+        emit_json(
+            {
+                "device": device.value,
+                "recorded": record,
+                "seconds": round(elapsed, 3),
+                "passed": len(runs) - len(failed),
+                "failed": len(failed),
+                "runs": [r.to_dict() for r in runs],
+                "none": [{"technique": e.technique, "rationale": e.rationale} for e in reasoned],
+            }
+        )
+    else:
+        rows = [
+            {
+                "technique": r.technique,
+                "check": c.name,
+                "claim": c.claim,
+                "max_abs": _fmt_error(c.max_abs),
+                "max_rel": _fmt_error(c.max_rel),
+                "tolerance": f"{c.tolerance:.0e} ({c.measure})",
+                "result": "pass" if c.passed else "FAIL",
+                "seconds": f"{c.seconds:.3f}",
+                "detail": c.detail,
+            }
+            for r in runs
+            for c in r.checks
+        ]
+        if fmt is Format.csv:
+            emit(rows, list(rows[0]) if rows else ["technique"], fmt="csv")
+        else:
+            emit(
+                rows,
+                [
+                    "technique",
+                    "check",
+                    "max_abs",
+                    "max_rel",
+                    "tolerance",
+                    "result",
+                    "seconds",
+                    "claim",
+                ],
+                title=f"Verification on {device.value}",
+                headers={"max_abs": "max abs err", "max_rel": "max rel err", "seconds": "time (s)"},
+            )
+            out = console()
+            for e in reasoned:
+                out.print(f"[dim]{e.technique}: no kernel. {e.rationale}[/]")
+            for r in failed:
+                for c in r.checks:
+                    if not c.passed:
+                        out.print(f"[red]✗ {r.technique} / {c.name}[/]: {c.detail}")
+            verdict = "[green]all passed[/]" if not failed else f"[red]{len(failed)} failed[/]"
+            where = "recorded in the graph (kernels)" if record else "not recorded"
+            out.print(
+                f"{len(runs)} kernels verified on {device.value} in {elapsed:.1f} s: {verdict}; "
+                f"{where}"
+            )
+    if failed:
+        raise typer.Exit(1)

@@ -1,0 +1,51 @@
+"""The comparison workbench: a web app over the live graph, served by ``kg serve`` beside
+the SPARQL endpoint (``create_app(store, settings, extra_routes=workbench_routes())``).
+
+Pages (server-rendered, Jinja2 with autoescape; small scripts of its own, nothing from
+a CDN):
+
+- ``/`` Techniques: every technique as a card, filtered by category, organisation,
+  year and kernel status and searched by name or alias (``?q=&category=...``);
+- ``/techniques/{id}``: one technique in full, with its papers and their reading
+  status, repository, ancestors and descendants, kernel verification and the
+  provenance of each fact;
+- ``/compare?t=gdn&t=kda``: 2 to 4 techniques side by side; ``/compare.md`` is the
+  same table in Markdown;
+- ``/lineage``: the lineage graph as the HTML export draws it; a click opens a
+  technique's page;
+- ``/reading``: the reading list by category and status with progress bars; a status
+  change (``POST /reading/status``) goes through :func:`kg.reading.set_status`;
+- ``/query``: a SPARQL editor over ``/sparql`` and the named queries ``/queries/{name}``.
+
+Every page reads the graph through the named queries or the store interface, in the
+server's worker threads. Writes are guarded by :mod:`kg.server.web.guard`.
+"""
+
+from __future__ import annotations
+
+from starlette.routing import BaseRoute, Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from kg.server.web.pages import Workbench, static_dir
+
+__all__ = ["Workbench", "workbench_routes"]
+
+
+def workbench_routes() -> list[BaseRoute]:
+    """The workbench's routes, to pass to :func:`kg.server.create_app` as ``extra_routes``."""
+    bench = Workbench()
+    h = bench.handlers()
+    return [
+        Route("/", h["techniques"], methods=["GET"], name="wb_techniques"),
+        Route("/techniques", h["techniques"], methods=["GET"], name="wb_techniques_list"),
+        Route("/techniques/{id}", h["technique"], methods=["GET"], name="wb_technique"),
+        Route("/compare", h["compare"], methods=["GET"], name="wb_compare"),
+        Route("/compare.md", h["compare_markdown"], methods=["GET"], name="wb_compare_markdown"),
+        Route("/lineage", h["lineage"], methods=["GET"], name="wb_lineage"),
+        Route("/reading", h["reading"], methods=["GET"], name="wb_reading"),
+        Route("/reading/status", h["set_status"], methods=["POST"], name="wb_set_status"),
+        Route("/unlock", h["unlock"], methods=["GET", "POST"], name="wb_unlock"),
+        Route("/query", h["query"], methods=["GET"], name="wb_query"),
+        Route("/assets/lineage/{name}", h["lineage_asset"], methods=["GET"], name="wb_lineage_asset"),
+        Mount("/static", app=StaticFiles(directory=static_dir()), name="wb_static"),
+    ]

@@ -1,0 +1,402 @@
+"""What each workbench page shows, read from the graph through the named queries and
+the store interface. Plain functions of a :class:`~kg.store.base.GraphStore` that return
+dicts and lists; the pages render them, the tests can call them directly.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from pyoxigraph import NamedNode
+
+import queries
+from kg.graphs import PROVENANCE, graph_name
+from kg.iris import status_iri
+from kg.reading import KNOWN_STATUSES, reading_rows
+from kg.resolve import Resolver, technique_names
+from kg.results import Solutions
+from kg.store.base import GraphStore
+from kg.views import compare, kernel_status, lineage_tree, technique_card
+from kg.vocab import PREFIXES
+
+__all__ = [
+    "KERNEL_BADGES",
+    "STATUS_LABELS",
+    "CardFilters",
+    "comparison",
+    "facets",
+    "filter_cards",
+    "fold",
+    "reading_page",
+    "technique_cards",
+    "technique_choices",
+    "technique_page",
+]
+
+#: Kernel status → (badge text, badge style, what it means). The badge "none" stands for
+#: both a reasoned "no kernel" and no kernel record at all; its title tells them apart.
+KERNEL_BADGES: dict[str, tuple[str, str, str]] = {
+    "verified": ("verified", "ok", "The latest verification run of its reference kernel passed."),
+    "failing": ("failing", "bad", "The latest verification run of its reference kernel failed."),
+    "unverified": ("unverified", "warn", "It has a reference kernel that no run has verified yet."),
+    "none": ("none", "muted", "No kernel: its record explains why a kernel makes no sense."),
+    "missing": ("none", "muted", "No reference kernel is recorded yet."),
+}
+#: Kernel filter value → the statuses it selects.
+KERNEL_FILTERS: dict[str, tuple[str, ...]] = {
+    "verified": ("verified",), "failing": ("failing",), "unverified": ("unverified",),
+    "none": ("none", "missing"),
+}
+STATUS_LABELS: dict[str, str] = dict(KNOWN_STATUSES)
+
+_READ = status_iri("read")
+#: Every technique's card. ``$ONLY`` becomes a pattern that narrows it to the comparison
+#: page's techniques, so that the paper counts only look at their papers.
+_CARDS = """
+SELECT ?technique ?id ?name ?nameZh ?categoryId ?categoryLabel ?categoryPosition ?onPage
+       ?firstAuthor ?team ?organisations ?aliases ?date ?headline ?conditional ?conditions
+       ?suits ?availability ?papers ?read
+WHERE {
+  $ONLY
+  ?technique a tkg:Technique ; skos:notation ?id ; skos:prefLabel ?name ; skos:broader ?category ;
+             tkg:onComparisonPage ?onPage .
+  FILTER(LANG(?name) = "en")
+  ?category skos:notation ?categoryId ; skos:prefLabel ?categoryLabel ; tkg:position ?categoryPosition .
+  FILTER(LANG(?categoryLabel) = "en")
+  OPTIONAL { ?technique skos:prefLabel ?nameZh . FILTER(LANG(?nameZh) = "zh") }
+  OPTIONAL { ?technique tkg:firstAuthor/foaf:name ?firstAuthor }
+  OPTIONAL { ?technique tkg:responsibleTeam/foaf:name ?team }
+  OPTIONAL {
+    SELECT ?technique (GROUP_CONCAT(DISTINCT ?org; separator="\\n") AS ?organisations)
+    WHERE { ?technique tkg:organization/foaf:name ?org } GROUP BY ?technique
+  }
+  OPTIONAL {
+    SELECT ?technique (GROUP_CONCAT(DISTINCT ?alias; separator="\\n") AS ?aliases)
+    WHERE { ?technique skos:altLabel ?alias } GROUP BY ?technique
+  }
+  OPTIONAL { ?technique dcterms:date ?date }
+  OPTIONAL { ?technique tkg:headlineResult ?headline }
+  OPTIONAL { ?technique tkg:headlineConditional ?conditional }
+  OPTIONAL { ?technique tkg:headlineConditions ?conditions }
+  OPTIONAL { ?technique tkg:suitedFor ?suits }
+  OPTIONAL { ?technique tkg:availability ?availability }
+  OPTIONAL {
+    SELECT ?technique (COUNT(DISTINCT ?paper) AS ?papers) (COUNT(DISTINCT ?readPaper) AS ?read) WHERE {
+      $ONLY
+      { ?technique tkg:primaryPaper ?paper } UNION { ?paper tkg:usesTechnique ?technique }
+      OPTIONAL { ?paper tkg:readingStatus $READ . BIND(?paper AS ?readPaper) }
+    } GROUP BY ?technique
+  }
+}
+ORDER BY ?categoryPosition ?name""".replace("$READ", str(_READ))
+
+_EVIDENCE = """SELECT ?label ?url WHERE { ?t tkg:evidence ?e . ?e rdfs:label ?label ; schema:url ?url ;
+                 tkg:position ?p } ORDER BY ?p"""
+
+_KERNEL = """SELECT ?kernel ?form ?module ?rationale WHERE { ?t tkg:referenceKernel ?kernel .
+               OPTIONAL { ?kernel tkg:kernelForm ?form } OPTIONAL { ?kernel tkg:modulePath ?module }
+               OPTIONAL { ?kernel tkg:rationale ?rationale } } LIMIT 1"""
+
+_CHECKS = """SELECT ?check ?name ?claim ?maxAbs ?maxRel ?tolerance ?passed ?seconds ?detail WHERE {
+               ?run tkg:check ?check . ?check rdfs:label ?name ; tkg:passed ?passed .
+               OPTIONAL { ?check tkg:claim ?claim } OPTIONAL { ?check tkg:maxAbsError ?maxAbs }
+               OPTIONAL { ?check tkg:maxRelError ?maxRel } OPTIONAL { ?check tkg:tolerance ?tolerance }
+               OPTIONAL { ?check tkg:durationSeconds ?seconds } OPTIONAL { ?check rdfs:comment ?detail } }
+             ORDER BY ?check"""
+
+
+def _records(result: object) -> list[dict[str, Any]]:
+    assert isinstance(result, Solutions)
+    return result.records()
+
+
+def fold(text: object) -> str:
+    """Case- and accent-blind form of ``text`` for searching."""
+    decomposed = unicodedata.normalize("NFKD", str(text or ""))
+    return "".join(ch for ch in decomposed if not unicodedata.combining(ch)).casefold()
+
+
+def _lines(value: object) -> list[str]:
+    return sorted({part.strip() for part in str(value or "").split("\n") if part.strip()}, key=str.casefold)
+
+
+def _reading_badge(read: int, papers: int) -> str:
+    if not papers:
+        return "no paper recorded"
+    return f"{read} of {papers} {'paper' if papers == 1 else 'papers'} read"
+
+
+def technique_cards(store: GraphStore, *, lineage_only: bool = True) -> list[dict[str, Any]]:
+    """Every technique as a card: names, category, people, headline, fit, kernel and
+    reading; without ``lineage_only``, only the techniques of the comparison page."""
+    kernels = kernel_status(store)
+    cards: dict[str, dict[str, Any]] = {}
+    query = _CARDS.replace("$ONLY", "" if lineage_only else "?technique tkg:onComparisonPage true .")
+    for row in _records(store.query(query)):
+        iri = row["technique"]
+        if iri in cards:
+            continue
+        date = str(row["date"]) if row["date"] is not None else ""
+        papers, read = int(row["papers"] or 0), int(row["read"] or 0)
+        kernel = kernels.get(iri, "missing")
+        text, style, title = KERNEL_BADGES.get(kernel, KERNEL_BADGES["missing"])
+        cards[iri] = {
+            "iri": iri, "id": row["id"], "name": row["name"], "nameZh": row["nameZh"],
+            "category": row["categoryId"], "categoryLabel": row["categoryLabel"],
+            "categoryPosition": int(row["categoryPosition"]), "onPage": bool(row["onPage"]),
+            "who": row["firstAuthor"] or row["team"] or "", "isTeam": not row["firstAuthor"] and bool(row["team"]),
+            "organisations": _lines(row["organisations"]), "aliases": _lines(row["aliases"]),
+            "date": date, "year": date[:4], "headline": row["headline"] or "",
+            "conditional": bool(row["conditional"]), "conditions": row["conditions"] or "",
+            "suits": row["suits"] or "", "availability": row["availability"] or "",
+            "papers": papers, "read": read, "readingBadge": _reading_badge(read, papers),
+            "kernel": kernel, "kernelBadge": text, "kernelStyle": style, "kernelTitle": title,
+        }
+    return list(cards.values())
+
+
+_CHOICES = """SELECT ?id ?name ?categoryLabel ?categoryPosition ?onPage WHERE {
+  ?technique a tkg:Technique ; skos:notation ?id ; skos:prefLabel ?name ; skos:broader ?category ;
+             tkg:onComparisonPage ?onPage .
+  FILTER(LANG(?name) = "en")
+  ?category skos:prefLabel ?categoryLabel ; tkg:position ?categoryPosition . FILTER(LANG(?categoryLabel) = "en")
+} ORDER BY ?categoryPosition ?name"""
+
+
+def technique_choices(store: GraphStore) -> list[dict[str, Any]]:
+    """Every technique's id, name and category, in page order: the Compare page's picker."""
+    seen: dict[str, dict[str, Any]] = {}
+    for row in _records(store.query(_CHOICES)):
+        seen.setdefault(row["id"], row)
+    return list(seen.values())
+
+
+@dataclass(frozen=True)
+class CardFilters:
+    """The filters of the Techniques page, as given in its URL."""
+
+    q: str = ""
+    category: str = ""
+    organisation: str = ""
+    year: str = ""
+    kernel: str = ""
+    #: Also show lineage-only parents (techniques not on the comparison page).
+    all: bool = False
+
+    @classmethod
+    def from_query(cls, params: Mapping[str, str]) -> CardFilters:
+        return cls(q=params.get("q", "").strip()[:200], category=params.get("category", "").strip(),
+                   organisation=params.get("organisation", "").strip(), year=params.get("year", "").strip(),
+                   kernel=params.get("kernel", "").strip(), all=params.get("all", "") in ("1", "on", "true"))
+
+    @property
+    def active(self) -> bool:
+        return bool(self.q or self.category or self.organisation or self.year or self.kernel)
+
+
+def _matches(card: dict[str, Any], needle: str) -> bool:
+    names = [card["name"], card["id"], card["nameZh"] or "", *card["aliases"]]
+    return any(needle in fold(name) for name in names)
+
+
+def filter_cards(cards: Iterable[dict[str, Any]], filters: CardFilters) -> list[dict[str, Any]]:
+    """The cards that pass every filter; a search matches the name, id, Chinese name or an alias."""
+    needle = fold(filters.q).strip()
+    kernels = KERNEL_FILTERS.get(filters.kernel, (filters.kernel,))
+    out = []
+    for card in cards:
+        if not filters.all and not card["onPage"]:
+            continue
+        if filters.category and card["category"] != filters.category:
+            continue
+        if filters.organisation and filters.organisation not in card["organisations"]:
+            continue
+        if filters.year and card["year"] != filters.year:
+            continue
+        if filters.kernel and card["kernel"] not in kernels:
+            continue
+        if needle and not _matches(card, needle):
+            continue
+        out.append(card)
+    return out
+
+
+def facets(cards: Iterable[dict[str, Any]], *,
+           include_lineage_only: bool = False) -> dict[str, list[tuple[str, str, int]]]:
+    """The choices of each filter, as (value, label, count), from every card."""
+    cards = [c for c in cards if include_lineage_only or c["onPage"]]
+    categories: dict[str, tuple[str, int, int]] = {}
+    for c in cards:
+        label, position, n = categories.get(c["category"], (c["categoryLabel"], c["categoryPosition"], 0))
+        categories[c["category"]] = (label, position, n + 1)
+    organisations = Counter(org for c in cards for org in c["organisations"])
+    years = Counter(c["year"] for c in cards if c["year"])
+    kernels = Counter(value for c in cards for value, members in KERNEL_FILTERS.items() if c["kernel"] in members)
+    return {
+        "category": [(cid, label, n) for cid, (label, _pos, n) in sorted(categories.items(), key=lambda i: i[1][1])],
+        "organisation": [(org, org, n) for org, n in sorted(organisations.items(), key=lambda i: i[0].casefold())],
+        "year": [(y, y, n) for y, n in sorted(years.items(), reverse=True)],
+        "kernel": [(k, k, kernels[k]) for k in KERNEL_FILTERS if kernels[k]],
+    }
+
+
+# -- one technique -----------------------------------------------------------------------
+
+
+def _compact(iri: str) -> str:
+    for name, base in PREFIXES.items():
+        if iri.startswith(base) and name != "id":
+            return f"{name}:{iri[len(base):]}"
+    return iri
+
+
+def evidence(store: GraphStore, technique: NamedNode) -> list[dict[str, str]]:
+    return [{"label": r["label"], "url": r["url"]} for r in store.select(_EVIDENCE, {"t": technique}).records()]
+
+
+def kernel_record(store: GraphStore, technique: NamedNode) -> dict[str, Any]:
+    """The reference kernel, its runs (newest first) and the checks of the latest run."""
+    status = kernel_status(store).get(technique.value, "missing")
+    found = store.select(_KERNEL, {"t": technique}).records()
+    runs = _records(queries.run(store, "kernel-runs", {"technique": technique.value}))
+    latest = runs[0] if runs else None
+    checks = store.select(_CHECKS, {"run": NamedNode(latest["run"])}).records() if latest else []
+    text, style, title = KERNEL_BADGES.get(status, KERNEL_BADGES["missing"])
+    return {"status": status, "badge": text, "style": style, "title": title,
+            "kernel": found[0] if found else None, "runs": runs, "latest": latest, "checks": checks}
+
+
+def provenance(store: GraphStore, subject: str) -> list[dict[str, Any]]:
+    """Each fact about ``subject`` with the named graph, run and time it comes from."""
+    rows = _records(queries.run(store, "fact-provenance", {"subject": subject}))
+    out = []
+    for r in rows:
+        if r["graph"] == PROVENANCE.value:
+            continue
+        value = str(r["value"])
+        out.append({
+            "property": _compact(r["property"]), "value": value if len(value) <= 160 else value[:157] + "…",
+            "graph": graph_name(NamedNode(r["graph"])), "run": r["label"] or "", "ended": r["ended"] or "",
+            "modified": r["modified"] or "", "used": [u for u in str(r["used"] or "").split() if u],
+        })
+    return out
+
+
+def _tree(node: Any) -> dict[str, Any]:
+    return {"iri": node.iri, "name": node.name, "relation": node.relation,
+            "children": [_tree(c) for c in node.children]}
+
+
+def technique_page(store: GraphStore, technique: NamedNode) -> dict[str, Any]:
+    """The full card of one technique, with its papers, repository, lineage, kernel and provenance."""
+    card = technique_card(store, technique)
+    if not card:
+        return {}
+    ids = {iri: ident for iri, (_name, ident) in technique_names(store).items()}
+    up, down = lineage_tree(store, technique)
+    papers = card["papers"]
+    read = sum(1 for p in papers if p.get("status") == "read")
+    facts = provenance(store, technique.value)
+    if card.get("repository"):
+        facts += provenance(store, card["repository"])
+    sources: dict[str, dict[str, Any]] = {}
+    for fact in facts:
+        source = sources.setdefault(fact["graph"], {"graph": fact["graph"], "facts": 0, "run": fact["run"],
+                                                    "ended": fact["ended"]})
+        source["facts"] += 1
+    return {
+        "card": card, "ids": ids, "evidence": evidence(store, technique), "sources": list(sources.values()),
+        "ancestors": [_tree(c) for c in up.children], "descendants": [_tree(c) for c in down.children],
+        "kernel": kernel_record(store, technique), "provenance": facts,
+        "readingBadge": _reading_badge(read, len(papers)),
+    }
+
+
+# -- comparison ------------------------------------------------------------------------
+
+
+def _verification(kernel: dict[str, Any]) -> str:
+    latest = kernel["latest"]
+    if latest is None:
+        return {"none": "no kernel (reasoned)", "missing": "no kernel recorded"}.get(kernel["status"],
+                                                                                     "never verified")
+    verdict = "passed" if latest["passed"] else "failed"
+    return (f"{verdict} {latest['passedChecks']}/{latest['checks']} checks on {latest['device']} "
+            f"({latest['dtype'] or 'dtype n/a'}, torch {latest['torchVersion']}), {str(latest['ended'])[:10]}")
+
+
+def comparison(store: GraphStore, techniques: list[NamedNode]) -> dict[str, Any]:
+    """The side-by-side table of :func:`kg.views.compare` plus the latest kernel
+    verification of each technique; ``ids`` maps each column to its technique id."""
+    table = compare(store, techniques)
+    kernels = [kernel_record(store, t) for t in techniques]
+    rows = list(table["rows"])
+    at = next((i for i, (label, _values) in enumerate(rows) if label == "Reference kernel"), len(rows) - 1)
+    rows.insert(at + 1, ("Latest verification", [_verification(k) for k in kernels]))
+    table["rows"] = rows
+    table["ids"] = [c["id"] for c in table["cards"]]
+    table["kernels"] = kernels
+    return table
+
+
+# -- reading list ------------------------------------------------------------------------
+
+
+#: Papers listed per category on the reading page, and in one chosen category.
+PAPERS_PER_CATEGORY = 50
+PAPERS_IN_ONE_CATEGORY = 2000
+
+
+@dataclass
+class ReadingCategory:
+    name: str
+    papers: list[dict[str, Any]] = field(default_factory=list)
+    counts: dict[str, int] = field(default_factory=dict)
+    total: int = 0
+    #: Papers that match but are not listed (beyond the page's limit).
+    more: int = 0
+
+    @property
+    def percent_read(self) -> int:
+        return round(100 * self.counts.get("read", 0) / self.total) if self.total else 0
+
+
+def reading_page(store: GraphStore, *, status: str = "", category: str = "") -> dict[str, Any]:
+    """The reading list grouped by category (in list order), with each category's progress
+    from the reading-progress query; ``status`` and ``category`` narrow the papers shown.
+    A category lists at most :data:`PAPERS_PER_CATEGORY` papers (:data:`PAPERS_IN_ONE_CATEGORY`
+    when it is the one chosen) and counts the rest in ``more``."""
+    progress = _records(queries.run(store, "reading-progress", resolve=Resolver(store)))
+    rows = reading_rows(store)
+    groups: dict[str, ReadingCategory] = {}
+    for p in progress:
+        groups[p["category"]] = ReadingCategory(p["category"], total=int(p["papers"]), counts={
+            "read": int(p["read"]), "reading": int(p["reading"]), "to-read": int(p["toRead"]),
+            "skipped": int(p["skipped"]), "other": int(p["other"])})
+    statuses = Counter(str(r["status"]) for r in rows)
+    wanted = fold(category).strip()
+    limit = PAPERS_IN_ONE_CATEGORY if wanted else PAPERS_PER_CATEGORY
+    for row in rows:
+        if status and row["status"] != status:
+            continue
+        names = row["categories"]
+        assert isinstance(names, list)
+        for name in names or ["Not in a category"]:
+            if wanted and wanted not in fold(name):
+                continue
+            group = groups.setdefault(name, ReadingCategory(name))
+            if len(group.papers) < limit:
+                group.papers.append(row)
+            else:
+                group.more += 1
+    shown = [g for g in groups.values() if g.papers or (not status and not wanted)]
+    known = list(KNOWN_STATUSES) + sorted(s for s in statuses if s not in KNOWN_STATUSES)
+    return {
+        "categories": shown, "all_categories": [g.name for g in groups.values()],
+        "statuses": known, "counts": statuses, "total": len(rows),
+        "read": statuses.get("read", 0),
+    }

@@ -1,0 +1,421 @@
+"""The workbench's pages: Starlette handlers that read the graph in worker threads (a
+pool beside the endpoint's, with the server's timeout) and render Jinja2 templates
+(autoescaped) from ``kg/server/templates``."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import re
+import threading
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable
+from functools import wraps
+from importlib import resources
+from typing import Any, TypeVar
+from urllib.parse import parse_qsl, urlencode
+
+from jinja2 import Environment, PackageLoader, select_autoescape
+from markupsafe import Markup, escape
+from pyoxigraph import NamedNode
+from starlette.requests import Request
+from starlette.responses import (
+    HTMLResponse,
+    JSONResponse,
+    PlainTextResponse,
+    RedirectResponse,
+    Response,
+)
+
+import queries
+from kg.errors import KGError, NotFoundError
+from kg.server.sparql import EndpointError, QueryRunner
+from kg.server.web import models
+from kg.server.web.guard import COOKIE, WriteDenied, WriteGuard
+from kg.store.base import GraphStore
+
+__all__ = ["Workbench"]
+
+T = TypeVar("T")
+Handler = Callable[[Request], Awaitable[Response]]
+
+#: The pages, in the order of the navigation bar: (name, path, label).
+NAVIGATION = (
+    ("techniques", "/", "Techniques"),
+    ("compare", "/compare", "Compare"),
+    ("lineage", "/lineage", "Lineage"),
+    ("reading", "/reading", "Reading list"),
+    ("query", "/query", "Query"),
+)
+#: What a workbench page may load: its own scripts and styles, nothing from elsewhere.
+CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+       "connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'")
+HEADERS = {
+    "Content-Security-Policy": CSP,
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "same-origin",
+    "Cache-Control": "no-cache",
+}
+#: Files of exports/assets the Lineage page loads: the HTML export's own rendering.
+LINEAGE_ASSETS = {
+    "cytoscape.min.js": "text/javascript; charset=utf-8",
+    "lineage.js": "text/javascript; charset=utf-8",
+    "lineage.css": "text/css; charset=utf-8",
+}
+MAX_FORM = 64 * 1024
+_TECHNIQUE_BASE = "https://w3id.org/techkg/id/technique/"
+
+
+def _linkify(value: object) -> Markup:
+    """Escaped text in which http(s) URLs become links."""
+    text = str(value if value is not None else "")
+    out: list[str] = []
+    last = 0
+    for match in re.finditer(r"https?://[^\s<>\"',]+[^\s<>\"',.;:)]", text):
+        out.append(str(escape(text[last:match.start()])))
+        url = match.group(0)
+        out.append(f'<a href="{escape(url)}" rel="noopener noreferrer">{escape(url)}</a>')
+        last = match.end()
+    out.append(str(escape(text[last:])))
+    return Markup("".join(out))
+
+
+def _technique_path(iri: str, ids: dict[str, str] | None = None) -> str:
+    ident = (ids or {}).get(iri) or iri.removeprefix(_TECHNIQUE_BASE)
+    return "/techniques/" + ident
+
+
+def _number(value: object, digits: int = 3) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, float):
+        return f"{value:.{digits}g}" if abs(value) >= 1e-3 or value == 0 else f"{value:.{digits - 1}e}"
+    return str(value)
+
+
+def _environment() -> Environment:
+    env = Environment(loader=PackageLoader("kg.server", "templates"), autoescape=select_autoescape(default=True),
+                      trim_blocks=True, lstrip_blocks=True)
+    env.filters["linkify"] = _linkify
+    env.filters["number"] = _number
+    env.filters["technique_path"] = _technique_path
+    env.globals["navigation"] = NAVIGATION
+    env.globals["status_labels"] = models.STATUS_LABELS
+    return env
+
+
+class Workbench:
+    """The pages of one app; ``routes`` come from :func:`kg.server.web.workbench_routes`."""
+
+    def __init__(self) -> None:
+        self.env = _environment()
+        self._layouts: OrderedDict[str, dict[str, Any]] = OrderedDict()
+        self._layout_lock = threading.Lock()
+
+    # -- plumbing ------------------------------------------------------------------------
+
+    @staticmethod
+    def guard(request: Request) -> WriteGuard:
+        state = request.app.state
+        guard = getattr(state, "workbench_guard", None)
+        if guard is None:
+            settings = state.settings
+            guard = WriteGuard(host=settings.host, token=settings.token)
+            state.workbench_guard = guard
+        return guard
+
+    async def call(self, request: Request, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """Run a blocking store read or write in a worker thread, with the server's timeout.
+
+        The workbench has a pool of its own, as large as the endpoint's (``--workers``),
+        so pages never take the workers SPARQL clients need, and its requests wait for a
+        free worker (up to the timeout) instead of being refused at once."""
+        state = request.app.state
+        runner: QueryRunner | None = getattr(state, "workbench_runner", None)
+        if runner is None:
+            shared: QueryRunner = state.runner
+            runner = state.workbench_runner = QueryRunner(timeout=shared.timeout, workers=shared.workers)
+            state.workbench_slots = asyncio.Semaphore(shared.workers)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + runner.timeout
+        async with state.workbench_slots:
+            while True:
+                try:
+                    return await runner.call(fn, *args, **kwargs)
+                except EndpointError as error:
+                    # A worker still busy with a query that ran past its deadline.
+                    if error.kind != "ServerBusy" or loop.time() > deadline:
+                        raise
+                await asyncio.sleep(0.05)
+
+    @staticmethod
+    def store(request: Request) -> GraphStore:
+        store: GraphStore = request.app.state.store
+        return store
+
+    def render(self, request: Request, template: str, status_code: int = 200, **context: Any) -> HTMLResponse:
+        guard = self.guard(request)
+        context.setdefault("page", template.removesuffix(".html"))
+        html = self.env.get_template(template).render(
+            request=request, form_key=guard.form_key, can_write=guard.unlocked(request),
+            needs_token=guard.needs_token, has_token=guard.token is not None, **context)
+        return HTMLResponse(html, status_code=status_code, headers=HEADERS)
+
+    def error_page(self, request: Request, status: int, message: str, hint: str = "",
+                   suggestions: list[str] | None = None, kind: str = "Error") -> Response:
+        """The error as a page, or as the endpoint's JSON error shape for scripts."""
+        if _wants_json(request):
+            return JSONResponse({"ok": False, "error": message, "hint": hint, "type": kind, "status": status},
+                                status_code=status, headers={"Cache-Control": "no-store"})
+        return self.render(request, "error.html", status_code=status, title=f"Error {status}", message=message,
+                           hint=hint, suggestions=suggestions or [], page="error")
+
+    def page(self, handler: Handler) -> Handler:
+        """Turn the errors a page can meet into an error page (or JSON for scripts)."""
+
+        @wraps(handler)
+        async def wrapped(request: Request) -> Response:
+            try:
+                return await handler(request)
+            except WriteDenied as error:
+                return self.error_page(request, error.status, error.message, error.hint, kind="Forbidden")
+            except NotFoundError as error:
+                return self.error_page(request, 404, error.message, error.hint, error.suggestions,
+                                       kind=type(error).__name__)
+            except KGError as error:
+                return self.error_page(request, 400, error.message, error.hint, kind=type(error).__name__)
+            except EndpointError as error:
+                response = self.error_page(request, error.status, error.message, error.hint, kind=error.kind)
+                response.headers.update(error.headers)
+                return response
+
+        return wrapped
+
+    # -- Techniques --------------------------------------------------------------------------
+
+    async def techniques(self, request: Request) -> Response:
+        filters = models.CardFilters.from_query(request.query_params)
+        cards = await self.call(request, models.technique_cards, self.store(request), lineage_only=filters.all)
+        shown = models.filter_cards(cards, filters)
+        total = sum(1 for c in cards if filters.all or c["onPage"])
+        return self.render(request, "techniques.html", title="Techniques", filters=filters, cards=shown,
+                           total=total, facets=models.facets(cards, include_lineage_only=filters.all))
+
+    async def technique(self, request: Request) -> Response:
+        from kg.resolve import resolve_technique
+
+        ident = request.path_params["id"]
+        store = self.store(request)
+        node = await self.call(request, resolve_technique, store, ident)
+        data = await self.call(request, models.technique_page, store, node)
+        if not data:
+            raise NotFoundError(f"no technique is called {ident!r}")
+        if data["card"]["id"] != ident:
+            return RedirectResponse(f"/techniques/{data['card']['id']}", status_code=308)
+        return self.render(request, "technique.html", title=data["card"]["name"], data=data, card=data["card"],
+                           page="technique")
+
+    # -- Compare -------------------------------------------------------------------------
+
+    async def _comparison(self, request: Request) -> tuple[list[str], dict[str, Any] | None, str]:
+        from kg.resolve import resolve_technique
+
+        wanted: list[str] = []
+        for value in request.query_params.getlist("t"):
+            for part in value.split(","):
+                if part.strip() and part.strip() not in wanted:
+                    wanted.append(part.strip())
+        if not wanted:
+            return wanted, None, ""
+        if len(wanted) > 4:
+            return wanted, None, f"Pick 2 to 4 techniques to compare; the link names {len(wanted)}."
+        if len(wanted) == 1:
+            return wanted, None, ""
+        store = self.store(request)
+
+        def resolve_all() -> list[NamedNode]:
+            nodes: list[NamedNode] = []
+            for name in wanted:
+                node = resolve_technique(store, name)
+                if node not in nodes:
+                    nodes.append(node)
+            return nodes
+
+        nodes = await self.call(request, resolve_all)
+        if len(nodes) < 2:
+            return wanted, None, "These names are one technique: pick at least two different ones."
+        return wanted, await self.call(request, models.comparison, store, nodes), ""
+
+    async def compare(self, request: Request) -> Response:
+        from kg.cli.core import comparison_markdown
+
+        wanted, table, problem = await self._comparison(request)
+        cards = await self.call(request, models.technique_choices, self.store(request))
+        chosen = table["ids"] if table else []
+        share = "/compare?" + urlencode([("t", i) for i in chosen]) if table else ""
+        markdown = comparison_markdown(table) if table else ""
+        return self.render(request, "compare.html", title="Compare", status_code=400 if problem else 200, table=table,
+                           problem=problem, cards=cards, chosen=chosen or wanted, share=share, markdown=markdown,
+                           share_url=str(request.base_url).rstrip("/") + share,
+                           markdown_url=share.replace("/compare?", "/compare.md?", 1))
+
+    async def compare_markdown(self, request: Request) -> Response:
+        from kg.cli.core import comparison_markdown
+
+        _wanted, table, problem = await self._comparison(request)
+        if table is None:
+            return PlainTextResponse((problem or "Pick 2 to 4 techniques, e.g. /compare.md?t=gdn&t=kda") + "\n",
+                                     status_code=400)
+        name = "-vs-".join(table["ids"])
+        return Response(comparison_markdown(table) + "\n", media_type="text/markdown; charset=utf-8",
+                        headers={"Content-Disposition": f'attachment; filename="techkg-{name}.md"'})
+
+    # -- Lineage -------------------------------------------------------------------------
+
+    def _lineage_data(self, store: GraphStore, root: str | None) -> dict[str, Any]:
+        from exports.cytoscape import elements
+        from exports.dot import grid_positions
+        from exports.html import page_data
+        from exports.lineage import LineageOptions, build_lineage
+
+        lineage = build_lineage(store, LineageOptions(root=root, include_private=True))
+        data = page_data(lineage, positions=False)
+        # Graphviz lays the graph out as in the HTML export (a few hundred ms); the layout
+        # depends only on what the elements hold, so it is kept for requests that show the
+        # same graph, and computed again as soon as anything in it changes.
+        key = hashlib.sha256(json.dumps(data["elements"], sort_keys=True).encode()).hexdigest()
+        with self._layout_lock:
+            cached = self._layouts.get(key)
+        if cached is None:
+            cached = {"positions": grid_positions(lineage)}
+            with self._layout_lock:
+                self._layouts[key] = cached
+                while len(self._layouts) > 16:
+                    self._layouts.popitem(last=False)
+        positions = cached["positions"]
+        if positions:
+            data["elements"] = elements(lineage, positions=positions)
+            data["layout"] = "preset"
+        return data
+
+    async def lineage(self, request: Request) -> Response:
+        root = request.query_params.get("root", "").strip() or None
+        data = await self.call(request, self._lineage_data, self.store(request), root)
+        return self.render(request, "lineage.html", title="Lineage", data=data, root=root)
+
+    async def lineage_asset(self, request: Request) -> Response:
+        from exports.html import asset
+
+        name = request.path_params["name"]
+        if name not in LINEAGE_ASSETS:
+            return PlainTextResponse("not found\n", status_code=404)
+        body = asset(name).encode("utf-8")
+        etag = '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
+        headers = {"ETag": etag, "Cache-Control": "public, max-age=3600", "X-Content-Type-Options": "nosniff"}
+        if request.headers.get("if-none-match") == etag:
+            return Response(status_code=304, headers=headers)
+        return Response(body, media_type=LINEAGE_ASSETS[name], headers=headers)
+
+    # -- Reading list --------------------------------------------------------------------
+
+    async def reading(self, request: Request) -> Response:
+        from kg.reading import status_slug
+
+        raw_status = request.query_params.get("status", "").strip()
+        status = status_slug(raw_status) if raw_status else ""
+        category = request.query_params.get("category", "").strip()
+        data = await self.call(request, models.reading_page, self.store(request), status=status, category=category)
+        return self.render(request, "reading.html", title="Reading list", data=data, status=status,
+                           category=category)
+
+    async def set_status(self, request: Request) -> Response:
+        from kg.reading import set_status
+
+        form = await _form(request)
+        guard = self.guard(request)
+        guard.check_write(request, form.get("key") or request.headers.get("x-techkg-form-key"))
+        paper = form.get("paper", "").strip()
+        status = form.get("status", "").strip()
+        if not paper.startswith(("http://", "https://")):
+            raise KGError("the form names no paper", hint="Send paper=<the paper's IRI> and status=<status>.")
+        if not status or len(status) > 60:
+            raise KGError("a reading status is 1 to 60 characters",
+                          hint="Use to-read, reading, read, skipped or a short custom status.")
+        store = self.store(request)
+        node = NamedNode(paper)
+
+        def change() -> Any:
+            if not store.ask("ASK { ?p a bibo:Document }", {"p": node}):
+                raise NotFoundError(f"the graph holds no paper {paper}",
+                                    hint="Reload the page: the paper may have been removed.")
+            return set_status(store, node, status, via="web")
+
+        done = await self.call(request, change)
+        if _wants_json(request):
+            return JSONResponse({"ok": True, "paper": paper, "status": done.status, "previous": done.previous,
+                                 "label": models.STATUS_LABELS.get(done.status, status), "at": done.at.isoformat()},
+                                headers={"Cache-Control": "no-store"})
+        target = form.get("next", "")
+        if not target.startswith("/") or target.startswith("//") or "\\" in target:
+            target = "/reading"
+        return RedirectResponse(target, status_code=303)
+
+    async def unlock(self, request: Request) -> Response:
+        guard = self.guard(request)
+        if request.method == "GET":
+            return self.render(request, "unlock.html", title="Unlock writes", problem="")
+        form = await _form(request)
+        if not guard.needs_token:
+            return RedirectResponse("/reading", status_code=303)
+        if guard.token is None or not guard.token_matches(form.get("token", "")):
+            return self.render(request, "unlock.html", status_code=403, title="Unlock writes",
+                               problem="That is not this server's token." if guard.token else
+                               "This server has no token, so it refuses every write.")
+        response = RedirectResponse("/reading", status_code=303)
+        response.set_cookie(COOKIE, guard.cookie_value(), httponly=True, samesite="strict", path="/")
+        return response
+
+    # -- Query ---------------------------------------------------------------------------
+
+    async def query(self, request: Request) -> Response:
+        library = [
+            {"name": q.name, "title": q.title, "description": q.description, "kind": q.kind,
+             "params": [{"name": p.name, "type": p.type + ("[]" if p.many else ""), "required": p.required,
+                         "default": p.default, "description": p.description} for p in q.params]}
+            for q in queries.all_queries()
+        ]
+        selected = request.query_params.get("name", "")
+        if selected not in {q["name"] for q in library}:
+            selected = ""
+        return self.render(request, "query.html", title="Query", library=library, selected=selected)
+
+    # -- the routes ----------------------------------------------------------------------
+
+    def handlers(self) -> dict[str, Handler]:
+        return {name: self.page(getattr(self, name)) for name in (
+            "techniques", "technique", "compare", "compare_markdown", "lineage", "lineage_asset", "reading",
+            "set_status", "unlock", "query")}
+
+
+def _wants_json(request: Request) -> bool:
+    accept = request.headers.get("accept", "")
+    return "application/json" in accept and "text/html" not in accept
+
+
+async def _form(request: Request) -> dict[str, str]:
+    """The urlencoded form of a POST (the last value of each field)."""
+    media = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if media != "application/x-www-form-urlencoded":
+        raise KGError(f"cannot read a form sent as {media or '(no content type)'}",
+                      hint="Send the fields as application/x-www-form-urlencoded.")
+    body = b""
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > MAX_FORM:
+            raise KGError("the form is too large", hint="Send only the fields the page sends.")
+    return dict(parse_qsl(body.decode("utf-8", errors="replace"), keep_blank_values=True))
+
+
+def static_dir() -> str:
+    return str(resources.files("kg.server") / "static")

@@ -1,0 +1,78 @@
+"""A planted GITHUB_TOKEN never reaches the graph, the cache, the output or the logs."""
+
+from __future__ import annotations
+
+import io
+import logging
+import uuid
+from pathlib import Path
+
+import pyoxigraph as ox
+import pytest
+
+from kg.errors import IngestError
+from ingest.cache import HttpCache, cache_files
+from ingest.github import GithubSource, ingest_github
+from ingest.http import Politeness, RetryPolicy, build_client, token_from_env
+from tests.ingest.replay import ReplayServer, status
+
+REPOS = ["PyGithub/PyGithub", "akfish/PyGithub", "protoncoin/protoncoin", "nobody/no-such-repo"]
+
+
+def _store_dump(path: Path) -> bytes:
+    from kg.store.embedded import OxigraphStore
+
+    store = OxigraphStore(path)
+    try:
+        out = io.BytesIO()
+        store.dump(out, fmt=ox.RdfFormat.N_QUADS)
+        return out.getvalue()
+    finally:
+        store.close()
+
+
+def test_a_planted_token_is_used_but_never_written_anywhere(kg_cli, replay: ReplayServer, tmp_path: Path) -> None:
+    token = "ghp_planted_" + uuid.uuid4().hex
+    store, cache = tmp_path / "store", tmp_path / "cache"
+    env = {"GITHUB_TOKEN": token, "KG_CACHE_DIR": str(cache)}
+    runs = [
+        kg_cli("ingest", "github", *REPOS, "--api-url", replay.github_url, store=store, env=env),
+        kg_cli("ingest", "github", *REPOS, "--rest", "--api-url", replay.github_url, store=store, env=env),
+        kg_cli("ingest", "github", *REPOS, "--rest", "--api-url", replay.github_url, "-f", "json",
+               store=store, env=env),
+        kg_cli("ingest", "github", "--offline", "--rest", "--api-url", replay.github_url, store=store, env=env),
+    ]
+    replay.script("POST", "/github/graphql", status(401, '{"message": "Bad credentials"}'))
+    runs.append(kg_cli("ingest", "github", *REPOS, "--api-url", replay.github_url, store=store, env=env))
+    assert [r.returncode for r in runs] == [0, 0, 0, 0, 1], [r.stderr for r in runs]
+    # It was used: every request carried it.
+    assert {s.headers.get("authorization") for s in replay.requests("/github/")} == {f"Bearer {token}"}
+    planted = token.encode()
+    for run in runs:
+        assert token not in run.stdout and token not in run.stderr
+    assert planted not in _store_dump(store)
+    files = cache_files(cache)
+    assert files and all(planted not in f.read_bytes() for f in files)
+    assert all(token not in str(f) for f in files)
+
+
+def test_the_token_stays_out_of_logs_and_error_messages(monkeypatch, replay: ReplayServer, fresh_store,
+                                                        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    token = "ghp_planted_" + uuid.uuid4().hex
+    monkeypatch.setenv("GITHUB_TOKEN", token)
+    caplog.set_level(logging.DEBUG)
+    client = build_client("github", token=token_from_env("GITHUB_TOKEN"), cache=HttpCache(tmp_path / "c"),
+                          politeness=Politeness(0), retry=RetryPolicy(attempts=1))
+    ingest_github(fresh_store, GithubSource(client=client, api_url=replay.github_url, graphql=False), repos=REPOS)
+    ingest_github(fresh_store, GithubSource(client=client, api_url=replay.github_url), repos=REPOS)
+    # A server that echoes the credentials back in its error message.
+    replay.script("GET", "/github/repos/akfish/PyGithub",
+                  status(500, '{"message": "bad header Authorization: Bearer %s"}' % token))
+    with pytest.raises(IngestError) as caught:
+        ingest_github(fresh_store, GithubSource(client=client, api_url=replay.github_url, graphql=False),
+                      repos=["akfish/PyGithub"])
+    assert "***" in caught.value.message and token not in caught.value.message
+    assert caplog.records and token not in caplog.text
+    out = io.BytesIO()
+    fresh_store.dump(out, fmt=ox.RdfFormat.N_QUADS)
+    assert token.encode() not in out.getvalue()

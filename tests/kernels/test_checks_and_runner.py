@@ -1,0 +1,95 @@
+"""The check vocabulary and the runner: error measures, verdicts, crashing checks."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+import kernels.verify as runner
+from kernels.checks import (
+    Check,
+    Outcome,
+    Setting,
+    Verification,
+    against,
+    compare,
+    compare_all,
+    within,
+)
+from kernels.registry import Entry
+from kg.errors import KernelError
+
+
+def test_compare_reports_max_abs_and_normwise_relative_error() -> None:
+    out = compare(torch.tensor([1.0, -4.0]), torch.tensor([1.5, -4.0]))
+    assert out.max_abs == pytest.approx(0.5) and out.max_rel == pytest.approx(0.125)
+    with pytest.raises(ValueError, match="shapes differ"):
+        compare(torch.zeros(2), torch.zeros(3))
+    named = compare_all(
+        [("a", torch.ones(2), torch.ones(2)), ("b", torch.ones(2), torch.full((2,), 1.1))]
+    )
+    assert named.detail == "worst of 2: b" and named.max_abs == pytest.approx(0.1, rel=1e-5)
+
+
+def test_claims_as_numbers() -> None:
+    assert against(0.999, 1.0).max_abs == pytest.approx(0.001)
+    assert within(0.9, 1.0).max_abs == 0.0 and within(1.2, 1.0).max_abs == pytest.approx(0.2)
+    nan_check = Check("c", "claim", lambda s: Outcome(math.nan, math.nan), tolerance=1.0)
+    assert not nan_check.passed(Outcome(math.nan, math.nan))
+    assert Check("c", "claim", lambda s: Outcome(0, 0), tolerance=0.0, measure="abs").passed(
+        Outcome(0.0, 5.0)
+    )
+
+
+def test_setting_draws_the_same_numbers_whatever_the_device_dtype() -> None:
+    s = Setting()
+    a = s.randn(3, 4, gen=s.generator(1))
+    b = Setting(dtype=torch.float64).randn(3, 4, gen=s.generator(1))
+    assert torch.equal(a, b.float())
+
+
+def _declared(*checks: Check, requires: tuple[str, ...] = ()) -> Verification:
+    return Verification("demo", "what is compared", ("B1",), checks, requires=requires)
+
+
+def test_a_crashing_check_is_a_failed_check_with_the_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    def boom(s: Setting) -> Outcome:
+        raise RuntimeError("shape mismatch in the kernel")
+
+    declared = _declared(
+        Check("fine", "holds", lambda s: Outcome(0.0, 0.0), tolerance=0.0),
+        Check("broken", "crashes", boom, tolerance=1.0),
+    )
+    monkeypatch.setattr(runner, "load_verification", lambda e: declared)
+    run = runner.verify(Entry("demo", "kernel", "kernels.demo"))
+    assert [c.passed for c in run.checks] == [True, False] and not run.passed
+    assert "RuntimeError: shape mismatch" in run.checks[1].detail and math.isnan(
+        run.checks[1].max_abs
+    )
+    assert run.to_dict()["checks"][1]["max_abs"] == "nan"
+
+
+def test_missing_optional_dependency_and_unknown_check_are_clear(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    declared = _declared(
+        Check("c", "claim", lambda s: Outcome(0, 0), tolerance=0.0), requires=("no_such_pkg_xyz",)
+    )
+    monkeypatch.setattr(runner, "load_verification", lambda e: declared)
+    with pytest.raises(KernelError) as err:
+        runner.verify(Entry("demo", "kernel", "kernels.demo"))
+    assert "no_such_pkg_xyz" in err.value.message and "pip install" in err.value.hint
+    monkeypatch.setattr(runner, "load_verification", lambda e: _declared(declared.checks[0]))
+    with pytest.raises(KernelError, match="no check named"):
+        runner.verify(Entry("demo", "kernel", "kernels.demo"), only=["nope"])
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has a GPU")
+def test_cuda_without_a_gpu_is_refused_with_a_hint() -> None:
+    with pytest.raises(KernelError) as err:
+        runner.resolve_device("cuda")
+    assert "--device cpu" in err.value.hint
+    with pytest.raises(KernelError, match="unknown device"):
+        runner.resolve_device("tpu")

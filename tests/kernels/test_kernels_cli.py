@@ -1,0 +1,98 @@
+"""``kg kernels list`` and ``kg kernels verify`` through the real console script."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+
+def test_list_does_not_need_torch(built_store_path: Path) -> None:
+    code = (
+        "import sys\n"
+        "from typer.testing import CliRunner\n"
+        "from kg.cli import app\n"
+        f"r = CliRunner().invoke(app, ['--store', {str(built_store_path)!r}, 'kernels', 'list', "
+        "'-f', 'json'])\n"
+        "print(r.exit_code, 'torch' in sys.modules, len(__import__('json').loads(r.stdout)))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    exit_code, torch_loaded, rows = out.stdout.split()
+    assert (exit_code, torch_loaded) == ("0", "False") and int(rows) >= 39
+
+
+def test_verify_prints_each_check_and_records_the_runs(kg_cli, built_store_path: Path) -> None:
+    out = kg_cli("kernels", "verify", "SiTU", "QAT", "--json", store=built_store_path, check=True)
+    report = json.loads(out.stdout)
+    assert report["recorded"] and report["failed"] == 0 and report["passed"] == 2
+    assert [r["technique"] for r in report["runs"]] == ["situ", "qat"]
+    check = report["runs"][0]["checks"][0]
+    assert {"claim", "max_abs", "max_rel", "tolerance", "passed", "seconds"} <= set(check)
+    assert report["runs"][0]["torch_version"] and report["runs"][0]["device"] == "cpu"
+
+    rows = {
+        r["technique"]: r
+        for r in json.loads(
+            kg_cli("kernels", "list", "-f", "json", store=built_store_path, check=True).stdout
+        )
+    }
+    assert rows["situ"]["status"] == "verified" and rows["situ"]["checks"] == "4/4"
+    assert rows["ascend-c"]["status"] == "none" and "C++" in rows["ascend-c"]["rationale"]
+    assert rows["muon"]["status"] == "unverified"
+    assert rows["eagle"]["status"] == "missing"  # a lineage-only parent without a kernel record
+    card = json.loads(
+        kg_cli("show", "situ", "-f", "json", store=built_store_path, check=True).stdout
+    )
+    assert card["kernel"] == "verified"
+
+
+def _invoke(store: Path, *args: str):  # type: ignore[no-untyped-def]
+    """The kg command in this process (torch is already loaded here), for output formats."""
+    from typer.testing import CliRunner
+
+    from kg.cli import app
+
+    return CliRunner().invoke(app, ["--store", str(store), *args], env={"COLUMNS": "200"})
+
+
+def test_verify_table_and_csv(built_store_path: Path) -> None:
+    table = _invoke(
+        built_store_path, "kernels", "verify", "aux-loss-free-balancing", "ascend-c", "--no-record"
+    )
+    assert table.exit_code == 0, table.output
+    assert "unbiased-weights" in table.output and "pass" in table.output
+    assert "not recorded" in table.output and "ascend-c: no kernel." in table.output
+    result = _invoke(
+        built_store_path, "kernels", "verify", "categorical-flow-maps", "-f", "csv", "--no-record"
+    )
+    rows = list(csv.DictReader(io.StringIO(result.output)))
+    assert {r["check"] for r in rows} == {"closed-form-vs-euler", "flow-map-identities", "simplex"}
+    assert all(r["result"] == "pass" and float(r["max_abs"]) < 1e-3 for r in rows)
+    listed = json.loads(_invoke(built_store_path, "kernels", "list", "-f", "json").output)
+    assert {r["technique"]: r["status"] for r in listed}["categorical-flow-maps"] == "not run"
+
+
+def test_verify_errors_are_clear(kg_cli, built_store_path: Path) -> None:
+    unknown = kg_cli("kernels", "verify", "Gated DeltaNett", store=built_store_path)
+    assert unknown.returncode == 1 and "Gated DeltaNet" in unknown.stderr
+    assert "Traceback" not in unknown.stderr
+    as_json = kg_cli("kernels", "verify", "zzzz-nothing", "--json", store=built_store_path)
+    assert as_json.returncode == 1 and json.loads(as_json.stdout)["ok"] is False
+    no_graph = kg_cli("kernels", "verify", "GDN", store=built_store_path.parent / "empty")
+    assert no_graph.returncode == 1 and "kg build" in no_graph.stderr
+
+
+def test_cuda_without_a_gpu_is_an_error_with_a_hint(built_store_path: Path) -> None:
+    import pytest
+    import torch
+
+    from kg.errors import KernelError
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a GPU")
+    result = _invoke(built_store_path, "kernels", "verify", "situ", "--device", "cuda")
+    assert isinstance(result.exception, KernelError)
+    assert "CUDA" in result.exception.message and "--device cpu" in result.exception.hint

@@ -1,0 +1,303 @@
+"""The remote store against a real Oxigraph server, side by side with the embedded one:
+the store spec, queries over the union, atomic writes and bulk loads, and the errors."""
+
+from __future__ import annotations
+
+import gzip
+import http.server
+import io
+import socket
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pyoxigraph as ox
+import pytest
+
+from kg.errors import QueryError, RDFImportError, RemoteStoreError, StoreError
+from kg.graphs import PROVENANCE, graph_iri
+from kg.store import open_store
+from kg.store.base import Activity
+from kg.store.remote import RemoteStore, parse_spec
+
+G = graph_iri("test")
+EX = "http://example.org/"
+
+
+def triples(n: int, tag: str = "v") -> list[ox.Triple]:
+    return [ox.Triple(ox.NamedNode(f"{EX}s{i}"), ox.NamedNode(EX + "p"), ox.Literal(f"{tag}{i}")) for i in range(n)]
+
+
+def values(store, graph: ox.NamedNode = G) -> list[str]:
+    return sorted(t.object.value for t in store.triples(graph))
+
+
+# -- the spec ------------------------------------------------------------------------
+
+
+def test_the_spec_names_query_update_and_graph_store_urls() -> None:
+    spec = parse_spec("http://h:7878/query;update=/update;gsp=http://h:7878/store;union=true;timeout=5")
+    assert (spec.query, spec.update, spec.gsp, spec.union, spec.timeout) == (
+        "http://h:7878/query", "http://h:7878/update", "http://h:7878/store", True, 5.0)
+    implied = parse_spec("http://h:3030/ds/query")
+    assert implied.update == "http://h:3030/ds/update" and implied.gsp is None and implied.union is None
+    assert parse_spec("http://h:7879/sparql").update == "http://h:7879/sparql"
+
+
+@pytest.mark.parametrize("spec, words", [
+    ("http://h/query;graph=/x", "unknown store option"),
+    ("http://h/query;union=maybe", "true or false"),
+    ("http://h/query;timeout=soon", "number of seconds"),
+    ("http://h/query;update=ftp://h/u", r"not an http\(s\) URL"),
+])
+def test_a_bad_spec_says_what_is_wrong(spec: str, words: str) -> None:
+    with pytest.raises(StoreError, match=words) as err:
+        parse_spec(spec)
+    assert err.value.hint
+
+
+def test_passwords_and_tokens_never_reach_the_location(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KG_STORE_TOKEN", "s3cret-token")
+    store = open_store("http://alice:hunter2@127.0.0.1:9/query")
+    try:
+        assert isinstance(store, RemoteStore)
+        assert store.location == "http://alice:***@127.0.0.1:9/query"
+        assert "s3cret" not in store.location and store._client.headers["Authorization"] == "Bearer s3cret-token"
+        with pytest.raises(RemoteStoreError) as err:
+            store.count()
+        assert "hunter2" not in str(err.value) and "s3cret" not in str(err.value) + err.value.hint
+    finally:
+        store.close()
+
+
+# -- behaviour shared with the embedded store -----------------------------------------
+
+
+def test_replace_graph_swaps_content_and_records_provenance(store) -> None:
+    with store.transaction(Activity("first")) as tx:
+        assert tx.replace_graph(G, triples(3, "a"))
+    with store.transaction("second") as tx:
+        tx.replace_graph(G, triples(2, "b"))
+    assert values(store) == ["b0", "b1"]
+    info = {i.graph.value: i for i in store.graph_info()}[G.value]
+    assert info.activity == "second" and info.triples == 2 and info.hash
+    assert G in store.named_graphs() and PROVENANCE in store.named_graphs()
+
+
+def test_an_exception_while_producing_triples_leaves_the_old_graph(store) -> None:
+    with store.transaction("seed") as tx:
+        tx.replace_graph(G, triples(5, "old"))
+
+    def failing() -> Iterator[ox.Triple]:
+        yield from triples(3, "new")
+        raise RuntimeError("injected failure half-way")
+
+    with pytest.raises(RuntimeError, match="injected"):
+        with store.transaction("broken") as tx:
+            tx.replace_graph(G, failing())
+    assert values(store) == [f"old{i}" for i in range(5)]
+
+
+def test_a_failing_operation_rolls_back_the_whole_transaction(store) -> None:
+    other = graph_iri("other")
+    with store.transaction("seed") as tx:
+        tx.replace_graph(G, triples(2, "old"))
+    before = store.count()
+    with pytest.raises(StoreError):
+        with store.transaction("broken") as tx:
+            tx.replace_graph(G, triples(4, "new"))
+            tx.insert(other, triples(1, "x"))
+            tx.update(f"CREATE GRAPH {G}", touches=[G])  # fails: the graph exists
+    assert values(store) == ["old0", "old1"]
+    assert store.count(other) == 0 and store.count() == before
+
+
+def test_queries_see_the_union_of_named_graphs_with_bindings(store) -> None:
+    with store.transaction("two graphs") as tx:
+        tx.replace_graph(graph_iri("a"), triples(2, "a"))
+        tx.replace_graph(graph_iri("b"), [ox.Triple(ox.NamedNode(EX + "s0"), ox.NamedNode(EX + "q"), ox.Literal("x"))])
+    rows = store.select(f"SELECT ?s ?v ?w WHERE {{ ?s <{EX}p> ?v ; <{EX}q> ?w }}", {"s": ox.NamedNode(EX + "s0")})
+    assert [(r["v"].value, r["w"].value) for r in rows] == [("a0", "x")]
+    assert store.ask("ASK { ?t a tkg:Technique ; skos:notation ?id }", {"id": ox.Literal("kda")}) is True
+    limited = store.query("SELECT ?t WHERE { ?t a tkg:Technique }", max_rows=5)
+    assert len(limited) == 5 and limited.truncated  # type: ignore[union-attr]
+
+
+def test_a_malformed_query_is_a_query_error(store) -> None:
+    with pytest.raises(QueryError, match="malformed|rejected the query"):
+        store.select("SELECT WHERE {")
+
+
+@pytest.mark.parametrize("gzipped", [False, True])
+def test_bulk_load_replaces_a_graph_and_records_the_file(store, tmp_path: Path, gzipped: bool) -> None:
+    with store.transaction("seed") as tx:
+        tx.replace_graph(G, triples(3, "old"))
+    body = "".join(f'<{EX}s{i}> <{EX}p> "{i}" .\n' for i in range(250))
+    path = tmp_path / ("data.nt.gz" if gzipped else "data.nt")
+    if gzipped:
+        with gzip.open(path, "wt", encoding="utf-8") as fh:
+            fh.write(body)
+    else:
+        path.write_text(body, encoding="utf-8")
+    count = store.load_file(path, graph=G, fmt=ox.RdfFormat.N_TRIPLES, gzipped=gzipped, activity=Activity("load"))
+    assert count == 250 == store.count(G)
+    info = {i.graph.value: i for i in store.graph_info()}[G.value]
+    assert info.activity == "load" and (info.hash or "").startswith("file:")
+    assert not [g for g in store.named_graphs() if "staging" in g.value]
+
+
+@pytest.mark.parametrize("empty_target", [True, False])
+def test_a_broken_dump_leaves_the_graph_as_it_was(store, tmp_path: Path, empty_target: bool) -> None:
+    if not empty_target:
+        with store.transaction("seed") as tx:
+            tx.replace_graph(G, triples(3, "keep"))
+    bad = tmp_path / "bad.nt"
+    bad.write_text("".join(f'<{EX}s{i}> <{EX}p> "{i}" .\n' for i in range(12_000)) + "<broken line\n", encoding="utf-8")
+    with pytest.raises(RDFImportError) as err:
+        store.load_file(bad, graph=G, fmt=ox.RdfFormat.N_TRIPLES, gzipped=False, activity=Activity("load"))
+    assert "bad.nt" in str(err.value) and "Nothing was changed" in err.value.hint
+    assert values(store) == ([] if empty_target else ["keep0", "keep1", "keep2"])
+    assert not [g for g in store.named_graphs() if "staging" in g.value or (empty_target and g == G)]
+
+
+def test_dump_writes_one_graph_or_every_graph_as_quads(store) -> None:
+    out = io.BytesIO()
+    store.dump(out, fmt=ox.RdfFormat.N_QUADS)
+    quads = list(ox.parse(out.getvalue(), format=ox.RdfFormat.N_QUADS))
+    assert len(quads) == store.count()
+    one = io.BytesIO()
+    store.dump(one, fmt=ox.RdfFormat.TURTLE, graph=graph_iri("catalog"))
+    assert len(list(ox.parse(one.getvalue(), format=ox.RdfFormat.TURTLE))) == store.count(graph_iri("catalog"))
+
+
+def test_select_to_file_writes_standard_results(store, tmp_path: Path) -> None:
+    import csv
+
+    out = tmp_path / "techniques.csv"
+    store.select_to_file("SELECT ?id WHERE { ?t a tkg:Technique ; skos:notation ?id ; tkg:onComparisonPage true }", out)
+    rows = list(csv.reader(io.StringIO(out.read_text(encoding="utf-8"))))
+    assert rows[0] == ["id"] and len(rows) == 40 and ["kda"] in rows
+
+
+# -- remote only -----------------------------------------------------------------------
+
+
+def test_chunked_uploads_keep_blank_nodes_whole_and_stay_atomic(oxigraph, tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    import kg.store.remote as remote
+
+    monkeypatch.setattr(remote, "_CHUNK", 7)  # many INSERT DATA requests for a small file
+    store = RemoteStore.from_spec(f"{oxigraph.base}/query")  # no gsp= : chunked updates
+    try:
+        path = tmp_path / "b.ttl"
+        path.write_text(f"@prefix e: <{EX}> .\n" + "".join(
+            f'e:s{i} e:p [ e:q "{i}" ] .\n' for i in range(20)) + 'e:s0 e:r _:shared .\ne:s19 e:r _:shared .\n',
+            encoding="utf-8")
+        assert store.load_file(path, graph=G, fmt=ox.RdfFormat.TURTLE, gzipped=False, activity=Activity("l")) == 42
+        joined = store.select(f"SELECT ?o WHERE {{ <{EX}s0> <{EX}r> ?o . <{EX}s19> <{EX}r> ?o }}")
+        assert len(joined) == 1
+        deep = store.select(f"SELECT ?v WHERE {{ <{EX}s5> <{EX}p>/<{EX}q> ?v }}")
+        assert [r["v"].value for r in deep] == ["5"]
+        bad = tmp_path / "bad.ttl"
+        bad.write_text("".join(f'<{EX}x{i}> <{EX}p> "{i}" .\n' for i in range(30)) + "<oops", encoding="utf-8")
+        with pytest.raises(RDFImportError):
+            store.load_file(bad, graph=G, fmt=ox.RdfFormat.TURTLE, gzipped=False, activity=Activity("l"))
+        assert store.count(G) == 42
+        raw = RemoteStore.from_spec(f"{oxigraph.base}/query;union=true")  # sees every graph, staging too
+        try:
+            assert raw.select("SELECT ?g WHERE { GRAPH ?g { } FILTER(CONTAINS(STR(?g), 'staging')) }").rows == []
+        finally:
+            raw.close()
+    finally:
+        store.close()
+
+
+def test_a_union_default_graph_server_is_detected(start_oxigraph, built_nquads: bytes) -> None:
+    with start_oxigraph("--union-default-graph") as server:
+        server.load(built_nquads)
+        with RemoteStore.from_spec(server.spec) as store:
+            assert store.count() > 4000
+            assert store._dataset() == {}  # nothing to pass: the default graph is the union
+    with start_oxigraph() as server:
+        server.load(built_nquads)
+        with RemoteStore.from_spec(server.spec) as store:
+            names = store._dataset()["default-graph-uri"]
+            assert graph_iri("catalog").value in names
+
+
+class _Answer(http.server.BaseHTTPRequestHandler):
+    """A real HTTP server that answers every request with one status and body."""
+
+    status = 500
+    body = b"boom"
+    media = "text/plain"
+
+    def _reply(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        self.rfile.read(length)
+        self.send_response(self.status)
+        self.send_header("Content-Type", self.media)
+        self.send_header("Content-Length", str(len(self.body)))
+        self.end_headers()
+        self.wfile.write(self.body)
+
+    do_GET = do_POST = do_PUT = _reply
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def answering() -> Iterator[object]:
+    def start(status: int, body: bytes = b"boom", media: str = "text/plain"):
+        handler = type("Handler", (_Answer,), {"status": status, "body": body, "media": media})
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        servers.append(server)
+        return f"http://127.0.0.1:{server.server_address[1]}"
+
+    servers: list[http.server.ThreadingHTTPServer] = []
+    yield start
+    for server in servers:
+        server.shutdown()
+        server.server_close()
+
+
+def test_an_unreachable_endpoint_names_the_url_and_the_fix() -> None:
+    with socket.socket() as sock:  # a port nobody listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    with RemoteStore.from_spec(f"http://127.0.0.1:{port}/query") as store:
+        with pytest.raises(RemoteStoreError) as err:
+            store.count()
+    assert f"127.0.0.1:{port}/query" in str(err.value) and "cannot reach" in str(err.value)
+    assert "running" in err.value.hint and "/query" in err.value.hint
+
+
+@pytest.mark.parametrize("status, words, hint", [
+    (404, "no SPARQL endpoint", "query URL itself"),
+    (401, "refused", "KG_STORE_TOKEN"),
+    (403, "refused", "KG_STORE_TOKEN"),
+    (500, "failed on the query (500): boom", "server's log"),
+    (503, "refused the query (503)", "--timeout"),
+    (422, "refused the query (422)", "--max-rows"),
+])
+def test_http_errors_become_remote_store_errors_with_hints(answering, status: int, words: str, hint: str) -> None:
+    with RemoteStore.from_spec(answering(status) + "/query;union=true") as store:
+        with pytest.raises(RemoteStoreError) as err:
+            store.select("SELECT * WHERE { ?s ?p ?o }")
+    assert words in str(err.value) and hint in err.value.hint and err.value.status == status
+
+
+def test_a_rejected_update_says_nothing_was_written(answering) -> None:
+    with RemoteStore.from_spec(answering(500, b"disk full") + "/query") as store:
+        with pytest.raises(RemoteStoreError, match="nothing was written") as err:
+            store.update("INSERT DATA { <http://x/a> <http://x/b> 1 }")
+    assert "disk full" in str(err.value) and "unchanged" in err.value.hint
+
+
+def test_an_answer_that_is_not_sparql_results_is_reported(answering) -> None:
+    with RemoteStore.from_spec(answering(200, b"<html>hello</html>", "text/html") + "/;union=true") as store:
+        with pytest.raises(RemoteStoreError, match="not SPARQL results") as err:
+            store.count()
+    assert "query URL itself" in err.value.hint

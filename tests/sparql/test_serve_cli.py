@@ -1,0 +1,88 @@
+"""`kg serve` as a real process: serve.json while it runs, the lock hint, a clean stop."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+import pytest
+
+KG = Path(sys.executable).with_name("kg")
+
+
+@contextmanager
+def kg_serve(store: Path, *args: str) -> Iterator[tuple[subprocess.Popen[str], dict[str, object]]]:
+    env = {**os.environ, "KG_STORE": str(store), "COLUMNS": "200"}
+    proc = subprocess.Popen([str(KG), "serve", "--port", "0", "--log-level", "warning", *args],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        deadline = time.monotonic() + 30
+        serve_file = store / "serve.json"
+        while not serve_file.exists():
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "kg serve did not start"
+            time.sleep(0.05)
+        info = json.loads(serve_file.read_text())
+        while True:
+            try:
+                httpx.get(str(info["sparql"]), params={"query": "ASK {}"}, timeout=2)
+                break
+            except httpx.HTTPError:
+                assert time.monotonic() < deadline
+                time.sleep(0.05)
+        yield proc, info
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=30)
+
+
+def test_serve_publishes_its_url_and_other_commands_are_pointed_to_it(kg_cli, built_store_path: Path) -> None:
+    with kg_serve(built_store_path) as (proc, info):
+        url = str(info["sparql"])
+        assert url.startswith("http://127.0.0.1:") and url.endswith("/sparql") and info["pid"] == proc.pid
+        assert "token" not in json.dumps(info).lower()
+        locked = kg_cli("stats", store=built_store_path)
+        assert locked.returncode == 1 and "kg serve" in locked.stderr and url in locked.stderr
+        through = kg_cli("query", "descendants", "-p", "technique=MQA", "-f", "json", store=url, check=True)
+        rows = json.loads(through.stdout)["results"]["bindings"]
+        assert rows[0]["descendantName"]["value"] == "Grouped-Query Attention"
+        refused = kg_cli("reading", "set", "GPipe", "read", store=url)
+        assert refused.returncode == 1 and "read-only" in refused.stderr and "--allow-update" in refused.stderr
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == 0
+    assert not (built_store_path / "serve.json").exists()
+    assert kg_cli("stats", store=built_store_path).returncode == 0  # the lock is released too
+
+
+def test_serve_with_updates_takes_writes_that_carry_the_token(kg_cli, built_store_path: Path) -> None:
+    with kg_serve(built_store_path, "--allow-update", "--token", "t0ken", "--max-rows", "1000") as (proc, info):
+        url = str(info["sparql"])
+        out = kg_cli("reading", "set", "GPipe", "read", store=url, env={"KG_STORE_TOKEN": "t0ken"}, check=True)
+        assert "to-read → read" in out.stdout
+        big = httpx.get(url, params={"query": "SELECT * WHERE { ?s ?p ?o }"})
+        assert big.status_code == 422 and "1000 rows" in big.text
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=30)
+    assert not (built_store_path / "serve.json").exists()
+    rows = json.loads(kg_cli("reading", "list", "--status", "read", "-f", "json", store=built_store_path,
+                             check=True).stdout)
+    assert any(r["title"].startswith("GPipe") for r in rows)
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--allow-update"], "needs a token"),
+    (["--port", "70000"], "--port"),
+])
+def test_serve_refuses_unsafe_or_impossible_settings(kg_cli, tmp_path: Path, args: list[str], words: str) -> None:
+    out = kg_cli("serve", *args, store=tmp_path / "s")
+    assert out.returncode != 0 and words in out.stderr + out.stdout
+    assert not (tmp_path / "s" / "serve.json").exists()

@@ -1,0 +1,219 @@
+"""The workbench's pages over HTTP, from a real ``kg serve``: what they show is what the
+graph holds (checked through the same server's SPARQL endpoint), they load nothing from
+elsewhere, and writes need the form key, a loopback host or the token."""
+
+from __future__ import annotations
+
+import re
+from html import unescape
+
+import httpx
+import pytest
+
+from tests.web.conftest import Served, kg
+
+TECHNIQUE = "https://w3id.org/techkg/id/technique/"
+PAGES = ["/", "/techniques/gated-deltanet", "/compare?t=gdn&t=kda&t=mamba2", "/lineage", "/reading", "/query"]
+
+
+def card_ids(html: str) -> list[str]:
+    return re.findall(r'<article class="card[^"]*" data-id="([^"]+)"', html)
+
+
+def get(served: Served, path: str, **kwargs: object) -> httpx.Response:
+    return httpx.get(served.url(path), timeout=30, **kwargs)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("path", PAGES)
+def test_every_page_is_served_with_a_strict_policy_and_only_local_assets(server: Served, path: str) -> None:
+    page = get(server, path)
+    assert page.status_code == 200, page.text[:500]
+    assert page.headers["content-type"].startswith("text/html")
+    policy = page.headers["content-security-policy"]
+    assert "script-src 'self'" in policy and "unsafe-inline" not in policy
+    assets = re.findall(r'<(?:script|link)\b[^>]*\b(?:src|href)="([^"]+)"', page.text)
+    assert assets and all(a.startswith("/") and not a.startswith("//") for a in assets), assets
+    for asset in assets:
+        assert get(server, asset).status_code == 200, asset
+    assert "<script>" not in page.text  # no inline script: the policy would block it anyway
+
+
+def test_the_cards_are_the_techniques_of_the_comparison_page(server: Served) -> None:
+    on_page = {r["id"] for r in server.select(
+        "SELECT ?id WHERE { ?t a tkg:Technique ; tkg:onComparisonPage true ; skos:notation ?id }")}
+    everything = {r["id"] for r in server.select("SELECT ?id WHERE { ?t a tkg:Technique ; skos:notation ?id }")}
+    assert set(card_ids(get(server, "/").text)) == on_page
+    assert set(card_ids(get(server, "/?all=1").text)) == everything > on_page
+
+
+@pytest.mark.parametrize("query, sparql", [
+    ("category=moe", "?t skos:broader/skos:notation 'moe'"),
+    ("organisation=Moonshot AI", "?t tkg:organization/foaf:name 'Moonshot AI'"),
+    ("year=2019", "?t dcterms:date ?d FILTER(STRSTARTS(STR(?d), '2019'))"),
+    ("kernel=verified", "?run tkg:verifies ?t ; tkg:passed true"),
+    ("q=gdn", "?t skos:altLabel ?a FILTER(LCASE(STR(?a)) = 'gdn')"),
+    ("q=deltanet&category=attention", "?t skos:prefLabel ?n FILTER(CONTAINS(LCASE(STR(?n)), 'deltanet'))"),
+])
+def test_filters_pick_the_cards_the_graph_says_match(server: Served, query: str, sparql: str) -> None:
+    expected = {r["id"] for r in server.select(
+        f"SELECT DISTINCT ?id WHERE {{ ?t tkg:onComparisonPage true ; skos:notation ?id . {sparql} }}")}
+    page = get(server, "/?" + query)
+    assert expected and set(card_ids(page.text)) == expected
+    assert f"{len(expected)} of 39 techniques match" in page.text
+
+
+def test_a_search_matches_aliases_whatever_their_case_and_accents(server: Served) -> None:
+    assert card_ids(get(server, "/?q=Gated Delta Net").text) == ["gated-deltanet"]
+    assert card_ids(get(server, "/?q=MHA").text) == ["transformer"]
+    nothing = get(server, "/?q=no such technique")
+    assert card_ids(nothing.text) == [] and "No technique matches" in nothing.text
+
+
+def test_a_card_shows_people_headline_conditions_kernel_and_reading(server: Served) -> None:
+    cards = get(server, "/?q=kda").text
+    block = cards[cards.index('data-id="kda"'):]
+    block = unescape(block[:block.index("</article>")])
+    assert "Kimi Delta Attention" in block and "Yu Zhang" in block and "Moonshot AI" in block
+    headline = server.select(f"SELECT ?h ?c WHERE {{ <{TECHNIQUE}kda> tkg:headlineResult ?h ; "
+                             "tkg:headlineConditions ?c ; tkg:headlineConditional true }")[0]
+    assert headline["h"] in block and "* " + headline["c"] in block
+    assert "kernel: unverified" in block
+    papers = server.select(f"SELECT (COUNT(DISTINCT ?p) AS ?n) WHERE {{ {{ <{TECHNIQUE}kda> tkg:primaryPaper ?p }} "
+                           f"UNION {{ ?p tkg:usesTechnique <{TECHNIQUE}kda> }} }}")[0]["n"]
+    assert f"0 of {papers} paper" in block
+    gdn = get(server, "/?q=gdn").text
+    assert "kernel: verified" in gdn and "kernel: none" in get(server, "/?kernel=none").text
+
+
+def test_the_technique_page_shows_its_verification_lineage_papers_and_provenance(server: Served) -> None:
+    page = unescape(get(server, "/techniques/gated-deltanet").text)
+    run = server.select(f"""SELECT ?device ?torch ?ended WHERE {{ ?run tkg:verifies <{TECHNIQUE}gated-deltanet> ;
+                               tkg:device ?device ; tkg:torchVersion ?torch ; prov:endedAtTime ?ended }}""")[0]
+    assert "passed 3/3 checks" in page and run["device"] in page and "torch " + run["torch"] in page
+    assert run["ended"][:16].replace("T", " ") in page
+    checks = server.select(f"""SELECT ?name ?tol WHERE {{ ?run tkg:verifies <{TECHNIQUE}gated-deltanet> ;
+                                  tkg:check ?c . ?c rdfs:label ?name ; tkg:tolerance ?tol }}""")
+    assert len(checks) == 3 and all(c["name"] in page for c in checks)
+    ancestors = page[page.index("<h2>Ancestors</h2>"):page.index("<h2>Descendants</h2>")]
+    assert "DeltaNet" in ancestors and "Mamba2" in ancestors and "combines" in ancestors
+    assert 'href="/techniques/kda"' in page[page.index("<h2>Descendants</h2>"):]
+    assert "Gated Delta Networks: Improving Mamba2 with Delta Rule" in page
+    provenance = page[page.index('id="provenance"'):]
+    assert "kg build" in provenance and "kg kernels verify" in provenance
+    assert ">catalog<" in provenance and ">kernels<" in provenance
+    assert "no GitHub snapshot yet" in page
+
+
+def test_a_technique_by_alias_redirects_and_an_unknown_one_suggests(server: Served) -> None:
+    moved = get(server, "/techniques/GDN")
+    assert moved.status_code == 308 and moved.headers["location"] == "/techniques/gated-deltanet"
+    missing = get(server, "/techniques/gated-deltanett")
+    assert missing.status_code == 404 and "Did you mean" in missing.text and "Gated DeltaNet" in missing.text
+
+
+def test_the_comparison_has_the_page_dimensions_and_our_additions(server: Served) -> None:
+    page = unescape(get(server, "/compare?t=gdn&t=kda&t=mamba2").text)
+    for label in ("Category · date", "First author / team", "Core mechanism", "Token mixing", "KV / state layout",
+                  "Selector / compressor", "S · Situation", "T · Target", "A · Action", "R · Result", "Suits",
+                  "Compute / memory", "Parallel dimension", "Limitations", "Code / availability", "Evidence",
+                  "Lineage between them", "Reference kernel", "Latest verification", "Reading"):
+        assert f'data-row="{label}"' in page, label
+    assert "combines Mamba2" in page and "refines Gated DeltaNet" in page
+    assert '<a href="https://arxiv.org/abs/2412.06464"' in page
+    assert "/compare?t=gated-deltanet&t=kda&t=mamba2" in page
+
+
+def test_the_markdown_export_is_kg_compare_plus_the_verification_row(server: Served) -> None:
+    exported = get(server, "/compare.md?t=GDN,KDA&t=Mamba2")
+    assert exported.headers["content-type"].startswith("text/markdown")
+    assert "attachment" in exported.headers["content-disposition"]
+    cli = kg("compare", "GDN", "KDA", "Mamba2", "--markdown", store=server.sparql).stdout
+    ours = exported.text.splitlines()
+    assert ours[0] == "| Dimension | Gated DeltaNet | Kimi Delta Attention | Mamba2 |"
+    missing = [line for line in cli.splitlines() if line and line not in ours]
+    assert missing == []
+    assert any(line.startswith("| Latest verification | passed 3/3 checks") for line in ours)
+
+
+@pytest.mark.parametrize("query, status, words", [
+    ("t=gdn", 200, "Pick one to three more"),
+    ("t=gdn&t=kda&t=mqa&t=gqa&t=mla", 400, "Pick 2 to 4 techniques"),
+    ("t=gdn&t=GDN", 400, "one technique"),
+    ("t=gdn&t=gated%20deltanett", 404, "Did you mean"),
+])
+def test_a_comparison_of_the_wrong_techniques_says_what_to_pick(server: Served, query: str, status: int,
+                                                               words: str) -> None:
+    page = get(server, "/compare?" + query)
+    assert page.status_code == status and words in page.text
+    assert 'id="comparison"' not in page.text
+    markdown = get(server, "/compare.md?" + query)
+    assert markdown.status_code == (400 if status == 200 else status) and "#" not in markdown.text[:1]
+
+
+def test_the_reading_page_groups_by_category_with_the_progress_of_each(server: Served) -> None:
+    page = get(server, "/reading").text
+    rows = httpx.get(server.url("/queries/reading-progress"), timeout=30,
+                     headers={"Accept": "application/sparql-results+json"}).json()["results"]["bindings"]
+    progress = {r["category"]["value"]: (int(r["papers"]["value"]), int(r["read"]["value"])) for r in rows}
+    sections = re.findall(r'<section class="panel rcat" id="[^"]+" data-category="([^"]+)"\s+data-read="(\d+)"'
+                          r'[^>]*data-total="(\d+)"', page)
+    assert {unescape(name): (int(total), int(read)) for name, read, total in sections} == progress
+    read_only = get(server, "/reading?status=read").text
+    statuses = set(re.findall(r'<li class="paper" data-paper="[^"]+" data-status="([^"]+)"', read_only))
+    assert statuses == {"read"}
+
+
+def _form_key(served: Served) -> str:
+    match = re.search(r'name="techkg-form-key" content="([^"]+)"', get(served, "/reading").text)
+    assert match
+    return match.group(1)
+
+
+def _status(served: Served, paper: str) -> str | None:
+    rows = served.select(f"SELECT ?s WHERE {{ <{paper}> tkg:readingStatus ?s }}")
+    return rows[0]["s"].rsplit("/", 1)[-1] if rows else None
+
+
+def test_a_status_write_needs_the_form_key_its_own_origin_and_a_loopback_host(writable_server: Served) -> None:
+    paper = "https://arxiv.org/abs/2006.15704"
+    before = _status(writable_server, paper)
+    assert before == "to-read"
+    url = writable_server.url("/reading/status")
+    form = {"paper": paper, "status": "read", "next": "/reading"}
+    refused = [
+        httpx.post(url, data=form),
+        httpx.post(url, data={**form, "key": "forged"}),
+        httpx.post(url, data={**form, "key": _form_key(writable_server)}, headers={"Origin": "http://evil.example"}),
+        httpx.post(url, data={**form, "key": _form_key(writable_server)}, headers={"Host": "evil.example"}),
+    ]
+    assert [r.status_code for r in refused] == [403] * 4
+    assert "form key" in refused[0].text and "evil.example" in refused[2].text and "loopback" in refused[3].text
+    assert _status(writable_server, paper) == before
+    done = httpx.post(url, data={**form, "key": _form_key(writable_server), "next": "//evil.example/"},
+                      headers={"Origin": writable_server.base})
+    assert done.status_code == 303 and done.headers["location"] == "/reading"
+    assert _status(writable_server, paper) == "read"
+    via = writable_server.select(f"""SELECT ?via WHERE {{ ?e a tkg:ReadingEvent ; tkg:paper <{paper}> ;
+                                       tkg:via ?via ; tkg:previousStatus ?p }}""")
+    assert [r["via"] for r in via] == ["web"]
+    unknown = httpx.post(url, data={**form, "paper": "https://arxiv.org/abs/0000.00000",
+                                    "key": _form_key(writable_server)}, headers={"Accept": "application/json"})
+    assert unknown.status_code == 404 and unknown.json()["ok"] is False
+
+
+def test_the_server_has_the_workbench_on_the_same_port_as_the_endpoint(server: Served) -> None:
+    assert httpx.get(server.sparql, params={"query": "ASK { ?s ?p ?o }"}, timeout=30).status_code == 200
+    assert httpx.get(server.url("/queries/technique"), params={"technique": "GDN"}, timeout=30).status_code == 200
+    assert get(server, "/static/../pyproject.toml").status_code == 404
+    assert get(server, "/assets/lineage/README.md").status_code == 404
+
+
+def test_reading_the_pages_writes_nothing(server: Served) -> None:
+    # Reads never write: the provenance of the reading graph stays as it was.
+    before = server.select("SELECT ?m WHERE { GRAPH <https://w3id.org/techkg/graph/provenance> { "
+                           "<https://w3id.org/techkg/graph/reading> dcterms:modified ?m } }")
+    for path in PAGES:
+        get(server, path)
+    after = server.select("SELECT ?m WHERE { GRAPH <https://w3id.org/techkg/graph/provenance> { "
+                          "<https://w3id.org/techkg/graph/reading> dcterms:modified ?m } }")
+    assert before == after
