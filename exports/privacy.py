@@ -49,6 +49,9 @@ PRIVATE_PREDICATES: tuple[NamedNode, ...] = (
     TKG.baseRecord,
     TKG.remoteRecord,
     TKG.authoredRecord,
+    TKG.zoteroItem,
+    TKG.zoteroKey,
+    TKG.tag,
 )
 
 #: Nodes of these classes are private, with every triple about them or pointing at them.
@@ -59,6 +62,7 @@ PRIVATE_CLASSES: tuple[NamedNode, ...] = (
     TKG.Note,
     TKG.SyncState,
     TKG.SyncConflict,
+    TKG.ZoteroItem,
 )
 
 #: IRIs minted for private things: statuses, their scheme, reading events and notes.
