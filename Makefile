@@ -1,4 +1,5 @@
-# make demo   set everything up, build the graph on the default embedded store, show a lineage and a comparison
+# make demo   set everything up, build the graph on the default embedded store, verify three kernels,
+#             show a lineage and a comparison, and regenerate docs/lineage.svg
 # make test   set everything up and run the test suite
 # make bench  run the benchmarks in bench/ (slow; prints ratios against baselines)
 
@@ -11,6 +12,7 @@ setup:
 
 demo: setup
 	$(VENV)/kg build
+	$(VENV)/kg kernels verify GDN KDA Mamba2
 	$(VENV)/kg lineage KDA
 	$(VENV)/kg compare GDN KDA Mamba2
 	$(VENV)/kg export lineage -o docs/lineage.svg --force

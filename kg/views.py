@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from pyoxigraph import NamedNode
@@ -132,7 +133,7 @@ def kernel_status(store: GraphStore) -> dict[str, str]:
              ?t tkg:referenceKernel ?k . OPTIONAL { ?k tkg:kernelForm ?form }
              OPTIONAL { ?run tkg:verifies ?t ; tkg:passed ?passed ; prov:endedAtTime ?ended } }"""
     )
-    latest: dict[str, tuple[str, str]] = {}
+    latest: dict[str, tuple[datetime, str]] = {}
     status: dict[str, str] = {}
     for r in rows.records():
         t = r["t"]
@@ -140,8 +141,11 @@ def kernel_status(store: GraphStore) -> dict[str, str]:
             status[t] = "none"
             continue
         status.setdefault(t, "unverified")
-        if r["ended"] is not None and (t not in latest or r["ended"] > latest[t][0]):
-            latest[t] = (r["ended"], "verified" if r["passed"] else "failing")
+        if r["ended"] is None:
+            continue
+        ended = datetime.fromisoformat(r["ended"])
+        if t not in latest or ended > latest[t][0]:
+            latest[t] = (ended, "verified" if r["passed"] else "failing")
     for t, (_, verdict) in latest.items():
         status[t] = verdict
     return status

@@ -143,9 +143,12 @@ def date_literal(value: str) -> Literal:
     return Literal(value, datatype=XSD.date)
 
 
-def datetime_literal(value: _dt.datetime) -> Literal:
-    """An aware datetime as xsd:dateTime in UTC, to the second."""
+def datetime_literal(value: _dt.datetime, *, precise: bool = False) -> Literal:
+    """An aware datetime as xsd:dateTime in UTC, to the second (to the microsecond when
+    ``precise``, for runs whose order matters within one second)."""
     if value.tzinfo is None:
         value = value.replace(tzinfo=_dt.UTC)
-    stamp = value.astimezone(_dt.UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
-    return Literal(stamp, datatype=XSD.dateTime)
+    value = value.astimezone(_dt.UTC)
+    if not precise:
+        value = value.replace(microsecond=0)
+    return Literal(value.isoformat().replace("+00:00", "Z"), datatype=XSD.dateTime)

@@ -1,4 +1,5 @@
-"""``kg serve``: the graph as a SPARQL 1.1 endpoint (and named-query URLs) under uvicorn."""
+"""``kg serve``: the comparison workbench and the graph as a SPARQL 1.1 endpoint (with
+named-query URLs), under uvicorn."""
 
 from __future__ import annotations
 
@@ -82,7 +83,8 @@ def serve(
     log_level: Annotated[str, typer.Option(help="uvicorn log level: critical, error, warning, info, "
                                            "debug.")] = "info",
 ) -> None:
-    """Serve the graph as a SPARQL 1.1 endpoint (/sparql) with the named queries under /queries."""
+    """Serve the comparison workbench (/) and the graph as a SPARQL 1.1 endpoint (/sparql), with
+    the named queries under /queries."""
     import datetime as dt
     import os
     import signal
@@ -118,7 +120,10 @@ def serve(
         })
     try:
         out = console()
-        out.print(f"Serving {store.location} at {base}/sparql", highlight=False)
+        out.print(f"Serving {store.location} at {base}/", highlight=False)
+        out.print(f"  workbench      {base}/  (techniques, compare, lineage, reading list, query)",
+                  highlight=False)
+        out.print(f"  SPARQL         {base}/sparql", highlight=False)
         out.print(f"  named queries  {base}/queries", highlight=False)
         out.print(f"  updates        {'allowed with the token' if allow_update else 'refused (read-only)'}",
                   highlight=False)
@@ -127,7 +132,7 @@ def serve(
             err_console().print(f"[yellow]warning:[/] listening on {host}: anyone who can reach this "
                                 "address can read the graph.")
         out.file.flush()
-        from kg.server.web import workbench_routes  # the workbench's pages (issue #9)
+        from kg.server.web import workbench_routes
 
         app = create_app(store, settings, extra_routes=workbench_routes())
         config = uvicorn.Config(app, log_level=log_level, lifespan="on", access_log=log_level in ("info", "debug"))
