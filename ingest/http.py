@@ -52,6 +52,7 @@ __all__ = [
     "HttpStats",
     "Politeness",
     "RetryPolicy",
+    "RetryingTransport",
     "build_client",
     "cache_for",
     "describe_status",
@@ -227,7 +228,8 @@ def retry_after_seconds(response: httpx.Response, header: str = "retry-after") -
 
 
 class _HostGate:
-    """Per-host state shared by every client in this process."""
+    """When the next request to a host may start: per host, shared by every client in
+    this process (or a transport's own, see :class:`RetryingTransport`)."""
 
     def __init__(self) -> None:
         self.connection = threading.Lock()
@@ -246,23 +248,41 @@ def _gate(url: httpx.URL) -> _HostGate:
         return _GATES.setdefault(key, _HostGate())
 
 
-_TRANSPORT_ERRORS = (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError)
-
-
-class PoliteTransport(httpx.BaseTransport):
-    """Spacing, one-at-a-time, ``Backoff`` and retries around a real transport.
+class RetryingTransport:
+    """Spacing, one-at-a-time, ``Backoff`` and retries around a real transport: the loop
+    that :class:`PoliteTransport` (httpx) and the Zotero transport (httpx2, pyzotero's
+    fork of httpx with the same API) share. A subclass names its library's transport
+    errors and says which statuses, which requests and which host state it retries by.
 
     The body is read here, inside the retry loop, so a connection reset or a body cut
-    short is retried like a refused connection. POST requests are retried only when
-    they carry the ``"idempotent": True`` request extension (GraphQL queries do).
+    short is retried like a refused connection. A 429 or 503 answer with ``Retry-After``
+    is retried after that wait, and so is any status in :attr:`retry_statuses` (after
+    the backoff when it says nothing).
     """
 
-    def __init__(self, inner: httpx.BaseTransport, *, politeness: Politeness, retry: RetryPolicy,
-                 stats: HttpStats) -> None:
+    #: What the transport library raises when a connection fails: retried.
+    transport_errors: tuple[type[Exception], ...] = (
+        httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError)
+    #: Statuses retried without ``Retry-After``.
+    retry_statuses: frozenset[int] = _RETRY_STATUSES
+
+    def __init__(self, inner: Any, *, politeness: Politeness, retry: RetryPolicy, stats: HttpStats,
+                 own_gate: bool = False) -> None:
         self.inner = inner
         self.politeness = politeness
         self.retry = retry
         self.stats = stats
+        self._own_gate = _HostGate() if own_gate else None
+
+    def gate(self, request: Any) -> _HostGate:
+        """The spacing and ``Backoff`` state that ``request`` waits on: its host's, shared
+        by every client in this process, or with ``own_gate`` this transport's alone."""
+        return self._own_gate or _gate(request.url)
+
+    def retryable(self, request: Any) -> bool:
+        """Whether ``request`` may be sent again: GET, HEAD and OPTIONS, and a POST with
+        the ``"idempotent": True`` request extension (GraphQL queries carry it)."""
+        return request.method in ("GET", "HEAD", "OPTIONS") or bool(request.extensions.get("idempotent"))
 
     def _wait(self, seconds: float) -> None:
         if seconds > 0:
@@ -275,10 +295,9 @@ class PoliteTransport(httpx.BaseTransport):
             ready = max(gate.last_end + self.politeness.min_interval, gate.not_before)
         self._wait(ready - time.monotonic())
 
-    def handle_request(self, request: httpx.Request) -> httpx.Response:
-        gate = _gate(request.url)
-        retryable = request.method in ("GET", "HEAD", "OPTIONS") or bool(request.extensions.get("idempotent"))
-        attempts = max(1, self.retry.attempts) if retryable else 1
+    def handle_request(self, request: Any) -> Any:
+        gate = self.gate(request)
+        attempts = max(1, self.retry.attempts) if self.retryable(request) else 1
         request.read()
         for attempt in range(attempts):
             last = attempt == attempts - 1
@@ -293,7 +312,7 @@ class PoliteTransport(httpx.BaseTransport):
                         response.read()
                     finally:
                         response.close()
-                except _TRANSPORT_ERRORS:
+                except self.transport_errors:
                     if last:
                         raise
                     response = None
@@ -316,7 +335,7 @@ class PoliteTransport(httpx.BaseTransport):
                 self._wait(self.retry.backoff(attempt))
                 continue
             wanted = retry_after_seconds(response)
-            should_retry = response.status_code in _RETRY_STATUSES or (
+            should_retry = response.status_code in self.retry_statuses or (
                 response.status_code in (429, 503) and wanted is not None)
             if not should_retry or last:
                 return response
@@ -328,6 +347,11 @@ class PoliteTransport(httpx.BaseTransport):
 
     def close(self) -> None:
         self.inner.close()
+
+
+class PoliteTransport(RetryingTransport, httpx.BaseTransport):
+    """The :class:`RetryingTransport` of every httpx client built here: GET, HEAD, OPTIONS
+    and idempotent POSTs retried, per-host spacing and ``Backoff``."""
 
 
 class _ProxyRouter(httpx.BaseTransport):

@@ -28,7 +28,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
-import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -38,10 +37,12 @@ import httpx2
 from pyoxigraph import NamedNode
 
 from ingest.http import (
+    HttpStats,
+    Politeness,
+    RetryingTransport,
     RetryPolicy,
     redact,
     register_secret,
-    retry_after_seconds,
     safe_url,
     user_agent,
 )
@@ -162,84 +163,38 @@ def _keyring_key(library: LibrarySpec | None) -> str:
 # -- HTTP --------------------------------------------------------------------------------
 
 
-@dataclass
-class Counters:
-    """What the client did: requests sent (retries included), retries, waits."""
-
-    requests: int = 0
-    retries: int = 0
-    waited: float = 0.0
-
-
-_TRANSPORT_ERRORS = (httpx2.TimeoutException, httpx2.NetworkError, httpx2.RemoteProtocolError)
-
-
-class ZoteroTransport(httpx2.BaseTransport):
-    """Retries and politeness around pyzotero's transport, as :mod:`ingest.http` does
-    for httpx: dropped connections, timeouts and 5xx answers are retried with
+class ZoteroTransport(RetryingTransport, httpx2.BaseTransport):
+    """Retries around pyzotero's transport, the loop of :mod:`ingest.http` on httpx2:
+    dropped connections, timeouts and 500, 502 and 504 answers are retried with
     exponential backoff and jitter; 429 and 503 wait for ``Retry-After``; a ``Backoff``
-    header on any answer holds the next request back.
+    header on any answer holds this client's next request back. No spacing between
+    requests otherwise.
 
     Writes are retried too: every Zotero write TechKG sends carries a precondition
     (``If-Unmodified-Since-Version``, and a ``Zotero-Write-Token`` on creations), so a
     repeated write is refused with 412 rather than applied twice.
     """
 
-    def __init__(self, inner: httpx2.BaseTransport, *, retry: RetryPolicy, counters: Counters) -> None:
-        self.inner = inner
-        self.retry = retry
-        self.counters = counters
-        self._lock = threading.Lock()
-        self._not_before = 0.0
+    transport_errors = (httpx2.TimeoutException, httpx2.NetworkError, httpx2.RemoteProtocolError)
+    retry_statuses = frozenset({500, 502, 504})
 
-    def _wait(self, seconds: float) -> None:
-        if seconds > 0:
-            self.counters.waited += seconds
-            self.retry.sleep(seconds)
+    def __init__(self, inner: httpx2.BaseTransport, *, retry: RetryPolicy, counters: HttpStats) -> None:
+        super().__init__(inner, politeness=Politeness(), retry=retry, stats=counters, own_gate=True)
 
-    def handle_request(self, request: httpx2.Request) -> httpx2.Response:
-        request.read()
-        attempts = max(1, self.retry.attempts)
-        for attempt in range(attempts):
-            last = attempt == attempts - 1
-            with self._lock:
-                hold = self._not_before - time.monotonic()
-            self._wait(hold)
-            self.counters.requests += 1
-            try:
-                response = self.inner.handle_request(request)
-                try:
-                    response.read()
-                finally:
-                    response.close()
-            except _TRANSPORT_ERRORS:
-                if last:
-                    raise
-                self.counters.retries += 1
-                self._wait(self.retry.backoff(attempt))
-                continue
-            backoff = retry_after_seconds(response, "backoff")  # type: ignore[arg-type]
-            if backoff:
-                with self._lock:
-                    self._not_before = max(self._not_before, time.monotonic() + backoff)
-            wanted = retry_after_seconds(response)  # type: ignore[arg-type]
-            retry = response.status_code in (500, 502, 504) or (
-                response.status_code in (429, 503) and wanted is not None)
-            if not retry or last or (wanted is not None and wanted > self.retry.max_retry_after):
-                return response
-            self.counters.retries += 1
-            self._wait(wanted if wanted is not None else self.retry.backoff(attempt))
-        raise AssertionError("unreachable")  # pragma: no cover
+    @property
+    def counters(self) -> HttpStats:
+        """What the client did: requests sent (retries included), retries, waits."""
+        return self.stats
 
-    def close(self) -> None:
-        self.inner.close()
+    def retryable(self, request: Any) -> bool:
+        return True
 
 
 def build_client(*, contact: str | None = None, retry: RetryPolicy | None = None, timeout: float = 30.0,
-                 counters: Counters | None = None) -> httpx2.Client:
+                 counters: HttpStats | None = None) -> httpx2.Client:
     """An httpx2 client for pyzotero with TechKG's conventions (see :class:`ZoteroTransport`)."""
     transport = ZoteroTransport(httpx2.HTTPTransport(retries=0), retry=retry or RetryPolicy(),
-                                counters=counters or Counters())
+                                counters=counters or HttpStats())
     return httpx2.Client(
         transport=transport, follow_redirects=True, trust_env=False,
         timeout=httpx2.Timeout(timeout, connect=min(timeout, 10.0)),
@@ -301,7 +256,7 @@ class ZoteroAPI:
 
         self.library = library
         self.api_url = api_url.rstrip("/")
-        self.counters = Counters()
+        self.counters = HttpStats()
         if key:
             register_secret(key)
         self._client = client or build_client(contact=contact, retry=retry, counters=self.counters)

@@ -25,11 +25,13 @@ import torch
 __all__ = [
     "Check",
     "Outcome",
+    "Pair",
     "Setting",
     "Verification",
     "against",
     "compare",
     "compare_all",
+    "compare_forms",
     "count",
     "gradients",
     "shape_id",
@@ -38,6 +40,8 @@ __all__ = [
 ]
 
 Measure = Literal["abs", "rel"]
+#: A named (reference, output) pair, as :func:`compare_all` takes them.
+Pair = tuple[str, torch.Tensor, torch.Tensor]
 
 
 @dataclass(frozen=True)
@@ -152,7 +156,7 @@ def worst(outcomes: Iterable[Outcome], detail: str = "") -> Outcome:
     return Outcome(max(o.max_abs for o in items), bad.max_rel, detail or bad.detail)
 
 
-def compare_all(pairs: Iterable[tuple[str, torch.Tensor, torch.Tensor]]) -> Outcome:
+def compare_all(pairs: Iterable[Pair]) -> Outcome:
     """Compare named (reference, output) pairs; the detail names the worst one."""
     named = [(name, compare(ref, out)) for name, ref, out in pairs]
     if not named:
@@ -188,6 +192,13 @@ def shape_id(**dims: int) -> str:
     return "-".join(f"{k}{v}" for k, v in dims.items())
 
 
+def _outputs(
+    fn: Callable[..., torch.Tensor | tuple[torch.Tensor, ...]], tensors: Sequence[torch.Tensor]
+) -> tuple[torch.Tensor, ...]:
+    result = fn(*tensors)
+    return result if isinstance(result, tuple) else (result,)
+
+
 def gradients(
     fn: Callable[..., torch.Tensor | tuple[torch.Tensor, ...]],
     tensors: Sequence[torch.Tensor],
@@ -198,8 +209,7 @@ def gradients(
 
     Without ``cotangents`` the outputs are simply summed."""
     leaves = [t.detach().clone().requires_grad_(t.is_floating_point()) for t in tensors]
-    result = fn(*leaves)
-    outs = result if isinstance(result, tuple) else (result,)
+    outs = _outputs(fn, leaves)
     cots = cotangents if cotangents is not None else [torch.ones_like(o) for o in outs]
     total = sum((o.float() * c.float()).sum() for o, c in zip(outs, cots, strict=True))
     needs = [leaf for leaf in leaves if leaf.requires_grad]
@@ -213,3 +223,40 @@ def gradients(
         else:
             full.append(torch.zeros_like(leaf, dtype=torch.float32))
     return tuple(o.detach() for o in outs), tuple(full)
+
+
+def _named(
+    names: Iterable[str], refs: Iterable[torch.Tensor], outs: Iterable[torch.Tensor], tag: str
+) -> list[Pair]:
+    return [
+        (f"{name} {tag}" if tag else name, ref, out)
+        for name, ref, out in zip(names, refs, outs, strict=True)
+    ]
+
+
+def compare_forms(
+    reference: Callable[..., torch.Tensor | tuple[torch.Tensor, ...]],
+    structured: Callable[..., torch.Tensor | tuple[torch.Tensor, ...]],
+    inputs: Sequence[torch.Tensor],
+    cotangents: Sequence[torch.Tensor] | None = None,
+    *,
+    outputs: Sequence[str] = ("out",),
+    grads: Sequence[str] = (),
+    extra: Iterable[Pair] = (),
+    tag: str = "",
+) -> Outcome:
+    """Compare a structured form against its reference on the same ``inputs``.
+
+    The pairs are, in order: the outputs, named by ``outputs`` (none when it is empty),
+    the ``extra`` pairs, and, when ``grads`` names every input, the gradient ``d<name>``
+    of each input (of Σ ⟨output, cotangent⟩, see :func:`gradients`). Without ``grads``
+    both forms run forward only. A ``tag`` (a shape id) follows every name: ``"o B2-T45"``."""
+    if grads:
+        outs1, g1 = gradients(reference, inputs, cotangents)
+        outs2, g2 = gradients(structured, inputs, cotangents)
+        wrt = _named([f"d{name}" for name in grads], g1, g2, tag)
+    else:
+        outs1, outs2 = _outputs(reference, inputs), _outputs(structured, inputs)
+        wrt = []
+    named = _named(outputs, outs1, outs2, tag) if outputs else []
+    return compare_all([*named, *extra, *wrt])

@@ -22,14 +22,14 @@ from dataclasses import dataclass, field
 from difflib import get_close_matches
 from pathlib import Path
 
-from pyoxigraph import NamedNode, Triple
+from pyoxigraph import Literal, NamedNode, Triple
 
 from kg.catalog import Catalog
 from kg.errors import NotFoundError
 from kg.graphs import READING, READING_LIST
 from kg.iris import parse_arxiv_id, slugify, status_iri
 from kg.readinglist import ReadingList, entry_paper_iri, normalize_title, parse_reading_list, reading_list_triples
-from kg.results import python_value
+from kg.results import Term, python_value
 from kg.store.base import Activity, GraphStore, Transaction
 from kg.vocab import ID, PROV, RDF, SKOS, TKG, datetime_literal, text
 
@@ -322,31 +322,36 @@ def resolve_paper(store: GraphStore, query: str) -> NamedNode:
 def reading_rows(
     store: GraphStore, *, status: str | None = None, category: str | None = None
 ) -> list[dict[str, object]]:
-    """The reading list with current statuses, for ``kg reading list`` and the web app."""
+    """The reading list with current statuses, for ``kg reading list`` and the web app;
+    ``status`` and ``category`` (a case-blind substring of a category name) filter it."""
+    bindings: dict[str, Term] = {}
+    filters = ""
+    if status:
+        bindings["s"] = status_iri(status_slug(status))
+    if category:
+        bindings["wanted"] = Literal(category.casefold())
+        filters = """FILTER EXISTS { ?paper tkg:readingCategory/skos:prefLabel ?c .
+                                 FILTER(CONTAINS(LCASE(STR(?c)), ?wanted)) }"""
     rows = store.select(
-        """SELECT ?paper (SAMPLE(?t) AS ?title) (SAMPLE(?slug) AS ?status) (SAMPLE(?at) AS ?changed)
+        f"""SELECT ?paper (SAMPLE(?t) AS ?title) (SAMPLE(?slug) AS ?status) (SAMPLE(?at) AS ?changed)
                   (GROUP_CONCAT(DISTINCT ?catLabel; separator=" | ") AS ?categories)
                   (SAMPLE(?v) AS ?venue) (MAX(?n) AS ?note) (MIN(?pos) AS ?position)
-           WHERE {
+           WHERE {{
              ?paper tkg:readingStatus ?s .
+             {filters}
              BIND(REPLACE(STR(?s), "^.*/status/", "") AS ?slug)
-             OPTIONAL { ?paper tkg:statusChangedAt ?at }
-             OPTIONAL { ?paper dcterms:title ?t }
-             OPTIONAL { ?paper tkg:readingCategory/skos:prefLabel ?catLabel }
-             OPTIONAL { ?paper tkg:venue ?v }
-             OPTIONAL { ?paper tkg:hasNote ?n }
-             OPTIONAL { ?paper tkg:position ?pos }
-           } GROUP BY ?paper ORDER BY ?position ?title"""
+             OPTIONAL {{ ?paper tkg:statusChangedAt ?at }}
+             OPTIONAL {{ ?paper dcterms:title ?t }}
+             OPTIONAL {{ ?paper tkg:readingCategory/skos:prefLabel ?catLabel }}
+             OPTIONAL {{ ?paper tkg:venue ?v }}
+             OPTIONAL {{ ?paper tkg:hasNote ?n }}
+             OPTIONAL {{ ?paper tkg:position ?pos }}
+           }} GROUP BY ?paper ORDER BY ?position ?title""",
+        bindings,
     )
     out = []
-    wanted_status = status_slug(status) if status else None
     for record in rows.records():
-        if wanted_status and record["status"] != wanted_status:
-            continue
-        cats = [c for c in str(record["categories"] or "").split(" | ") if c]
-        if category and not any(category.casefold() in c.casefold() for c in cats):
-            continue
-        record["categories"] = cats
+        record["categories"] = [c for c in str(record["categories"] or "").split(" | ") if c]
         record["note"] = bool(record["note"])
         out.append(record)
     return out

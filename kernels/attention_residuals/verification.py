@@ -19,6 +19,7 @@ from kernels.checks import (
     Verification,
     compare,
     compare_all,
+    compare_forms,
     gradients,
     worst,
 )
@@ -44,11 +45,12 @@ def stacked_matches_loop(s: Setting) -> Outcome:
     sources = s.randn(5, B, T, D, gen=gen)
     query, norm = s.randn(D, gen=gen), 1 + 0.1 * s.randn(D, gen=gen)
     cot = (s.randn(B, T, D, gen=gen),)
-    (o1,), g1 = gradients(lambda v, q, n: naive_attnres(list(v), q, n), (sources, query, norm), cot)
-    (o2,), g2 = gradients(attnres, (sources, query, norm), cot)
-    return compare_all(
-        [("out", o1, o2)]
-        + [(f"d{n}", a, b) for n, a, b in zip(("sources", "query", "norm"), g1, g2, strict=True)]
+    return compare_forms(
+        lambda v, q, n: naive_attnres(list(v), q, n),
+        attnres,
+        (sources, query, norm),
+        cot,
+        grads=("sources", "query", "norm"),
     )
 
 

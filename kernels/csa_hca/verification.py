@@ -18,8 +18,8 @@ from kernels.checks import (
     Verification,
     compare,
     compare_all,
+    compare_forms,
     count,
-    gradients,
     worst,
 )
 from kernels.csa_hca.config import Compressor, init_compressor
@@ -50,20 +50,20 @@ def forms_agree(s: Setting) -> Outcome:
         def rebuild(w_kv, w_z, bias, norm, comp=comp):  # type: ignore[no-untyped-def]
             return Compressor(w_kv, w_z, bias, norm, comp.stride, comp.overlap, comp.rope)
 
-        cot = (s.randn(*ref.shape, gen=s.generator(20 + i)),)
-        _, g1 = gradients(lambda h, *p: naive_compress(h, rebuild(*p)), (h, *params), cot)
-        _, g2 = gradients(lambda h, *p: compress(h, rebuild(*p)), (h, *params), cot)
         tag = f"{name} m={m} T={T}"
         results.append(
-            compare_all(
-                [
+            compare_forms(
+                lambda h, *p: naive_compress(h, rebuild(*p)),
+                lambda h, *p: compress(h, rebuild(*p)),
+                (h, *params),
+                (s.randn(*ref.shape, gen=s.generator(20 + i)),),
+                outputs=(),
+                grads=("h", "w_kv", "w_z", "bias", "norm"),
+                extra=[
                     (f"one-shot {tag}", ref, compress(h, comp)),
                     (f"streaming {tag}", ref, torch.stack(stream.entries, 1)),
-                ]
-                + [
-                    (f"d{n} {tag}", a, b)
-                    for n, a, b in zip(("h", "w_kv", "w_z", "bias", "norm"), g1, g2, strict=True)
-                ]
+                ],
+                tag=tag,
             )
         )
     return worst(results)

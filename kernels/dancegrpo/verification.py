@@ -19,7 +19,7 @@ from kernels.checks import (
     Setting,
     Verification,
     compare,
-    compare_all,
+    compare_forms,
     count,
     gradients,
     within,
@@ -36,11 +36,13 @@ def logprob_matches(s: Setting) -> Outcome:
     gen = s.generator(0)
     x, v = s.randn(B, C, HW, HW, gen=gen), s.randn(B, C, HW, HW, gen=gen)
     x_next = sde_step(x, v, SIGMA, SIGMA_NEXT, ETA, gen)
-    (l1,), (g1,) = gradients(
-        lambda v: naive_step_logprob(x_next, x, v, SIGMA, SIGMA_NEXT, ETA), (v,)
+    return compare_forms(
+        lambda v: naive_step_logprob(x_next, x, v, SIGMA, SIGMA_NEXT, ETA),
+        lambda v: step_logprob(x_next, x, v, SIGMA, SIGMA_NEXT, ETA),
+        (v,),
+        outputs=("log-prob",),
+        grads=("v",),
     )
-    (l2,), (g2,) = gradients(lambda v: step_logprob(x_next, x, v, SIGMA, SIGMA_NEXT, ETA), (v,))
-    return compare_all([("log-prob", l1, l2), ("dv", g1, g2)])
 
 
 def step_has_claimed_law(s: Setting) -> Outcome:

@@ -16,7 +16,7 @@ from kernels.checks import (
     Setting,
     Verification,
     compare,
-    compare_all,
+    compare_forms,
     gradients,
 )
 from kernels.diffusionnft.expanded import nft_loss, reward_weights
@@ -39,11 +39,13 @@ def _batch(s: Setting, offset: int):  # type: ignore[no-untyped-def]
 
 def expanded_matches_written(s: Setting) -> Outcome:
     v_theta, v_old, v_ref, x_t, x0, t, adv = _batch(s, 0)
-    (l1,), (g1,) = gradients(
-        lambda v: naive_nft_loss(v, v_old, v_ref, x_t, x0, t, adv.tolist(), **KW), (v_theta,)
+    return compare_forms(
+        lambda v: naive_nft_loss(v, v_old, v_ref, x_t, x0, t, adv.tolist(), **KW),
+        lambda v: nft_loss(v, v_old, v_ref, x_t, x0, t, adv, **KW),
+        (v_theta,),
+        outputs=("loss",),
+        grads=("v_theta",),
     )
-    (l2,), (g2,) = gradients(lambda v: nft_loss(v, v_old, v_ref, x_t, x0, t, adv, **KW), (v_theta,))
-    return compare_all([("loss", l1, l2), ("dv_theta", g1, g2)])
 
 
 def branches_average_to_old(s: Setting) -> Outcome:

@@ -16,8 +16,8 @@ from kernels.checks import (
     Verification,
     compare,
     compare_all,
+    compare_forms,
     count,
-    gradients,
     shape_id,
     worst,
 )
@@ -44,18 +44,15 @@ def batched_matches_loop(s: Setting) -> Outcome:
     results = []
     for i, (B, T, H, D, HI, dI, k) in enumerate(SHAPES):
         x = _inputs(s, B, T, H, D, HI, dI, i)
-        cot = (s.randn(B, T, H, D, gen=s.generator(10 + i)),)
-        (o1,), g1 = gradients(
-            lambda q, kk, v, k=k, rest=x[3:]: naive_dsa(q, kk, v, *rest, k), x[:3], cot
-        )
-        (o2,), g2 = gradients(
-            lambda q, kk, v, k=k, rest=x[3:]: dsa_attention(q, kk, v, *rest, k)[0], x[:3], cot
-        )
-        tag = shape_id(B=B, T=T, H=H, D=D, k=k)
         results.append(
-            compare_all(
-                [(f"o {tag}", o1, o2)]
-                + [(f"d{n} {tag}", a, b) for n, a, b in zip("qkv", g1, g2, strict=True)]
+            compare_forms(
+                lambda q, kk, v, k=k, rest=x[3:]: naive_dsa(q, kk, v, *rest, k),
+                lambda q, kk, v, k=k, rest=x[3:]: dsa_attention(q, kk, v, *rest, k)[0],
+                x[:3],
+                (s.randn(B, T, H, D, gen=s.generator(10 + i)),),
+                outputs=("o",),
+                grads=("q", "k", "v"),
+                tag=shape_id(B=B, T=T, H=H, D=D, k=k),
             )
         )
     return worst(results)

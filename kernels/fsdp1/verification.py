@@ -18,16 +18,28 @@ from kernels.fsdp1.naive import replicated_train
 STEPS = 3
 
 
-def _setup(s: Setting, world: int):  # type: ignore[no-untyped-def]
+def training_setup(s: Setting, world: int) -> tuple[list[torch.Tensor], list[list[torch.Tensor]]]:
+    """Initial parameters and, for each of the STEPS steps, one microbatch per rank."""
     gen = s.generator(world)
     params = [p.to(s.device) for p in init_params(gen)]
     return params, [[x.to(s.device) for x in step] for step in microbatches(world, STEPS, gen)]
 
 
+def mean_gradient(params: list[torch.Tensor], per_rank: list[torch.Tensor]) -> list[torch.Tensor]:
+    """The gradient of the loss averaged over the ranks' microbatches: what the sharded
+    gradients must add up to."""
+    leaves = [p.clone().requires_grad_() for p in params]
+    mean = [torch.zeros_like(p) for p in params]
+    for x in per_rank:
+        for acc, g in zip(mean, torch.autograd.grad(loss(leaves, x), leaves), strict=True):
+            acc += g / len(per_rank)
+    return mean
+
+
 def round_trip(s: Setting) -> Outcome:
     results = []
     for world in (2, 3, 4):
-        params, _ = _setup(s, world)
+        params, _ = training_setup(s, world)
         flat = FlatParam(params, world)
         back = flat.unshard(torch.cat(flat.shard(params)))
         results.append(
@@ -45,15 +57,10 @@ def round_trip(s: Setting) -> Outcome:
 
 
 def grad_shard_is_slice(s: Setting) -> Outcome:
-    params, batches = _setup(s, 4)
+    params, batches = training_setup(s, 4)
     _, flat, grad_shards = fsdp1_train(params, batches[:1], 4)
-    leaves = [p.clone().requires_grad_() for p in params]
-    mean = [torch.zeros_like(p) for p in params]
-    for x in batches[0]:
-        for acc, g in zip(mean, torch.autograd.grad(loss(leaves, x), leaves), strict=True):
-            acc += g / 4
     return compare(
-        flat.flatten(mean),
+        flat.flatten(mean_gradient(params, batches[0])),
         torch.cat(grad_shards),
         "concatenated gradient shards vs flattened mean "
         f"gradient ({flat.rows_cut()} rows cut by shard boundaries)",
@@ -63,7 +70,7 @@ def grad_shard_is_slice(s: Setting) -> Outcome:
 def training_matches(s: Setting) -> Outcome:
     results = []
     for world in (2, 4):
-        params, batches = _setup(s, world)
+        params, batches = training_setup(s, world)
         ref = replicated_train(params, batches)
         got, _, _ = fsdp1_train(params, batches, world)
         results.append(

@@ -12,23 +12,16 @@ import torch
 
 from kernels.checks import Check, Outcome, Setting, Verification, compare_all, count, worst
 from kernels.fsdp1.flat import FlatParam, fsdp1_train
-from kernels.fsdp1.model import SHAPES, init_params, loss, microbatches
+from kernels.fsdp1.model import SHAPES
+from kernels.fsdp1.verification import STEPS, mean_gradient, training_setup
 from kernels.fsdp2.naive import replicated_train
 from kernels.fsdp2.per_param import RowSharded, fsdp2_train
-
-STEPS = 3
-
-
-def _setup(s: Setting, world: int):  # type: ignore[no-untyped-def]
-    gen = s.generator(world)
-    params = [p.to(s.device) for p in init_params(gen)]
-    return params, [[x.to(s.device) for x in step] for step in microbatches(world, STEPS, gen)]
 
 
 def matches_fsdp1_and_replica(s: Setting) -> Outcome:
     results = []
     for world in (2, 4):
-        params, batches = _setup(s, world)
+        params, batches = training_setup(s, world)
         ref = replicated_train(params, batches)
         one, _, _ = fsdp1_train(params, batches, world)
         two, _, _ = fsdp2_train(params, batches, world)
@@ -49,13 +42,9 @@ def matches_fsdp1_and_replica(s: Setting) -> Outcome:
 
 def grad_shard_is_row_block(s: Setting) -> Outcome:
     world = 4
-    params, batches = _setup(s, world)
+    params, batches = training_setup(s, world)
     _, layouts, grad_shards = fsdp2_train(params, batches[:1], world)
-    leaves = [p.clone().requires_grad_() for p in params]
-    mean = [torch.zeros_like(p) for p in params]
-    for x in batches[0]:
-        for acc, g in zip(mean, torch.autograd.grad(loss(leaves, x), leaves), strict=True):
-            acc += g / world
+    mean = mean_gradient(params, batches[0])
     pairs = []
     for i, (lay, grads) in enumerate(zip(layouts, grad_shards, strict=True)):
         for r, g in enumerate(grads):
@@ -67,7 +56,7 @@ def grad_shard_is_row_block(s: Setting) -> Outcome:
 
 
 def whole_rows(s: Setting) -> Outcome:
-    params, _ = _setup(s, 4)
+    params, _ = training_setup(s, 4)
     results = []
     for world in (2, 4):
         layouts = [RowSharded(p.shape, world) for p in params]

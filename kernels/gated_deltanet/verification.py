@@ -8,15 +8,15 @@ not multiples of the chunk; and α = 1 against an independent DeltaNet loop.
 from __future__ import annotations
 
 import torch
-import torch.nn.functional as F
 
+from kernels.check_inputs import Recurrence, linear_attention_inputs, state_cotangents
 from kernels.checks import (
     Check,
     Outcome,
     Setting,
     Verification,
     compare_all,
-    gradients,
+    compare_forms,
     shape_id,
     worst,
 )
@@ -28,23 +28,7 @@ from kernels.gated_deltanet.naive import naive_recurrent_gated_delta_rule
 SHAPES = ((2, 75, 2, 32, 16), (1, 100, 3, 16, 32), (1, 130, 1, 24, 64))
 
 
-def make_inputs(
-    s: Setting, B: int, T: int, H: int, D: int, *, channel_gates: bool = False, offset: int = 0
-) -> dict[str, torch.Tensor]:
-    """FLA-style inputs: L2-normalised k, g = logsigmoid(·), β = sigmoid(·), a random h₀."""
-    gen = s.generator(offset)
-    g_shape = (B, T, H, D) if channel_gates else (B, T, H)
-    return {
-        "q": s.randn(B, T, H, D, gen=gen),
-        "k": F.normalize(s.randn(B, T, H, D, gen=gen), dim=-1),
-        "v": s.randn(B, T, H, D, gen=gen),
-        "g": F.logsigmoid(s.randn(*g_shape, gen=gen)),
-        "beta": s.rand(B, T, H, gen=gen).sigmoid(),
-        "h0": s.randn(B, H, D, D, gen=gen, scale=0.5),
-    }
-
-
-def _pair(chunk: int) -> tuple[object, object]:
+def _pair(chunk: int) -> tuple[Recurrence, Recurrence]:
     def reference(q, k, v, g, beta, h0):  # type: ignore[no-untyped-def]
         return naive_recurrent_gated_delta_rule(q, k, v, g, beta, initial_state=h0)
 
@@ -57,16 +41,13 @@ def _pair(chunk: int) -> tuple[object, object]:
 def chunk_matches_recurrent(s: Setting) -> Outcome:
     results = []
     for i, (B, T, H, D, C) in enumerate(SHAPES):
-        x = make_inputs(s, B, T, H, D, offset=i)
-        ref, fast = _pair(C)
-        o1, h1 = ref(*x.values())  # type: ignore[operator]
-        o2, h2 = fast(*x.values())  # type: ignore[operator]
+        x = linear_attention_inputs(s, B, T, H, D, offset=i)
         results.append(
-            compare_all(
-                [
-                    (f"o {shape_id(B=B, T=T, H=H, D=D)}", o1, o2),
-                    (f"ht {shape_id(B=B, T=T, H=H, D=D)}", h1, h2),
-                ]
+            compare_forms(
+                *_pair(C),
+                list(x.values()),
+                outputs=("o", "ht"),
+                tag=shape_id(B=B, T=T, H=H, D=D),
             )
         )
     return worst(results)
@@ -75,21 +56,22 @@ def chunk_matches_recurrent(s: Setting) -> Outcome:
 def gradients_match(s: Setting) -> Outcome:
     results = []
     for i, (B, T, H, D, C) in enumerate(SHAPES[:2]):
-        x = make_inputs(s, B, T, H, D, offset=10 + i)
-        gen = s.generator(20 + i)
-        cot = (s.randn(B, T, H, D, gen=gen), s.randn(B, H, D, D, gen=gen))
-        ref, fast = _pair(C)
-        _, g1 = gradients(ref, list(x.values()), cot)  # type: ignore[arg-type]
-        _, g2 = gradients(fast, list(x.values()), cot)  # type: ignore[arg-type]
+        x = linear_attention_inputs(s, B, T, H, D, offset=10 + i)
         results.append(
-            compare_all((f"d{name}", a, b) for name, a, b in zip(x, g1, g2, strict=True))
+            compare_forms(
+                *_pair(C),
+                list(x.values()),
+                state_cotangents(s, B, T, H, D, offset=20 + i),
+                outputs=(),
+                grads=list(x),
+            )
         )
     return worst(results)
 
 
 def alpha_one_is_deltanet(s: Setting) -> Outcome:
     B, T, H, D, C = SHAPES[0]
-    x = make_inputs(s, B, T, H, D, offset=30)
+    x = linear_attention_inputs(s, B, T, H, D, offset=30)
     zeros = torch.zeros_like(x["g"])
     o1, h1 = naive_recurrent_delta_rule(x["q"], x["k"], x["v"], x["beta"], initial_state=x["h0"])
     o2, h2 = naive_recurrent_gated_delta_rule(

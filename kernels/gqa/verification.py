@@ -16,8 +16,8 @@ from kernels.checks import (
     Setting,
     Verification,
     compare_all,
+    compare_forms,
     count,
-    gradients,
     shape_id,
     worst,
 )
@@ -38,14 +38,15 @@ def grouped_matches_repeat(s: Setting) -> Outcome:
             s.randn(B, T, Hkv, D, gen=gen),
             s.randn(B, T, Hkv, D, gen=gen),
         )
-        cot = (s.randn(B, T, H, D, gen=gen),)
-        (o1,), g1 = gradients(naive_gqa, (q, k, v), cot)
-        (o2,), g2 = gradients(grouped_attention, (q, k, v), cot)
-        tag = shape_id(B=B, T=T, H=H, Hkv=Hkv, D=D)
         results.append(
-            compare_all(
-                [(f"o {tag}", o1, o2)]
-                + [(f"d{n} {tag}", a, b) for n, a, b in zip("qkv", g1, g2, strict=True)]
+            compare_forms(
+                naive_gqa,
+                grouped_attention,
+                (q, k, v),
+                (s.randn(B, T, H, D, gen=gen),),
+                outputs=("o",),
+                grads=("q", "k", "v"),
+                tag=shape_id(B=B, T=T, H=H, Hkv=Hkv, D=D),
             )
         )
     return worst(results)

@@ -11,9 +11,8 @@ from kernels.checks import (
     Outcome,
     Setting,
     Verification,
-    compare_all,
+    compare_forms,
     count,
-    gradients,
     worst,
 )
 from kernels.experts import Experts, init_experts
@@ -35,20 +34,14 @@ def fused_matches_loop(s: Setting) -> Outcome:
     results = []
     for i, (T, d, E, k) in enumerate(CASES):
         x, chosen, weights, experts = _setup(s, T, d, E, k, i)
-        cot = (s.randn(T, d, gen=s.generator(10 + i)),)
-        args = (x, weights, *experts.tensors())
-        (o1,), g1 = gradients(lambda x, w, *e, c=chosen: naive_moe(x, c, w, Experts(*e)), args, cot)
-        (o2,), g2 = gradients(
-            lambda x, w, *e, c=chosen: fused_moe(x, c, w, Experts(*e))[0], args, cot
-        )
-        tag = f"T{T}-E{E}-k{k}"
         results.append(
-            compare_all(
-                [(f"out {tag}", o1, o2)]
-                + [
-                    (f"d{n} {tag}", a, b)
-                    for n, a, b in zip(("x", "weights", "w1", "w3", "w2"), g1, g2, strict=True)
-                ]
+            compare_forms(
+                lambda x, w, *e, c=chosen: naive_moe(x, c, w, Experts(*e)),
+                lambda x, w, *e, c=chosen: fused_moe(x, c, w, Experts(*e))[0],
+                (x, weights, *experts.tensors()),
+                (s.randn(T, d, gen=s.generator(10 + i)),),
+                grads=("x", "weights", "w1", "w3", "w2"),
+                tag=f"T{T}-E{E}-k{k}",
             )
         )
     return worst(results)

@@ -7,19 +7,19 @@ Gated DeltaNet when every channel of a head shares one gate.
 
 from __future__ import annotations
 
+from kernels.check_inputs import Recurrence, linear_attention_inputs, state_cotangents
 from kernels.checks import (
     Check,
     Outcome,
     Setting,
     Verification,
     compare_all,
-    gradients,
+    compare_forms,
     shape_id,
     worst,
 )
 from kernels.gated_deltanet.chunk import chunk_gated_delta_rule
 from kernels.gated_deltanet.naive import naive_recurrent_gated_delta_rule
-from kernels.gated_deltanet.verification import make_inputs
 from kernels.kda.chunk import chunk_kda
 from kernels.kda.naive import naive_recurrent_kda
 
@@ -27,7 +27,7 @@ from kernels.kda.naive import naive_recurrent_kda
 SHAPES = ((2, 75, 2, 32, 16, 4), (1, 100, 3, 16, 32, 8), (1, 70, 1, 24, 64, 16))
 
 
-def _run(chunk: int, sub: int):  # type: ignore[no-untyped-def]
+def _run(chunk: int, sub: int) -> tuple[Recurrence, Recurrence]:
     def reference(q, k, v, g, beta, h0):  # type: ignore[no-untyped-def]
         return naive_recurrent_kda(q, k, v, g, beta, initial_state=h0)
 
@@ -41,30 +41,30 @@ def chunk_matches_recurrent(s: Setting) -> Outcome:
     results = []
     for i, (B, T, H, D, C, S) in enumerate(SHAPES):
         for strength in (1.0, 8.0):
-            x = make_inputs(s, B, T, H, D, channel_gates=True, offset=i)
+            x = linear_attention_inputs(s, B, T, H, D, channel_gates=True, offset=i)
             x["g"] = x["g"] * strength
-            ref, fast = _run(C, S)
-            o1, h1 = ref(*x.values())
-            o2, h2 = fast(*x.values())
             tag = shape_id(B=B, T=T, H=H, D=D) + f" gate x{strength:g}"
-            results.append(compare_all([(f"o {tag}", o1, o2), (f"ht {tag}", h1, h2)]))
+            results.append(
+                compare_forms(*_run(C, S), list(x.values()), outputs=("o", "ht"), tag=tag)
+            )
     return worst(results)
 
 
 def gradients_match(s: Setting) -> Outcome:
     B, T, H, D, C, S = SHAPES[0]
-    x = make_inputs(s, B, T, H, D, channel_gates=True, offset=40)
-    gen = s.generator(41)
-    cot = (s.randn(B, T, H, D, gen=gen), s.randn(B, H, D, D, gen=gen))
-    ref, fast = _run(C, S)
-    _, g1 = gradients(ref, list(x.values()), cot)
-    _, g2 = gradients(fast, list(x.values()), cot)
-    return compare_all((f"d{name}", a, b) for name, a, b in zip(x, g1, g2, strict=True))
+    x = linear_attention_inputs(s, B, T, H, D, channel_gates=True, offset=40)
+    return compare_forms(
+        *_run(C, S),
+        list(x.values()),
+        state_cotangents(s, B, T, H, D, offset=41),
+        outputs=(),
+        grads=list(x),
+    )
 
 
 def equal_gates_reduce_to_gdn(s: Setting) -> Outcome:
     B, T, H, D, C, S = SHAPES[0]
-    x = make_inputs(s, B, T, H, D, offset=50)  # one gate per head
+    x = linear_attention_inputs(s, B, T, H, D, offset=50)  # one gate per head
     wide = x["g"][..., None].expand(B, T, H, D)
     args = (x["q"], x["k"], x["v"])
     o1, h1 = naive_recurrent_gated_delta_rule(*args, x["g"], x["beta"], initial_state=x["h0"])

@@ -10,9 +10,8 @@ from kernels.checks import (
     Setting,
     Verification,
     against,
-    compare_all,
+    compare_forms,
     count,
-    gradients,
     worst,
 )
 from kernels.latentmoe.grouped import latent_moe
@@ -28,22 +27,14 @@ def grouped_matches_loop(s: Setting) -> Outcome:
     for i, (T, d, lat, E, k) in enumerate(CASES):
         layer = init_latentmoe(d, lat, E, k, s.generator(i), s.device, s.dtype)
         x = s.randn(T, d, gen=s.generator(10 + i))
-        cot = (s.randn(T, d, gen=s.generator(20 + i)),)
-        (o1,), g1 = gradients(
-            lambda x, *w, k=k: naive_latentmoe(x, LatentMoE.from_tensors(k, *w)),
-            (x, *layer.tensors()),
-            cot,
-        )
-        (o2,), g2 = gradients(
-            lambda x, *w, k=k: latent_moe(x, LatentMoE.from_tensors(k, *w))[0],
-            (x, *layer.tensors()),
-            cot,
-        )
-        tag = f"T{T}-d{d}-l{lat}-E{E}-k{k}"
         results.append(
-            compare_all(
-                [(f"out {tag}", o1, o2)]
-                + [(f"d{n} {tag}", a, b) for n, a, b in zip(("x", *NAMES), g1, g2, strict=True)]
+            compare_forms(
+                lambda x, *w, k=k: naive_latentmoe(x, LatentMoE.from_tensors(k, *w)),
+                lambda x, *w, k=k: latent_moe(x, LatentMoE.from_tensors(k, *w))[0],
+                (x, *layer.tensors()),
+                (s.randn(T, d, gen=s.generator(20 + i)),),
+                grads=("x", *NAMES),
+                tag=f"T{T}-d{d}-l{lat}-E{E}-k{k}",
             )
         )
     return worst(results)

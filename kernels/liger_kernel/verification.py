@@ -17,6 +17,7 @@ from kernels.checks import (
     Setting,
     Verification,
     compare_all,
+    compare_forms,
     gradients,
     within,
     worst,
@@ -41,12 +42,14 @@ def flce_matches_full(s: Setting) -> Outcome:
     results = []
     for i, (BT, H, V) in enumerate(FLCE):
         h, w, target = _flce_inputs(s, BT, H, V, i)
-        (l1,), g1 = gradients(lambda h, w, t=target: naive_lm_head_ce(h, w, t), (h, w))
-        (l2,), g2 = gradients(lambda h, w, t=target: fused_linear_cross_entropy(h, w, t), (h, w))
-        tag = f"BT{BT}-H{H}-V{V}"
         results.append(
-            compare_all(
-                [(f"loss {tag}", l1, l2), (f"dh {tag}", g1[0], g2[0]), (f"dW {tag}", g1[1], g2[1])]
+            compare_forms(
+                lambda h, w, t=target: naive_lm_head_ce(h, w, t),
+                lambda h, w, t=target: fused_linear_cross_entropy(h, w, t),
+                (h, w),
+                outputs=("loss",),
+                grads=("h", "W"),
+                tag=f"BT{BT}-H{H}-V{V}",
             )
         )
     return worst(results)
@@ -98,18 +101,21 @@ def rope_matches(s: Setting) -> Outcome:
     x = s.randn(2, 45, 3, 32, gen=gen)
     positions = torch.arange(7, 52)
     cot = (s.randn(2, 45, 3, 32, gen=gen),)
-    (o1,), (g1,) = gradients(lambda x: naive_rope(x, positions), (x,), cot)
-    (o2,), (g2,) = gradients(lambda x: rope(x, positions), (x,), cot)
-    return compare_all([("rotated", o1, o2), ("dx", g1, g2)])
+    return compare_forms(
+        lambda x: naive_rope(x, positions),
+        lambda x: rope(x, positions),
+        (x,),
+        cot,
+        outputs=("rotated",),
+        grads=("x",),
+    )
 
 
 def swiglu_matches(s: Setting) -> Outcome:
     gen = s.generator(40)
     a, b = s.randn(3, 37, 40, gen=gen, scale=3.0), s.randn(3, 37, 40, gen=gen)
     cot = (s.randn(3, 37, 40, gen=gen),)
-    (o1,), g1 = gradients(naive_swiglu, (a, b), cot)
-    (o2,), g2 = gradients(swiglu, (a, b), cot)
-    return compare_all([("out", o1, o2), ("da", g1[0], g2[0]), ("db", g1[1], g2[1])])
+    return compare_forms(naive_swiglu, swiglu, (a, b), cot, grads=("a", "b"))
 
 
 VERIFICATION = Verification(

@@ -3,28 +3,19 @@ attention plus inter-chunk state) form against the recurrence, with gradients.""
 
 from __future__ import annotations
 
-from kernels.checks import (
-    Check,
-    Outcome,
-    Setting,
-    Verification,
-    compare_all,
-    gradients,
-    shape_id,
-    worst,
-)
-from kernels.gated_deltanet.verification import make_inputs
+from kernels.check_inputs import linear_attention_inputs, state_cotangents
+from kernels.checks import Check, Outcome, Setting, Verification, compare_forms, shape_id, worst
 from kernels.mamba2.naive import naive_recurrent_ssd
 from kernels.mamba2.ssd import chunk_ssd
 
 SHAPES = ((2, 75, 2, 16, 16), (1, 100, 3, 32, 64))
+INPUTS = ("q", "k", "v", "g", "h0")
 
 
 def chunk_matches_recurrent(s: Setting) -> Outcome:
     results = []
     for i, (B, T, H, D, C) in enumerate(SHAPES):
-        x = make_inputs(s, B, T, H, D, offset=i)
-        args = (x["q"], x["k"], x["v"], x["g"], x["h0"])
+        x = linear_attention_inputs(s, B, T, H, D, offset=i)
 
         def ref(q, k, v, g, h0, D=D):  # type: ignore[no-untyped-def]
             return naive_recurrent_ssd(q, k, v, g, scale=D**-0.5, initial_state=h0)
@@ -32,17 +23,17 @@ def chunk_matches_recurrent(s: Setting) -> Outcome:
         def fast(q, k, v, g, h0, C=C, D=D):  # type: ignore[no-untyped-def]
             return chunk_ssd(q, k, v, g, scale=D**-0.5, initial_state=h0, chunk_size=C)
 
-        gen = s.generator(200 + i)
-        cot = (s.randn(B, T, H, D, gen=gen), s.randn(B, H, D, D, gen=gen))
-        (o1, h1), g1 = gradients(ref, args, cot)
-        (o2, h2), g2 = gradients(fast, args, cot)
-        tag = shape_id(B=B, T=T, H=H, D=D)
-        pairs = [(f"o {tag}", o1, o2), (f"ht {tag}", h1, h2)]
-        pairs += [
-            (f"d{n} {tag}", a, b)
-            for n, a, b in zip(("q", "k", "v", "g", "h0"), g1, g2, strict=True)
-        ]
-        results.append(compare_all(pairs))
+        results.append(
+            compare_forms(
+                ref,
+                fast,
+                [x[n] for n in INPUTS],
+                state_cotangents(s, B, T, H, D, offset=200 + i),
+                outputs=("o", "ht"),
+                grads=INPUTS,
+                tag=shape_id(B=B, T=T, H=H, D=D),
+            )
+        )
     return worst(results)
 
 

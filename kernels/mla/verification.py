@@ -14,9 +14,8 @@ from kernels.checks import (
     Setting,
     Verification,
     compare,
-    compare_all,
+    compare_forms,
     count,
-    gradients,
     worst,
 )
 from kernels.mla.absorbed import absorbed_decode, cache_elements_per_token
@@ -43,12 +42,13 @@ def absorbed_matches_naive(s: Setting) -> Outcome:
 
         return fn
 
-    cot = (s.randn(B, T, SMALL.dim, gen=s.generator(1)),)
-    (o1,), g1 = gradients(run(naive_decode), (x, *w.values()), cot)
-    (o2,), g2 = gradients(run(absorbed_decode), (x, *w.values()), cot)
-    return compare_all(
-        [("outputs", o1, o2)]
-        + [(f"d{n}", a, b) for n, a, b in zip(["x", *names], g1, g2, strict=True)]
+    return compare_forms(
+        run(naive_decode),
+        run(absorbed_decode),
+        (x, *w.values()),
+        (s.randn(B, T, SMALL.dim, gen=s.generator(1)),),
+        outputs=("outputs",),
+        grads=("x", *names),
     )
 
 

@@ -11,7 +11,7 @@ from kernels.checks import (
     Verification,
     against,
     compare_all,
-    gradients,
+    compare_forms,
     shape_id,
     worst,
 )
@@ -31,14 +31,15 @@ def broadcast_matches_loop(s: Setting) -> Outcome:
     results = []
     for i, (B, T, S, H, D) in enumerate(SHAPES):
         q, k, v = _inputs(s, B, T, S, H, D, i)
-        cot = (s.randn(B, T, H, D, gen=s.generator(10 + i)),)
-        (o1,), g1 = gradients(naive_mqa, (q, k, v), cot)
-        (o2,), g2 = gradients(mqa_attention, (q, k, v), cot)
-        tag = shape_id(B=B, T=T, S=S, H=H, D=D)
         results.append(
-            compare_all(
-                [(f"o {tag}", o1, o2)]
-                + [(f"d{n} {tag}", a, b) for n, a, b in zip("qkv", g1, g2, strict=True)]
+            compare_forms(
+                naive_mqa,
+                mqa_attention,
+                (q, k, v),
+                (s.randn(B, T, H, D, gen=s.generator(10 + i)),),
+                outputs=("o",),
+                grads=("q", "k", "v"),
+                tag=shape_id(B=B, T=T, S=S, H=H, D=D),
             )
         )
     return worst(results)

@@ -16,6 +16,7 @@ from kernels.checks import (
     Setting,
     Verification,
     compare_all,
+    compare_forms,
     count,
     gradients,
     worst,
@@ -35,13 +36,15 @@ def _rollout(s: Setting, offset: int):  # type: ignore[no-untyped-def]
 
 def gae_matches_loop(s: Setting) -> Outcome:
     rewards, values, dones = _rollout(s, 0)
-    cot = (s.randn(T, gen=s.generator(1)),)
-    (a1,), g1 = gradients(lambda r, v: naive_gae(r, v, dones, GAMMA, LAM), (rewards, values), cot)
-    (a2,), g2 = gradients(lambda r, v: gae(r, v, dones, GAMMA, LAM), (rewards, values), cot)
-    ends = int(dones.sum())
-    out = compare_all(
-        [("advantages", a1, a2), ("drewards", g1[0], g2[0]), ("dvalues", g1[1], g2[1])]
+    out = compare_forms(
+        lambda r, v: naive_gae(r, v, dones, GAMMA, LAM),
+        lambda r, v: gae(r, v, dones, GAMMA, LAM),
+        (rewards, values),
+        (s.randn(T, gen=s.generator(1)),),
+        outputs=("advantages",),
+        grads=("rewards", "values"),
     )
+    ends = int(dones.sum())
     return Outcome(out.max_abs, out.max_rel, f"{out.detail}; {ends} episode ends in {T} steps")
 
 

@@ -16,9 +16,8 @@ from kernels.checks import (
     Setting,
     Verification,
     compare,
-    compare_all,
+    compare_forms,
     count,
-    gradients,
     worst,
 )
 from kernels.experts import Experts, init_experts
@@ -38,17 +37,12 @@ def _setup(s: Setting, offset: int):  # type: ignore[no-untyped-def]
 
 def batched_matches_loop(s: Setting) -> Outcome:
     x, w_gate, w_noise, noise, experts = _setup(s, 0)
-    cot = (s.randn(T, D, gen=s.generator(1)),)
-    args = (x, w_gate, w_noise, *experts.tensors())
-    (o1,), g1 = gradients(
-        lambda x, wg, wn, *e: naive_noisy_topk_moe(x, wg, wn, noise, Experts(*e), K)[0], args, cot
-    )
-    (o2,), g2 = gradients(
-        lambda x, wg, wn, *e: noisy_topk_moe(x, wg, wn, noise, Experts(*e), K)[0], args, cot
-    )
-    names = ("x", "w_gate", "w_noise", "w1", "w3", "w2")
-    return compare_all(
-        [("out", o1, o2)] + [(f"d{n}", a, b) for n, a, b in zip(names, g1, g2, strict=True)]
+    return compare_forms(
+        lambda x, wg, wn, *e: naive_noisy_topk_moe(x, wg, wn, noise, Experts(*e), K)[0],
+        lambda x, wg, wn, *e: noisy_topk_moe(x, wg, wn, noise, Experts(*e), K)[0],
+        (x, w_gate, w_noise, *experts.tensors()),
+        (s.randn(T, D, gen=s.generator(1)),),
+        grads=("x", "w_gate", "w_noise", "w1", "w3", "w2"),
     )
 
 

@@ -9,56 +9,45 @@ from __future__ import annotations
 
 import torch
 
+from kernels.check_inputs import routed_tokens
 from kernels.checks import (
     Check,
     Outcome,
     Setting,
     Verification,
     against,
-    compare_all,
+    compare_forms,
     count,
-    gradients,
     worst,
 )
-from kernels.experts import Experts, init_experts
+from kernels.experts import Experts
 from kernels.switch_transformer.dispatch import capacity, load_balancing_loss, switch_dispatch
 from kernels.switch_transformer.naive import naive_switch
 
 CASES = ((75, 16, 4, 1.0), (100, 24, 6, 1.25))  # tokens, d, experts, capacity factor
 
 
-def _setup(s: Setting, T: int, d: int, E: int, offset: int):  # type: ignore[no-untyped-def]
-    gen = s.generator(offset)
-    return (
-        s.randn(T, d, gen=gen),
-        s.randn(E, d, gen=gen),
-        init_experts(E, d, 2 * d, gen, s.device, s.dtype),
-    )
-
-
 def dispatch_matches_loop(s: Setting) -> Outcome:
     results = []
     for i, (T, d, E, factor) in enumerate(CASES):
-        x, router, experts = _setup(s, T, d, E, i)
+        x, router, experts = routed_tokens(s, T, d, E, offset=i)
         cap = capacity(T, E, factor)
-        cot = (s.randn(T, d, gen=s.generator(10 + i)),)
 
         def run(fn, cap=cap):  # type: ignore[no-untyped-def]
             return lambda xs, r, w1, w3, w2: fn(xs, r, Experts(w1, w3, w2), cap)[0]
 
-        args = (x, router, *experts.tensors())
-        (o1,), g1 = gradients(run(naive_switch), args, cot)
-        (o2,), g2 = gradients(run(switch_dispatch), args, cot)
         used = torch.tensor(naive_switch(x, router, experts, cap)[1], dtype=torch.float32)
         counts = switch_dispatch(x, router, experts, cap)[1].float().cpu()
         tag = f"T{T}-E{E}-cf{factor}"
         results.append(
-            compare_all(
-                [(f"out {tag}", o1, o2), (f"counts {tag}", used, counts)]
-                + [
-                    (f"d{n} {tag}", a, b)
-                    for n, a, b in zip(("x", "router", "w1", "w3", "w2"), g1, g2, strict=True)
-                ]
+            compare_forms(
+                run(naive_switch),
+                run(switch_dispatch),
+                (x, router, *experts.tensors()),
+                (s.randn(T, d, gen=s.generator(10 + i)),),
+                grads=("x", "router", "w1", "w3", "w2"),
+                extra=[(f"counts {tag}", used, counts)],
+                tag=tag,
             )
         )
     return worst(results)
@@ -67,7 +56,7 @@ def dispatch_matches_loop(s: Setting) -> Outcome:
 def capacity_respected(s: Setting) -> Outcome:
     results = []
     for i, (T, d, E, factor) in enumerate(CASES):
-        x, router, experts = _setup(s, T, d, E, 20 + i)
+        x, router, experts = routed_tokens(s, T, d, E, offset=20 + i)
         router = router * 4  # a peaked router, so that capacity binds
         cap = capacity(T, E, factor)
         counts = switch_dispatch(x, router, experts, cap)[1]

@@ -18,8 +18,8 @@ from kernels.checks import (
     Verification,
     compare,
     compare_all,
+    compare_forms,
     count,
-    gradients,
     shape_id,
     worst,
 )
@@ -41,21 +41,17 @@ def blockwise_matches_naive(s: Setting) -> Outcome:
         q, k, v = _qkv(s, B, T, S, H, D, i)
         cot = s.randn(B, T, H, D, gen=s.generator(50 + i))
         for causal in (True, False):
-            (o1,), g1 = gradients(
-                lambda q, k, v, c=causal: naive_attention(q, k, v, causal=c), (q, k, v), (cot,)
-            )
-            (o2,), g2 = gradients(
-                lambda q, k, v, c=causal, bq=bq, bk=bk: blockwise_attention(
-                    q, k, v, causal=c, block_q=bq, block_k=bk
-                ),
-                (q, k, v),
-                (cot,),
-            )
-            tag = shape_id(B=B, T=T, S=S, H=H, D=D) + (" causal" if causal else "")
             results.append(
-                compare_all(
-                    [(f"o {tag}", o1, o2)]
-                    + [(f"d{n} {tag}", a, b) for n, a, b in zip("qkv", g1, g2, strict=True)]
+                compare_forms(
+                    lambda q, k, v, c=causal: naive_attention(q, k, v, causal=c),
+                    lambda q, k, v, c=causal, bq=bq, bk=bk: blockwise_attention(
+                        q, k, v, causal=c, block_q=bq, block_k=bk
+                    ),
+                    (q, k, v),
+                    (cot,),
+                    outputs=("o",),
+                    grads=("q", "k", "v"),
+                    tag=shape_id(B=B, T=T, S=S, H=H, D=D) + (" causal" if causal else ""),
                 )
             )
     return worst(results)

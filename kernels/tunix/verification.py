@@ -13,7 +13,7 @@ from kernels.checks import (
     Outcome,
     Setting,
     Verification,
-    compare_all,
+    compare_forms,
     count,
     gradients,
     worst,
@@ -32,11 +32,12 @@ def _episode(s: Setting, offset: int):  # type: ignore[no-untyped-def]
 
 def masked_matches_loop(s: Setting) -> Outcome:
     policy, episode = _episode(s, 0)
-    (l1,), g1 = gradients(lambda *w: naive_episode_loss(Policy(*w), episode, ADV), policy.tensors())
-    (l2,), g2 = gradients(lambda *w: policy_loss(Policy(*w), episode, ADV), policy.tensors())
-    return compare_all(
-        [("loss", l1, l2)]
-        + [(f"d{n}", a, b) for n, a, b in zip(("embed", "recur", "head"), g1, g2, strict=True)]
+    return compare_forms(
+        lambda *w: naive_episode_loss(Policy(*w), episode, ADV),
+        lambda *w: policy_loss(Policy(*w), episode, ADV),
+        policy.tensors(),
+        outputs=("loss",),
+        grads=("embed", "recur", "head"),
     )
 
 

@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 
 from kg.analytics import build, connect
-from tests.sparql.conftest import oxigraph_server
+from tests.servers import oxigraph_server
 
 
 def test_a_remote_endpoint_gives_the_same_tables(

@@ -536,6 +536,7 @@ class ReplayServer:
         self._faults: dict[tuple[str, str], list[Fault]] = defaultdict(list)
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
+        self._url: str | None = None
         self._thread: threading.Thread | None = None
 
     # -- lifecycle --
@@ -547,6 +548,8 @@ class ReplayServer:
         self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.02},
                                         name="replay-server", daemon=True)
         self._thread.start()
+        host, port = self._server.server_address[:2]
+        self._url = f"http://{host}:{port}"
         return self
 
     def stop(self) -> None:
@@ -563,9 +566,9 @@ class ReplayServer:
 
     @property
     def url(self) -> str:
-        assert self._server is not None, "start the server first"
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
+        # Kept after stop(): a handler thread still finishing a request may ask for it.
+        assert self._url is not None, "start the server first"
+        return self._url
 
     @property
     def arxiv_url(self) -> str:

@@ -88,11 +88,9 @@ def test_build_queries_and_imports_run_unchanged_on_a_remote_store(kg_cli, oxigr
 
 
 def test_an_unreachable_remote_store_fails_with_a_hint(kg_cli) -> None:
-    import socket
+    from tests.servers import free_port
 
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    port = free_port()
     out = kg_cli("stats", store=f"http://127.0.0.1:{port}/query")
     assert out.returncode == 1 and "cannot reach the SPARQL endpoint" in out.stderr
     assert "hint:" in out.stderr and "Traceback" not in out.stderr

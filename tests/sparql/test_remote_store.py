@@ -6,7 +6,6 @@ from __future__ import annotations
 import gzip
 import http.server
 import io
-import socket
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,6 +18,7 @@ from kg.graphs import PROVENANCE, graph_iri
 from kg.store import open_store
 from kg.store.base import Activity
 from kg.store.remote import RemoteStore, parse_spec
+from tests.servers import free_port
 
 G = graph_iri("test")
 EX = "http://example.org/"
@@ -264,9 +264,7 @@ def answering() -> Iterator[object]:
 
 
 def test_an_unreachable_endpoint_names_the_url_and_the_fix() -> None:
-    with socket.socket() as sock:  # a port nobody listens on
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    port = free_port()  # a port nobody listens on
     with RemoteStore.from_spec(f"http://127.0.0.1:{port}/query") as store:
         with pytest.raises(RemoteStoreError) as err:
             store.count()

@@ -3,46 +3,23 @@
 from __future__ import annotations
 
 import json
-import os
 import signal
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from subprocess import Popen
 
 import httpx
 import pytest
 
-KG = Path(sys.executable).with_name("kg")
+from tests import servers
 
 
 @contextmanager
-def kg_serve(store: Path, *args: str) -> Iterator[tuple[subprocess.Popen[str], dict[str, object]]]:
-    env = {**os.environ, "KG_STORE": str(store), "COLUMNS": "200"}
-    proc = subprocess.Popen([str(KG), "serve", "--port", "0", "--log-level", "warning", *args],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    try:
-        deadline = time.monotonic() + 30
-        serve_file = store / "serve.json"
-        while not serve_file.exists():
-            assert proc.poll() is None, proc.communicate()
-            assert time.monotonic() < deadline, "kg serve did not start"
-            time.sleep(0.05)
-        info = json.loads(serve_file.read_text())
-        while True:
-            try:
-                httpx.get(str(info["sparql"]), params={"query": "ASK {}"}, timeout=2)
-                break
-            except httpx.HTTPError:
-                assert time.monotonic() < deadline
-                time.sleep(0.05)
-        yield proc, info
-    finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-        proc.communicate(timeout=30)
+def kg_serve(store: Path, *args: str) -> Iterator[tuple[Popen[str], dict[str, object]]]:
+    """``kg serve`` once its SPARQL endpoint answers an ASK."""
+    with servers.kg_serve(store, *args, ready="/sparql?query=ASK%20%7B%7D", timeout=30) as started:
+        yield started
 
 
 def test_serve_publishes_its_url_and_other_commands_are_pointed_to_it(kg_cli, built_store_path: Path) -> None:

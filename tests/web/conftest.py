@@ -8,10 +8,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import subprocess
-import sys
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -21,7 +18,8 @@ from typing import Any
 import httpx
 import pytest
 
-KG = Path(sys.executable).with_name("kg")
+from tests.servers import KG, kg_serve, serving
+
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run"]
@@ -120,36 +118,10 @@ class Served:
 
 
 @contextmanager
-def kg_serve(store: Path, *args: str) -> Iterator[Served]:
-    """``kg serve`` on 127.0.0.1 with a free port (``--port 0``), stopped on exit."""
-    env = {**os.environ, "KG_STORE": str(store), "COLUMNS": "200"}
-    proc = subprocess.Popen([str(KG), "serve", "--port", "0", "--log-level", "warning", *args],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    try:
-        deadline = time.monotonic() + 60
-        serve_file = store / "serve.json"
-        while not serve_file.exists():
-            assert proc.poll() is None, proc.communicate()
-            assert time.monotonic() < deadline, "kg serve did not start"
-            time.sleep(0.05)
-        base = str(json.loads(serve_file.read_text())["sparql"]).removesuffix("/sparql")
-        while True:
-            try:
-                if httpx.get(base + "/static/app.css", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert proc.poll() is None and time.monotonic() < deadline, "kg serve did not answer"
-            time.sleep(0.05)
-        yield Served(base, store, proc)
-    finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-        try:
-            proc.communicate(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.communicate()
+def workbench_process(store: Path, *args: str) -> Iterator[Served]:
+    """``kg serve`` on a free port of 127.0.0.1, once its workbench answers; stopped on exit."""
+    with kg_serve(store, *args) as (proc, info):
+        yield Served(str(info["sparql"]).removesuffix("/sparql"), store, proc)
 
 
 def _copy(source: Path, target: Path) -> Path:
@@ -161,20 +133,20 @@ def _copy(source: Path, target: Path) -> Path:
 def server(web_store_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     """The workbench on a private copy of :func:`web_store_dir`, shared by a module's
     read-only tests."""
-    with kg_serve(_copy(web_store_dir, tmp_path_factory.mktemp("served") / "store")) as served:
+    with workbench_process(_copy(web_store_dir, tmp_path_factory.mktemp("served") / "store")) as served:
         yield served
 
 
 @pytest.fixture
 def writable_server(web_store_dir: Path, tmp_path: Path) -> Iterator[Served]:
     """The workbench on a copy of its own, for a test that writes."""
-    with kg_serve(_copy(web_store_dir, tmp_path / "store")) as served:
+    with workbench_process(_copy(web_store_dir, tmp_path / "store")) as served:
         yield served
 
 
 @pytest.fixture(scope="module")
 def hostile_server(hostile_store_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    with kg_serve(_copy(hostile_store_dir, tmp_path_factory.mktemp("hostile-served") / "store")) as served:
+    with workbench_process(_copy(hostile_store_dir, tmp_path_factory.mktemp("hostile-served") / "store")) as served:
         yield served
 
 
@@ -236,29 +208,6 @@ def open_page(chromium: Any) -> Iterator[Callable[..., tuple[Any, Events]]]:
         context.close()
 
 
-@contextmanager
-def run_app(app: object) -> Iterator[str]:
-    """Run an ASGI app under uvicorn on 127.0.0.1:<free port> in a thread; yield its base URL."""
-    import threading
-
-    import uvicorn
-
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning",  # type: ignore[arg-type]
-                                           lifespan="on"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 15
-    while not server.started:
-        assert thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.01)
-    port = server.servers[0].sockets[0].getsockname()[1]
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(15)
-
-
 @pytest.fixture
 def workbench() -> Callable[..., Any]:
     """workbench(store, **settings) → a context manager yielding the base URL of the app
@@ -268,6 +217,6 @@ def workbench() -> Callable[..., Any]:
     from kg.server.web import workbench_routes
 
     def start(store: object, **settings: Any) -> Any:
-        return run_app(create_app(store, ServerSettings(**settings), extra_routes=workbench_routes()))  # type: ignore[arg-type]
+        return serving(create_app(store, ServerSettings(**settings), extra_routes=workbench_routes()))  # type: ignore[arg-type]
 
     return start
