@@ -104,7 +104,9 @@ def list_(fmt: FormatOpt = Format.table) -> None:
                 }
             )
     columns = ["technique", "name", "form", "module", "status", "last_run", "device", "checks"]
-    if fmt is not Format.table:
+    if fmt is Format.table:  # the module is kernels.<technique>: left to JSON and CSV
+        columns.remove("module")
+    else:
         columns.append("rationale")
     emit(
         rows,

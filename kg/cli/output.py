@@ -16,6 +16,8 @@ if TYPE_CHECKING:
 __all__ = ["FORMATS", "console", "emit", "emit_json", "err_console", "print_error"]
 
 FORMATS = ("table", "json", "csv")
+#: Columns no wider than this stay on one line in a table; wider ones wrap.
+SHORT_COLUMN = 12
 
 
 def console() -> Console:
@@ -62,10 +64,16 @@ def emit(
     from rich.table import Table
 
     table = Table(title=title, show_lines=False, header_style="bold")
-    for c in columns:
-        table.add_column((headers or {}).get(c, c), overflow="fold")
-    for r in records:
-        table.add_row(*[_escape(str(_plain(r.get(c)))) for c in columns])
+    cells = [[str(_plain(r.get(c))) for c in columns] for r in records]
+    for i, c in enumerate(columns):
+        header = (headers or {}).get(c, c)
+        widest = max([len(header), *(len(row[i]) for row in cells)])
+        if widest <= SHORT_COLUMN:  # ids, statuses, counts, dates: keep whole, squeeze the prose
+            table.add_column(header, no_wrap=True, min_width=widest)
+        else:
+            table.add_column(header, overflow="fold")
+    for row in cells:
+        table.add_row(*[_escape(value) for value in row])
     console().print(table)
 
 
