@@ -115,7 +115,10 @@ for name, text in texts.items():
     except Capped:
         emit(what=name, capped=True)
     except Exception as exc:
-        emit(what=name, error=type(exc).__name__ + ": " + str(exc)[:160])
+        if kind == "remote" and "stopped in the middle" in (getattr(exc, "hint", None) or ""):
+            emit(what=name, capped=True)  # the server's --timeout-s (the cap) cut its answer short
+        else:
+            emit(what=name, error=type(exc).__name__ + ": " + str(exc)[:160])
 """
 
 

@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from difflib import get_close_matches
 from pathlib import Path
+from typing import Any
 
 from pyoxigraph import Literal, NamedNode, Triple
 
@@ -39,6 +40,8 @@ __all__ = [
     "StatusChange",
     "current_statuses",
     "import_reading_list",
+    "IndexEntry",
+    "reading_index",
     "reading_rows",
     "resolve_paper",
     "set_status",
@@ -128,7 +131,7 @@ def status_change(
         Triple(event, RDF.type, TKG.ReadingEvent),
         Triple(event, TKG.paper, paper),
         Triple(event, TKG.status, status_iri(slug)),
-        Triple(event, PROV.atTime, stamp),
+        Triple(event, PROV.atTime, datetime_literal(at, precise=True)),  # orders changes within a second
         Triple(event, TKG.via, text(via, None)),
     ]
     if previous:
@@ -154,7 +157,7 @@ def status_removal(
         Triple(event, RDF.type, TKG.ReadingRemoval),
         Triple(event, TKG.paper, paper),
         Triple(event, TKG.previousStatus, status_iri(status_slug(previous))),
-        Triple(event, PROV.atTime, datetime_literal(at)),
+        Triple(event, PROV.atTime, datetime_literal(at, precise=True)),
         Triple(event, TKG.via, text(via, None)),
     ])
 
@@ -320,12 +323,18 @@ def resolve_paper(store: GraphStore, query: str) -> NamedNode:
 
 
 def reading_rows(
-    store: GraphStore, *, status: str | None = None, category: str | None = None
+    store: GraphStore, *, status: str | None = None, category: str | None = None,
+    papers: Sequence[NamedNode] | None = None,
 ) -> list[dict[str, object]]:
     """The reading list with current statuses, for ``kg reading list`` and the web app;
-    ``status`` and ``category`` (a case-blind substring of a category name) filter it."""
-    bindings: dict[str, Term] = {}
+    ``status``, ``category`` (a case-blind substring of a category name) and ``papers``
+    (these papers only) filter it."""
+    bindings: dict[str, Term | Sequence[Term]] = {}
     filters = ""
+    if papers is not None:
+        if not papers:
+            return []
+        bindings["paper"] = list(papers)
     if status:
         bindings["s"] = status_iri(status_slug(status))
     if category:
@@ -346,7 +355,7 @@ def reading_rows(
              OPTIONAL {{ ?paper tkg:venue ?v }}
              OPTIONAL {{ ?paper tkg:hasNote ?n }}
              OPTIONAL {{ ?paper tkg:position ?pos }}
-           }} GROUP BY ?paper ORDER BY ?position ?title""",
+           }} GROUP BY ?paper ORDER BY (!BOUND(?position)) ?position ?title""",
         bindings,
     )
     out = []
@@ -355,4 +364,51 @@ def reading_rows(
         record["note"] = bool(record["note"])
         out.append(record)
     return out
+
+
+@dataclass(frozen=True)
+class IndexEntry:
+    """Where a paper stands on the reading list, without its details."""
+
+    paper: str
+    status: str
+    categories: tuple[str, ...]
+    position: int | None
+    #: Only for papers without a position, which sort by title after the others.
+    title: str | None = None
+
+    @property
+    def order(self) -> tuple[bool, int, str]:
+        return (self.position is None, self.position or 0, self.title or "")
+
+
+def reading_index(store: GraphStore) -> list[IndexEntry]:
+    """Every paper with a reading status, its status, categories and place on the list,
+    in list order: what a page needs to choose the papers it shows before asking
+    :func:`reading_rows` for their details. Each fact comes from a scan of one property,
+    joined here, which on a large list is many times faster than :func:`reading_rows`."""
+
+    def pairs(sparql: str) -> list[tuple[str, Any]]:
+        return [(str(row["s"]), row["o"]) for row in store.select(sparql).records()]
+
+    labels = dict(pairs("""SELECT ?s (SAMPLE(?l) AS ?o) WHERE {
+                             ?s a tkg:ReadingListCategory ; skos:prefLabel ?l } GROUP BY ?s"""))
+    statuses = {paper: str(status).rsplit("/status/", 1)[-1]
+                for paper, status in pairs("SELECT ?s ?o WHERE { ?s tkg:readingStatus ?o }")}
+    categories: dict[str, set[str]] = {}
+    for paper, category in pairs("SELECT ?s ?o WHERE { ?s tkg:readingCategory ?o }"):
+        if paper in statuses and str(category) in labels:
+            categories.setdefault(paper, set()).add(labels[str(category)])
+    positions: dict[str, int] = {}
+    for paper, position in pairs("SELECT ?s ?o WHERE { ?s tkg:position ?o }"):
+        if paper in statuses and isinstance(position, int):
+            positions[paper] = min(position, positions.get(paper, position))
+    titles: dict[str, str] = {}
+    if len(positions) < len(statuses):  # papers off the list's order sort by title
+        for paper, title in pairs("SELECT ?s ?o WHERE { ?s tkg:readingStatus ?status ; dcterms:title ?o }"):
+            if paper not in positions:
+                titles.setdefault(paper, str(title))
+    index = [IndexEntry(paper, status, tuple(sorted(categories.get(paper, ()))), positions.get(paper),
+                        titles.get(paper)) for paper, status in statuses.items()]
+    return sorted(index, key=lambda e: e.order)
 

@@ -64,7 +64,7 @@ class Solutions:
         for sol in solutions:
             if max_rows is not None and len(rows) >= max_rows:
                 return cls(variables, rows, truncated=True)
-            rows.append({name: sol[name] for name in variables})
+            rows.append(dict(zip(variables, sol, strict=True)))  # a solution iterates in variable order
         return cls(variables, rows)
 
 

@@ -6,7 +6,9 @@ import pytest
 
 from kg.build import build
 from kg.errors import NotFoundError
-from kg.reading import current_statuses, reading_rows, resolve_paper, set_status
+from pyoxigraph import NamedNode
+
+from kg.reading import current_statuses, reading_index, reading_rows, resolve_paper, set_status
 
 ZERO = "https://arxiv.org/abs/1910.02054"
 
@@ -46,6 +48,24 @@ def test_reading_rows_filter_by_status_and_category(built_store) -> None:
     assert len(read) == 8
     overlap = reading_rows(built_store, category="Compute-Communication Overlap")
     assert len(overlap) == 9
+
+
+def test_the_reading_index_agrees_with_the_full_rows_and_puts_unlisted_papers_last(built_store) -> None:
+    kimi = NamedNode("https://arxiv.org/abs/2510.26692")  # a technique's paper, not on the reading list
+    set_status(built_store, kimi, "reading")
+    index = reading_index(built_store)
+    rows = reading_rows(built_store)
+    assert [e.paper for e in index] == [r["paper"] for r in rows]
+    assert [(e.status, list(e.categories)) for e in index] == [(r["status"], sorted(r["categories"])) for r in rows]
+    last = index[-1]
+    assert (last.paper, last.position, last.categories) == (kimi.value, None, ())
+    assert last.title and last.title.startswith("Kimi Linear")
+
+
+def test_reading_rows_can_be_limited_to_given_papers(built_store) -> None:
+    wanted = [NamedNode(ZERO), NamedNode("https://w3id.org/techkg/id/paper/not-there")]
+    assert [r["paper"] for r in reading_rows(built_store, papers=wanted)] == [ZERO]
+    assert reading_rows(built_store, papers=[]) == []
 
 
 def test_an_unknown_paper_suggests_close_titles(built_store) -> None:

@@ -19,7 +19,7 @@ import abc
 import datetime as dt
 import hashlib
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -164,20 +164,20 @@ class GraphStore(abc.ABC):
     def query(
         self,
         sparql: str,
-        bindings: Mapping[str, Term] | None = None,
+        bindings: Mapping[str, Term | Sequence[Term]] | None = None,
         *,
         max_rows: int | None = None,
     ) -> QueryResult:
         """Any SPARQL query. Our standard prefixes (tkg:, skos:, prov:, ...) are predeclared.
 
-        ``bindings`` pre-bind variables to RDF terms through VALUES blocks in every WHERE
-        group (see kg.sparqltext), never by pasting text. SELECT results stop after
+        ``bindings`` pre-bind variables to RDF terms (a list of terms: one row each)
+        through VALUES blocks in every WHERE group (see kg.sparqltext), never by pasting text. SELECT results stop after
         ``max_rows`` rows, with ``Solutions.truncated`` set."""
         if bindings:
             sparql = inject_values(sparql, bindings)
         return self._query(sparql, None, max_rows)
 
-    def select(self, sparql: str, bindings: Mapping[str, Term] | None = None) -> Solutions:
+    def select(self, sparql: str, bindings: Mapping[str, Term | Sequence[Term]] | None = None) -> Solutions:
         result = self.query(sparql, bindings)
         if not isinstance(result, Solutions):
             raise QueryError("expected a SELECT query", hint="Use kg sparql for ASK/CONSTRUCT queries.")

@@ -16,7 +16,7 @@ from pyoxigraph import NamedNode
 import queries
 from kg.graphs import PROVENANCE, graph_name
 from kg.iris import status_iri
-from kg.reading import KNOWN_STATUSES, reading_rows
+from kg.reading import KNOWN_STATUSES, reading_index, reading_rows
 from kg.resolve import Resolver, technique_names
 from kg.results import Solutions
 from kg.store.base import GraphStore
@@ -369,34 +369,40 @@ def reading_page(store: GraphStore, *, status: str = "", category: str = "") -> 
     """The reading list grouped by category (in list order), with each category's progress
     from the reading-progress query; ``status`` and ``category`` narrow the papers shown.
     A category lists at most :data:`PAPERS_PER_CATEGORY` papers (:data:`PAPERS_IN_ONE_CATEGORY`
-    when it is the one chosen) and counts the rest in ``more``."""
+    when it is the one chosen) and counts the rest in ``more``. The papers are chosen from
+    the light :func:`reading_index`; only those shown are read in full."""
     progress = _records(queries.run(store, "reading-progress", resolve=Resolver(store)))
-    rows = reading_rows(store)
+    index = reading_index(store)
     groups: dict[str, ReadingCategory] = {}
     for p in progress:
         groups[p["category"]] = ReadingCategory(p["category"], total=int(p["papers"]), counts={
             "read": int(p["read"]), "reading": int(p["reading"]), "to-read": int(p["toRead"]),
             "skipped": int(p["skipped"]), "other": int(p["other"])})
-    statuses = Counter(str(r["status"]) for r in rows)
+    statuses = Counter(entry.status for entry in index)
     wanted = fold(category).strip()
     limit = PAPERS_IN_ONE_CATEGORY if wanted else PAPERS_PER_CATEGORY
-    for row in rows:
-        if status and row["status"] != status:
+    chosen: dict[str, list[str]] = {}  # category -> papers shown, in list order
+    for entry in index:
+        if status and entry.status != status:
             continue
-        names = row["categories"]
-        assert isinstance(names, list)
-        for name in names or ["Not in a category"]:
+        for name in entry.categories or ("Not in a category",):
             if wanted and wanted not in fold(name):
                 continue
             group = groups.setdefault(name, ReadingCategory(name))
-            if len(group.papers) < limit:
-                group.papers.append(row)
+            papers = chosen.setdefault(name, [])
+            if len(papers) < limit:
+                papers.append(entry.paper)
             else:
                 group.more += 1
+    shown_papers = {paper for papers in chosen.values() for paper in papers}
+    details = {str(row["paper"]): row for row in
+               reading_rows(store, papers=[NamedNode(p) for p in sorted(shown_papers)])}
+    for name, papers in chosen.items():
+        groups[name].papers = [details[p] for p in papers if p in details]
     shown = [g for g in groups.values() if g.papers or (not status and not wanted)]
     known = list(KNOWN_STATUSES) + sorted(s for s in statuses if s not in KNOWN_STATUSES)
     return {
         "categories": shown, "all_categories": [g.name for g in groups.values()],
-        "statuses": known, "counts": statuses, "total": len(rows),
+        "statuses": known, "counts": statuses, "total": len(index),
         "read": statuses.get("read", 0),
     }
