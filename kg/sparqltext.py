@@ -1,9 +1,10 @@
 """Binding variables of a SPARQL query to RDF terms with ``VALUES`` blocks.
 
 ``inject_values`` puts ``VALUES ?v { term }`` at the start of every ``WHERE`` group
-(the query's own and every sub-select's), so the bound value constrains evaluation
-everywhere, as a constant would. The terms are serialised by pyoxigraph, so a value
-can never change the shape of the query; nothing the user typed is pasted into it.
+(the query's own and every sub-select's) that uses ``?v``, so the bound value
+constrains evaluation everywhere, as a constant would. The terms are serialised by
+pyoxigraph, so a value can never change the shape of the query; nothing the user typed
+is pasted into it.
 """
 
 from __future__ import annotations
@@ -72,17 +73,56 @@ def _code_spans(query: str) -> list[tuple[int, int]]:
     return [(a, b) for a, b in spans if b > a]
 
 
+def _code_only(query: str) -> str:
+    """``query`` with strings, IRIs and comments blanked out (same length, same offsets)."""
+    out = [" "] * len(query)
+    for a, b in _code_spans(query):
+        out[a:b] = query[a:b]
+    return "".join(out)
+
+
+def _group_end(code: str, opening: int) -> int:
+    """The offset of the ``}`` that closes the ``{`` at ``opening``."""
+    depth = 0
+    for i in range(opening, len(code)):
+        if code[i] == "{":
+            depth += 1
+        elif code[i] == "}":
+            depth -= 1
+            if depth == 0:
+                return i
+    return len(code)
+
+
 def inject_values(query: str, bindings: Mapping[str, Term | Sequence[Term]]) -> str:
-    """``query`` with ``bindings`` as VALUES blocks in every WHERE (or ASK) group."""
+    """``query`` with ``bindings`` as VALUES blocks in every WHERE (or ASK) group that
+    mentions the variable outside its nested sub-selects (a sub-select's projection
+    counts). A group that does not use a variable gets no block for it: there it would
+    only multiply rows. A variable no group mentions goes to the query's own group."""
     if not bindings:
         return query
-    block = values_block(bindings)
-    inserts = [m.end() + a for a, b in _code_spans(query) for m in _WHERE.finditer(query[a:b])]
-    if not inserts:
-        return query.rstrip() + "\n" + block.strip() + "\n"
+    values_block(bindings)  # checks the names
+    code = _code_only(query)
+    openings = [m.end() - 1 for m in _WHERE.finditer(code)]
+    if not openings:
+        return query.rstrip() + "\n" + values_block(bindings).strip() + "\n"
+    groups = [(o, _group_end(code, o)) for o in openings]
+    placed: set[str] = set()
+    inserts: dict[int, list[str]] = {}
+    for start, end in groups:
+        own = list(code[start + 1 : end])
+        for inner_start, inner_end in groups:
+            if start < inner_start and inner_end <= end:
+                own[inner_start - start : inner_end - start] = " " * (inner_end - inner_start)
+        text = "".join(own)
+        names = [n for n in bindings if re.search(rf"[?$]{n}\b", text)]
+        inserts[start + 1] = names
+        placed.update(names)
+    inserts[groups[0][0] + 1] += [n for n in bindings if n not in placed]
     out, last = [], 0
     for pos in sorted(inserts):
-        out += [query[last:pos], block]
-        last = pos
+        if inserts[pos]:
+            out += [query[last:pos], values_block({n: bindings[n] for n in bindings if n in inserts[pos]})]
+            last = pos
     out.append(query[last:])
     return "".join(out)

@@ -15,6 +15,25 @@ def test_every_where_group_gets_the_binding_but_strings_iris_and_comments_do_not
     assert '<http://a/WHERE> "WHERE {" . # WHERE {' in out
 
 
+def test_a_sub_select_that_does_not_use_the_variable_gets_no_block(fresh_store) -> None:
+    fresh_store.update("""INSERT DATA { GRAPH <http://g> {
+        <http://t1> <http://uses> <http://paper> . <http://t2> <http://uses> <http://paper> .
+        <http://paper> <http://status> "read" } }""")
+    query = """SELECT ?t ?paper ?status WHERE {
+        ?t <http://uses> ?paper .
+        OPTIONAL { SELECT ?paper ?status WHERE { ?paper <http://status> ?status } } }"""
+    both = [ox.NamedNode("http://t1"), ox.NamedNode("http://t2")]
+    out = inject_values(query, {"t": both})
+    assert out.count("VALUES (?t)") == 1 and out.index("VALUES (?t)") < out.index("OPTIONAL")
+    rows = fresh_store.select(query, {"t": both})
+    assert sorted((r["t"].value, r["status"].value) for r in rows) == [("http://t1", "read"), ("http://t2", "read")]
+
+
+def test_a_variable_no_group_uses_is_bound_in_the_query_s_own_group() -> None:
+    out = inject_values("SELECT ?x WHERE { { SELECT ?y WHERE { ?y ?p ?o } } }", {"x": ox.Literal("a")})
+    assert out.startswith('SELECT ?x WHERE { VALUES (?x) { ("a") }') and out.count("VALUES") == 1
+
+
 def test_a_hostile_value_stays_one_term(fresh_store) -> None:
     fresh_store.update('INSERT DATA { GRAPH <http://g> { <http://s> <http://p> "a" } }')
     hostile = ox.Literal('x" } } ; DROP ALL ; SELECT * WHERE { ?s ?p ?o . FILTER("1')
