@@ -18,6 +18,7 @@ demo: setup
 	$(VENV)/kg export lineage -o docs/lineage.svg --force
 
 test: setup
+	$(VENV)/ruff check .
 	$(VENV)/python -m pytest -n 2 --dist loadgroup
 
 bench: setup

@@ -129,7 +129,8 @@ def bench_github(server: Any, n: int, tmp: Path) -> dict[str, Any]:
     for i, name in enumerate(names):
         server.add_github_repo(name, {**template, "full_name": name, "name": name.split("/")[1], "id": 900_000 + i,
                                       "stargazers_count": rng.randint(0, 50_000), "forks_count": rng.randint(0, 5000),
-                                      "subscribers_count": rng.randint(0, 900), "open_issues_count": rng.randint(0, 300),
+                                      "subscribers_count": rng.randint(0, 900),
+                                      "open_issues_count": rng.randint(0, 300),
                                       "topics": rng.sample(list(WORDS), 3),
                                       "latest_release": {"id": i, "tag_name": f"v{rng.randint(0, 9)}.{i % 10}",
                                                          "published_at": "2024-01-15T10:00:00Z"}})

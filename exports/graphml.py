@@ -47,13 +47,15 @@ def render(lineage: Lineage) -> bytes:
         element = ET.SubElement(body, "node", {"id": xml_chars(node)})
         for spec in node_specs:
             if data.get(spec.name) is not None:
-                ET.SubElement(element, "data", {"key": node_keys[spec.name]}).text = text_value(data[spec.name], spec.type)
+                value = text_value(data[spec.name], spec.type)
+                ET.SubElement(element, "data", {"key": node_keys[spec.name]}).text = value
     for number, (source, target, _key, data) in enumerate(graph.edges(keys=True, data=True)):
         element = ET.SubElement(body, "edge", {"id": f"e{number}", "source": xml_chars(source),
                                                "target": xml_chars(target)})
         for spec in edge_specs:
             if data.get(spec.name) is not None:
-                ET.SubElement(element, "data", {"key": edge_keys[spec.name]}).text = text_value(data[spec.name], spec.type)
+                value = text_value(data[spec.name], spec.type)
+                ET.SubElement(element, "data", {"key": edge_keys[spec.name]}).text = value
     ET.indent(root, space="  ")
     out = io.BytesIO()
     ET.ElementTree(root).write(out, encoding="utf-8", xml_declaration=True)

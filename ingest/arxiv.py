@@ -31,6 +31,9 @@ import httpx
 from arxiv import _feed
 from pyoxigraph import NamedNode, Triple
 
+from ingest.http import describe_status, expect_xml, safe_url, send, stats_for
+from ingest.merge import Bundle, IngestReport, merge
+from ingest.safexml import parse_lxml
 from kg.errors import IngestError, OfflineError
 from kg.graphs import ARXIV, CATALOG, READING
 from kg.iris import ArxivId, normalize_doi, parse_arxiv_id, person_iri, skolem
@@ -48,9 +51,6 @@ from kg.vocab import (
     integer,
     text,
 )
-from ingest.http import describe_status, expect_xml, safe_url, send, stats_for
-from ingest.merge import Bundle, IngestReport, merge
-from ingest.safexml import parse_lxml
 
 __all__ = [
     "DEFAULT_API_URL",
@@ -315,7 +315,8 @@ def _iri(value: str | None) -> NamedNode | None:
 
 
 _TYPE, _SEQ, _TITLE, _ABSTRACT, _SUBJECT = RDF.type, RDF.Seq, DCTERMS.title, DCTERMS.abstract, DCTERMS.subject
-_ISSUED, _MODIFIED, _CREATOR, _DOI, _AUTHORS = DCTERMS.issued, DCTERMS.modified, DCTERMS.creator, BIBO.doi, BIBO.authorList
+_ISSUED, _MODIFIED, _CREATOR = DCTERMS.issued, DCTERMS.modified, DCTERMS.creator
+_DOI, _AUTHORS = BIBO.doi, BIBO.authorList
 _ID, _VERSION, _PRIMARY, _CATEGORY = TKG.arxivId, TKG.arxivVersion, TKG.arxivPrimaryCategory, TKG.arxivCategory
 _JOURNAL, _COMMENT, _PDF, _CANDIDATE, _FIRST = TKG.journalRef, TKG.arxivComment, TKG.pdf, TKG.candidate, TKG.firstAuthor
 _PAPER_TYPES = (BIBO.Document, BIBO.AcademicArticle, FABIO.Preprint)
@@ -436,7 +437,8 @@ def ingest_records(
                           not_in_cache=list(not_in_cache))
     known = known_papers(store)
     listed = _nodes(store, f"""SELECT DISTINCT ?node WHERE {{ {{ ?node tkg:readingStatus ?s }} UNION
-                                {{ ?node tkg:listedStatus ?s }} UNION {{ GRAPH {CATALOG} {{ ?node a bibo:Document }} }} }}""")
+                                {{ ?node tkg:listedStatus ?s }}
+                                UNION {{ GRAPH {CATALOG} {{ ?node a bibo:Document }} }} }}""")
     earlier = _nodes(store, f"SELECT ?node WHERE {{ GRAPH {ARXIV} {{ ?node tkg:candidate true }} }}")
     fetched_before = _nodes(store, f"SELECT ?node WHERE {{ GRAPH {ARXIV} {{ ?node tkg:arxivId ?id }} }}")
     bundles = []

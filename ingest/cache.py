@@ -27,10 +27,11 @@ import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+
 import httpx
 
-from kg.errors import OfflineError
 from ingest.http import HttpStats, safe_url
+from kg.errors import OfflineError
 
 __all__ = ["CacheTransport", "CachedResponse", "HttpCache", "cache_files", "default_cache_dir"]
 

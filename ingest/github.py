@@ -32,11 +32,6 @@ from typing import Any
 import httpx
 from pyoxigraph import NamedNode, Triple
 
-from kg.errors import IngestError, OfflineError, RateLimitError
-from kg.graphs import GITHUB
-from kg.iris import parse_github_repo, repo_iri, skolem
-from kg.store.base import Activity, GraphStore
-from kg.vocab import PROV, RDF, SCHEMA, TKG, boolean, datetime_literal, integer, text
 from ingest.http import (
     cache_for,
     describe_status,
@@ -48,6 +43,11 @@ from ingest.http import (
     stats_for,
 )
 from ingest.merge import Bundle, IngestReport, merge
+from kg.errors import IngestError, OfflineError, RateLimitError
+from kg.graphs import GITHUB
+from kg.iris import parse_github_repo, repo_iri, skolem
+from kg.store.base import Activity, GraphStore
+from kg.vocab import PROV, RDF, SCHEMA, TKG, boolean, datetime_literal, integer, text
 
 __all__ = [
     "DEFAULT_API_URL",
@@ -281,7 +281,9 @@ class GithubSource:
 
     # -- fetching --
 
-    def fetch(self, repos: Sequence[str], *, contributors: bool = False, progress: Progress | None = None) -> GithubFetch:
+    def fetch(
+        self, repos: Sequence[str], *, contributors: bool = False, progress: Progress | None = None
+    ) -> GithubFetch:
         """Fetch ``repos`` (``owner/name``). A rate limit that cannot be waited out stops
         the run: ``stopped`` holds it, and what was fetched before it is returned."""
         names: list[str] = []
@@ -502,7 +504,9 @@ def _dt(value: str | None) -> Any:
         return None
 
 
-def repo_bundle(record: RepoRecord, node: NamedNode, *, at: dt.datetime, run: str, former: Sequence[str] = ()) -> Bundle:
+def repo_bundle(
+    record: RepoRecord, node: NamedNode, *, at: dt.datetime, run: str, former: Sequence[str] = ()
+) -> Bundle:
     """The triples of one repository in the ``github`` graph, with a snapshot taken ``at``
     by the run ``run`` (an activity IRI: one snapshot per repository and run)."""
     t = [
@@ -585,7 +589,8 @@ def ingest_github(
         error = fetched.stopped
         done = len(fetched.records)
         error.message += (f". Fetched {done} of {len(wanted)} repositories before stopping; nothing was written to "
-                          "the graph" + ("; what was fetched is cached, so the next run gets it cheaply" if done else ""))
+                          "the graph"
+                          + ("; what was fetched is cached, so the next run gets it cheaply" if done else ""))
         raise error
     if fetched.not_in_cache and not fetched.records:
         raise OfflineError(

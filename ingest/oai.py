@@ -34,13 +34,13 @@ from xml.etree.ElementTree import Element
 
 import httpx
 
-from kg.errors import IngestError
-from kg.iris import parse_arxiv_id
-from kg.store.base import GraphStore
 from ingest.arxiv import ArxivRecord, ingest_records
 from ingest.http import describe_status, expect_xml, safe_url, send, stats_for
 from ingest.merge import IngestReport
 from ingest.safexml import parse_defused
+from kg.errors import IngestError
+from kg.iris import parse_arxiv_id
+from kg.store.base import GraphStore
 
 __all__ = ["DEFAULT_OAI_URL", "FORMATS", "HarvestJob", "HarvestResult", "OaiHarvester", "ingest_oai", "parse_page"]
 
@@ -162,7 +162,8 @@ def parse_page(root: Element, *, url: str) -> tuple[list[ArxivRecord], int, str 
                 "cannotDisseminateFormat": "Use --metadata-prefix arXivRaw or oai_dc.",
                 "badArgument": "Check --set (e.g. cs or physics:hep-th) and --from (YYYY-MM-DD).",
                 "noSetHierarchy": "Drop --set."}.get(code, "Check the OAI-PMH arguments and --api-url.")
-        raise IngestError(f"arxiv-oai: {url} answered with the OAI-PMH error {code}: {' '.join((error.text or '').split())}",
+        message = " ".join((error.text or "").split())
+        raise IngestError(f"arxiv-oai: {url} answered with the OAI-PMH error {code}: {message}",
                           source="arxiv-oai", url=url, hint=hint)
     listing = root.find(f"{_OAI}ListRecords")
     if listing is None:

@@ -120,8 +120,9 @@ def lineage_tree(
         return node
 
     root = technique.value
-    ancestors = grow(root, None, 0, frozenset({root}), True) if direction in ("up", "both") else LineageNode(root, names.get(root, root))
-    descendants = grow(root, None, 0, frozenset({root}), False) if direction in ("down", "both") else LineageNode(root, names.get(root, root))
+    bare = LineageNode(root, names.get(root, root))
+    ancestors = grow(root, None, 0, frozenset({root}), True) if direction in ("up", "both") else bare
+    descendants = grow(root, None, 0, frozenset({root}), False) if direction in ("down", "both") else bare
     return ancestors, descendants
 
 

@@ -24,8 +24,9 @@ def test_every_command_has_help(kg_cli) -> None:
     out = kg_cli("--help", check=True)
     for command in ("build", "stats", "show", "lineage", "compare", "sparql", "validate", "import", "reading"):
         assert command in out.stdout
-    from kg.cli import app
     import typer.main
+
+    from kg.cli import app
 
     group = typer.main.get_command(app)
     for name, command in group.commands.items():  # type: ignore[attr-defined]
@@ -125,7 +126,8 @@ def test_import_rdf_into_a_named_graph(kg_cli, built_store_path: Path, tmp_path:
     broken.write_text("ex:a ex:p", encoding="utf-8")
     bad = kg_cli("import", "rdf", str(broken), "--graph", "orkg", store=built_store_path)
     assert bad.returncode == 1 and "broken.ttl" in bad.stderr
-    count = json.loads(kg_cli("sparql", "SELECT (COUNT(*) AS ?n) WHERE { GRAPH <https://w3id.org/techkg/graph/orkg> { ?s ?p ?o } }",
+    orkg = "SELECT (COUNT(*) AS ?n) WHERE { GRAPH <https://w3id.org/techkg/graph/orkg> { ?s ?p ?o } }"
+    count = json.loads(kg_cli("sparql", orkg,
                               "-f", "json", store=built_store_path, check=True).stdout)
     assert count["results"]["bindings"][0]["n"]["value"] == "2"
 

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from pyoxigraph import NamedNode
 
 from kg.build import build
 from kg.errors import NotFoundError
-from pyoxigraph import NamedNode
-
 from kg.reading import current_statuses, reading_index, reading_rows, resolve_paper, set_status
 
 ZERO = "https://arxiv.org/abs/1910.02054"

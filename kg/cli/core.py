@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import Enum, StrEnum
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
@@ -13,13 +13,13 @@ from kg.cli import state
 __all__ = ["register"]
 
 
-class TableFormat(str, Enum):
+class TableFormat(StrEnum):
     table = "table"
     json = "json"
     csv = "csv"
 
 
-class SparqlFormat(str, Enum):
+class SparqlFormat(StrEnum):
     table = "table"
     json = "json"
     csv = "csv"
@@ -30,7 +30,7 @@ class SparqlFormat(str, Enum):
     jsonld = "jsonld"
 
 
-class Direction(str, Enum):
+class Direction(StrEnum):
     up = "up"
     down = "down"
     both = "both"
@@ -178,7 +178,8 @@ def _print_card(card: dict[str, Any]) -> None:
     who = card.get("firstAuthor") or card.get("team")
     head.add_row("Category", e(card["categoryLabel"]))
     head.add_row("Aliases", e(card.get("aliases")))
-    head.add_row("First author / team", e(who) + (f" · {e(card['organisations'])}" if card.get("organisations") else ""))
+    organisations = f" · {e(card['organisations'])}" if card.get("organisations") else ""
+    head.add_row("First author / team", e(who) + organisations)
     head.add_row("Date", e(card.get("date")) + (f" ({e(card['dateNote'])})" if card.get("dateNote") else ""))
     paper = card.get("paperTitle") or card.get("paper")
     head.add_row("Paper", e(paper) + (f" [dim]arXiv:{e(card['arxivId'])}[/]" if card.get("arxivId") else ""))
@@ -329,7 +330,8 @@ def sparql(
 
     _json_errors(fmt)
     path = Path(query)
-    text = path.read_text(encoding="utf-8") if len(query) < 4096 and path.suffix in (".rq", ".sparql") and path.exists() else query
+    is_file = len(query) < 4096 and path.suffix in (".rq", ".sparql") and path.exists()
+    text = path.read_text(encoding="utf-8") if is_file else query
     result = state().store().query(text, max_rows=limit)
     write = _stdout_bytes
     if isinstance(result, list):
@@ -341,7 +343,8 @@ def sparql(
             console().print("yes" if result else "no")
             return
         assert isinstance(result, Solutions)
-        emit(result.records(), result.variables, title=f"{len(result)} rows" + (" (truncated)" if result.truncated else ""))
+        title = f"{len(result)} rows" + (" (truncated)" if result.truncated else "")
+        emit(result.records(), result.variables, title=title)
         return
     if fmt.value not in ("json", "csv", "tsv", "xml"):
         from kg.errors import KGError

@@ -3,7 +3,7 @@ and BibTeX. Private reading state stays out unless ``--include-private`` is give
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -17,7 +17,7 @@ app = typer.Typer(help="Export the lineage (GraphML, GEXF, DOT/SVG/PNG, Mermaid,
                   "JSON-LD), the RDF graph, or a BibTeX bibliography.", no_args_is_help=True)
 
 
-class LineageFormatName(str, Enum):
+class LineageFormatName(StrEnum):
     graphml = "graphml"
     gexf = "gexf"
     dot = "dot"
@@ -29,7 +29,7 @@ class LineageFormatName(str, Enum):
     jsonld = "jsonld"
 
 
-class RdfFormatName(str, Enum):
+class RdfFormatName(StrEnum):
     turtle = "turtle"
     ntriples = "ntriples"
     nquads = "nquads"
@@ -37,7 +37,7 @@ class RdfFormatName(str, Enum):
     jsonld = "jsonld"
 
 
-class Direction(str, Enum):
+class Direction(StrEnum):
     up = "up"
     down = "down"
     both = "both"
@@ -71,8 +71,10 @@ def lineage(
     root: RootOpt = None,
     direction: DirectionOpt = Direction.both,
     depth: DepthOpt = 10,
-    category: Annotated[Optional[list[str]], typer.Option("--category", "-c",  # noqa: UP045
-                                                          help="Only techniques of this category (repeatable).")] = None,
+    category: Annotated[
+        Optional[list[str]],  # noqa: UP045
+        typer.Option("--category", "-c", help="Only techniques of this category (repeatable)."),
+    ] = None,
     with_papers: Annotated[bool, typer.Option("--with-papers", help="Add the papers behind each technique.")] = False,
     with_repositories: Annotated[bool, typer.Option("--with-repositories",
                                                     help="Add each technique's code repository.")] = False,
@@ -106,8 +108,10 @@ def lineage(
 def rdf(
     output: OutputOpt,
     fmt: Annotated[RdfFormatName, typer.Option("--format", "-f", help="RDF syntax.")] = RdfFormatName.turtle,
-    graph: Annotated[Optional[str], typer.Option("--graph", "-g",  # noqa: UP045
-                                                 help="Only this named graph (catalog, reading-list, arxiv, ...).")] = None,
+    graph: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option("--graph", "-g", help="Only this named graph (catalog, reading-list, arxiv, ...)."),
+    ] = None,
     context_url: Annotated[bool, typer.Option("--context-url",
                                               help="JSON-LD: refer to the published @context by URL "
                                               "instead of embedding it.")] = False,

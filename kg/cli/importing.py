@@ -77,12 +77,16 @@ def rdf_format(path: Path, name: str | None) -> tuple[object, bool]:
 
 @app.command("rdf")
 def rdf(
-    file: Annotated[Path, typer.Argument(help="RDF dump: N-Triples, N-Quads, Turtle, TriG, RDF/XML, JSON-LD; .gz too.")],
+    file: Annotated[
+        Path, typer.Argument(help="RDF dump: N-Triples, N-Quads, Turtle, TriG, RDF/XML, JSON-LD; .gz too.")
+    ],
     graph: Annotated[
         Optional[str],  # noqa: UP045
         typer.Option(help="Named graph to load into (a name like 'orkg' or a full IRI). Default: the file name."),
     ] = None,
-    fmt: Annotated[Optional[str], typer.Option("--format", help="Override the format guessed from the extension.")] = None,  # noqa: UP045
+    fmt: Annotated[
+        Optional[str], typer.Option("--format", help="Override the format guessed from the extension.")  # noqa: UP045
+    ] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
 ) -> None:
     """Bulk-load an RDF dump into a named graph, replacing it. A failure leaves the graph as it was."""

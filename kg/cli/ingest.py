@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from contextlib import contextmanager
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Optional
 
@@ -22,13 +22,13 @@ app = typer.Typer(help="Pull papers, authors and repository metadata from arXiv,
                   no_args_is_help=True)
 
 
-class Format(str, Enum):
+class Format(StrEnum):
     table = "table"
     json = "json"
     csv = "csv"
 
 
-class MetadataPrefix(str, Enum):
+class MetadataPrefix(StrEnum):
     arXivRaw = "arXivRaw"
     oai_dc = "oai_dc"
 
@@ -82,7 +82,8 @@ def _print_report(report: IngestReport, fmt: Format) -> None:
         rows: list[dict[str, Any]] = [{"item": k, "outcome": o, "detail": ""}
                                       for o in ("added", "updated", "unchanged", "missing")
                                       for k in getattr(report, o)]
-        rows += [{"item": k, "outcome": "missing", "detail": "not in the cache (--offline)"} for k in report.not_in_cache]
+        rows += [{"item": k, "outcome": "missing", "detail": "not in the cache (--offline)"}
+                 for k in report.not_in_cache]
         rows += [{"item": k, "outcome": "failed", "detail": e} for k, e in report.failed]
         emit(rows, ["item", "outcome", "detail"], fmt="csv")
         return
@@ -119,17 +120,23 @@ def arxiv(
         "--query", "-q", help="Search instead, e.g. 'ti:\"delta rule\"'; results become candidate papers.",
         show_default=False)] = None,
     max_results: Annotated[int, typer.Option("--max", min=1, max=2000, help="Search results to keep.")] = 10,
-    to_read: Annotated[bool, typer.Option("--to-read", help="Put the papers found on the reading list (to-read).")] = False,
+    to_read: Annotated[
+        bool, typer.Option("--to-read", help="Put the papers found on the reading list (to-read).")
+    ] = False,
     oai: Annotated[bool, typer.Option("--oai", help="Bulk mode: harvest through OAI-PMH.")] = False,
     set_spec: Annotated[Optional[str], typer.Option(  # noqa: UP045
         "--set", help="OAI-PMH set, e.g. cs or physics:hep-th.", show_default=False)] = None,
     from_date: Annotated[Optional[str], typer.Option(  # noqa: UP045
         "--from", help="OAI-PMH: records changed since YYYY-MM-DD (default: where the last harvest of the set "
                        "stopped).", show_default=False)] = None,
-    until: Annotated[Optional[str], typer.Option("--until", help="OAI-PMH: up to YYYY-MM-DD.", show_default=False)] = None,  # noqa: UP045
+    until: Annotated[
+        Optional[str], typer.Option("--until", help="OAI-PMH: up to YYYY-MM-DD.", show_default=False)  # noqa: UP045
+    ] = None,
     metadata_prefix: Annotated[MetadataPrefix, typer.Option("--metadata-prefix", help="OAI-PMH record format.")]
         = MetadataPrefix.arXivRaw,
-    restart: Annotated[bool, typer.Option("--restart", help="OAI-PMH: drop an interrupted harvest and start over.")] = False,
+    restart: Annotated[
+        bool, typer.Option("--restart", help="OAI-PMH: drop an interrupted harvest and start over.")
+    ] = False,
     api_url: ArxivUrlOpt = None,
     delay: Annotated[float, typer.Option("--delay", min=0.0,
                                          help="Seconds between requests (arXiv's terms ask for 3).")] = 3.0,
@@ -143,8 +150,8 @@ def arxiv(
 
     A failed run writes nothing. Politeness: one request every --delay seconds, one connection at a time.
     """
-    from kg.errors import IngestError
     from ingest.http import Politeness, build_client
+    from kg.errors import IngestError
 
     state().json_errors = fmt is Format.json
     if sum(bool(x) for x in (ids, query, oai)) > 1:

@@ -7,7 +7,7 @@ the named graph ``kernels`` and exits with status 1 when a check fails.
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -27,13 +27,13 @@ app = typer.Typer(
 )
 
 
-class Format(str, Enum):
+class Format(StrEnum):
     table = "table"
     json = "json"
     csv = "csv"
 
 
-class Device(str, Enum):
+class Device(StrEnum):
     cpu = "cpu"
     cuda = "cuda"
 

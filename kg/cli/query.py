@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 __all__ = ["query", "register"]
 
 
-class QueryFormat(str, Enum):
+class QueryFormat(StrEnum):
     table = "table"
     json = "json"
     csv = "csv"

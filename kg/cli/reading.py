@@ -15,7 +15,9 @@ app = typer.Typer(help="List the reading list or change a paper's reading status
 
 @app.command("list")
 def list_(
-    status: Annotated[Optional[str], typer.Option(help="Only this status: to-read, reading, read, skipped, ...")] = None,  # noqa: UP045
+    status: Annotated[
+        Optional[str], typer.Option(help="Only this status: to-read, reading, read, skipped, ...")  # noqa: UP045
+    ] = None,
     category: Annotated[Optional[str], typer.Option(help="Only categories containing this text.")] = None,  # noqa: UP045
     fmt: Annotated[str, typer.Option("--format", "-f", help="table, json or csv.")] = "table",
 ) -> None:

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
@@ -27,13 +27,13 @@ zotero_app = typer.Typer(
 app.add_typer(zotero_app, name="zotero")
 
 
-class Conflict(str, Enum):
+class Conflict(StrEnum):
     newest = "newest"
     zotero = "zotero"
     graph = "graph"
 
 
-class StatusFormat(str, Enum):
+class StatusFormat(StrEnum):
     extra = "extra"
     tags = "tags"
     both = "both"

@@ -89,7 +89,8 @@ def test_reading_status_goes_into_the_bibliography_only_on_request(private_store
 
 @pytest.mark.parametrize(("kwargs", "key"), [
     ({"author": "Songlin Yang", "team": None, "year": "2024", "title": "Gated Delta Networks"}, "yang2024gated"),
-    ({"author": None, "team": "DeepSeek-AI", "year": "2025", "title": "The DeepSeek-V3 report"}, "deepseekai2025deepseek"),
+    ({"author": None, "team": "DeepSeek-AI", "year": "2025", "title": "The DeepSeek-V3 report"},
+     "deepseekai2025deepseek"),
     ({"author": "Łukasz Kaiser", "team": None, "year": None, "title": "On a model"}, "kaiserndmodel"),
     ({"author": "李明", "team": None, "year": "2023", "title": "注意力"}, "anon2023"),
 ])

@@ -33,6 +33,7 @@ Synthetic data for benchmarks: :meth:`ReplayServer.add_arxiv_entries` and
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import json
 import re
@@ -48,7 +49,6 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, parse_qsl, urlsplit
-import datetime as dt
 
 from lxml import etree
 
@@ -265,7 +265,8 @@ class _Oai:
         if nxt < len(records):
             token = hashlib.sha1(f"{sorted(original.items())}|{nxt}".encode()).hexdigest()[:16]
             self.tokens[token] = (original, nxt)
-            parts.append(f'<resumptionToken cursor="{offset}" completeListSize="{len(records)}">{token}</resumptionToken>')
+            parts.append(f'<resumptionToken cursor="{offset}" completeListSize="{len(records)}">'
+                         f'{token}</resumptionToken>')
         elif offset:
             parts.append(f'<resumptionToken cursor="{offset}" completeListSize="{len(records)}"/>')
         return Answer(200, self._envelope("<ListRecords>" + "".join(parts) + "</ListRecords>", args, base), xml)
@@ -444,12 +445,14 @@ class _Github:
             listing = json.loads(self.routes[key][0].content)
             for release in listing:
                 if not release.get("draft") and not release.get("prerelease"):
-                    return Answer(200, json.dumps(release).encode(), [("Content-Type", "application/json; charset=utf-8"),
-                                                                       ("ETag", '"rel-' + str(release["id"]) + '"')])
+                    return Answer(200, json.dumps(release).encode(),
+                                  [("Content-Type", "application/json; charset=utf-8"),
+                                   ("ETag", '"rel-' + str(release["id"]) + '"')])
         if repo is not None and repo.get("latest_release"):
             return Answer(200, json.dumps(repo["latest_release"]).encode(),
                           [("Content-Type", "application/json; charset=utf-8"),
-                           ("ETag", '"rel-' + hashlib.sha1(json.dumps(repo["latest_release"]).encode()).hexdigest() + '"')])
+                           ("ETag", '"rel-' + hashlib.sha1(json.dumps(repo["latest_release"]).encode()).hexdigest()
+                            + '"')])
         return _not_found()
 
     def graphql(self, payload: bytes, headers: dict[str, str]) -> Answer:
@@ -461,7 +464,8 @@ class _Github:
         query, variables = request["query"], request.get("variables") or {}
         data: dict[str, Any] = {}
         errors = []
-        for alias, owner_var, name_var in re.findall(r"(\w+)\s*:\s*repository\(\s*owner:\s*\$(\w+)\s*,\s*name:\s*\$(\w+)\s*\)",
+        pattern = r"(\w+)\s*:\s*repository\(\s*owner:\s*\$(\w+)\s*,\s*name:\s*\$(\w+)\s*\)"
+        for alias, owner_var, name_var in re.findall(pattern,
                                                      query):
             name = f"{variables[owner_var]}/{variables[name_var]}".lower()
             repo = self.repo_body(name)

@@ -6,11 +6,11 @@ from __future__ import annotations
 import pyoxigraph as ox
 import pytest
 
+from ingest.arxiv import ArxivSource, ingest_arxiv, tracked_ids
+from ingest.http import stats_for
 from kg.errors import IngestError, OfflineError
 from kg.graphs import ARXIV, CATALOG
 from kg.vocab import BIBO, DCTERMS, ID, RDF, TKG, XSD, text
-from ingest.arxiv import ArxivSource, ingest_arxiv, tracked_ids
-from ingest.http import stats_for
 from tests.ingest.replay import ReplayServer
 
 PAPER = ox.NamedNode("https://arxiv.org/abs/1605.08386")
@@ -75,7 +75,8 @@ def test_a_paper_the_graph_knows_under_another_iri_keeps_its_node(fresh_store, a
     known = ox.NamedNode("https://doi.org/10.1109/icstw55395.2022.00035")
     fresh_store.update(f"""INSERT DATA {{ GRAPH {CATALOG} {{ {known} a bibo:Document ;
         dcterms:title "Known by its DOI" ; bibo:doi "10.1109/ICSTW55395.2022.00035" .
-        <https://example.org/p> a bibo:Document ; dcterms:title "Known by its arXiv id" ; tkg:arxivId "1605.08386" }} }}""")
+        <https://example.org/p> a bibo:Document ; dcterms:title "Known by its arXiv id" ;
+            tkg:arxivId "1605.08386" }} }}""")
     ingest_arxiv(fresh_store, arxiv_source, ids=["2202.12139", "1605.08386"])
     subjects = {t.subject.value for t in fresh_store.triples(ARXIV) if t.predicate == TKG.arxivId}
     assert subjects == {known.value, "https://example.org/p"}

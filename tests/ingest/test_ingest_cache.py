@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from kg.errors import OfflineError
 from ingest.cache import HttpCache, cache_files
 from ingest.http import Politeness, build_client, stats_for
+from kg.errors import OfflineError
 from tests.ingest.replay import ReplayServer
 
 

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from kg.errors import IngestError
 from ingest.arxiv import ArxivSource, ingest_arxiv
 from ingest.github import GithubSource, ingest_github
 from ingest.http import Politeness, RetryPolicy, build_client
 from ingest.oai import HarvestJob, OaiHarvester, ingest_oai
+from kg.errors import IngestError
 from tests.ingest.replay import ReplayServer, body, delay, reset, truncate
 
 BILLION_LAUGHS = b"""<?xml version="1.0"?>
@@ -34,7 +34,8 @@ FAULTS = {
     "html error page": (lambda: body(HTML_PAGE, "text/html"), "HTML page"),
 }
 XML_FAULTS = {
-    "malformed xml": (lambda: body(b"<feed xmlns='http://www.w3.org/2005/Atom'><entry><id>x</id>", "application/atom+xml"),
+    "malformed xml": (lambda: body(b"<feed xmlns='http://www.w3.org/2005/Atom'><entry><id>x</id>",
+                                   "application/atom+xml"),
                       "malformed"),
     "wrong content type": (lambda: body(b'{"feed": []}', "application/json"), "expected XML"),
     "billion laughs": (lambda: body(BILLION_LAUGHS, "application/atom+xml"), "DTD"),

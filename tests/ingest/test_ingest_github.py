@@ -8,11 +8,11 @@ import json
 import pyoxigraph as ox
 import pytest
 
+from ingest.github import GithubSource, ingest_github
+from ingest.http import stats_for
 from kg.errors import IngestError, RateLimitError
 from kg.graphs import CATALOG, GITHUB
 from kg.vocab import SCHEMA, TKG
-from ingest.github import GithubSource, ingest_github
-from ingest.http import stats_for
 from tests.ingest.replay import status
 
 PYGITHUB = ox.NamedNode("https://github.com/pygithub/pygithub")

@@ -9,7 +9,6 @@ import time
 import httpx
 import pytest
 
-from kg.errors import IngestError
 from ingest.http import (
     Politeness,
     RetryPolicy,
@@ -23,6 +22,7 @@ from ingest.http import (
     stats_for,
     user_agent,
 )
+from kg.errors import IngestError
 from tests.ingest.replay import ReplayServer, reset, status
 
 

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from ingest.oai import HarvestJob, OaiHarvester, ingest_oai
 from kg.errors import IngestError
 from kg.graphs import ARXIV
 from kg.vocab import DCTERMS, TKG
-from ingest.oai import HarvestJob, OaiHarvester, ingest_oai
 from tests.ingest.replay import ReplayServer, reset, status
 
 
@@ -52,7 +52,8 @@ def test_oai_dc_records_land_too(fresh_store, harvester, replay) -> None:
     subjects = sorted(t.object.value for t in fresh_store.triples(ARXIV)
                       if t.subject.value == "https://arxiv.org/abs/1605.08386" and t.predicate == DCTERMS.subject)
     assert subjects == ["math.CO", "math.ST"]
-    names = fresh_store.select("""SELECT ?n WHERE { <https://arxiv.org/abs/1605.08386> tkg:firstAuthor/foaf:name ?n }""")
+    names = fresh_store.select(
+        """SELECT ?n WHERE { <https://arxiv.org/abs/1605.08386> tkg:firstAuthor/foaf:name ?n }""")
     assert names.records() == [{"n": "Caprice Stanley"}]
 
 

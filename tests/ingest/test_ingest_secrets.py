@@ -10,10 +10,10 @@ from pathlib import Path
 import pyoxigraph as ox
 import pytest
 
-from kg.errors import IngestError
 from ingest.cache import HttpCache, cache_files
 from ingest.github import GithubSource, ingest_github
 from ingest.http import Politeness, RetryPolicy, build_client, token_from_env
+from kg.errors import IngestError
 from tests.ingest.replay import ReplayServer, status
 
 REPOS = ["PyGithub/PyGithub", "akfish/PyGithub", "protoncoin/protoncoin", "nobody/no-such-repo"]
@@ -67,7 +67,7 @@ def test_the_token_stays_out_of_logs_and_error_messages(monkeypatch, replay: Rep
     ingest_github(fresh_store, GithubSource(client=client, api_url=replay.github_url), repos=REPOS)
     # A server that echoes the credentials back in its error message.
     replay.script("GET", "/github/repos/akfish/PyGithub",
-                  status(500, '{"message": "bad header Authorization: Bearer %s"}' % token))
+                  status(500, f'{{"message": "bad header Authorization: Bearer {token}"}}'))
     with pytest.raises(IngestError) as caught:
         ingest_github(fresh_store, GithubSource(client=client, api_url=replay.github_url, graphql=False),
                       repos=["akfish/PyGithub"])

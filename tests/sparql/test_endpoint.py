@@ -116,7 +116,8 @@ def test_graphs_follow_the_accept_header(endpoint: str, accept: str, fmt: ox.Rdf
 
 
 def test_a_format_parameter_overrides_accept_and_unknown_types_get_406(endpoint: str) -> None:
-    r = httpx.get(f"{endpoint}/sparql", params={"query": TECHNIQUES, "format": "csv"}, headers={"Accept": "text/turtle"})
+    r = httpx.get(f"{endpoint}/sparql", params={"query": TECHNIQUES, "format": "csv"},
+                  headers={"Accept": "text/turtle"})
     assert r.headers["content-type"].startswith("text/csv")
     refused = httpx.get(f"{endpoint}/sparql", params={"query": TECHNIQUES}, headers={"Accept": "image/png"})
     assert refused.status_code == 406 and "application/sparql-results+json" in refused.text

@@ -183,7 +183,8 @@ def test_paper_techniques_and_techniques_by_organisation_and_year(reader) -> Non
 def test_kernel_states_come_from_the_latest_verification_run(store) -> None:
     def kernel(tid: str, form: str) -> list[ox.Triple]:
         node = ID[f"kernel/{tid}"]
-        return [ox.Triple(technique_iri(tid), TKG.referenceKernel, node), ox.Triple(node, TKG.kernelForm, text(form, None))]
+        return [ox.Triple(technique_iri(tid), TKG.referenceKernel, node),
+                ox.Triple(node, TKG.kernelForm, text(form, None))]
 
     def run_(tid: str, passed: bool, day: int) -> list[ox.Triple]:
         node = ID[f"verification/{tid}-{day}"]
@@ -212,7 +213,8 @@ def _repo(name: str, stars: list[int], pushed: str, license: str | None) -> list
     node = ox.NamedNode(f"https://github.com/example/{name}")
     dtype = ox.NamedNode("http://www.w3.org/2001/XMLSchema#dateTime")
     out = [ox.Triple(node, RDF.type, SCHEMA.SoftwareSourceCode), ox.Triple(node, SCHEMA.name, text(name, None)),
-           ox.Triple(node, TKG.stars, integer(stars[-1])), ox.Triple(node, TKG.pushedAt, ox.Literal(pushed, datatype=dtype))]
+           ox.Triple(node, TKG.stars, integer(stars[-1])),
+           ox.Triple(node, TKG.pushedAt, ox.Literal(pushed, datatype=dtype))]
     if license:
         out.append(ox.Triple(node, SCHEMA.license, text(license, None)))
     for k, count in enumerate(stars):
@@ -249,7 +251,8 @@ def test_papers_by_author_lists_coauthors_from_ordered_author_lists(store) -> No
     triples = [ox.Triple(paper, RDF.type, BIBO.Document), ox.Triple(paper, DCTERMS.title, text("A paper", None)),
                ox.Triple(paper, BIBO.authorList, seq)]
     for place, name in enumerate(people, start=1):
-        triples += [ox.Triple(seq, RDF[f"_{place}"], person_iri(name)), ox.Triple(person_iri(name), RDF.type, FOAF.Person),
+        triples += [ox.Triple(seq, RDF[f"_{place}"], person_iri(name)),
+                    ox.Triple(person_iri(name), RDF.type, FOAF.Person),
                     ox.Triple(person_iri(name), FOAF.name, text(name, None))]
     with store.transaction("arxiv") as tx:
         tx.replace_graph(graph_iri("arxiv"), triples)
