@@ -19,6 +19,7 @@ demo: setup
 
 test: setup
 	$(VENV)/ruff check .
+	$(VENV)/mypy kg ingest exports queries kernels
 	$(VENV)/python -m pytest -n 2 --dist loadgroup
 
 bench: setup

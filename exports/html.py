@@ -53,7 +53,7 @@ def script_json(value: Any) -> str:
 def _title(lineage: Lineage) -> str:
     root = lineage.graph.graph.get("root")
     if root in lineage.graph:
-        return "Lineage of " + lineage.graph.nodes[root]["name"]
+        return "Lineage of " + str(lineage.graph.nodes[root]["name"])
     return "TechKG lineage"
 
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import networkx as nx
+from pyoxigraph import NamedNode
 
 import queries
 from kg.errors import ExportError
@@ -267,8 +268,9 @@ def _papers(store: GraphStore, graph: nx.MultiDiGraph, *, include_private: bool,
         paper, role = row["paper"].value, row["role"].value  # type: ignore[union-attr]
         totals[technique] += 1
         links.setdefault(technique, []).append((role, paper))
-        if include_private and row["status"] is not None:
-            statuses.setdefault(technique, []).append(row["status"].value.rsplit("/status/", 1)[-1])
+        status = row["status"]
+        if include_private and isinstance(status, NamedNode):
+            statuses.setdefault(technique, []).append(status.value.rsplit("/status/", 1)[-1])
     if sum(totals.values()) > DETAIL_LIMIT:
         for items in links.values():
             items.sort(key=lambda item: (item[0] != "introduces", item[1]))
@@ -277,15 +279,16 @@ def _papers(store: GraphStore, graph: nx.MultiDiGraph, *, include_private: bool,
     wanted = sorted({paper for items in links.values() for _, paper in items})
     papers: dict[str, list[PaperRef]] = {}
     for start in range(0, len(wanted), 2000):
-        rows = _records(queries.run(store, "lineage-papers", {"paper": wanted[start:start + 2000]}))
-        for row in rows:
-            technique = row["technique"]
-            if (row["role"], row["paper"]) not in allowed.get(technique, ()):
+        records = _records(queries.run(store, "lineage-papers", {"paper": wanted[start:start + 2000]}))
+        for record in records:
+            technique = record["technique"]
+            if (record["role"], record["paper"]) not in allowed.get(technique, ()):
                 continue
             papers.setdefault(technique, []).append(PaperRef(
-                iri=row["paper"], role=row["role"], title=row["title"] or row["paper"], arxiv=row["arxivId"],
-                doi=row["doi"], url=row["url"], issued=str(row["issued"]) if row["issued"] is not None else None,
-                venue=row["venue"], status=row["status"] if include_private else None,
+                iri=record["paper"], role=record["role"], title=record["title"] or record["paper"],
+                arxiv=record["arxivId"], doi=record["doi"], url=record["url"],
+                issued=str(record["issued"]) if record["issued"] is not None else None,
+                venue=record["venue"], status=record["status"] if include_private else None,
             ))
     return papers, dict(totals), statuses
 

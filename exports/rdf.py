@@ -127,7 +127,7 @@ def lineage_statements(lineage: Lineage) -> list[ox.Triple]:
         raise ExportError("this lineage was built without a store, so its triples are unknown")
     keep = "" if lineage.options.include_private else public_filter()
     subjects = list(lineage.graph.nodes)
-    extra = set()
+    extra: set[str] = set()
     for node in subjects:
         if lineage.graph.nodes[node]["kind"] != "technique":
             continue
@@ -144,7 +144,7 @@ def lineage_statements(lineage: Lineage) -> list[ox.Triple]:
         for r in rows:
             s, p, o = r["s"], r["p"], r["o"]
             assert isinstance(s, ox.NamedNode) and isinstance(p, ox.NamedNode) and o is not None
-            out.append(ox.Triple(s, p, o))  # type: ignore[arg-type]
+            out.append(ox.Triple(s, p, o))
     return list(dict.fromkeys(out))
 
 

@@ -132,7 +132,7 @@ class ArxivFetch:
     not_in_cache: list[str] = field(default_factory=list)
 
 
-class _FeedClient(arxiv.Client):
+class _FeedClient(arxiv.Client):  # type: ignore[misc]  # the arxiv package ships no types
     """The arxiv package's client with its HTTP done by an ``httpx.Client``.
 
     Paging, URL building (``query_url_format``) and result construction stay the

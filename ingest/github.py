@@ -535,9 +535,9 @@ def repo_bundle(
         t.append(Triple(node, TKG.defaultBranch, text(record.default_branch, None)))
     if record.archived is not None:
         t.append(Triple(node, TKG.archived, boolean(record.archived)))
-    for prop, value in ((SCHEMA.dateCreated, record.created), (SCHEMA.dateModified, record.updated),
-                        (TKG.pushedAt, record.pushed), (TKG.latestReleaseDate, record.release_date)):
-        literal = _dt(value)
+    for prop, when in ((SCHEMA.dateCreated, record.created), (SCHEMA.dateModified, record.updated),
+                       (TKG.pushedAt, record.pushed), (TKG.latestReleaseDate, record.release_date)):
+        literal = _dt(when)
         if literal is not None:
             t.append(Triple(node, prop, literal))
     if record.release_tag:

@@ -162,7 +162,7 @@ class RetryPolicy:
     sleep: Callable[[float], None] = time.sleep
 
     def backoff(self, attempt: int) -> float:
-        delay = min(self.cap, self.base * (2**attempt))
+        delay = min(self.cap, self.base * 2.0**attempt)
         return delay / 2 + random.uniform(0, delay / 2)
 
 

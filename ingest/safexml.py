@@ -62,7 +62,8 @@ def parse_defused(body: bytes, *, source: str, url: str) -> Element:
     forbidden); the root element."""
     refuse_dtd(body, source=source, url=url)
     try:
-        return defused_et.fromstring(body, forbid_dtd=True, forbid_entities=True, forbid_external=True)
+        root: Element = defused_et.fromstring(body, forbid_dtd=True, forbid_entities=True, forbid_external=True)
+        return root
     except defusedxml.DefusedXmlException as exc:
         raise IngestError(f"{source}: refusing unsafe XML from {url}: {exc}", source=source, url=url,
                           hint="Nothing was written. Check --api-url.") from None

@@ -17,7 +17,7 @@ from typing import Any
 
 import torch
 import torch.distributed as dist
-import torch.multiprocessing as mp
+from torch.multiprocessing.spawn import ProcessContext, start_processes
 
 from kg.errors import KernelError
 
@@ -65,7 +65,7 @@ def run_gloo(
         saved = {k: os.environ.get(k) for k in env}
         os.environ.update(env)
         try:
-            context = mp.start_processes(
+            context: ProcessContext | None = start_processes(  # type: ignore[no-untyped-call]
                 _entry,
                 args=(fn, world_size, folder, args),
                 nprocs=world_size,

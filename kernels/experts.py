@@ -41,9 +41,8 @@ def init_experts(
     count: int, d: int, hidden: int, gen: torch.Generator, device: torch.device, dtype: torch.dtype
 ) -> Experts:
     def r(*shape: int) -> torch.Tensor:
-        return (torch.randn(*shape, generator=gen, dtype=torch.float64) * shape[-1] ** -0.5).to(
-            device, dtype
-        )
+        x: torch.Tensor = torch.randn(*shape, generator=gen, dtype=torch.float64) * shape[-1] ** -0.5
+        return x.to(device, dtype)
 
     return Experts(r(count, hidden, d), r(count, hidden, d), r(count, d, hidden))
 

@@ -20,11 +20,11 @@ from torch.utils._pytree import tree_flatten
 __all__ = ["LiveBytes", "peak_bytes"]
 
 
-class LiveBytes(TorchDispatchMode):
+class LiveBytes(TorchDispatchMode):  # type: ignore[no-untyped-call]
     """Track bytes held by storages created inside the mode."""
 
     def __init__(self) -> None:
-        super().__init__()
+        super().__init__()  # type: ignore[no-untyped-call]
         self.live = 0
         self.peak = 0
         self.largest = 0

@@ -76,7 +76,7 @@ class Run:
         out["started"] = self.started.isoformat()
         out["ended"] = self.ended.isoformat()
         out["passed"] = self.passed
-        for c in out["checks"]:  # type: ignore[union-attr]
+        for c in out["checks"]:
             for key in ("max_abs", "max_rel"):
                 if isinstance(c[key], float) and not math.isfinite(c[key]):
                     c[key] = str(c[key])

@@ -250,7 +250,7 @@ class _Table:
     def at(self, key: str) -> Where:
         return Where(str(self.path), _locate(self.raw, self.header, self.index, key))
 
-    def str(self, key: str, *, required: bool = False) -> str | None:
+    def string(self, key: str, *, required: bool = False) -> str | None:
         value = self.data.get(key)
         if value is None:
             if required:
@@ -268,7 +268,7 @@ class _Table:
         return [v.strip() for v in value]
 
     def date(self, key: str) -> str | None:
-        value = self.str(key)
+        value = self.string(key)
         if value is not None and not _DATE.match(value):
             raise self.at(key).error(f"{key!r} is {value!r}; expected YYYY, YYYY-MM or YYYY-MM-DD",
                                      hint="Move any extra text into date_note.")
@@ -295,12 +295,12 @@ def _load_categories(path: Path) -> dict[str, Category]:
     out: dict[str, Category] = {}
     for index, entry in enumerate(data.get("category", [])):
         t = _Table(entry, raw, path, "category", index, {"id", "label", "label_zh", "definition"})
-        cid = t.str("id", required=True)
+        cid = t.string("id", required=True)
         assert cid is not None
         if cid in out:
             raise t.at("id").error(f"duplicate category id {cid!r}")
-        out[cid] = Category(cid, t.str("label", required=True) or "", t.str("definition", required=True) or "",
-                            index + 1, t.str("label_zh"))
+        out[cid] = Category(cid, t.string("label", required=True) or "", t.string("definition", required=True) or "",
+                            index + 1, t.string("label_zh"))
     return out
 
 
@@ -312,13 +312,13 @@ def _load_papers(path: Path) -> dict[str, Paper]:
     iris: dict[str, str] = {}
     for index, entry in enumerate(data.get("paper", [])):
         t = _Table(entry, raw, path, "paper", index, allowed)
-        key = t.str("key", required=True)
+        key = t.string("key", required=True)
         assert key is not None
         if not _SLUG.match(key):
             raise t.at("key").error(f"paper key {key!r} must be a lowercase slug (a-z, 0-9, '-', '.')")
         if key in out:
             raise t.at("key").error(f"duplicate paper key {key!r}")
-        arxiv = t.str("arxiv")
+        arxiv = t.string("arxiv")
         if arxiv is not None:
             try:
                 parsed = parse_arxiv_id(arxiv)
@@ -326,17 +326,17 @@ def _load_papers(path: Path) -> dict[str, Paper]:
                 raise t.at("arxiv").error(str(exc)) from None
             if parsed.version is not None:
                 raise t.at("arxiv").error(f"write the arXiv id without a version: {parsed.id!r}")
-        kind = t.str("kind") or "article"
+        kind = t.string("kind") or "article"
         if kind not in _PAPER_KINDS:
             raise t.at("kind").error(f"kind {kind!r} is not one of {', '.join(_PAPER_KINDS)}")
         year = entry.get("year")
         if year is not None and not isinstance(year, int):
             raise t.at("year").error(f"year must be an integer, not {year!r}")
         paper = Paper(
-            key=key, title=t.str("title", required=True) or "", where=t.where, arxiv=arxiv,
-            doi=t.str("doi"), url=t.str("url"), also_known_as=t.strs("also_known_as"),
-            first_author=t.str("first_author"), team=t.str("team"), year=year, date=t.date("date"),
-            venue=t.str("venue"), kind=kind, note=t.str("note"),
+            key=key, title=t.string("title", required=True) or "", where=t.where, arxiv=arxiv,
+            doi=t.string("doi"), url=t.string("url"), also_known_as=t.strs("also_known_as"),
+            first_author=t.string("first_author"), team=t.string("team"), year=year, date=t.date("date"),
+            venue=t.string("venue"), kind=kind, note=t.string("note"),
         )
         try:
             iri = paper.iri.value
@@ -365,7 +365,7 @@ def _load_techniques(path: Path, categories: dict[str, Category], papers: dict[s
                "headline", "dimensions", "star", "evidence"}
     for index, entry in enumerate(data.get("technique", [])):
         t = _Table(entry, raw, path, "technique", index, allowed)
-        tid = t.str("id", required=True)
+        tid = t.string("id", required=True)
         assert tid is not None
         if not _SLUG.match(tid):
             raise t.at("id").error(f"technique id {tid!r} must be a lowercase slug (a-z, 0-9, '-', '.')")
@@ -375,17 +375,17 @@ def _load_techniques(path: Path, categories: dict[str, Category], papers: dict[s
         on_page = entry.get("on_page", True)
         if not isinstance(on_page, bool):
             raise t.at("on_page").error("on_page must be true or false")
-        paper = t.str("paper")
+        paper = t.string("paper")
         if paper is not None and paper not in papers:
             raise t.at("paper").error(f"paper {paper!r} is not a key in papers.toml",
                                       hint="Add a [[paper]] entry with that key, or fix the key.")
-        repository = t.str("repository")
+        repository = t.string("repository")
         if repository is not None:
             try:
                 repo_iri(repository)
             except ValueError as exc:
                 raise t.at("repository").error(str(exc)) from None
-        if t.str("first_author") and t.str("team"):
+        if t.string("first_author") and t.string("team"):
             raise t.at("team").error("give either first_author or team, not both")
         headline = entry.get("headline", {})
         if not isinstance(headline, dict) or set(headline) - {"result", "conditional", "conditions"}:
@@ -399,12 +399,12 @@ def _load_techniques(path: Path, categories: dict[str, Category], papers: dict[s
                 raise t.at("evidence").error(f"evidence entries need a label and an http(s) url: {item!r}")
             evidence.append((str(item.get("label", "Link")), str(item["url"])))
         tech = Technique(
-            id=tid, name=t.str("name", required=True) or "", category=category, where=t.where,
-            aliases=t.strs("aliases"), label_zh=t.str("label_zh"), on_page=on_page,
-            summary=t.str("summary", required=True) or "", first_author=t.str("first_author"),
-            team=t.str("team"), organisations=t.strs("organisations"), date=t.date("date"),
-            date_note=t.str("date_note"), paper=paper, repository=repository, suits=t.str("suits"),
-            availability=t.str("availability"), headline=headline,
+            id=tid, name=t.string("name", required=True) or "", category=category, where=t.where,
+            aliases=t.strs("aliases"), label_zh=t.string("label_zh"), on_page=on_page,
+            summary=t.string("summary", required=True) or "", first_author=t.string("first_author"),
+            team=t.string("team"), organisations=t.strs("organisations"), date=t.date("date"),
+            date_note=t.string("date_note"), paper=paper, repository=repository, suits=t.string("suits"),
+            availability=t.string("availability"), headline=headline,
             dimensions=t.table("dimensions", _DIMENSION_KEYS, required=on_page),
             star=t.table("star", _STAR_KEYS, required=on_page), evidence=evidence,
         )
@@ -430,8 +430,8 @@ def _load_edges(path: Path, techniques: dict[str, Technique]) -> list[Edge]:
     seen: set[tuple[str, str, str]] = set()
     for index, entry in enumerate(data.get("edge", [])):
         t = _Table(entry, raw, path, "edge", index, {"parent", "child", "relation", "basis", "note"})
-        parent, child = t.str("parent", required=True), t.str("child", required=True)
-        relation = t.str("relation", required=True)
+        parent, child = t.string("parent", required=True), t.string("child", required=True)
+        relation = t.string("relation", required=True)
         assert parent and child and relation
         for key, value in (("parent", parent), ("child", child)):
             if value not in techniques:
@@ -442,7 +442,7 @@ def _load_edges(path: Path, techniques: dict[str, Technique]) -> list[Edge]:
                                       hint=("Did you mean " + ", ".join(close) + "?") if close else None)
         if relation not in LINEAGE_RELATIONS:
             raise t.at("relation").error(f"relation {relation!r} is not one of {', '.join(LINEAGE_RELATIONS)}")
-        basis = t.str("basis") or "stated"
+        basis = t.string("basis") or "stated"
         if basis not in ("stated", "inferred"):
             raise t.at("basis").error(f"basis must be 'stated' or 'inferred', not {basis!r}")
         if parent == child:
@@ -450,7 +450,7 @@ def _load_edges(path: Path, techniques: dict[str, Technique]) -> list[Edge]:
         if (parent, child, relation) in seen:
             raise t.where.error(f"duplicate edge {parent} -{relation}-> {child}")
         seen.add((parent, child, relation))
-        edges.append(Edge(parent, child, relation, t.where, basis, t.str("note")))
+        edges.append(Edge(parent, child, relation, t.where, basis, t.string("note")))
     return edges
 
 

@@ -258,7 +258,7 @@ def _prepare(reading_list: ReadingList, catalog: Catalog) -> tuple[ImportReport,
     listed: dict[NamedNode, str] = {}
     notes: set[str] = set()
     unmatched: list[str] = []
-    by_paper_iri = {}
+    by_paper_iri: dict[str, list[str]] = {}
     for tech in catalog.techniques.values():
         if tech.paper:
             by_paper_iri.setdefault(catalog.papers[tech.paper].iri.value, []).append(tech.name)

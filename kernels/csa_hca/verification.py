@@ -47,7 +47,13 @@ def forms_agree(s: Setting) -> Outcome:
         ref = naive_compress(h, comp)
         params = (comp.w_kv, comp.w_z, comp.bias, comp.norm)
 
-        def rebuild(w_kv, w_z, bias, norm, comp=comp):  # type: ignore[no-untyped-def]
+        def rebuild(
+            w_kv: torch.Tensor,
+            w_z: torch.Tensor,
+            bias: torch.Tensor,
+            norm: torch.Tensor,
+            comp: Compressor = comp,
+        ) -> Compressor:
             return Compressor(w_kv, w_z, bias, norm, comp.stride, comp.overlap, comp.rope)
 
         tag = f"{name} m={m} T={T}"

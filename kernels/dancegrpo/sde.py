@@ -34,7 +34,8 @@ def step_logprob(
 ) -> torch.Tensor:
     std = eta * math.sqrt(sigma - sigma_next)
     dist = torch.distributions.Normal(x + (sigma_next - sigma) * v, std)
-    return dist.log_prob(x_next).flatten(1).mean(-1)
+    logp: torch.Tensor = dist.log_prob(x_next)  # type: ignore[no-untyped-call]
+    return logp.flatten(1).mean(-1)
 
 
 def advantages(rewards: torch.Tensor, group: int, clip: float = 5.0) -> torch.Tensor:

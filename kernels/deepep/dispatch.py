@@ -10,6 +10,7 @@ is therefore sent to #target-ranks ranks (≤ k), not k times.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import cast
 
 import torch
 
@@ -70,6 +71,7 @@ def expert_parallel_moe(
     for box in inbox:
         rows = []
         for x, local in zip(box.x, box.experts, strict=True):
-            rows.append(sum(wt * apply_expert(x[None], experts, e)[0] for e, wt in local))
+            row = sum(wt * apply_expert(x[None], experts, e)[0] for e, wt in local)
+            rows.append(cast(torch.Tensor, row))
         outputs.append(rows)
     return combine(outputs, inbox, [x.shape[0] for x in xs], xs[0]), inbox

@@ -30,7 +30,7 @@ def naive_recurrent_delta_rule(
     scale = K**-0.5 if scale is None else scale
     h0 = q.new_zeros(B, H, K, V) if initial_state is None else initial_state.float()
     state = [[h0[b, n] for n in range(H)] for b in range(B)]
-    o = [[[] for _ in range(H)] for _ in range(B)]
+    o: list[list[list[torch.Tensor]]] = [[[] for _ in range(H)] for _ in range(B)]
     for t in range(T):
         for b in range(B):
             for n in range(H):

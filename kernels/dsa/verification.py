@@ -26,9 +26,11 @@ from kernels.dsa.sparse import dsa_attention
 from kernels.transformer.naive import naive_attention
 
 SHAPES = ((2, 45, 2, 16, 4, 8, 12), (1, 75, 3, 8, 8, 16, 20))  # B, T, H, D, HI, dI, topk
+#: q, k, v, q_idx, w_idx, k_idx
+Inputs = tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]
 
 
-def _inputs(s: Setting, B: int, T: int, H: int, D: int, HI: int, dI: int, offset: int):  # type: ignore[no-untyped-def]
+def _inputs(s: Setting, B: int, T: int, H: int, D: int, HI: int, dI: int, offset: int) -> Inputs:
     gen = s.generator(offset)
     return (
         s.randn(B, T, H, D, gen=gen),
@@ -46,8 +48,8 @@ def batched_matches_loop(s: Setting) -> Outcome:
         x = _inputs(s, B, T, H, D, HI, dI, i)
         results.append(
             compare_forms(
-                lambda q, kk, v, k=k, rest=x[3:]: naive_dsa(q, kk, v, *rest, k),
-                lambda q, kk, v, k=k, rest=x[3:]: dsa_attention(q, kk, v, *rest, k)[0],
+                lambda q, kk, v, k=k, r=x[3:]: naive_dsa(q, kk, v, r[0], r[1], r[2], k),
+                lambda q, kk, v, k=k, r=x[3:]: dsa_attention(q, kk, v, r[0], r[1], r[2], k)[0],
                 x[:3],
                 (s.randn(B, T, H, D, gen=s.generator(10 + i)),),
                 outputs=("o",),

@@ -36,7 +36,7 @@ class FlatParam:
         return [s.clone() for s in self.flatten(tensors).chunk(self.world)]
 
     def unshard(self, gathered: torch.Tensor) -> list[torch.Tensor]:
-        views = gathered[: self.numel].split(self.numels)
+        views = torch.split(gathered[: self.numel], self.numels)
         return [v.view(shape) for v, shape in zip(views, self.shapes, strict=True)]
 
     def rows_cut(self) -> int:

@@ -44,9 +44,8 @@ def init_latentmoe(
     dtype: torch.dtype,
 ) -> LatentMoE:
     def r(*shape: int) -> torch.Tensor:
-        return (torch.randn(*shape, generator=gen, dtype=torch.float64) * shape[-1] ** -0.5).to(
-            device, dtype
-        )
+        x: torch.Tensor = torch.randn(*shape, generator=gen, dtype=torch.float64) * shape[-1] ** -0.5
+        return x.to(device, dtype)
 
     return LatentMoE(
         r(experts, d),

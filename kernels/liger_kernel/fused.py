@@ -74,7 +74,7 @@ def fused_linear_cross_entropy(
     h: torch.Tensor, weight: torch.Tensor, target: torch.Tensor, ignore_index: int = -100
 ) -> torch.Tensor:
     """Same contract as ``naive_lm_head_ce``."""
-    out: torch.Tensor = _FusedLinearCE.apply(h, weight, target, ignore_index)
+    out: torch.Tensor = _FusedLinearCE.apply(h, weight, target, ignore_index)  # type: ignore[no-untyped-call]
     return out
 
 
@@ -103,7 +103,7 @@ class _RMSNorm(torch.autograd.Function):
 def rmsnorm(
     x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-6, offset: float = 0.0
 ) -> torch.Tensor:
-    out: torch.Tensor = _RMSNorm.apply(x, weight, eps, offset)
+    out: torch.Tensor = _RMSNorm.apply(x, weight, eps, offset)  # type: ignore[no-untyped-call]
     return out
 
 
@@ -137,7 +137,7 @@ class _RoPE(torch.autograd.Function):
 
 def rope(x: torch.Tensor, positions: torch.Tensor, base: float = 10000.0) -> torch.Tensor:
     """x [B, T, H, D] rotated at ``positions`` [T] (rotate_half convention)."""
-    out: torch.Tensor = _RoPE.apply(x, positions, base)
+    out: torch.Tensor = _RoPE.apply(x, positions, base)  # type: ignore[no-untyped-call]
     return out
 
 
@@ -159,5 +159,5 @@ class _SwiGLU(torch.autograd.Function):
 
 
 def swiglu(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    out: torch.Tensor = _SwiGLU.apply(a, b)
+    out: torch.Tensor = _SwiGLU.apply(a, b)  # type: ignore[no-untyped-call]
     return out

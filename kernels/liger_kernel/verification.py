@@ -9,6 +9,8 @@ logits, never BT × V.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
 
 from kernels.checks import (
@@ -61,7 +63,9 @@ def flce_memory(s: Setting) -> Outcome:
     h.requires_grad_(True)
     w.requires_grad_(True)
 
-    def step(loss_fn):  # type: ignore[no-untyped-def]
+    def step(
+        loss_fn: Callable[[torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor],
+    ) -> Callable[[], tuple[torch.Tensor, ...]]:
         return lambda: torch.autograd.grad(loss_fn(h, w, target), (h, w))
 
     full, _, _ = peak_bytes(step(naive_lm_head_ce))

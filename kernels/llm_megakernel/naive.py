@@ -17,7 +17,7 @@ def _attention(x: torch.Tensor, w: dict[str, torch.Tensor], li: int, cfg: Config
     q, k, v = (
         (x @ w[f"{li}.{n}"].T).view(T, cfg.heads, d).transpose(0, 1) for n in ("wq", "wk", "wv")
     )
-    scores = (q @ k.transpose(1, 2)) * d**-0.5
+    scores: torch.Tensor = (q @ k.transpose(1, 2)) * d**-0.5
     causal = torch.ones(T, T, dtype=torch.bool, device=x.device).tril()
     o = scores.masked_fill(~causal, float("-inf")).softmax(-1) @ v
     return o.transpose(0, 1).reshape(T, cfg.dim) @ w[f"{li}.wo"].T

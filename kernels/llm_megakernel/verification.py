@@ -9,6 +9,8 @@ one launch.
 
 from __future__ import annotations
 
+from typing import Any
+
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from kernels.checks import Check, Outcome, Setting, Verification, compare, compare_all, count, worst
@@ -20,12 +22,12 @@ CFG = Config()
 T = 23
 
 
-class _CountOps(TorchDispatchMode):
+class _CountOps(TorchDispatchMode):  # type: ignore[no-untyped-call]
     def __init__(self) -> None:
-        super().__init__()
+        super().__init__()  # type: ignore[no-untyped-call]
         self.ops = 0
 
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
+    def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
         self.ops += 1
         return func(*args, **(kwargs or {}))
 

@@ -48,13 +48,13 @@ def tp_rank(rank: int, world: int, seed: int, T: int, d: int, h: int) -> dict[st
     cot = torch.randn(T, d, generator=gen)
     # The unsharded reference, on every rank.
     leaves = [t.clone().requires_grad_() for t in (x, a, b)]
-    ref = mlp(*leaves, bias)
+    ref = mlp(leaves[0], leaves[1], leaves[2], bias)
     ref_grads = torch.autograd.grad((ref * cot).sum(), leaves)
     # This rank's shard.
     xr = x.clone().requires_grad_()
     ar = a.chunk(world, 0)[rank].clone().requires_grad_()
     br = b.chunk(world, 1)[rank].clone().requires_grad_()
-    out = _G.apply(F.gelu(_F.apply(xr) @ ar.T) @ br.T) + bias
+    out = _G.apply(F.gelu(_F.apply(xr) @ ar.T) @ br.T) + bias  # type: ignore[no-untyped-call]
     dx, da, db = torch.autograd.grad((out * cot).sum(), (xr, ar, br))
     return {
         "out": (out - ref).abs().max().item(),

@@ -62,20 +62,23 @@ def shard_mlp(
 def tp_mlp(
     x: torch.Tensor, a_shards: list[torch.Tensor], b_shards: list[torch.Tensor], bias: torch.Tensor
 ) -> torch.Tensor:
-    copies = _F.apply(x, len(a_shards))
+    copies = _F.apply(x, len(a_shards))  # type: ignore[no-untyped-call]
     partials = [
         F.gelu(xr @ ar.T) @ br.T for xr, ar, br in zip(copies, a_shards, b_shards, strict=True)
     ]
-    return _G.apply(*partials) + bias
+    out: torch.Tensor = _G.apply(*partials) + bias  # type: ignore[no-untyped-call]
+    return out
 
 
 def column_linear(x: torch.Tensor, shards: list[torch.Tensor]) -> torch.Tensor:
     """Y = X Wᵀ with W split by output rows; the outputs are gathered (concatenated)."""
-    copies = _F.apply(x, len(shards))
+    copies = _F.apply(x, len(shards))  # type: ignore[no-untyped-call]
     return torch.cat([xr @ wr.T for xr, wr in zip(copies, shards, strict=True)], dim=-1)
 
 
 def row_linear(x: torch.Tensor, shards: list[torch.Tensor]) -> torch.Tensor:
     """Y = X Wᵀ with W split by input columns and X split to match; partials all-reduced."""
     xs = x.chunk(len(shards), dim=-1)
-    return _G.apply(*[xr @ wr.T for xr, wr in zip(xs, shards, strict=True)])
+    partials = [xr @ wr.T for xr, wr in zip(xs, shards, strict=True)]
+    out: torch.Tensor = _G.apply(*partials)  # type: ignore[no-untyped-call]
+    return out

@@ -28,7 +28,7 @@ def init_weights(
     cfg: MLAConfig, gen: torch.Generator, device: torch.device, dtype: torch.dtype
 ) -> dict[str, torch.Tensor]:
     def w(rows: int, cols: int) -> torch.Tensor:
-        x = torch.randn(rows, cols, generator=gen, dtype=torch.float64) * cols**-0.5
+        x: torch.Tensor = torch.randn(rows, cols, generator=gen, dtype=torch.float64) * cols**-0.5
         return x.to(device=device, dtype=dtype)
 
     H = cfg.heads

@@ -8,6 +8,10 @@ the same heads (and 40,960 in the naive path); RoPE touches only the shared k_pe
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+import torch
+
 from kernels.checks import (
     Check,
     Outcome,
@@ -36,8 +40,8 @@ def absorbed_matches_naive(s: Setting) -> Outcome:
     w, x = _setup(s)
     names = list(w)
 
-    def run(decode):  # type: ignore[no-untyped-def]
-        def fn(x, *ws):  # type: ignore[no-untyped-def]
+    def run(decode: Callable[..., tuple[torch.Tensor, object]]) -> Callable[..., torch.Tensor]:
+        def fn(x: torch.Tensor, *ws: torch.Tensor) -> torch.Tensor:
             return decode(x, dict(zip(names, ws, strict=True)), SMALL, start=5)[0]
 
         return fn

@@ -11,6 +11,9 @@ uses the unadjusted lr.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import cast
+
 import torch
 
 __all__ = ["naive_muon_step", "polar_svd"]
@@ -18,7 +21,7 @@ __all__ = ["naive_muon_step", "polar_svd"]
 
 def polar_svd(g: torch.Tensor) -> torch.Tensor:
     u, _, vh = torch.linalg.svd(g.double(), full_matrices=False)
-    return (u @ vh).to(g.dtype)
+    return cast(torch.Tensor, (u @ vh).to(g.dtype))
 
 
 def naive_muon_step(
@@ -29,8 +32,8 @@ def naive_muon_step(
     lr: float,
     momentum: float = 0.95,
     weight_decay: float = 0.1,
-    orthogonalize=polar_svd,
-) -> None:  # type: ignore[no-untyped-def]
+    orthogonalize: Callable[[torch.Tensor], torch.Tensor] = polar_svd,
+) -> None:
     """Update ``params`` and ``bufs`` in place, one parameter at a time."""
     for p, g, buf in zip(params, grads, bufs, strict=True):
         buf.mul_(momentum).add_(g)

@@ -12,6 +12,7 @@ converge to the polar factor and is kept for checking.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 
 import torch
 
@@ -25,7 +26,7 @@ def newton_schulz5(
 ) -> torch.Tensor:
     """g: [..., A, B] (a batch of matrices) → approximately orthogonal, same shape and dtype."""
     a, b, c = COEFFICIENTS
-    x = g.to(dtype)
+    x: torch.Tensor = g.to(dtype)
     x = x / (x.norm(dim=(-2, -1), keepdim=True) + 1e-7)
     tall = g.shape[-2] > g.shape[-1]
     if tall:
@@ -39,7 +40,7 @@ def newton_schulz5(
 
 
 def newton_schulz_cubic(g: torch.Tensor, steps: int = 40) -> torch.Tensor:
-    x = g / g.norm(dim=(-2, -1), keepdim=True)
+    x: torch.Tensor = g / g.norm(dim=(-2, -1), keepdim=True)
     for _ in range(steps):
         x = 1.5 * x - 0.5 * x @ x.mT @ x
     return x
@@ -53,8 +54,8 @@ def muon_step(
     lr: float,
     momentum: float = 0.95,
     weight_decay: float = 0.1,
-    orthogonalize=newton_schulz5,
-) -> None:  # type: ignore[no-untyped-def]
+    orthogonalize: Callable[[torch.Tensor], torch.Tensor] = newton_schulz5,
+) -> None:
     """The same update as ``naive_muon_step``, with parameters of equal shape stacked and
     orthogonalised in one batched call."""
     groups: dict[tuple[int, ...], list[int]] = defaultdict(list)

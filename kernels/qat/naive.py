@@ -9,6 +9,8 @@ value fell inside the range, and block it where it was clamped. The trick
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import torch
 
 __all__ = ["fake_quant_ste"]
@@ -16,8 +18,8 @@ __all__ = ["fake_quant_ste"]
 
 def fake_quant_ste(
     x: torch.Tensor,
-    scale: torch.Tensor | float,
-    zero_point: torch.Tensor | int,
+    scale: torch.Tensor | float | Sequence[float],
+    zero_point: torch.Tensor | int | Sequence[int],
     q_min: int,
     q_max: int,
     axis: int | None = None,

@@ -24,8 +24,10 @@ from kernels.qat.builtin import fake_quant
 from kernels.qat.naive import fake_quant_ste
 
 #: (name, scale, zero point, q_min, q_max, axis)
-CASES = (
-    ("per-tensor uint8", 0.05, 128, 0, 255, None),
+Case = tuple[str, float | tuple[float, ...], int | tuple[int, ...], int, int, int | None]
+PER_TENSOR = ("per-tensor uint8", 0.05, 128, 0, 255, None)
+CASES: tuple[Case, ...] = (
+    PER_TENSOR,
     ("per-channel int8", (0.02, 0.05, 0.011), (0, 0, 0), -128, 127, 1),
 )
 SHAPE = (75, 3)
@@ -65,7 +67,7 @@ def on_the_grid(s: Setting) -> Outcome:
 
 
 def gradient_is_range_mask(s: Setting) -> Outcome:
-    name, scale, zp, lo, hi, axis = CASES[0]
+    name, scale, zp, lo, hi, axis = PER_TENSOR
     x = _x(s, 30)
     _, (grad,) = gradients(lambda x: fake_quant_ste(x, scale, zp, lo, hi, axis), (x,))
     level = torch.round(x / scale) + zp

@@ -48,5 +48,5 @@ def situ_and_mul(
     """x [..., 2d] = [gate | up] → SiTU(gate, up) [..., d]."""
     if x.shape[-1] % 2:
         raise ValueError(f"the last dimension holds gate and up halves; {x.shape[-1]} is odd")
-    out: torch.Tensor = _SiTUAndMul.apply(x, beta, beta_linear)
+    out: torch.Tensor = _SiTUAndMul.apply(x, beta, beta_linear)  # type: ignore[no-untyped-call]
     return out

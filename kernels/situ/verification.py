@@ -71,7 +71,8 @@ def tends_to_swiglu(s: Setting) -> Outcome:
 
 def bf16_computed_in_fp32(s: Setting) -> Outcome:
     x = s.randn(37, 96, gen=s.generator(40), scale=4.0).to(torch.bfloat16)
-    expected = naive_situ(*x.float().chunk(2, -1)).to(torch.bfloat16)
+    gate, up = x.float().chunk(2, -1)
+    expected = naive_situ(gate, up).to(torch.bfloat16)
     return compare(
         expected.float(), situ_and_mul(x).float(), "bf16 output vs fp32 compute rounded once"
     )

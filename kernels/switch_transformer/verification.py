@@ -7,6 +7,8 @@ the auxiliary loss is exactly 1 under uniform routing and N when routing collaps
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
 
 from kernels.check_inputs import routed_tokens
@@ -33,7 +35,10 @@ def dispatch_matches_loop(s: Setting) -> Outcome:
         x, router, experts = routed_tokens(s, T, d, E, offset=i)
         cap = capacity(T, E, factor)
 
-        def run(fn, cap=cap):  # type: ignore[no-untyped-def]
+        def run(
+            fn: Callable[[torch.Tensor, torch.Tensor, Experts, int], tuple[torch.Tensor, object]],
+            cap: int = cap,
+        ) -> Callable[..., torch.Tensor]:
             return lambda xs, r, w1, w3, w2: fn(xs, r, Experts(w1, w3, w2), cap)[0]
 
         used = torch.tensor(naive_switch(x, router, experts, cap)[1], dtype=torch.float32)

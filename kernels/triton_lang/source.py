@@ -20,7 +20,7 @@ def softmax_kernel(x_ptr, out_ptr, n_cols, stride, BLOCK: tl.constexpr):  # type
     tl.store(out_ptr + row * stride + cols, num / tl.sum(num, axis=0), mask=mask)
 
 
-def matmul_kernel(
+def matmul_kernel(  # type: ignore[no-untyped-def]
     a_ptr,
     b_ptr,
     c_ptr,
@@ -32,7 +32,7 @@ def matmul_kernel(
     sbk,
     sbn,
     scm,
-    scn,  # type: ignore[no-untyped-def]
+    scn,
     BM: tl.constexpr,
     BN: tl.constexpr,
     BK: tl.constexpr,

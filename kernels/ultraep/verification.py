@@ -8,6 +8,8 @@ the unreplicated gradient. Property: adding replicas never increases the largest
 
 from __future__ import annotations
 
+from typing import cast
+
 import torch
 
 from kernels.checks import Check, Outcome, Setting, Verification, against, compare_all, count, worst
@@ -71,7 +73,7 @@ def replicas_sum_to_unreplicated(s: Setting) -> Outcome:
         ref_grads = torch.autograd.grad((y * cot[idx]).sum(), leaves)
         mine = [i for i, (le, _) in enumerate(replicas) if le == e]
         for j, name in enumerate(("w1", "w3", "w2")):
-            summed = sum(grads[3 * i + j] for i in mine)
+            summed = cast(torch.Tensor, sum(grads[3 * i + j] for i in mine))
             pairs.append((f"expert {e} ({len(mine)} replicas) d{name}", ref_grads[j], summed))
     pairs.append(("outputs", ref_rows, out.detach()))
     once = sorted(t for _, toks in replicas for t in toks) == list(range(T))

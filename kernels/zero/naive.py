@@ -31,8 +31,8 @@ class DDPRank:
 
 
 def ddp_train(
-    start: torch.Tensor, shape: MLPShape, batches: list, world: int
-) -> tuple[list[DDPRank], Ranks]:  # type: ignore[type-arg]
+    start: torch.Tensor, shape: MLPShape, batches: list[list[tuple[torch.Tensor, torch.Tensor]]], world: int
+) -> tuple[list[DDPRank], Ranks]:
     ranks = [DDPRank(start) for _ in range(world)]
     comm = Ranks(world)
     for step, per_rank in enumerate(batches, start=1):

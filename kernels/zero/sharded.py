@@ -58,9 +58,9 @@ class ZeroRank:
 def zero_train(
     start: torch.Tensor,
     shape: MLPShape,
-    batches: list,
+    batches: list[list[tuple[torch.Tensor, torch.Tensor]]],
     world: int,
-    stage: int,  # type: ignore[type-arg]
+    stage: int,
 ) -> tuple[list[ZeroRank], Ranks]:
     if start.numel() % world:
         raise ValueError(

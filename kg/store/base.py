@@ -209,7 +209,7 @@ class GraphStore(abc.ABC):
         where = f"GRAPH {graph} {{ ?s ?p ?o }}" if graph is not None else "GRAPH ?g { ?s ?p ?o }"
         rows = self.select(f"SELECT (COUNT(*) AS ?n) WHERE {{ {where} }}")
         value = rows.rows[0]["n"] if rows.rows else None
-        return int(value.value) if value is not None else 0
+        return int(value.value) if isinstance(value, ox.Literal) else 0
 
     def graph_info(self) -> list[GraphInfo]:
         """Each named graph with its size and what the provenance graph records about it."""
@@ -226,7 +226,7 @@ class GraphStore(abc.ABC):
         out = []
         for row in rows:
             g, n = row["g"], row["n"]
-            assert isinstance(g, ox.NamedNode) and n is not None
+            assert isinstance(g, ox.NamedNode) and isinstance(n, ox.Literal)
             out.append(
                 GraphInfo(
                     graph=g,

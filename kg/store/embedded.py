@@ -8,7 +8,7 @@ import json
 import uuid
 from collections.abc import Mapping
 from pathlib import Path
-from typing import IO
+from typing import IO, cast
 
 import pyoxigraph as ox
 
@@ -195,7 +195,7 @@ class OxigraphStore(GraphStore):
 
 
 def _open(path: Path, gzipped: bool) -> IO[bytes]:
-    return gzip.open(path, "rb") if gzipped else path.open("rb")
+    return cast(IO[bytes], gzip.open(path, "rb")) if gzipped else path.open("rb")
 
 
 def _file_digest(path: Path) -> str:
