@@ -1,6 +1,6 @@
 # make demo   set everything up, build the graph on the default embedded store, verify three kernels,
 #             show a lineage and a comparison, and regenerate docs/lineage.svg
-# make test   set everything up and run the test suite
+# make test   set everything up, run ruff and mypy, then the test suite
 # make bench  run the benchmarks in bench/ (slow; prints ratios against baselines)
 
 VENV := .venv/bin
