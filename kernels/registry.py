@@ -149,6 +149,7 @@ ENTRIES: tuple[Entry, ...] = (
     _k("mamba2", "mamba2"),
     _k("sparsely-gated-moe", "sparsely_gated_moe"),
     _k("ppo", "ppo"),
+    _k("eagle", "eagle"),
 )
 
 _BY_ID = {e.technique: e for e in ENTRIES}

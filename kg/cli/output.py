@@ -65,16 +65,22 @@ def emit(
 
     table = Table(title=title, show_lines=False, header_style="bold")
     cells = [[str(_plain(r.get(c))) for c in columns] for r in records]
-    for i, c in enumerate(columns):
-        header = (headers or {}).get(c, c)
-        widest = max([len(header), *(len(row[i]) for row in cells)])
-        if widest <= SHORT_COLUMN:  # ids, statuses, counts, dates: keep whole, squeeze the prose
-            table.add_column(header, no_wrap=True, min_width=widest)
+    names = [(headers or {}).get(c, c) for c in columns]
+    widths = [max([len(name), *(len(row[i]) for row in cells)]) for i, name in enumerate(names)]
+    short = [w <= SHORT_COLUMN for w in widths]
+    out = console()
+    # Ids, statuses, counts and dates stay whole and the prose wraps, as long as that
+    # leaves the prose columns room; otherwise every column folds.
+    room = out.width - 3 * len(columns) - 1 - sum(w for w, s in zip(widths, short, strict=True) if s)
+    keep_short = room >= 16 * short.count(False)
+    for name, width, is_short in zip(names, widths, short, strict=True):
+        if is_short and keep_short:
+            table.add_column(name, no_wrap=True, min_width=width)
         else:
-            table.add_column(header, overflow="fold")
+            table.add_column(name, overflow="fold")
     for row in cells:
         table.add_row(*[_escape(value) for value in row])
-    console().print(table)
+    out.print(table)
 
 
 def _escape(value: str) -> str:
