@@ -69,6 +69,7 @@ CLASSES: tuple[str, ...] = (
     "tkg:RepositorySnapshot",
     "tkg:ReadingListCategory",
     "tkg:ReadingEvent",
+    "tkg:ReadingRemoval",
     "tkg:ReferenceKernel",
     "tkg:VerificationRun",
     "tkg:CheckResult",

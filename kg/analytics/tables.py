@@ -395,12 +395,13 @@ FROM c ORDER BY position NULLS LAST, label""",
     ),
     Table(
         "reading_events",
-        "Every reading-status change: when, from what, to what, and where it was made.",
+        "Every reading-status change: when, from what, to what, and where it was made; a "
+        "paper taken off the reading state (a Zotero item deleted) is a row with no status.",
         f"""
-WITH {_pivot(["tkg:ReadingEvent"], "ev", _EVENT)}
+WITH {_pivot(["tkg:ReadingEvent", "tkg:ReadingRemoval"], "ev", _EVENT)}
 SELECT ev AS event, paper, kg_local(status_iri) AS status,
        kg_local(previous_iri) AS previous_status, kg_time(at_time) AS changed_at, via,
-       source_graph, source_modified
+       status_iri IS NULL AS removed, source_graph, source_modified
 FROM ev ORDER BY changed_at, event""",
     ),
     Table(

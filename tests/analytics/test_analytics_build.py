@@ -88,6 +88,22 @@ def test_nothing_is_rebuilt_when_the_graph_is_unchanged(analysed_store: Any, db_
     assert rows(db, "SELECT count(*) FROM builds") == [(1,)]
 
 
+def test_a_paper_taken_off_the_reading_state_is_an_event_with_no_status(analysed_store: Any, db_of: Any) -> None:
+    from kg.reading import resolve_paper, status_removal
+    from kg.store.base import Activity
+
+    db = db_of(Path(analysed_store.location))
+    paper = resolve_paper(analysed_store, "Ring Attention")
+    with analysed_store.transaction(Activity("zotero sync (test)")) as tx:
+        status_removal(tx, paper, previous="to-read", via="zotero", at=dt.datetime(2026, 5, 6, tzinfo=dt.UTC))
+    build(analysed_store, db)
+    assert rows(db, f"""SELECT status, previous_status, via, removed, changed_at FROM reading_events
+                        WHERE paper = '{paper.value}' AND removed""") == [
+        (None, "to-read", "zotero", True, dt.datetime(2026, 5, 6))]
+    assert rows(db, f"SELECT count(*) FROM reading_state WHERE paper = '{paper.value}'") == [(0,)]
+    assert rows(db, "SELECT count(*) FROM reading_events WHERE NOT removed AND status IS NULL") == [(0,)]
+
+
 def test_a_status_change_rebuilds_only_the_reading_tables(analysed_store: Any, db_of: Any) -> None:
     from kg.reading import resolve_paper, set_status
 

@@ -53,7 +53,8 @@ def test_table_sizes_match_the_graph(graph: Any, duckdb_conn: Any) -> None:
         "WHERE { ?x a tkg:RepositorySnapshot }",
         "citations": "SELECT (COUNT(*) AS ?n) "
         "WHERE { SELECT DISTINCT ?a ?b WHERE { ?a cito:cites ?b } }",
-        "reading_events": "SELECT (COUNT(DISTINCT ?x) AS ?n) WHERE { ?x a tkg:ReadingEvent }",
+        "reading_events": "SELECT (COUNT(DISTINCT ?x) AS ?n) "
+        "WHERE { { ?x a tkg:ReadingEvent } UNION { ?x a tkg:ReadingRemoval } }",
         "reading_state": "SELECT (COUNT(DISTINCT ?x) AS ?n) WHERE { ?x tkg:readingStatus ?s }",
         "verification_runs": "SELECT (COUNT(DISTINCT ?x) AS ?n) WHERE { ?x a tkg:VerificationRun }",
         "lineage_edges": f"""SELECT (COUNT(*) AS ?n) WHERE {{ SELECT DISTINCT ?c ?r ?p WHERE {{
