@@ -1,11 +1,12 @@
 # make demo   set everything up, build the graph on the default embedded store, verify three kernels,
-#             show a lineage and a comparison, and regenerate docs/lineage.svg
+#             show a lineage and a comparison, and draw the lineage to .kg-demo/lineage.svg
+# make picture  redraw the README's docs/lineage.svg the same way, from a fresh store
 # make test   set everything up, run ruff and mypy, then the test suite
 # make bench  run the benchmarks in bench/ (slow; prints ratios against baselines)
 
 VENV := .venv/bin
 
-.PHONY: setup demo test bench
+.PHONY: setup demo test bench picture
 
 setup:
 	./scripts/setup
@@ -15,7 +16,8 @@ demo: setup
 	$(VENV)/kg kernels verify GDN KDA Mamba2
 	$(VENV)/kg lineage KDA
 	$(VENV)/kg compare GDN KDA Mamba2
-	$(VENV)/kg export lineage -o docs/lineage.svg --force
+	mkdir -p .kg-demo
+	$(VENV)/kg export lineage -o .kg-demo/lineage.svg --force
 
 test: setup
 	$(VENV)/ruff check .
@@ -24,3 +26,9 @@ test: setup
 
 bench: setup
 	$(VENV)/python -m bench
+
+picture: setup
+	rm -rf .kg-demo/picture-store
+	$(VENV)/kg --store .kg-demo/picture-store build
+	$(VENV)/kg --store .kg-demo/picture-store kernels verify GDN KDA Mamba2
+	$(VENV)/kg --store .kg-demo/picture-store export lineage -o docs/lineage.svg --force
