@@ -19,7 +19,6 @@ import argparse
 import asyncio
 import statistics
 import tempfile
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -48,23 +47,14 @@ PAGES = [
 
 @contextmanager
 def serving(store: object) -> Iterator[str]:
-    import uvicorn
-
+    """The workbench and endpoint over ``store`` under uvicorn in a thread; yields the base URL."""
     from kg.server import ServerSettings, create_app
     from kg.server.web import workbench_routes
+    from tests.servers import serving as serve_app
 
     app = create_app(store, ServerSettings(max_rows=1_000_000), extra_routes=workbench_routes())  # type: ignore[arg-type]
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    while not server.started:
-        time.sleep(0.01)
-    port = server.servers[0].sockets[0].getsockname()[1]
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(30)
+    with serve_app(app) as base:
+        yield base
 
 
 def _median(client: httpx.Client, path: str, runs: int, accept: str = "*/*") -> tuple[float, int]:
