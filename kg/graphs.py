@@ -1,12 +1,21 @@
-"""The named graphs: each source writes its own, queries see their union.
+"""The named graphs: each has an owner, each source writes its own, queries see their union.
 
-A source's graph is replaced as a whole in one transaction (catalog, reading list,
-arxiv, github, zotero, kernels) or changed by small atomic updates (reading state,
-sync state). ``provenance`` describes every other graph: when and by what activity
-it was last generated, and a hash of its content.
+Every named graph has one of three kinds of owner (:class:`GraphKind`):
+
+- ``package``: built from TechKG's own files (ontology, catalog); ``kg build`` rewrites them.
+- ``user``: the user's own state (reading state, their reading list, the Zotero sync state,
+  lineage decisions). No command replaces or drops one of these without asking, and every
+  command that does replace one keeps a snapshot first.
+- ``source``: refreshed from a source (arxiv, github, zotero, citations, kernels, and
+  ``import/<name>`` graphs loaded by ``kg import rdf``); a refresh replaces it whole.
+
+``provenance`` describes every other graph: when and by what activity it was last
+generated, and a hash of its content. It is kept by TechKG itself.
 """
 
 from __future__ import annotations
+
+from enum import StrEnum
 
 from pyoxigraph import NamedNode
 
@@ -15,18 +24,36 @@ from kg.vocab import GRAPH_BASE
 __all__ = [
     "ARXIV",
     "CATALOG",
+    "CITATIONS",
     "GITHUB",
+    "IMPORT_PREFIX",
     "KERNELS",
+    "LINEAGE_DECISIONS",
     "ONTOLOGY",
+    "OWNERS",
     "PROVENANCE",
     "READING",
     "READING_LIST",
     "SOURCES",
+    "USER_GRAPHS",
     "ZOTERO",
     "ZOTERO_SYNC",
+    "GraphKind",
     "graph_iri",
+    "graph_kind",
     "graph_name",
+    "is_import_graph",
+    "is_own_graph",
 ]
+
+
+class GraphKind(StrEnum):
+    """Who owns a named graph, and so who may replace it."""
+
+    package = "package"  # built from the package: ontology, catalog
+    user = "user"  # the user's own state: never replaced without asking
+    source = "source"  # refreshed from a source: arxiv, github, zotero, citations, imports
+    internal = "internal"  # TechKG's own bookkeeping: provenance
 
 
 def graph_iri(name: str) -> NamedNode:
@@ -49,8 +76,13 @@ ARXIV = graph_iri("arxiv")
 GITHUB = graph_iri("github")
 ZOTERO = graph_iri("zotero")
 ZOTERO_SYNC = graph_iri("zotero-sync")
+CITATIONS = graph_iri("citations")
+LINEAGE_DECISIONS = graph_iri("lineage-decisions")
 KERNELS = graph_iri("kernels")
 PROVENANCE = graph_iri("provenance")
+
+#: ``kg import rdf`` loads into ``import/<name>`` graphs.
+IMPORT_PREFIX = GRAPH_BASE + "import/"
 
 #: Graphs written by TechKG itself, in load order.
 SOURCES: dict[str, NamedNode] = {
@@ -58,10 +90,49 @@ SOURCES: dict[str, NamedNode] = {
     "catalog": CATALOG,
     "reading-list": READING_LIST,
     "reading": READING,
+    "lineage-decisions": LINEAGE_DECISIONS,
     "arxiv": ARXIV,
     "github": GITHUB,
     "zotero": ZOTERO,
     "zotero-sync": ZOTERO_SYNC,
+    "citations": CITATIONS,
     "kernels": KERNELS,
     "provenance": PROVENANCE,
 }
+
+#: The owner of each of TechKG's own graphs (``import/<name>`` graphs are ``source``).
+OWNERS: dict[NamedNode, GraphKind] = {
+    ONTOLOGY: GraphKind.package,
+    CATALOG: GraphKind.package,
+    READING_LIST: GraphKind.user,
+    READING: GraphKind.user,
+    ZOTERO_SYNC: GraphKind.user,
+    LINEAGE_DECISIONS: GraphKind.user,
+    ARXIV: GraphKind.source,
+    GITHUB: GraphKind.source,
+    ZOTERO: GraphKind.source,
+    CITATIONS: GraphKind.source,
+    KERNELS: GraphKind.source,
+    PROVENANCE: GraphKind.internal,
+}
+
+#: The graphs that hold the user's own state.
+USER_GRAPHS: tuple[NamedNode, ...] = tuple(g for g, kind in OWNERS.items() if kind is GraphKind.user)
+
+
+def is_import_graph(graph: NamedNode) -> bool:
+    """Whether ``graph`` is an ``import/<name>`` graph of ``kg import rdf``."""
+    return graph.value.startswith(IMPORT_PREFIX) and len(graph.value) > len(IMPORT_PREFIX)
+
+
+def is_own_graph(graph: NamedNode) -> bool:
+    """Whether ``graph`` is one of TechKG's graphs (its own or an import), as opposed to a
+    graph that some triplestore server keeps for itself (Virtuoso's system graphs, say)."""
+    return graph in OWNERS or is_import_graph(graph)
+
+
+def graph_kind(graph: NamedNode) -> GraphKind | None:
+    """The owner kind of one of TechKG's graphs; None for a graph TechKG does not own."""
+    if graph in OWNERS:
+        return OWNERS[graph]
+    return GraphKind.source if is_import_graph(graph) else None
