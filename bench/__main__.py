@@ -1,4 +1,5 @@
-"""Run every benchmark in bench/ one after another: ``python -m bench [name ...]``."""
+"""Run every benchmark in bench/ one after another: ``python -m bench [name ...]``; options
+after the names go to each of them (``python -m bench queries --store virtuoso``)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,9 @@ BENCHMARKS = ("store", "ingest", "zotero", "queries", "analytics", "exports", "k
 
 
 def main() -> None:
-    names = sys.argv[1:] or list(BENCHMARKS)
+    args = sys.argv[1:]
+    first_option = next((i for i, a in enumerate(args) if a.startswith("-")), len(args))
+    names, options = args[:first_option] or list(BENCHMARKS), args[first_option:]
     unknown = [n for n in names if n not in BENCHMARKS]
     if unknown:
         sys.exit(f"unknown benchmark {unknown[0]!r}; choose from: {', '.join(BENCHMARKS)}")
@@ -18,7 +21,7 @@ def main() -> None:
     for name in names:
         print(f"\n=== bench.{name} " + "=" * 60, flush=True)
         start = time.perf_counter()
-        sys.argv = [f"bench.{name}"]
+        sys.argv = [f"bench.{name}", *options]
         try:
             runpy.run_module(f"bench.{name}", run_name="__main__")
         except SystemExit as stop:  # a benchmark's own main() ends with sys.exit(code)

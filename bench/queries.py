@@ -1,18 +1,25 @@
-"""Named-query benchmark (issue #5): every query of ``queries/*.rq`` on the synthetic
-corpus, p50 and p95, on the embedded store, on a remote Oxigraph server (RemoteStore,
-SPARQL 1.1 Protocol), and on rdflib's in-memory Dataset, each with a time cap.
+"""Named-query benchmark (issues #5, #15): every query of ``queries/*.rq`` on the synthetic
+corpus, p50 and p95, on the embedded store, on triplestore servers through RemoteStore
+(SPARQL 1.1 Protocol): Oxigraph and Virtuoso 7, and on rdflib's in-memory Dataset, each
+with a time cap.
 
-    python -m bench.queries                  # 100k papers ≈ 1.3M triples
-    python -m bench.queries --papers 10000   # quicker
-    python -m bench.queries --skip-rdflib    # without the rdflib baseline
+    python -m bench.queries                      # 100k papers ≈ 1.3M triples; Oxigraph server
+    python -m bench queries --store virtuoso     # Virtuoso 7 beside the embedded store
+    python -m bench queries --store all          # both servers
+    python -m bench.queries --papers 10000       # quicker
+    python -m bench.queries --skip-rdflib        # without the rdflib baseline
 
 The corpus goes into the embedded store through its bulk path (``kg import rdf``, the
 real CLI) on top of ``kg build``, and into an Oxigraph server (on disk) through the
 same two commands with a remote ``--store`` (Graph Store Protocol upload). The server
 is measured twice: as started plainly, where every query names the union of the named
 graphs in the protocol, and with ``--union-default-graph``, which RemoteStore detects.
-Every backend runs the very same text: parameters are resolved once and inlined as
-VALUES blocks, as ``GraphStore.query`` does, with the standard prefixes declared.
+Virtuoso (Debian's 7.2.5, started as the tests start it, with more buffers for the
+corpus) gets the corpus through its own bulk loader (``ld_dir``, as its operators load
+large dumps) into an ``import/`` graph, and the catalog through ``kg build``.
+Every backend runs the very same query: parameters are resolved once and bound by the
+store (``GraphStore.query``: VALUES blocks; for Virtuoso, whose capabilities say it
+misjoins them, constants), with the standard prefixes declared.
 
 Each backend runs in a child process, so a query past the cap is cut off (a running
 pyoxigraph query cannot be interrupted otherwise) and reported as capped.
@@ -70,15 +77,23 @@ def emit(**record):
     print(json.dumps(record), flush=True)
 
 start = time.perf_counter()
-if kind == "embedded":
-    from pathlib import Path
-    from kg.store.embedded import OxigraphStore
-    store = OxigraphStore(Path(source))
-    run = store.query
-elif kind == "remote":
-    from kg.store.remote import RemoteStore
-    store = RemoteStore.from_spec(source + f";timeout={cap + 5}")
-    run = store.query
+
+def terms(values):
+    import pyoxigraph as ox
+    return [next(iter(ox.parse(f"<urn:s> <urn:p> {v} .".encode(), format=ox.RdfFormat.N_TRIPLES))).object
+            for v in values]
+
+if kind in ("embedded", "remote"):
+    if kind == "embedded":
+        from pathlib import Path
+        from kg.store.embedded import OxigraphStore
+        store = OxigraphStore(Path(source))
+    else:
+        from kg.store.remote import RemoteStore
+        store = RemoteStore.from_spec(source + f";timeout={cap + 5}")
+    def run(entry):
+        bindings = {k: (terms(v) if len(v) != 1 else terms(v)[0]) for k, v in entry["bindings"].items()}
+        return store.query(entry["query"], bindings or None)
 else:
     import rdflib
     from kg.vocab import PREFIXES
@@ -87,8 +102,8 @@ else:
     signal.signal(signal.SIGALRM, alarm)
     dataset = rdflib.Dataset(default_union=True)
     dataset.parse(source, format="nquads")
-    def run(text):
-        return list(dataset.query(text, initNs=PREFIXES))
+    def run(entry):
+        return list(dataset.query(entry["text"], initNs=PREFIXES))
 emit(what="load", seconds=time.perf_counter() - start)
 
 def timed(text):
@@ -127,8 +142,10 @@ def percentiles(samples: list[float]) -> tuple[float, float]:
     return statistics.median(ordered), ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
 
 
-def query_texts(store: Any, deepest: str) -> dict[str, str]:
-    """Each named query with its parameters resolved and inlined: the text every backend runs."""
+def query_texts(store: Any, deepest: str) -> dict[str, dict[str, Any]]:
+    """Each named query with its parameters resolved: the query and its bindings (as
+    N-Triples terms) that the stores run, and the text with them inlined as VALUES
+    blocks for rdflib."""
     import queries
     from kg.resolve import Resolver
     from kg.sparqltext import inject_values
@@ -143,11 +160,13 @@ def query_texts(store: Any, deepest: str) -> dict[str, str]:
         raw.update({k: v for k, v in overrides.items() if named.param(k)})
         text, bindings = queries.prepare(named, raw, resolve)
         full = inject_values(text, bindings) if bindings else text
-        out[named.name] = prefix_block(full) + full
+        out[named.name] = {"query": text, "text": prefix_block(full) + full,
+                           "bindings": {k: [str(t) for t in (v if isinstance(v, list) else [v])]
+                                        for k, v in bindings.items()}}
     return out
 
 
-def run_backend(kind: str, source: str, texts: dict[str, str], *, runs: int, cap: float, work: Path,
+def run_backend(kind: str, source: str, texts: dict[str, dict[str, Any]], *, runs: int, cap: float, work: Path,
                 load_cap: float = 900.0) -> dict[str, Any]:
     """Run every query on one backend in a child process; a query that outlives its
     allowance gets the child killed and restarted for the queries after it."""
@@ -230,6 +249,39 @@ def start_oxigraph(location: Path, cap: float, *flags: str) -> tuple[subprocess.
     raise RuntimeError("oxigraph serve did not start")
 
 
+def load_remote(kg: Path, spec: str, corpus: Path) -> float:
+    """``kg build`` and ``kg import rdf`` of the corpus on a remote store; the import's seconds."""
+    env = {**os.environ, "KG_STORE": spec}
+    subprocess.run([str(kg), "build", "--no-validate"], check=True, capture_output=True, env=env)
+    start = time.perf_counter()
+    subprocess.run([str(kg), "import", "rdf", str(corpus), "--graph", "bench", "--json"], check=True,
+                   capture_output=True, env=env)
+    return time.perf_counter() - start
+
+
+def run_virtuoso(kg: Path, corpus: Path, texts: dict[str, dict[str, Any]], args: argparse.Namespace,
+                 work: Path) -> dict[str, Any]:
+    """Virtuoso 7 as the tests start it (loopback, free ports, update granted, limits as
+    shipped but for its buffers), the catalog by ``kg build``, the corpus by its bulk loader."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from kg.graphs import IMPORT_PREFIX
+    from tests.servers import virtuoso_server
+
+    with virtuoso_server(buffers=args.virtuoso_buffers) as server:
+        spec = f"{server.base}/sparql"
+        env = {**os.environ, "KG_STORE": spec}
+        subprocess.run([str(kg), "build", "--no-validate"], check=True, capture_output=True, env=env)
+        shutil.copy(corpus, server.directory / "corpus.nt")
+        start = time.perf_counter()
+        server.isql(f"ld_dir('{server.directory}', 'corpus.nt', '{IMPORT_PREFIX}bench');",
+                    "rdf_loader_run();", "checkpoint;")
+        seconds = time.perf_counter() - start
+        triples = sum(1 for _ in corpus.open("rb"))
+        print(f"load: Virtuoso bulk loader {seconds:.1f} s ({triples / seconds:,.0f} triples/s)", flush=True)
+        print("Virtuoso 7 ...", flush=True)
+        return run_backend("remote", spec, texts, runs=args.runs, cap=args.cap, work=work)
+
+
 def stop(proc: subprocess.Popen[bytes]) -> None:
     proc.terminate()
     try:
@@ -247,6 +299,10 @@ def main() -> None:
     parser.add_argument("--rdflib-runs", type=int, default=3)
     parser.add_argument("--skip-rdflib", action="store_true")
     parser.add_argument("--skip-union", action="store_true", help="skip the --union-default-graph server run")
+    parser.add_argument("--store", choices=("oxigraph", "virtuoso", "all"), default="oxigraph",
+                        help="the triplestore servers measured beside the embedded store")
+    parser.add_argument("--virtuoso-buffers", type=int, default=170_000,
+                        help="Virtuoso's NumberOfBuffers (8 KB each; the shipped 10,000 suits a small graph)")
     parser.add_argument("--json", type=Path, help="also write every figure to this file")
     args = parser.parse_args()
 
@@ -271,17 +327,15 @@ def main() -> None:
                         "--json"], check=True, capture_output=True)
         embedded_load = time.perf_counter() - start
 
-        server, base = start_oxigraph(work / "oxigraph", args.cap)
-        spec = f"{base}/query;update=/update;gsp=/store"
-        env = {**os.environ, "KG_STORE": spec}
-        subprocess.run([str(kg), "build", "--no-validate"], check=True, capture_output=True, env=env)
-        start = time.perf_counter()
-        subprocess.run([str(kg), "import", "rdf", str(corpus.path), "--graph", "bench", "--json"], check=True,
-                       capture_output=True, env=env)
-        remote_load = time.perf_counter() - start
-        print(f"load: kg import rdf, embedded bulk path {embedded_load:.1f} s ({corpus.triples / embedded_load:,.0f} "
-              f"triples/s); remote GSP upload {remote_load:.1f} s ({corpus.triples / remote_load:,.0f} triples/s), "
-              f"{remote_load / embedded_load:.1f}x", flush=True)
+        oxigraph = args.store in ("oxigraph", "all")
+        spec = ""
+        if oxigraph:
+            server, base = start_oxigraph(work / "oxigraph", args.cap)
+            spec = f"{base}/query;update=/update;gsp=/store"
+            remote_load = load_remote(kg, spec, corpus.path)
+            print(f"load: kg import rdf, embedded bulk path {embedded_load:.1f} s "
+                  f"({corpus.triples / embedded_load:,.0f} triples/s); Oxigraph GSP upload {remote_load:.1f} s "
+                  f"({corpus.triples / remote_load:,.0f} triples/s), {remote_load / embedded_load:.1f}x", flush=True)
 
         with OxigraphStore(embedded_dir) as store:
             texts = query_texts(store, corpus.deepest)
@@ -292,11 +346,14 @@ def main() -> None:
         results: dict[str, dict[str, Any]] = {}
         print(f"embedded: {len(texts)} queries ...", flush=True)
         results["embedded"] = run_backend("embedded", str(embedded_dir), texts, runs=args.runs, cap=args.cap, work=work)
-        print("remote Oxigraph server ...", flush=True)
-        results["remote"] = run_backend("remote", spec, texts, runs=args.runs, cap=args.cap, work=work)
-        stop(server)
-        server = None
-        if not args.skip_union:
+        if oxigraph and server is not None:
+            print("remote Oxigraph server ...", flush=True)
+            results["remote"] = run_backend("remote", spec, texts, runs=args.runs, cap=args.cap, work=work)
+            stop(server)
+            server = None
+        if args.store in ("virtuoso", "all"):
+            results["virtuoso"] = run_virtuoso(kg, corpus.path, texts, args, work)
+        if oxigraph and not args.skip_union:
             server, base = start_oxigraph(work / "oxigraph", args.cap, "--union-default-graph")
             print("remote Oxigraph server, --union-default-graph ...", flush=True)
             results["union"] = run_backend("remote", f"{base}/query", texts, runs=args.runs, cap=args.cap, work=work)
@@ -335,8 +392,9 @@ def report(results: dict[str, dict[str, Any]], names: list[str], args: argparse.
     load = results.get("rdflib", {}).get("load", {})
     if "seconds" in load:
         print(f"rdflib Dataset.parse of the same dataset: {load['seconds']:.0f} s")
-    columns = [k for k in ("remote", "union", "rdflib") if k in results]
-    titles = {"remote": "remote", "union": "remote, union graph", "rdflib": "rdflib"}
+    columns = [k for k in ("remote", "union", "virtuoso", "rdflib") if k in results]
+    titles = {"remote": "Oxigraph server", "union": "Oxigraph, union graph", "virtuoso": "Virtuoso 7",
+              "rdflib": "rdflib"}
     head = f"{'named query':28} {'rows':>7} {'embedded ms p50/p95':>22}"
     for key in columns:
         head += f"  {titles[key] + ' ms':>24} {'ratio':>7}"

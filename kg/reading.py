@@ -344,7 +344,7 @@ def reading_rows(
     rows = store.select(
         f"""SELECT ?paper (SAMPLE(?t) AS ?title) (SAMPLE(?slug) AS ?status) (SAMPLE(?at) AS ?changed)
                   (GROUP_CONCAT(DISTINCT ?catLabel; separator=" | ") AS ?categories)
-                  (SAMPLE(?v) AS ?venue) (MAX(?n) AS ?note) (MIN(?pos) AS ?position)
+                  (SAMPLE(?shownVenue) AS ?venue) (MAX(?n) AS ?note) (MIN(?pos) AS ?position)
            WHERE {{
              ?paper tkg:readingStatus ?s .
              {filters}
@@ -352,9 +352,11 @@ def reading_rows(
              OPTIONAL {{ ?paper tkg:statusChangedAt ?at }}
              OPTIONAL {{ ?paper dcterms:title ?t }}
              OPTIONAL {{ ?paper tkg:readingCategory/skos:prefLabel ?catLabel }}
+             OPTIONAL {{ GRAPH {READING_LIST} {{ ?paper tkg:venue ?listed }} }}
              OPTIONAL {{ ?paper tkg:venue ?v }}
              OPTIONAL {{ ?paper tkg:hasNote ?n }}
              OPTIONAL {{ ?paper tkg:position ?pos }}
+             BIND(COALESCE(?listed, ?v) AS ?shownVenue)  # the list's own venue, the same on every store
            }} GROUP BY ?paper ORDER BY (!BOUND(?position)) ?position ?title""",
         bindings,
     )

@@ -1,21 +1,42 @@
-"""Binding variables of a SPARQL query to RDF terms with ``VALUES`` blocks.
+"""Binding variables of a SPARQL query to RDF terms with ``VALUES`` blocks, and the few
+rewrites that servers need.
 
 ``inject_values`` puts ``VALUES ?v { term }`` at the start of every ``WHERE`` group
 (the query's own and every sub-select's) that uses ``?v``, so the bound value
 constrains evaluation everywhere, as a constant would. The terms are serialised by
 pyoxigraph, so a value can never change the shape of the query; nothing the user typed
 is pasted into it.
+
+The rest works on a query's top-level structure (:func:`query_parts`): its form, for
+the Accept header; a page of its results (:func:`paged`), where a server caps them;
+its ORDER BY moved outside a sub-select (:func:`order_outside`), for servers that
+cannot order by an aggregate's alias; and a bound term written beside the property
+patterns that use it (:func:`inline_bindings`), for servers that ignore VALUES there.
+Each rewrite keeps the query's answers identical; strings, IRIs and comments are never
+touched.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from itertools import product
 
 import pyoxigraph as ox
 
-__all__ = ["inject_values", "values_block"]
+__all__ = [
+    "QueryParts",
+    "constants",
+    "inject_values",
+    "inline_bindings",
+    "order_outside",
+    "paged",
+    "query_form",
+    "query_parts",
+    "unsliced",
+    "values_block",
+]
 
 _VAR = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _WHERE = re.compile(r"(?i)\b(WHERE|ASK)\s*\{")
@@ -36,8 +57,9 @@ def values_block(bindings: Mapping[str, Term | Sequence[Term]]) -> str:
     return f" VALUES ({variables}) {{ {rows} }} "
 
 
-def _code_spans(query: str) -> list[tuple[int, int]]:
-    """Spans of ``query`` that are SPARQL code, i.e. not strings, IRIs or comments."""
+def _code_spans(query: str, *, iris: bool = False) -> list[tuple[int, int]]:
+    """Spans of ``query`` that are SPARQL code, i.e. not strings, IRIs or comments
+    (IRIs count as code when ``iris``)."""
     spans, start, i, n = [], 0, 0, len(query)
     while i < n:
         ch = query[i]
@@ -62,7 +84,7 @@ def _code_spans(query: str) -> list[tuple[int, int]]:
                 j += 1
             i = start = j
             continue
-        if ch == "<":
+        if ch == "<" and not iris:
             m = re.match(r"<[^<>\"{}|^`\\\s]*>", query[i:])
             if m:
                 spans.append((start, i))
@@ -73,10 +95,11 @@ def _code_spans(query: str) -> list[tuple[int, int]]:
     return [(a, b) for a, b in spans if b > a]
 
 
-def _code_only(query: str) -> str:
-    """``query`` with strings, IRIs and comments blanked out (same length, same offsets)."""
+def _code_only(query: str, *, iris: bool = False) -> str:
+    """``query`` with strings, IRIs and comments blanked out (same length, same offsets);
+    IRIs are kept when ``iris``."""
     out = [" "] * len(query)
-    for a, b in _code_spans(query):
+    for a, b in _code_spans(query, iris=iris):
         out[a:b] = query[a:b]
     return "".join(out)
 
@@ -126,3 +149,401 @@ def inject_values(query: str, bindings: Mapping[str, Term | Sequence[Term]]) -> 
             last = pos
     out.append(query[last:])
     return "".join(out)
+
+
+# -- a query's top-level structure ------------------------------------------------------
+
+_PROLOGUE = re.compile(r"(?i)\s*(?:PREFIX\s+[A-Za-z0-9_.\-]*:|BASE)\s*")
+_FORM = re.compile(r"(?i)\b(SELECT|CONSTRUCT|ASK|DESCRIBE)\b")
+_DATASET = re.compile(r"(?i)\bFROM\b")
+_MODIFIER = re.compile(r"(?i)\b(GROUP\s+BY|HAVING|ORDER\s+BY|LIMIT|OFFSET|VALUES)\b")
+_NUMBER = re.compile(r"\s*(\d+)")
+
+
+@dataclass(frozen=True)
+class QueryParts:
+    """Offsets into a query's text: where its prologue ends, its form, its WHERE group
+    (braces included) and the solution modifiers after it."""
+
+    text: str
+    form: str  # SELECT, CONSTRUCT, ASK or DESCRIBE
+    form_start: int
+    group: tuple[int, int] | None  # the query's own WHERE group, ``{`` to ``}`` inclusive
+    order_by: tuple[int, int] | None  # ``ORDER BY ...`` up to the next modifier
+    limit: int | None
+    offset: int | None
+    modifiers_end: int  # where LIMIT / OFFSET end (a trailing VALUES block follows)
+    dataset: bool  # the query names its own dataset (FROM / FROM NAMED)
+
+    @property
+    def prologue(self) -> str:
+        return self.text[: self.form_start]
+
+    @property
+    def projection(self) -> list[str] | None:
+        """The variables a SELECT projects, in order (None for ``SELECT *`` and other forms)."""
+        if self.form != "SELECT" or self.group is None:
+            return None
+        head = _code_only(self.text)[self.form_start + len("SELECT") : self.group[0]]
+        head = re.sub(r"(?i)\bWHERE\s*$", "", head.strip())
+        head = re.sub(r"(?i)\bFROM\b.*$", "", head, flags=re.S)
+        names, depth, i = [], 0, 0
+        while i < len(head):
+            ch = head[i]
+            if ch == "(":
+                depth += 1
+            elif ch == ")":
+                depth -= 1
+            elif ch in "?$" and (depth == 0 or re.search(r"(?i)\bAS\s*$", head[max(0, i - 6) : i])):
+                m = re.match(r"[?$]([A-Za-z0-9_]+)", head[i:])
+                if m:
+                    names.append(m.group(1))
+                    i += m.end()
+                    continue
+            elif ch == "*" and depth == 0:
+                return None
+            i += 1
+        return names or None
+
+
+def query_form(query: str) -> str:
+    """SELECT, CONSTRUCT, ASK or DESCRIBE (SELECT when it cannot tell)."""
+    m = _FORM.search(_code_only(query))
+    return m.group(1).upper() if m else "SELECT"
+
+
+def query_parts(query: str) -> QueryParts:
+    """The top-level structure of ``query`` (which may start with PREFIX declarations)."""
+    code = _code_only(query)
+    pos = 0
+    while m := _PROLOGUE.match(code, pos):
+        if m.end() == pos:
+            break
+        pos = m.end()
+    form_match = _FORM.search(code, pos)
+    form = form_match.group(1).upper() if form_match else "SELECT"
+    form_start = form_match.start() if form_match else pos
+    cursor = form_match.end() if form_match else pos
+    if form == "CONSTRUCT":  # skip the template, unless this is CONSTRUCT WHERE { ... }
+        after = code[cursor:].lstrip()
+        if after.startswith("{"):
+            cursor = _group_end(code, code.index("{", cursor)) + 1
+    opening, depth = -1, 0
+    for i in range(cursor, len(code)):
+        if code[i] == "(":
+            depth += 1
+        elif code[i] == ")":
+            depth -= 1
+        elif code[i] == "{" and depth == 0:
+            opening = i
+            break
+    group = (opening, _group_end(code, opening)) if opening >= 0 else None
+    dataset = bool(_DATASET.search(code[form_start : opening if opening >= 0 else len(code)]))
+    order_by: tuple[int, int] | None = None
+    limit = offset = None
+    tail_start = group[1] + 1 if group else len(code)
+    modifiers_end = tail_start
+    marks = [(m.start(), m.end(), m.group(1).upper().split()[0]) for m in _MODIFIER.finditer(code, tail_start)]
+    for index, (start, end, word) in enumerate(marks):
+        nxt = marks[index + 1][0] if index + 1 < len(marks) else len(code)
+        if word == "VALUES":
+            break
+        if word in ("LIMIT", "OFFSET"):
+            number = _NUMBER.match(code, end)
+            if number and word == "LIMIT":
+                limit = int(number.group(1))
+            elif number:
+                offset = int(number.group(1))
+            modifiers_end = number.end() if number else end
+        else:
+            if word == "ORDER":
+                order_by = (start, nxt)
+            modifiers_end = nxt
+    return QueryParts(query, form, form_start, group, order_by, limit, offset, modifiers_end, dataset)
+
+
+def _without_slice(parts: QueryParts) -> tuple[str, str]:
+    """The query up to its modifiers with LIMIT and OFFSET cut out, and its trailing VALUES."""
+    assert parts.group is not None
+    text, end = parts.text, parts.group[1] + 1
+    cuts = [m.span() for m in re.finditer(r"(?i)\b(?:LIMIT|OFFSET)\s*\d+", _code_only(text)[: parts.modifiers_end])
+            if m.start() >= end]
+    kept, last = [], 0
+    for a, b in cuts:
+        kept.append(text[last:a])
+        last = b
+    kept.append(text[last : parts.modifiers_end])
+    return "".join(kept).rstrip(), text[parts.modifiers_end :]
+
+
+def unsliced(query: str) -> tuple[str, int | None, int | None]:
+    """``query`` without its ORDER BY, LIMIT and OFFSET (the same solutions, unordered,
+    uncut: what a count needs), and the LIMIT and OFFSET it had."""
+    parts = query_parts(query)
+    if parts.group is None:
+        return query, parts.limit, parts.offset
+    body, trailing = _without_slice(parts)
+    if parts.order_by is not None:
+        body = body[: parts.order_by[0]]  # only LIMIT and OFFSET follow ORDER BY
+    return f"{body}\n{trailing}", parts.limit, parts.offset
+
+
+def paged(query: str, limit: int, offset: int) -> str:
+    """``query`` (a SELECT or CONSTRUCT) cut to ``limit`` solutions from ``offset``, within
+    its own LIMIT / OFFSET. A query with ORDER BY is ordered in a sub-select and sliced
+    outside it: servers that cap results refuse to sort past their cap at one level."""
+    parts = query_parts(query)
+    if parts.group is None or parts.form not in ("SELECT", "CONSTRUCT"):
+        raise ValueError("only SELECT and CONSTRUCT queries with a WHERE group can be paged")
+    own_offset = parts.offset or 0
+    start = own_offset + offset
+    count = limit if parts.limit is None else max(0, min(limit, parts.limit - offset))
+    body, trailing = _without_slice(parts)
+    if parts.order_by is None or parts.form != "SELECT":
+        return f"{body}\nLIMIT {count} OFFSET {start}\n{trailing}".rstrip() + "\n"
+    projection = parts.projection
+    outer = " ".join("?" + v for v in projection) if projection else "*"
+    inner = body[len(parts.prologue) :]
+    return f"{parts.prologue}SELECT {outer} WHERE {{ {{\n{inner}\n{trailing}}} }}\nLIMIT {count} OFFSET {start}\n"
+
+
+_AGGREGATE = re.compile(r"(?i)\b(COUNT|SUM|MIN|MAX|AVG|SAMPLE|GROUP_CONCAT)\s*\(")
+
+
+def _calls(code: str) -> list[tuple[int, int]]:
+    """Spans of the aggregate calls in ``code``, parentheses included."""
+    spans = []
+    for m in _AGGREGATE.finditer(code):
+        depth, i = 0, m.end() - 1
+        for i in range(m.end() - 1, len(code)):
+            depth += code[i] == "("
+            depth -= code[i] == ")"
+            if depth == 0:
+                break
+        spans.append((m.start(), i + 1))
+    return spans
+
+
+def _head_end(text: str, parts: QueryParts) -> int:
+    """Where a SELECT's projection ends (before WHERE and its group)."""
+    assert parts.group is not None
+    head = _code_only(text)[: parts.group[0]]
+    where = re.search(r"(?i)\bWHERE\s*$", head)
+    return where.start() if where else parts.group[0]
+
+
+def order_outside(query: str) -> str:
+    """A SELECT whose ORDER BY (with its LIMIT / OFFSET) and HAVING are moved out of the
+    query into an outer one over it as a sub-select, so that they use plain variables:
+    the same rows, in the same order. An aggregate in ORDER BY becomes a hidden alias of
+    the sub-select; one in HAVING that the query projects becomes that alias, and HAVING a
+    FILTER outside. Unchanged when there is nothing to move, or when what would move uses
+    a variable the query does not project."""
+    parts = query_parts(query)
+    projection = parts.projection
+    if parts.form != "SELECT" or parts.group is None or not projection:
+        return query
+    text, code = parts.text, _code_only(parts.text)
+    having = re.search(r"(?i)\bHAVING\b", code[parts.group[1] :])
+    if parts.order_by is None and having is None:
+        return query
+    body, trailing = _without_slice(parts)
+    end = parts.order_by[0] if parts.order_by else len(body)
+    order = text[parts.order_by[0] : parts.order_by[1]].strip() if parts.order_by else ""
+    extra: list[str] = []
+    order_code = _code_only(order)
+    for k, (x, y) in enumerate(reversed(_calls(order_code))):  # ORDER BY MIN(?v): a hidden alias
+        extra.append(f"({order[x:y]} AS ?_order{k})")
+        order = order[:x] + f"?_order{k}" + order[y:]
+    condition = ""
+    if having is not None:
+        start = parts.group[1] + having.start()
+        clause = text[start + len("HAVING") : end]
+        aliases = {text[x:y].strip(): name for x, y, name in _aliases(text, parts)}
+        for expression, name in sorted(aliases.items(), key=lambda item: -len(item[0])):
+            clause = clause.replace(expression, f"?{name}")
+        if _AGGREGATE.search(_code_only(clause)):
+            return query
+        condition = f" FILTER({clause.strip()})"
+        end = start
+    used = set(re.findall(r"[?$]([A-Za-z0-9_]+)", _code_only(order + condition)))
+    missing = sorted(used - set(projection) - {f"_order{k}" for k in range(len(extra))})
+    distinct = re.match(r"(?i)\s*SELECT\s+(DISTINCT|REDUCED)\b", code[parts.form_start :])
+    if missing and (distinct or condition and set(missing) & set(re.findall(r"[?$](\w+)", condition))):
+        return query
+    extra += [f"?{v}" for v in missing]  # sorted by, not shown: group keys (or plain variables)
+    head_end = _head_end(body, parts)
+    inner = body[len(parts.prologue) : head_end] + " " + " ".join(extra) + " " + body[head_end:end]
+    slice_ = (f" LIMIT {parts.limit}" if parts.limit is not None else "") + (
+        f" OFFSET {parts.offset}" if parts.offset is not None else "")
+    outer = " ".join("?" + v for v in projection)
+    return (f"{parts.prologue}SELECT {outer} WHERE {{ {{\n{inner.rstrip()}\n{trailing}}}{condition} }}\n"
+            f"{order}{slice_}\n")
+
+
+def _aliases(text: str, parts: QueryParts) -> list[tuple[int, int, str]]:
+    """The expressions a SELECT projects ``(expression AS ?name)``: their spans and names."""
+    code = _code_only(text)
+    out = []
+    for m in re.finditer(r"\(", code[parts.form_start : _head_end(text, parts)]):
+        start = parts.form_start + m.start()
+        depth = 0
+        for i in range(start, len(code)):
+            depth += code[i] == "("
+            depth -= code[i] == ")"
+            if depth == 0:
+                break
+        alias = re.search(r"(?is)^\((.*)\bAS\s*[?$]([A-Za-z0-9_]+)\s*\)$", code[start : i + 1])
+        if alias:
+            out.append((start + 1, start + 1 + len(alias.group(1)), alias.group(2)))
+    return out
+
+
+# -- bound terms written as constants ----------------------------------------------------
+
+_EXCLUDED = re.compile(r"(?i)\b(VALUES|SELECT|GROUP\s+BY|ORDER\s+BY|HAVING|MINUS)\b")
+
+
+def inline_bindings(query: str, bindings: Mapping[str, Term | Sequence[Term]]) -> str:
+    """``query`` with each variable bound to a single term also written as that term in
+    the WHERE groups' patterns and filters, for servers that do not use a VALUES binding
+    where it matters (Virtuoso 7 evaluates a property path without it, and misjoins
+    sub-selects beside it). The VALUES blocks stay, so the variable is still bound for
+    the projection and every group that has one: the answers are those of the binding.
+    The variable is left alone where a constant would change the meaning or the syntax:
+    VALUES blocks, sub-select projections and their GROUP BY / ORDER BY / HAVING, ``AS
+    ?v``, and MINUS blocks (where the variable decides what is shared). The term is
+    serialised by pyoxigraph, as in VALUES."""
+    single = _single(bindings)
+    if not single:
+        return query
+    code = _code_only(query)
+    allowed = [False] * len(code)
+    for m in _WHERE.finditer(code):
+        opening = m.end() - 1
+        allowed[opening + 1 : _group_end(code, opening)] = [True] * (_group_end(code, opening) - opening - 1)
+    for m in _EXCLUDED.finditer(code):
+        if not allowed[m.start()]:
+            continue
+        word = m.group(1).upper()
+        if word in ("VALUES", "MINUS"):
+            opening = code.find("{", m.end())
+            end = _group_end(code, opening) if opening >= 0 else len(code)
+        elif word == "SELECT":  # a sub-select's projection, up to its WHERE group
+            end = code.find("{", m.end())
+        else:  # a sub-select's modifiers, up to the end of the sub-select
+            end = code.find("}", m.end())
+        end = len(code) if end < 0 else end
+        allowed[m.start() : end] = [False] * (end - m.start())
+    names = "|".join(re.escape(n) for n in single)
+    out, last = [], 0
+    for m in re.finditer(rf"(?i)(\bBOUND\s*\(\s*)?(?<![\w?$])[?$]({names})(?!\w)(\s*\))?", code):
+        if not allowed[m.start()] or re.search(r"(?i)\bAS\s*$", code[max(0, m.start() - 8) : m.start()]):
+            continue
+        if m.group(1) and m.group(3):  # BOUND(?v) of a bound variable
+            out += [query[last : m.start()], "true"]
+        else:
+            start = m.start(2) - 1
+            out += [query[last:start], single[m.group(2)]]
+            if m.group(3):
+                out.append(query[m.end(2) : m.end()])
+        last = m.end()
+    out.append(query[last:])
+    return "".join(out)
+
+
+def _single(bindings: Mapping[str, Term | Sequence[Term]]) -> dict[str, str]:
+    """The bindings that hold one term, serialised."""
+    out = {}
+    for name, value in bindings.items():
+        if isinstance(value, Sequence) and not isinstance(value, ox.Triple):
+            if len(value) != 1:
+                continue
+            value = value[0]
+        out[name] = str(value)
+    return out
+
+
+def constants(query: str, bindings: Mapping[str, Term | Sequence[Term]]
+              ) -> tuple[str, dict[str, Term | Sequence[Term]]]:
+    """``query`` with each single-term binding written as a constant instead of a VALUES
+    block, for servers that misjoin VALUES (Virtuoso 7): in the WHERE groups as
+    :func:`inline_bindings` does, in a CONSTRUCT template or DESCRIBE, and in the
+    projection as ``(term AS ?v)``, so the answers still name it. The query's own GROUP
+    BY, HAVING and ORDER BY name it as ``(term)`` (grouping by a constant keeps an empty
+    answer empty). A sub-select that projects the variable keeps it (unbound there, it
+    still joins): Virtuoso needs that join, although a strict SPARQL 1.1 parser refuses
+    the projection ``(term AS ?v)`` beside it, so this form is only for such servers.
+    Returns the text and the bindings left to bind with VALUES (lists of terms, and every binding of
+    a ``SELECT *``, whose projection cannot name a constant)."""
+    single = _single(bindings)
+    parts = query_parts(query)
+    if not single or parts.group is None or (parts.form == "SELECT" and parts.projection is None):
+        return query, dict(bindings)
+    rest = {k: v for k, v in bindings.items() if k not in single}
+    code = _code_only(query)
+    group_start, group_end = parts.group
+    head = query[parts.form_start : group_start]
+    head_code = code[parts.form_start : group_start]
+    names = "|".join(re.escape(n) for n in single)
+    var = re.compile(rf"(?<![\w?$])[?$]({names})(?!\w)")
+
+    def replace(text: str, text_code: str, make: Callable[[re.Match[str]], str]) -> str:
+        out, last = [], 0
+        for m in var.finditer(text_code):
+            out += [text[last : m.start()], make(m)]
+            last = m.end()
+        return "".join(out) + text[last:]
+
+    if parts.form == "SELECT":
+        depth_zero = []
+        depth = 0
+        for ch in head_code:
+            depth += ch == "("
+            depth -= ch == ")"
+            depth_zero.append(depth == 0)
+        new_head = replace(head, "".join(c if depth_zero[i] else " " for i, c in enumerate(head_code)),
+                           lambda m: f"({single[m.group(1)]} AS ?{m.group(1)})")
+    else:
+        new_head = replace(head, head_code, lambda m: single[m.group(1)])
+    body = inline_bindings("WHERE " + query[group_start : group_end + 1], {k: bindings[k] for k in single})[6:]
+    tail = query[group_end + 1 :]
+    return query[: parts.form_start] + new_head + body + _constant_modifiers(tail, single, var), rest
+
+
+def _constant_modifiers(tail: str, single: Mapping[str, str], var: re.Pattern[str]) -> str:
+    """A query's solution modifiers with bound variables as constants: left out of GROUP BY
+    and ORDER BY where other keys remain (a constant groups and sorts nothing; Virtuoso
+    refuses to group by one), ``(term)`` where a GROUP BY has no other key (so an empty
+    answer stays empty), an ORDER BY of nothing but them dropped; ``(term)`` in HAVING."""
+    code = _code_only(tail)
+    marks = list(_MODIFIER.finditer(code))
+    out, last = [], 0
+    for index, m in enumerate(marks):
+        end = marks[index + 1].start() if index + 1 < len(marks) else len(code)
+        word = m.group(1).upper().split()[0]
+        clause, clause_code = tail[m.end() : end], code[m.end() : end]
+        if not var.search(clause_code) or word in ("LIMIT", "OFFSET", "VALUES"):
+            continue
+        if word == "HAVING":
+            new = _substitute(clause, clause_code, var, lambda h: f"({single[h.group(1)]})")
+        elif var.sub("", clause_code).strip():
+            new = _substitute(clause, clause_code, var, lambda h: "")
+        elif word == "GROUP":
+            new = _substitute(clause, clause_code, var, lambda h: f"({single[h.group(1)]})")
+        else:  # ORDER BY nothing but constants
+            out += [tail[last : m.start()]]
+            last = end
+            continue
+        out += [tail[last : m.end()], new]
+        last = end
+    out.append(tail[last:])
+    return "".join(out)
+
+
+def _substitute(text: str, code: str, var: re.Pattern[str], make: Callable[[re.Match[str]], str]) -> str:
+    out, last = [], 0
+    for m in var.finditer(code):
+        out += [text[last : m.start()], make(m)]
+        last = m.end()
+    return "".join(out) + text[last:]

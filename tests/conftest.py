@@ -104,6 +104,16 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.xdist_group("browser"))
 
 
+@pytest.fixture(scope="session")
+def virtuoso():
+    """Virtuoso 7 on loopback for the session, with update granted and the limits it ships
+    with (see tests.servers.virtuoso_server). Clear it before use: tests share it."""
+    from tests.servers import virtuoso_server
+
+    with virtuoso_server() as server:
+        yield server
+
+
 @pytest.fixture
 def catalog_copy(tmp_path: Path) -> Iterator[Path]:
     """A writable copy of the packaged catalog data, for tests that break it on purpose."""

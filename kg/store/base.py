@@ -7,8 +7,8 @@ written once here on top of them, so the embedded Oxigraph store and a remote SP
 endpoint behave the same.
 
 A :class:`Transaction` collects graph replacements, inserts, deletes and update
-operations, then commits them as *one* SPARQL Update request together with the
-provenance of every graph it touched. Nothing reaches the store before the commit,
+operations, then commits them (:meth:`GraphStore.commit_operations`) as *one* SPARQL
+Update request together with the provenance of every graph it touched. Nothing reaches the store before the commit,
 so an exception while the new content is being produced leaves the store exactly as
 it was, and the store applies the one request atomically.
 """
@@ -150,6 +150,15 @@ class GraphStore(abc.ABC):
 
     def close(self) -> None:  # noqa: B027 - optional for backends
         """Release the store (locks, connections)."""
+
+    def commit_operations(self, operations: Sequence[str], graphs: Mapping[ox.NamedNode, int | None]) -> None:
+        """Apply a transaction's SPARQL Update ``operations`` in order, atomically. ``graphs``
+        names every graph they write, with the triples it will hold where the transaction
+        knows (a replaced graph). Here: one request. A backend whose server limits a
+        request's size overrides it to stage them (see :mod:`kg.store.remote`)."""
+        # Data blocks hold N-Triples with full IRIs: only the other operations can use prefixes.
+        written = " ".join(op for op in operations if not op.startswith(("INSERT DATA", "DELETE DATA")))
+        self.update(prefix_block(written) + " ;\n".join(operations))
 
     # -- everything below is shared ----------------------------------------------------
 
@@ -312,7 +321,7 @@ class Transaction:
         self._ops.append(f"DROP SILENT GRAPH {graph}")
         if content:
             self._ops.append(f"INSERT DATA {{ GRAPH {graph} {{\n{_ntriples(content)}\n}} }}")
-        self._touched[graph] = (digest, len(content))
+        self._touched[graph] = (digest, len(set(content)))
         return True
 
     def insert(self, graph: ox.NamedNode, triples: Iterable[ox.Triple]) -> None:
@@ -345,9 +354,7 @@ class Transaction:
             return
         ended = _now()
         ops = [*self._ops, provenance_update(self.activity, self._touched, ended)]
-        # Data blocks hold N-Triples with full IRIs: only the other operations can use prefixes.
-        written = " ".join(op for op in ops if not op.startswith(("INSERT DATA", "DELETE DATA")))
-        self.store.update(prefix_block(written) + " ;\n".join(ops))
+        self.store.commit_operations(ops, {**{g: n for g, (_, n) in self._touched.items()}, PROVENANCE: None})
 
     def __enter__(self) -> Transaction:
         return self

@@ -1,5 +1,5 @@
-"""A remote SPARQL 1.1 endpoint as the store: Oxigraph server, Fuseki, GraphDB, Virtuoso,
-QLever, or another ``kg serve``.
+"""A remote SPARQL 1.1 endpoint as the store: Oxigraph server, Virtuoso, Fuseki, GraphDB,
+QLever, or another ``kg serve``. Oxigraph and Virtuoso 7 are tested (``tests/contract``).
 
 The store is named by one string (``--store`` or ``KG_STORE``)::
 
@@ -9,31 +9,46 @@ The query URL comes first; ``update=`` and ``gsp=`` (the Graph Store Protocol UR
 may be absolute or relative to it. Without ``update=``, a query URL ending in
 ``/query`` implies ``.../update`` and any other URL takes updates itself. Other keys:
 ``union=true|false`` (whether the server's default graph is already the union of
-its named graphs; detected when absent) and ``timeout=SECONDS``. A bearer token for
-the server goes in ``KG_STORE_TOKEN``, never in the spec, so it cannot leak into
+TechKG's named graphs; detected when absent) and ``timeout=SECONDS``. A bearer token
+for the server goes in ``KG_STORE_TOKEN``, never in the spec, so it cannot leak into
 messages; a user and password may be given in the URL and are hidden the same way.
 
-Everything TechKG does goes through the five primitives of :class:`GraphStore`:
+Everything TechKG does goes through the primitives of :class:`GraphStore`, made
+portable here with what :class:`~kg.store.capabilities.Capabilities` finds out about
+the server:
 
-- queries are POSTed with the SPARQL 1.1 Protocol. They see the union of the named
-  graphs: either the server's default graph is that union, or every named graph is
-  passed as ``default-graph-uri`` and ``named-graph-uri``;
-- bindings arrive as ``VALUES`` blocks of serialised terms (:mod:`kg.sparqltext`);
-- ``update`` is one request, which the server applies atomically;
-- ``load_file`` uploads into a hidden staging graph (with the Graph Store Protocol,
-  or with chunked ``INSERT DATA`` requests), then swaps it in with one atomic update,
-  so a failure at any point leaves the target graph as it was.
+- Reads are POSTed with the SPARQL 1.1 Protocol, with an Accept header for the query
+  form. They see the union of TechKG's own graphs only (``kg.graphs.is_own_graph``
+  or described by the provenance graph): a server's system graphs (Virtuoso's
+  virtrdf#, ...) and staging graphs never appear. The union is the server's default
+  graph when that already is exactly this union; otherwise every graph is named with
+  ``default-graph-uri`` / ``named-graph-uri``. A query with its own FROM keeps it.
+- An answer cut at the server's row cap (Virtuoso's ``ResultSetMaxRows``, seen in
+  its ``X-SPARQL-MaxRows`` header or by a probe) is fetched again page by page with
+  LIMIT / OFFSET and checked against a count; one that cannot be paged is an error,
+  never a silently short answer.
+- Where the server mishandles VALUES bindings (Virtuoso 7 ignores them beside a property
+  path and misjoins sub-selects beside them), single terms are written into the query
+  as constants instead; where it cannot ORDER BY an aggregate's alias, the ordering
+  moves outside a sub-select (:mod:`kg.sparqltext`). Either way the answers are the same.
+- A transaction is one update request when it fits the server's limit; otherwise it
+  is staged (:mod:`kg.store.staging`) and swapped in by one small request, so it
+  stays atomic. Every write is checked afterwards by counting what arrived.
+- ``load_file`` always uploads into a staging graph (Graph Store Protocol with a
+  Content-Length, or chunked ``INSERT DATA``), counts it, and swaps it in with one
+  update. A staging graph whose lease has run out (its process was killed) is
+  dropped the next time a store is opened on the server, with a warning.
 """
 
 from __future__ import annotations
 
 import io
+import logging
 import os
 import re
 import tempfile
 import time
-import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -44,23 +59,40 @@ import pyoxigraph as ox
 
 from kg import __version__
 from kg.errors import KGError, QueryError, RDFImportError, RemoteStoreError, StoreError
-from kg.iris import skolem
+from kg.graphs import PROVENANCE, is_own_graph
 from kg.results import QueryResult, Solutions, Term
-from kg.sparqltext import inject_values
+from kg.sparqltext import constants, inject_values, order_outside, paged, query_form, query_parts, unsliced
+from kg.store import staging
 from kg.store.base import Activity, GraphStore, prefix_block, provenance_update
-from kg.store.embedded import _STAGING, _file_digest, _open
+from kg.store.capabilities import ORDER_BY_ALIAS_PROBE, VALUES_PATH_PROBE, Capabilities, row_probe
+from kg.store.embedded import _file_digest, _open
+from kg.vocab import PROV
 
 __all__ = ["EndpointSpec", "RemoteStore", "parse_spec"]
+
+log = logging.getLogger("kg.store")
 
 #: Stands in for "no graph at all" when the store holds no named graph yet.
 _NO_GRAPH = "urn:techkg:no-graph"
 #: Seconds the list of named graphs is reused between queries (our own writes reset it).
 _GRAPH_LIST_TTL = 2.0
+#: Triples per INSERT DATA request of an upload without the Graph Store Protocol, where
+#: the server names no limit of its own.
 _CHUNK = 20_000
-_ACCEPT = (
-    "application/sparql-results+json, application/n-triples;q=0.9, text/turtle;q=0.8, "
-    "application/sparql-results+xml;q=0.7"
-)
+#: Answers shorter than this are never suspected of having been cut at a row cap.
+_CAP_FLOOR = 1000
+def _lease(timeout: float) -> float:
+    """Seconds a staging graph's lease lasts: renewed every third of it while a write runs,
+    it outlives the longest request (``timeout``) between renewals."""
+    return 2 * timeout + 10
+#: The Accept header per query form: what the form can answer, preferred first.
+_ACCEPT = {
+    "SELECT": "application/sparql-results+json, application/sparql-results+xml;q=0.9, "
+              "text/tab-separated-values;q=0.5",
+    "ASK": "application/sparql-results+json, application/sparql-results+xml;q=0.9",
+    "CONSTRUCT": "application/n-triples, text/turtle;q=0.9, application/rdf+xml;q=0.5, application/ld+json;q=0.4",
+}
+_ACCEPT["DESCRIBE"] = _ACCEPT["CONSTRUCT"]
 _RESULT_TYPES = {
     "application/sparql-results+json": ox.QueryResultsFormat.JSON,
     "application/json": ox.QueryResultsFormat.JSON,
@@ -79,7 +111,25 @@ _GRAPH_TYPES = {
 }
 _ENDPOINT_HINT = (
     "Give the query URL itself, e.g. http://localhost:7878/query (Oxigraph server), "
-    "http://localhost:3030/DATASET/query (Fuseki) or http://127.0.0.1:7879/sparql (kg serve)."
+    "http://localhost:8890/sparql (Virtuoso), http://localhost:3030/DATASET/query (Fuseki) "
+    "or http://127.0.0.1:7879/sparql (kg serve)."
+)
+#: What a server says when it refuses an update for want of a permission.
+_PERMISSION = re.compile(r"(?i)SR186|SECURITY:|no permission|permission denied|access denied|not authori[sz]ed|"
+                         r"forbidden|read-?only")
+#: What a server says when an update is too large for it (Virtuoso: SP031 ... exceeded).
+_TOO_LARGE = re.compile(r"(?i)SP031.*exceeded|too large|too long|request entity|payload")
+#: Virtuoso's refusal of a query on its cost estimate (MaxQueryCostEstimationTime).
+_ESTIMATE = re.compile(r"estimated execution time \d+ \(sec\) exceeds the limit")
+#: Virtuoso's own compiler failing on a query it parsed ("SQ156 ... Internal Optimized compiler error").
+_COMPILER = re.compile(r"SQ156|Internal Optimized compiler error")
+#: Virtuoso's refusal to sort more rows than its cap in one query (SR353 ... Only 10000 are allowed).
+_SORT_CAP = re.compile(r"SR353.*?Only (\d+) are allowed")
+_GRANT_HINT = (
+    "The server refuses updates from this user. Grant them: on Virtuoso run "
+    "isql-vt 1111 dba PASSWORD exec='GRANT SPARQL_UPDATE TO \"SPARQL\";' (the anonymous "
+    "/sparql endpoint's user); on Fuseki start the dataset with --update; on kg serve use "
+    "--allow-update and set KG_STORE_TOKEN to its --token."
 )
 
 
@@ -175,14 +225,46 @@ class _ResponseReader(io.RawIOBase):
         return n
 
 
-def _our_graphs(rows: list[dict[str, Term | None]]) -> list[ox.NamedNode]:
-    """The named graphs in ``rows`` (variable ?g), staging graphs left out, sorted."""
-    graphs = [g for g in (r.get("g") for r in rows) if isinstance(g, ox.NamedNode)]
-    return sorted((g for g in graphs if not g.value.startswith(_STAGING)), key=lambda g: g.value)
-
-
 def _media_type(response: httpx.Response) -> str:
     return str(response.headers.get("content-type", "")).split(";")[0].strip().lower()
+
+
+def _page_title(body: str) -> str:
+    """What an HTML page is about, for a message: its title, else its first words."""
+    m = re.search(r"(?is)<title[^>]*>(.*?)</title>", body)
+    words = re.sub(r"(?s)<[^>]*>", " ", m.group(1) if m else body)
+    return re.sub(r"\s+", " ", words).strip()[:120]
+
+
+def _spool_ntriples(triples: Iterable[ox.Triple], spool: IO[bytes]) -> int:
+    """Write ``triples`` to ``spool`` as N-Triples; returns how many distinct ones."""
+    seen: set[int] = set()
+    batch: list[str] = []
+    for t in triples:
+        seen.add(hash(t))
+        batch.append(f"{t.subject} {t.predicate} {t.object} .\n")
+        if len(batch) >= 5000:
+            spool.write("".join(batch).encode("utf-8"))
+            batch = []
+    spool.write("".join(batch).encode("utf-8"))
+    return len(seen)
+
+
+def _weight(operation: str) -> int:
+    """Data triples in an update operation (one per N-Triples line), or 1 for any other."""
+    if operation.startswith(("INSERT DATA", "DELETE DATA")):
+        return max(1, operation.count("\n") - 1)
+    return 1
+
+
+@dataclass
+class _Answer:
+    """One answer from the endpoint: the result, its length, and whether the server said
+    that it cut it at its row cap."""
+
+    result: QueryResult
+    length: int
+    capped: bool
 
 
 class RemoteStore(GraphStore):
@@ -206,10 +288,12 @@ class RemoteStore(GraphStore):
         )
         if client is not None:
             self._client.headers.update(headers)
-        self._union = spec.union
+        #: What the server does; settled once per store (see kg.store.capabilities).
+        self.capabilities = Capabilities()
+        #: Whether queries may use the server's default graph as the union (None: not known yet).
+        self._server_union: bool | None = spec.union
         self._graph_list: tuple[float, list[str]] | None = None
-        #: The endpoint's Server header, lower-cased, once it has answered.
-        self._server = ""
+        self._started = False
 
     @classmethod
     def from_spec(cls, value: str) -> RemoteStore:
@@ -222,10 +306,15 @@ class RemoteStore(GraphStore):
         status = response.status_code
         url = redact(str(response.request.url).split("?")[0])
         try:
-            body = response.read().decode("utf-8", "replace").strip()
+            raw = response.read().decode("utf-8", "replace").strip()
         except httpx.HTTPError:
-            body = ""
-        body = re.sub(r"\s+", " ", body)[:500] or response.reason_phrase
+            raw = ""
+        html = _media_type(response) in ("text/html", "application/xhtml+xml")
+        body = (_page_title(raw) if html else re.sub(r"\s+", " ", raw)[:500]) or response.reason_phrase
+        if what in ("update", "upload") and _PERMISSION.search(body) and status != 404:
+            return RemoteStoreError(
+                f"the endpoint at {url} refused the {what} for want of a permission ({status}): {body}",
+                url=url, status=status, hint=_GRANT_HINT)
         if status == 400 and what == "query":
             return QueryError(
                 f"the SPARQL endpoint rejected the query: {body}",
@@ -288,70 +377,44 @@ class RemoteStore(GraphStore):
             response = self._client.post(url, **kwargs)
         except httpx.HTTPError as exc:
             raise self._transport_error(exc, url, what) from None
+        self.capabilities.saw_server(response.headers.get("server", ""))
         if response.status_code >= 300:
             raise self._fail(response, what)
         return response
 
-    def _dataset(self) -> dict[str, list[str]]:
-        """Protocol parameters that make the default graph the union of the named graphs."""
-        if self._union is None:
-            self._union = self._detect_union()
-        if self._union:
-            return {}
-        now = time.monotonic()
-        if self._graph_list is None or now - self._graph_list[0] > _GRAPH_LIST_TTL:
-            self._graph_list = (now, [g.value for g in self._graph_names()] or [_NO_GRAPH])
-        graphs = self._graph_list[1]
-        return {"default-graph-uri": graphs, "named-graph-uri": graphs}
-
-    def _raw_ask(self, sparql: str) -> bool:
-        result = self._request_query(prefix_block(sparql) + sparql, {}, None)
-        return bool(result)
-
-    def _raw_select(self, sparql: str) -> list[dict[str, Term | None]]:
-        """A SELECT over the server's own dataset (no union parameters)."""
-        result = self._request_query(prefix_block(sparql) + sparql, {}, None)
-        assert isinstance(result, Solutions)
-        return result.rows
-
-    def _detect_union(self) -> bool | None:
-        """Whether the server's default graph already holds its named graphs' triples
-        (Oxigraph --union-default-graph, GraphDB, Virtuoso, kg serve). None while the
-        server holds no named graph to tell by."""
-        rows = self._raw_select(
-            "SELECT ?inDefault WHERE { { SELECT ?s ?p ?o WHERE { GRAPH ?g { ?s ?p ?o } } LIMIT 1 } "
-            "BIND(EXISTS { ?s ?p ?o } AS ?inDefault) }"
-        )
-        if not rows or rows[0].get("inDefault") is None:
-            return None
-        value = rows[0]["inDefault"]
-        return isinstance(value, ox.Literal) and value.value in ("true", "1")
-
-    def _graph_names(self) -> list[ox.NamedNode]:
-        rows = self._raw_select("SELECT DISTINCT ?g WHERE { GRAPH ?g { } }")
-        return _our_graphs(rows)
-
-    def _request_query(
-        self, text: str, dataset: Mapping[str, list[str]], max_rows: int | None
-    ) -> QueryResult:
+    def _request(self, text: str, dataset: Mapping[str, list[str]], form: str,
+                 max_rows: int | None = None) -> _Answer:
+        """POST one query; parse the answer by its content type."""
         url = self.spec.query
         try:
             with self._client.stream(
-                "POST", url, data={"query": text, **dataset}, headers={"Accept": _ACCEPT}
+                "POST", url, data={"query": text, **dataset}, headers={"Accept": _ACCEPT[form]}
             ) as response:
+                self.capabilities.saw_server(response.headers.get("server", ""))
                 if response.status_code >= 300:
                     raise self._fail(response, "query")
-                self._server = response.headers.get("server", "").lower()
+                cap = response.headers.get("x-sparql-maxrows")
+                if cap and cap.isdigit():
+                    self.capabilities.row_cap = int(cap)
                 media = _media_type(response)
                 reader = io.BufferedReader(_ResponseReader(response))
                 if media in _RESULT_TYPES:
                     parsed = ox.parse_query_results(reader, _RESULT_TYPES[media])
                     if isinstance(parsed, ox.QueryBoolean):
-                        return bool(parsed)
-                    return Solutions.from_pyoxigraph(parsed, max_rows)
+                        return _Answer(bool(parsed), 1, False)
+                    solutions = Solutions.from_pyoxigraph(parsed, max_rows)
+                    return _Answer(solutions, len(solutions), bool(cap) and not solutions.truncated)
                 if media in _GRAPH_TYPES:
-                    return [ox.Triple(q.subject, q.predicate, q.object)
-                            for q in ox.parse(reader, _GRAPH_TYPES[media])]
+                    triples = [ox.Triple(q.subject, q.predicate, q.object)
+                               for q in ox.parse(reader, _GRAPH_TYPES[media])]
+                    return _Answer(triples, len(triples), bool(cap))
+                if media in ("text/html", "application/xhtml+xml"):
+                    page = _page_title(response.read().decode("utf-8", "replace"))
+                    raise RemoteStoreError(
+                        f"the endpoint at {self.location} answered with an HTML page ({page!r}), "
+                        "not SPARQL results",
+                        url=self.location, status=response.status_code,
+                        hint="That URL serves a web page, not the SPARQL protocol. " + _ENDPOINT_HINT)
                 raise RemoteStoreError(
                     f"the endpoint at {self.location} answered with {media or 'no content type'}, "
                     "not SPARQL results",
@@ -366,7 +429,151 @@ class RemoteStore(GraphStore):
                 "timeout, for instance) and wrote an error into it; see the server's log.",
             ) from None
 
-    # -- primitives ----------------------------------------------------------------
+    def _raw_select(self, sparql: str) -> Solutions:
+        """A SELECT over the server's own dataset (no union parameters, no paging)."""
+        result = self._request(prefix_block(sparql) + sparql, {}, "SELECT").result
+        assert isinstance(result, Solutions)
+        return result
+
+    def _raw_ask(self, sparql: str) -> bool:
+        return bool(self._request(prefix_block(sparql) + sparql, {}, "ASK").result)
+
+    def _probe(self, sparql: str) -> Solutions | None:
+        """A probe query's answer, or None when the server rejects it (400 or 500)."""
+        try:
+            return self._raw_select(sparql)
+        except QueryError:
+            return None
+        except RemoteStoreError as exc:
+            if exc.status in (400, 500):
+                return None
+            raise
+
+    # -- start: stale staging graphs -------------------------------------------------
+
+    def _start(self) -> None:
+        """Once per store: drop the staging graphs that killed processes left behind."""
+        if self._started:
+            return
+        self._started = True
+        for graph in self._all_graphs():
+            if not graph.value.startswith(staging.STAGING):
+                continue
+            rows = self._raw_select(f"SELECT ?e WHERE {{ GRAPH {graph} {{ {graph} {staging.LEASE} ?e }} }}")
+            expiry = rows.rows[0]["e"] if rows.rows else None
+            if isinstance(expiry, ox.Literal) and expiry.value.isdigit() and int(expiry.value) > time.time():
+                continue  # another process is filling it
+            size = self._graph_count(graph)
+            self.update(f"DROP SILENT GRAPH {graph}")
+            log.warning("dropped %s, a staging graph of %d triples left by an interrupted write to %s",
+                        graph.value, size, self.location)
+
+    # -- the union of TechKG's graphs ------------------------------------------------
+
+    def _all_graphs(self) -> list[ox.NamedNode]:
+        """Every non-empty named graph on the server, the server's own included."""
+        rows = self._raw_select("SELECT DISTINCT ?g WHERE { GRAPH ?g { ?s ?p ?o } }")
+        return [g for g in rows.values("g") if isinstance(g, ox.NamedNode)]
+
+    def _own_graphs(self) -> list[ox.NamedNode]:
+        """TechKG's graphs among the server's: those it names itself and those its
+        provenance graph describes (an import under a full IRI, say); no staging graph."""
+        described = {g for g in self._raw_select(
+            f"SELECT DISTINCT ?g WHERE {{ GRAPH {PROVENANCE} {{ ?g a {PROV.Bundle} }} }}").values("g")}
+        return sorted((g for g in self._all_graphs()
+                       if not g.value.startswith(staging.STAGING) and (is_own_graph(g) or g in described)),
+                      key=lambda g: g.value)
+
+    def _dataset(self) -> dict[str, list[str]]:
+        """Protocol parameters that make the default graph the union of TechKG's graphs."""
+        self._start()
+        if self._server_union is None:
+            detected = self._detect_union()
+            self.capabilities.union_default = detected
+            if detected:  # usable only if nothing else lives on the server
+                own = {g.value for g in self._own_graphs()}
+                self._server_union = all(g.value in own for g in self._all_graphs())
+        if self._server_union:
+            return {}
+        now = time.monotonic()
+        if self._graph_list is None or now - self._graph_list[0] > _GRAPH_LIST_TTL:
+            self._graph_list = (now, [g.value for g in self._own_graphs()] or [_NO_GRAPH])
+        graphs = self._graph_list[1]
+        return {"default-graph-uri": graphs, "named-graph-uri": graphs}
+
+    def _detect_union(self) -> bool | None:
+        """Whether the server's default graph already holds its named graphs' triples
+        (Oxigraph --union-default-graph, GraphDB, Virtuoso, kg serve). None while the
+        server holds no named graph to tell by."""
+        rows = self._raw_select(
+            "SELECT ?inDefault WHERE { { SELECT ?s ?p ?o WHERE { GRAPH ?g { ?s ?p ?o } } LIMIT 1 } "
+            "BIND(EXISTS { ?s ?p ?o } AS ?inDefault) }"
+        ).rows
+        if not rows or rows[0].get("inDefault") is None:
+            return None
+        value = rows[0]["inDefault"]
+        return isinstance(value, ox.Literal) and value.value in ("true", "1")
+
+    def named_graphs(self) -> list[ox.NamedNode]:
+        self._start()
+        return self._own_graphs()
+
+    def count(self, graph: ox.NamedNode | None = None) -> int:
+        """Triples in one named graph (asked of the server's whole dataset: Virtuoso counts
+        one for a graph the protocol's dataset leaves out), or quads over TechKG's graphs."""
+        return super().count() if graph is None else self._graph_count(graph)
+
+    # -- reads -----------------------------------------------------------------------
+
+    def query(
+        self,
+        sparql: str,
+        bindings: Mapping[str, Term | Sequence[Term]] | None = None,
+        *,
+        max_rows: int | None = None,
+    ) -> QueryResult:
+        if bindings and not self._values_beside_paths():
+            text, rest = constants(sparql, bindings)
+            try:
+                return super().query(text, rest or None, max_rows=max_rows)
+            except RemoteStoreError as exc:
+                if not (_ESTIMATE.search(str(exc)) or _COMPILER.search(str(exc))):
+                    raise
+                # Its planner refuses the query with constants (many OPTIONALs about one
+                # constant subject): the VALUES form is the one it takes there.
+        return super().query(sparql, bindings or None, max_rows=max_rows)
+
+    def _values_beside_paths(self) -> bool:
+        caps = self.capabilities
+        if caps.values_beside_paths is None:
+            rows = self._probe(VALUES_PATH_PROBE)
+            # The zero-length path gives the bound node itself, or nothing where a server
+            # matches only nodes of the data; what it must not do is fail or answer more.
+            caps.values_beside_paths = rows is not None and rows.values("x") in (
+                [], [ox.NamedNode("urn:techkg:probe:a")])
+        return caps.values_beside_paths
+
+    def _orders_by_alias(self) -> bool:
+        caps = self.capabilities
+        if caps.order_by_alias is None:
+            rows = self._probe(ORDER_BY_ALIAS_PROBE)
+            caps.order_by_alias = rows is not None and [
+                (getattr(r["x"], "value", None), getattr(r["n"], "value", None)) for r in rows
+            ] == [("2", "3"), ("1", "5")]
+        return caps.order_by_alias
+
+    def _rewrite(self, text: str, form: str) -> str:
+        """``text`` as this server needs it to give the standard answers."""
+        if form != "SELECT":
+            return text
+        parts = query_parts(text)
+        if parts.order_by is None or parts.group is None:
+            return text
+        code = text[parts.form_start : parts.group[0]] + text[parts.group[1] : parts.order_by[0]]
+        aggregated = re.search(r"(?i)\b(GROUP\s+BY|COUNT|SUM|MIN|MAX|AVG|SAMPLE|GROUP_CONCAT)\b", code)
+        if aggregated and not self._orders_by_alias():
+            return order_outside(text)
+        return text
 
     def _query(
         self, sparql: str, bindings: Mapping[str, Term] | None, max_rows: int | None
@@ -374,14 +581,127 @@ class RemoteStore(GraphStore):
         text = prefix_block(sparql) + sparql
         if bindings:  # GraphStore.query has already inlined them; direct callers may not
             text = inject_values(text, bindings)
-        return self._request_query(text, self._dataset(), max_rows)
+        form = query_form(text)
+        text = self._rewrite(text, form)
+        dataset = {} if query_parts(text).dataset else self._dataset()
+        try:
+            answer = self._estimated(text, dataset, form, max_rows)
+        except RemoteStoreError as exc:
+            refused = _SORT_CAP.search(str(exc))  # Virtuoso will not sort past its cap at once
+            if refused is None or form not in ("SELECT", "CONSTRUCT"):
+                raise
+            self.capabilities.row_cap = self.capabilities.row_cap or int(refused.group(1))
+            return self._paged(text, dataset, form, max_rows, self.capabilities.row_cap)
+        if self._was_cut(answer):
+            return self._paged(text, dataset, form, max_rows, answer.length)
+        return answer.result
+
+    def _estimated(self, text: str, dataset: Mapping[str, list[str]], form: str, max_rows: int | None) -> _Answer:
+        """:meth:`_request`, asked again (twice at most) when Virtuoso refuses the query on
+        its cost estimate: the estimate comes from sampling and varies from one
+        compilation to the next, more than the query's real cost does."""
+        for attempt in range(3):
+            try:
+                return self._request(text, dataset, form, max_rows)
+            except RemoteStoreError as exc:
+                if not _ESTIMATE.search(str(exc)):
+                    raise
+                if attempt == 2:
+                    raise RemoteStoreError(
+                        str(exc), url=exc.url, status=exc.status,
+                        hint="The server refused the query on its own estimate of the cost, three times. "
+                        "Raise the limit (Virtuoso: MaxQueryCostEstimationTime in the [SPARQL] section "
+                        "of virtuoso.ini), or narrow the query.") from None
+        raise AssertionError("unreachable")
+
+    def _was_cut(self, answer: _Answer) -> bool:
+        """Whether the server cut ``answer`` at its row cap."""
+        caps = self.capabilities
+        if isinstance(answer.result, bool) or (isinstance(answer.result, Solutions) and answer.result.truncated):
+            return False
+        if answer.capped or (caps.row_cap is not None and answer.length >= caps.row_cap):
+            return True  # (Virtuoso gives a CONSTRUCT one triple past its cap)
+        if caps.row_cap is None and answer.length >= _CAP_FLOOR and answer.length > caps.uncapped:
+            probe = self._probe(row_probe(answer.length + 1))
+            if probe is not None and len(probe) <= answer.length:
+                caps.row_cap = len(probe)
+                return True
+            caps.uncapped = len(probe) if probe is not None else caps.uncapped
+        return False
+
+    def _cut_error(self, cap: int, why: str) -> RemoteStoreError:
+        return RemoteStoreError(
+            f"the endpoint at {self.location} cut its answer at {cap} rows (its result limit) and {why}",
+            url=self.location,
+            hint="Raise the server's limit (Virtuoso: ResultSetMaxRows in the [SPARQL] section of "
+            "virtuoso.ini), or narrow the query.",
+        )
+
+    def _count(self, text: str, dataset: Mapping[str, list[str]], form: str) -> int:
+        """How many solutions ``text`` (a SELECT or CONSTRUCT) has, by the server's count."""
+        whole, limit, offset = unsliced(text)  # a server that caps answers may refuse to sort past the cap
+        parts = query_parts(whole)
+        assert parts.group is not None
+        if form == "SELECT":
+            inner = whole[len(parts.prologue) :]
+        else:
+            inner = "SELECT * WHERE " + whole[parts.group[0] :]
+        answer = self._request(f"{parts.prologue}SELECT (COUNT(*) AS ?n) WHERE {{ {{\n{inner}\n}} }}",
+                               dataset, "SELECT")
+        assert isinstance(answer.result, Solutions)
+        value = answer.result.rows[0]["n"] if answer.result.rows else None
+        total = max(0, (int(value.value) if isinstance(value, ox.Literal) else 0) - (offset or 0))
+        return total if limit is None else min(total, limit)
+
+    def _paged(self, text: str, dataset: Mapping[str, list[str]], form: str, max_rows: int | None,
+               cut: int) -> QueryResult:
+        """The whole answer to ``text``, page by page, checked against the server's count."""
+        cap = self.capabilities.row_cap or cut
+        parts = query_parts(text)
+        if form not in ("SELECT", "CONSTRUCT") or parts.group is None:
+            raise self._cut_error(cap, f"a {form} query cannot be fetched page by page")
+        total = self._count(text, dataset, form)
+        wanted = total if max_rows is None else min(total, max_rows + 1)
+        if form == "SELECT":
+            rows: list[dict[str, Term | None]] = []
+            variables: list[str] = []
+            while len(rows) < wanted:
+                answer = self._request(paged(text, min(cap, wanted - len(rows)), len(rows)), dataset, form)
+                assert isinstance(answer.result, Solutions)
+                variables = variables or answer.result.variables
+                if not answer.result.rows:
+                    break
+                rows += answer.result.rows
+            if len(rows) != wanted:
+                raise RemoteStoreError(
+                    f"the endpoint at {self.location} gave {len(rows)} rows page by page where it "
+                    f"counts {wanted}", url=self.location,
+                    hint="The data changed while it was read, or the server does not order its "
+                    "answers the same way twice; run the command again.")
+            truncated = max_rows is not None and len(rows) > max_rows
+            return Solutions(variables, rows[:max_rows] if truncated else rows, truncated=truncated)
+        triples: dict[ox.Triple, None] = {}
+        size, offset = cap, 0
+        while offset < total:
+            answer = self._request(paged(text, size, offset), dataset, form)
+            if answer.length >= cap and size > 1:  # this page's solutions made too many triples
+                size //= 2
+                continue
+            assert isinstance(answer.result, list)
+            triples.update(dict.fromkeys(answer.result))
+            offset += size
+        return list(triples)
 
     def select_to_file(self, sparql: str, path: Path, *, fmt: str = "csv") -> None:
-        """Stream the endpoint's own SPARQL results (csv, tsv, json, xml) into ``path``."""
+        """Stream the endpoint's own SPARQL results (csv, tsv, json, xml) into ``path``; where
+        the server caps answers, page through them instead (see :meth:`query`)."""
         media = {"csv": "text/csv", "tsv": "text/tab-separated-values",
                  "json": "application/sparql-results+json", "xml": "application/sparql-results+xml"}
         if fmt not in media:
             raise ValueError(f"unknown results format {fmt!r}; use one of {', '.join(media)}")
+        if self.capabilities.row_cap is not None:
+            super().select_to_file(sparql, path, fmt=fmt)
+            return
         url = self.spec.query
         data = {"query": prefix_block(sparql) + sparql, **self._dataset()}
         try:
@@ -393,11 +713,18 @@ class RemoteStore(GraphStore):
                         f"the endpoint answered {_media_type(response) or 'no content type'}, not {media[fmt]}",
                         url=self.location, hint="Ask for another format, or use a SELECT query.",
                     )
-                with path.open("wb") as out:
-                    for chunk in response.iter_bytes():
-                        out.write(chunk)
+                cap = response.headers.get("x-sparql-maxrows")
+                if not cap:
+                    with path.open("wb") as out:
+                        for chunk in response.iter_bytes():
+                            out.write(chunk)
+                    return
+                self.capabilities.row_cap = int(cap) if cap.isdigit() else None
         except httpx.HTTPError as exc:
             raise self._transport_error(exc, url, "query") from None
+        super().select_to_file(sparql, path, fmt=fmt)  # the answer was cut: page through it
+
+    # -- writes --------------------------------------------------------------------
 
     def update(self, sparql: str) -> None:
         try:
@@ -409,27 +736,92 @@ class RemoteStore(GraphStore):
         finally:
             self._graph_list = None  # the write may have added or dropped graphs
 
+    def commit_operations(self, operations: Sequence[str], graphs: Mapping[ox.NamedNode, int | None]) -> None:
+        """One update request when it fits the server's limit; else staged (see
+        :mod:`kg.store.staging`) and swapped in by one small request. Then every graph
+        whose size the transaction knows is counted."""
+        self._start()
+        caps = self.capabilities
+        if caps.server is None:
+            self._raw_ask("ASK {}")  # the server's name tells its limits
+        weight = sum(_weight(op) for op in operations)
+        if caps.update_triples is None or weight <= caps.update_triples:
+            try:
+                super().commit_operations([staging.blank_safe(op) for op in operations], graphs)
+            except RemoteStoreError as exc:
+                if not (exc.status in (400, 413, 500) and _TOO_LARGE.search(str(exc))):
+                    raise
+                caps.update_triples = max(100, min(weight // 4, 1000))
+                log.info("%s takes at most about %d triples per update; staging the transaction",
+                         self.location, caps.update_triples)
+                self._commit_staged(operations, graphs, caps.update_triples)
+        else:
+            self._commit_staged(operations, graphs, caps.update_triples)
+        self._verify({g: n for g, n in graphs.items() if n is not None})
+
+    def _commit_staged(self, operations: Sequence[str], graphs: Iterable[ox.NamedNode], limit: int) -> None:
+        lease = _lease(self.spec.timeout)
+        try:
+            plan = staging.plan(operations, graphs, limit, lease)
+        except ValueError as exc:
+            raise StoreError(f"this transaction is too large for {self.location} and cannot be staged: {exc}",
+                             hint="Write the graph names of raw updates as IRIs <...>.") from None
+        renewed = time.monotonic()
+        try:
+            for step in plan.steps:
+                self.update(step)
+                if time.monotonic() - renewed > lease / 3:
+                    self.update(" ;\n".join(staging.lease_update(s, lease) for s in plan.staging.values()))
+                    renewed = time.monotonic()
+            self.update(plan.swap)
+        except BaseException:
+            for graph in plan.staging.values():
+                self._drop_quietly(graph)
+            raise
+
+    def _graph_count(self, graph: ox.NamedNode) -> int:
+        rows = self._raw_select(f"SELECT (COUNT(*) AS ?n) WHERE {{ GRAPH {graph} {{ ?s ?p ?o }} }}").rows
+        value = rows[0]["n"] if rows else None
+        return int(value.value) if isinstance(value, ox.Literal) else 0
+
+    def _verify(self, expected: Mapping[ox.NamedNode, int]) -> None:
+        """Count what arrived: a server that reported success and holds less is an error."""
+        for graph, count in expected.items():
+            held = self._graph_count(graph)
+            if held != count:
+                raise RemoteStoreError(
+                    f"the endpoint at {self.location} reported success but holds {held} of the "
+                    f"{count} triples written to {graph.value}",
+                    url=self.location, hint="A limit on the server dropped part of the write (see its "
+                    "log); run the command again, which writes the whole graph.")
+
     def load_file(
         self, path: Path, *, graph: ox.NamedNode, fmt: ox.RdfFormat, gzipped: bool, activity: Activity
     ) -> int:
-        """Upload ``path`` into ``graph``, replacing it, as the embedded store does.
-
-        An empty target graph is loaded directly, and a failure removes what was loaded.
-        A non-empty one is uploaded into a hidden staging graph first and swapped in by
-        one atomic update, so a failure at any point leaves the old graph as it was.
-        Quad formats are flattened into ``graph``. Without a Graph Store Protocol URL
-        the triples go up in chunked ``INSERT DATA`` requests; blank nodes are then
-        skolemized so that one node stays one node across chunks."""
-        direct = not self._raw_ask(f"ASK {{ GRAPH {graph} {{ ?s ?p ?o }} }}")
-        target = graph if direct else ox.NamedNode(_STAGING + uuid.uuid4().hex)
+        """Upload ``path`` into ``graph``, replacing it, as the embedded store does: into a
+        staging graph first (with the Graph Store Protocol, or in chunked ``INSERT DATA``
+        requests), counted, then swapped in by one atomic update, so a failure at any
+        point leaves the old graph as it was. Quad formats are flattened into ``graph``."""
+        self._start()
+        target = staging.new_staging_graph()
+        lease = _lease(self.spec.timeout)
         try:
-            with _open(path, gzipped) as stream:
+            with _open(path, gzipped) as stream, tempfile.TemporaryFile() as spool:
                 triples = (ox.Triple(q.subject, q.predicate, q.object) for q in ox.parse(stream, format=fmt))
                 if self.spec.gsp:
-                    self._gsp_put(target, triples)
+                    sent = _spool_ntriples(triples, spool)  # parsed whole before anything is sent
+                    self.update(staging.lease_update(target, lease))
+                    self._gsp_post(target, spool)
                 else:
-                    self._insert_chunks(target, triples)
-            count = self._staged_count(target)
+                    self.update(staging.lease_update(target, lease))
+                    sent = self._insert_chunks(target, triples, lease)
+            count = self._graph_count(target) - 1  # the lease
+            if count != sent:
+                raise RemoteStoreError(
+                    f"the endpoint at {self.location} accepted {sent} triples and holds {count}",
+                    url=self.location, hint="Nothing was changed in the store. A limit on the server "
+                    "dropped part of the upload; see its log, or leave ;gsp= out to upload with "
+                    "SPARQL updates instead.")
         except (SyntaxError, ValueError, OSError, EOFError) as exc:
             self._drop_quietly(target)
             raise RDFImportError(
@@ -442,70 +834,73 @@ class RemoteStore(GraphStore):
             self._drop_quietly(target)
             raise
         activity.stats.setdefault("triples", count)
-        ops = []
-        if not direct:
-            ops.append(f"DROP SILENT GRAPH {graph}")
-            ops.append(f"MOVE SILENT {target} TO {graph}" if count else f"DROP SILENT GRAPH {target}")
-        ops.append(provenance_update(activity, {graph: (_file_digest(path), count)}, activity.started))
+        ops = [f"DELETE WHERE {{ GRAPH {target} {{ {target} {staging.LEASE} ?e }} }}",
+               f"DROP SILENT GRAPH {graph}", f"MOVE SILENT {target} TO {graph}",
+               provenance_update(activity, {graph: (_file_digest(path), count)}, activity.started)]
         try:
             self.update(" ;\n".join(ops))
         except BaseException:
             self._drop_quietly(target)
             raise
+        self._verify({graph: count})
         return count
 
-    def _gsp_put(self, target: ox.NamedNode, triples: Iterator[ox.Triple]) -> None:
-        """PUT the triples into ``target`` (an empty or staging graph) with the Graph Store
-        Protocol, streamed as N-Triples. An Oxigraph server is asked for its bulk loader
-        (``no_transaction``): the target is new, and a failure drops it anyway."""
-
-        def body() -> Iterator[bytes]:
-            batch: list[str] = []
-            for t in triples:
-                batch.append(f"{t.subject} {t.predicate} {t.object} .\n")
-                if len(batch) >= 5000:
-                    yield "".join(batch).encode("utf-8")
-                    batch = []
-            if batch:
-                yield "".join(batch).encode("utf-8")
-
+    def _gsp_post(self, target: ox.NamedNode, spool: IO[bytes]) -> None:
+        """POST the spooled N-Triples into ``target`` with the Graph Store Protocol, as one
+        document with a Content-Length (a server may drop a chunked body). An Oxigraph
+        server is asked for its bulk loader (``no_transaction``): the target is a staging
+        graph, dropped on failure anyway."""
         assert self.spec.gsp is not None
+        size = spool.seek(0, io.SEEK_END)
+        spool.seek(0)
         params = {"graph": target.value}
-        if self._server.startswith("oxigraph"):
+        if self.capabilities.server == "oxigraph":
             params["no_transaction"] = ""
+        if self.capabilities.server == "virtuoso":
+            params = {"graph-uri": target.value}
         try:
-            response = self._client.put(
-                self.spec.gsp, params=params, content=body(),
-                headers={"Content-Type": "application/n-triples"},
+            response = self._client.post(
+                self.spec.gsp, params=params, content=spool,
+                headers={"Content-Type": "application/n-triples", "Content-Length": str(size)},
             )
         except httpx.HTTPError as exc:
             raise self._transport_error(exc, self.spec.gsp, "upload") from None
         if response.status_code >= 300:
             raise self._fail(response, "upload")
 
-    def _insert_chunks(self, staging: ox.NamedNode, triples: Iterator[ox.Triple]) -> None:
-        load = uuid.uuid4().hex
+    def _insert_chunks(self, target: ox.NamedNode, triples: Iterator[ox.Triple], lease: float) -> int:
+        """INSERT DATA requests of at most the server's limit each; returns how many
+        distinct triples were sent. A blank node is one node within one request only,
+        so the triples that mention blank nodes are kept back and sent last, those that
+        share one in the same request (:func:`kg.store.staging.chunks`)."""
+        size = self.capabilities.update_triples or _CHUNK
+        seen: set[int] = set()
+        batch: list[ox.Triple] = []
+        held: list[ox.Triple] = []
+        renewed = time.monotonic()
 
-        def plain(term: Any) -> Any:
-            return skolem("load", load, term.value) if isinstance(term, ox.BlankNode) else term
-
-        batch: list[str] = []
-
-        def flush() -> None:
-            if batch:
-                self.update(f"INSERT DATA {{ GRAPH {staging} {{\n" + "".join(batch) + "} }")
-                batch.clear()
+        def send(chunk: list[ox.Triple]) -> None:
+            nonlocal renewed
+            body = "".join(f"{t.subject} {t.predicate} {t.object} .\n" for t in chunk)
+            self.update(staging.blank_safe(f"INSERT DATA {{ GRAPH {target} {{\n{body}}} }}"))
+            if time.monotonic() - renewed > lease / 3:
+                self.update(staging.lease_update(target, lease))
+                renewed = time.monotonic()
 
         for t in triples:
-            batch.append(f"{plain(t.subject)} {t.predicate} {plain(t.object)} .\n")
-            if len(batch) >= _CHUNK:
-                flush()
-        flush()
-
-    def _staged_count(self, staging: ox.NamedNode) -> int:
-        rows = self._raw_select(f"SELECT (COUNT(*) AS ?n) WHERE {{ GRAPH {staging} {{ ?s ?p ?o }} }}")
-        value = rows[0]["n"] if rows else None
-        return int(value.value) if isinstance(value, ox.Literal) else 0
+            seen.add(hash(t))
+            if isinstance(t.subject, ox.BlankNode) or isinstance(t.object, ox.BlankNode):
+                held.append(t)
+                continue
+            batch.append(t)
+            if len(batch) >= size:
+                send(batch)
+                batch = []
+        if batch:
+            send(batch)
+        for chunk in staging.chunks(held, size):
+            send(chunk)
+        return len(seen)
 
     def _drop_quietly(self, graph: ox.NamedNode) -> None:
         """Drop what a failed upload left in ``graph``. The server may still be finishing
@@ -518,6 +913,8 @@ class RemoteStore(GraphStore):
                     return
         except KGError:
             pass  # the original error is the one to report
+
+    # -- dumps -----------------------------------------------------------------------
 
     def dump(self, out: IO[bytes], *, fmt: ox.RdfFormat, graph: ox.NamedNode | None = None) -> None:
         quads = fmt in (ox.RdfFormat.N_QUADS, ox.RdfFormat.TRIG)
@@ -541,29 +938,46 @@ class RemoteStore(GraphStore):
             ox.serialize(as_triples(), out, fmt)
 
     def _graph_triples(self, graph: ox.NamedNode) -> Iterator[ox.Triple]:
-        """One graph's triples, spooled to disk so a large graph never sits in memory twice."""
-        with tempfile.SpooledTemporaryFile(max_size=64 << 20) as spool:
-            url = self.spec.query
-            data: dict[str, Any] = {"query": f"CONSTRUCT {{ ?s ?p ?o }} WHERE {{ GRAPH {graph} {{ ?s ?p ?o }} }}"}
-            try:
-                with self._client.stream("POST", url, data=data,
-                                         headers={"Accept": "application/n-triples"}) as response:
-                    if response.status_code >= 300:
-                        raise self._fail(response, "query")
-                    media = _media_type(response)
-                    for chunk in response.iter_bytes():
-                        spool.write(chunk)
-            except httpx.HTTPError as exc:
-                raise self._transport_error(exc, url, "query") from None
-            spool.seek(0)
-            for q in ox.parse(spool, _GRAPH_TYPES.get(media, ox.RdfFormat.N_TRIPLES)):
-                yield ox.Triple(q.subject, q.predicate, q.object)
+        """One graph's triples, spooled to disk so a large graph never sits in memory
+        twice, and page by page where the server caps an answer (each page is counted
+        before it is given out, and the pages against the graph's size)."""
+        query = f"CONSTRUCT {{ ?s ?p ?o }} WHERE {{ GRAPH {graph} {{ ?s ?p ?o }} }}"
+        total = self._graph_count(graph)
+        offset = 0
+        while offset < total:
+            cap = self.capabilities.row_cap
+            size = total - offset if cap is None else min(cap, total - offset)
+            with tempfile.SpooledTemporaryFile(max_size=64 << 20) as spool:
+                fmt = self._spool(query if cap is None else paged(query, size, offset), spool)
+                spool.seek(0)
+                got = sum(1 for _ in ox.parse(spool, fmt))
+                if got < size:
+                    if cap is not None or got == 0:
+                        raise RemoteStoreError(
+                            f"the endpoint at {self.location} gave {offset + got} of the {total} triples "
+                            f"of {graph.value}", url=self.location,
+                            hint="The graph changed while it was read, or the server cut the answer; "
+                            "run the command again.")
+                    self.capabilities.row_cap = got  # cut at a cap it did not announce: page by it
+                    continue
+                spool.seek(0)
+                for q in ox.parse(spool, fmt):
+                    yield ox.Triple(q.subject, q.predicate, q.object)
+            offset += got
 
-    def named_graphs(self) -> list[ox.NamedNode]:
-        rows = self._raw_select(
-            "SELECT DISTINCT ?g WHERE { GRAPH ?g { } FILTER EXISTS { GRAPH ?g { ?s ?p ?o } } }"
-        )
-        return _our_graphs(rows)
+    def _spool(self, text: str, spool: IO[bytes]) -> ox.RdfFormat:
+        """POST a CONSTRUCT query and write the answer into ``spool``; returns its format."""
+        url = self.spec.query
+        try:
+            with self._client.stream("POST", url, data={"query": text},
+                                     headers={"Accept": _ACCEPT["CONSTRUCT"]}) as response:
+                if response.status_code >= 300:
+                    raise self._fail(response, "query")
+                for chunk in response.iter_bytes():
+                    spool.write(chunk)
+                return _GRAPH_TYPES.get(_media_type(response), ox.RdfFormat.N_TRIPLES)
+        except httpx.HTTPError as exc:
+            raise self._transport_error(exc, url, "query") from None
 
     def close(self) -> None:
         self._client.close()

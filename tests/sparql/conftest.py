@@ -1,7 +1,7 @@
 """Real servers for the SPARQL tests (started by :mod:`tests.servers`): an Oxigraph
 server (``oxigraph serve`` from the oxigraph package) on loopback, our own ASGI app under
 uvicorn, and a ``store`` fixture that runs a test on the embedded store and on the
-remote one."""
+remote ones (Oxigraph, and the session's Virtuoso 7)."""
 
 from __future__ import annotations
 
@@ -43,13 +43,22 @@ def oxigraph() -> Iterator[OxigraphServer]:
         yield server
 
 
-@pytest.fixture(params=["embedded", "remote"])
+@pytest.fixture(params=["embedded", "remote", "virtuoso"])
 def store(request: pytest.FixtureRequest, built_nquads: bytes):
-    """The built graph on the embedded store, then on a remote Oxigraph server."""
+    """The built graph on the embedded store, then on a remote Oxigraph server, then on
+    Virtuoso 7."""
     if request.param == "embedded":
         yield request.getfixturevalue("built_store")
         return
     from kg.store.remote import RemoteStore
+
+    if request.param == "virtuoso":
+        server = request.getfixturevalue("virtuoso")
+        server.clear()
+        server.load(built_nquads)
+        with RemoteStore.from_spec(f"{server.base}/sparql") as remote:
+            yield remote
+        return
 
     with oxigraph_server() as server:
         server.load(built_nquads)
