@@ -291,7 +291,9 @@ class _Descending:
         return hash(self.value)
 
 
-def key_function(key: Sequence[SortKey], variables: Sequence[str]) -> Callable[[Sequence[Term | None]], tuple[object, ...]]:
+def key_function(
+    key: Sequence[SortKey], variables: Sequence[str]
+) -> Callable[[Sequence[Term | None]], tuple[object, ...]]:
     """The Python sort key of a row (terms in ``variables`` order) for the page ``key``."""
     parts = [(variables.index(k.variable), k.descending) for k in key]
 

@@ -5,18 +5,17 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
-import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import IO, cast
+from typing import IO
 
 import pyoxigraph as ox
 
 from kg.errors import QueryError, RDFImportError, StoreError, StoreLockedError
+from kg.paging import SortKey
 from kg.results import QueryResult, Solutions, Term
 from kg.sparqltext import inject_values
-from kg.paging import SortKey
-from kg.store.base import Activity, GraphStore, SolutionStream, provenance_update
+from kg.store.base import Activity, GraphStore, SolutionStream, prefix_block, provenance_update
 from kg.vocab import PREFIXES
 
 __all__ = ["OxigraphStore", "SERVE_FILE"]
@@ -54,6 +53,10 @@ class OxigraphStore(GraphStore):
                 "or point --store / KG_STORE at another directory.",
             ) from exc
         self._drop_staging()
+        if path is not None:
+            from kg.store.bulk import resume
+
+            resume(self._store, path, self.update)
 
     # -- primitives ----------------------------------------------------------------
 
@@ -162,50 +165,75 @@ class OxigraphStore(GraphStore):
     def load_file(
         self, path: Path, *, graph: ox.NamedNode, fmt: ox.RdfFormat, gzipped: bool, activity: Activity
     ) -> int:
-        """Bulk-load ``path`` into ``graph`` through Oxigraph's bulk loader.
+        """Bulk-load ``path`` into ``graph``, replacing it (see :mod:`kg.store.bulk`).
 
-        An empty target graph is loaded directly; a failure removes what was loaded.
-        A non-empty one is loaded into a staging graph first and swapped in by a single
-        atomic update, so a failure at any point leaves the old graph as it was.
-        """
+        An empty target graph gets the file straight from Oxigraph's bulk loader (given
+        the path, for an uncompressed file), while a thread works out the digest and the
+        triple count; a failure removes what was loaded. A graph that holds data is
+        replaced by the difference only, journalled first, so that a failure or a kill
+        leaves the old graph or (completed at the next open) the new one."""
+
         quads_format = fmt in (ox.RdfFormat.N_QUADS, ox.RdfFormat.TRIG)
-        direct = not quads_format and self._is_empty(graph)
-        target = graph if direct else ox.NamedNode(_STAGING + uuid.uuid4().hex)
         try:
-            with _open(path, gzipped) as stream:
-                if quads_format:
-                    # Quad formats name their own graphs; everything goes into `target`.
-                    self._store.bulk_extend(
-                        ox.Quad(q.subject, q.predicate, q.object, target)
-                        for q in ox.parse(stream, format=fmt)
-                    )
-                else:
-                    self._store.bulk_load(stream, format=fmt, to_graph=target)
-        except (SyntaxError, ValueError, OSError, EOFError, gzip.BadGzipFile) as exc:
-            if self._store.contains_named_graph(target):
-                self._store.remove_graph(target)
+            if not quads_format and self._is_empty(graph):
+                count, digest = self._first_load(path, graph, fmt, gzipped)
+                self.update(provenance_update(activity, {graph: (digest, count)}, activity.started))
+            else:
+                count = self._replace(path, graph, fmt, gzipped, activity)
+        except (SyntaxError, ValueError, EOFError, gzip.BadGzipFile, UnicodeDecodeError) as exc:
             raise RDFImportError(
                 f"could not load it as {fmt.name}: {exc}",
                 path=str(path),
                 hint="Nothing was changed in the store. Fix the file, or pass --format if the "
                 "file extension does not match its syntax.",
             ) from None
-        count = self.count(target)
+        except OSError as exc:
+            raise RDFImportError(f"could not load it: {exc}", path=str(path),
+                                 hint="Nothing was changed in the store. Check the file and the disk.") from None
         activity.stats.setdefault("triples", count)
-        ops = []
-        if not direct:
-            ops.append(f"DROP SILENT GRAPH {graph}")
-            if count:
-                ops.append(f"MOVE SILENT {target} TO {graph}")
-        digest = _file_digest(path)
-        ops.append(provenance_update(activity, {graph: (digest, count)}, activity.started))
-        try:
-            self.update(" ;\n".join(ops))
-        except StoreError:
-            if not direct:
-                self._store.remove_graph(target)
-            raise
         return count
+
+    def _first_load(self, path: Path, graph: ox.NamedNode, fmt: ox.RdfFormat, gzipped: bool) -> tuple[int, str]:
+        from kg.store import bulk
+
+        facts = bulk.FileFacts(path, fmt, gzipped)
+        facts.start()
+        try:
+            if gzipped:
+                with bulk.open_rdf(path, gzipped) as stream:
+                    self._store.bulk_load(stream, format=fmt, to_graph=graph)
+            else:
+                self._store.bulk_load(path=str(path), format=fmt, to_graph=graph)
+            digest, count = facts.result()
+        except BaseException:
+            facts.join()
+            self._clear(graph)
+            raise
+        return count, digest
+
+    def _replace(self, path: Path, graph: ox.NamedNode, fmt: ox.RdfFormat, gzipped: bool, activity: Activity) -> int:
+        from kg.store import bulk
+
+        folder = bulk.work_folder(self.path)
+        try:
+            change = bulk.diff(self._store, graph, path, fmt, gzipped, folder)
+            activity.stats.setdefault("added", change.added)
+            activity.stats.setdefault("removed", change.removed)
+            provenance = prefix_block("") + provenance_update(
+                activity, {graph: (change.digest, change.triples)}, activity.started)
+            bulk.write_journal(change, provenance)
+        except BaseException:
+            bulk.discard(folder)
+            raise
+        # From here the replacement completes: now, or at the next open if this process dies.
+        bulk.apply(self._store, folder, self.update)
+        return change.triples
+
+    def _clear(self, graph: ox.NamedNode) -> None:
+        """Empty ``graph`` a batch at a time (one transaction for all would hold it all in memory)."""
+        while not self._is_empty(graph):
+            self._store.update(f"DELETE {{ GRAPH {graph} {{ ?s ?p ?o }} }} WHERE {{ SELECT ?s ?p ?o WHERE "
+                               f"{{ GRAPH {graph} {{ ?s ?p ?o }} }} LIMIT 20000 }}")
 
     def dump(self, out: IO[bytes], *, fmt: ox.RdfFormat, graph: ox.NamedNode | None = None) -> None:
         if graph is None and fmt not in (ox.RdfFormat.N_QUADS, ox.RdfFormat.TRIG):
@@ -241,10 +269,13 @@ class OxigraphStore(GraphStore):
 
 
 def _open(path: Path, gzipped: bool) -> IO[bytes]:
-    return cast(IO[bytes], gzip.open(path, "rb")) if gzipped else path.open("rb")
+    from kg.store.bulk import open_rdf
+
+    return open_rdf(path, gzipped)
 
 
 def _file_digest(path: Path) -> str:
+    """``file:`` and the SHA-256 of the file's bytes (the remote store's import provenance)."""
     digest = hashlib.sha256()
     with path.open("rb") as fh:
         for chunk in iter(lambda: fh.read(1 << 20), b""):

@@ -26,7 +26,8 @@ def links_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     data = folder / "links.nt"
     with data.open("w") as out:
         for i in range(ROWS):
-            out.write(f"<http://example.org/paper/{i}> <{TKG}usesTechnique> <http://example.org/technique/{i % 97}> .\n")
+            out.write(f"<http://example.org/paper/{i}> <{TKG}usesTechnique> "
+                      f"<http://example.org/technique/{i % 97}> .\n")
             if i % 3 == 0:
                 out.write(f"<http://example.org/paper/{i}> <{TKG}readingStatus> "
                           "<https://w3id.org/techkg/id/status/to-read> .\n")
