@@ -302,6 +302,8 @@ class Answer:
     source: str = "sparql"
     #: One line that says where the rows come from, for the user.
     note: str = ""
+    #: Why fresh analytics tables did not answer a query that has a DuckDB twin ("" if none).
+    fallback: str = ""
 
 
 def answer(
@@ -329,17 +331,20 @@ def answer(
     cursor = decode_cursor(after, named.page) if after is not None else None
     paged = bool(named.page) and (limit is not None or cursor is not None)
     bound = bind(named, params or {}, resolve)
+    fallback = ""
     if analytics:
         from kg.analytics.answers import duckdb_answer
 
         found = duckdb_answer(store, named, bound, limit=limit, after=cursor if paged else None)
-        if found is not None:
+        if isinstance(found, Answer):
             return found
+        fallback = found or ""
     # Bound before a page wraps the query, so that the values reach its own groups.
     text = inject_values(named.text, bound)
     stream = store.page(text, named.page, limit, cursor) if paged else store.stream(text)
-    return Answer(page_rows(stream.variables, stream.rows, named.page if paged else (), limit),
-                  note=f"answered by SPARQL on {store.location}")
+    note = f"answered by SPARQL on {store.location}" + (f": {fallback}" if fallback else "")
+    return Answer(page_rows(stream.variables, stream.rows, named.page if paged else (), limit), note=note,
+                  fallback=fallback)
 
 
 def run(store: GraphStore, name: str, params: Mapping[str, str | Sequence[str]] | None = None,

@@ -205,14 +205,14 @@ def _stream(found: Answer, fmt: str) -> None:
 def _next_page(named: NamedQuery, found: Answer, raw: dict[str, list[str]], limit: int | None,
                fmt: QueryFormat) -> None:
     """Say on stderr where the rows came from (when not the store) and how to get the next page."""
-    if found.source == "sparql" and found.page.next is None:
+    if found.source == "sparql" and not found.fallback and found.page.next is None:
         return
     import shlex
 
     from kg.cli.output import err_console
 
     out = err_console()
-    if found.source != "sparql":
+    if found.source != "sparql" or found.fallback:
         out.print(found.note, highlight=False, markup=False)
     if found.page.next is None:
         return
