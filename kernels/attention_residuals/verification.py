@@ -62,19 +62,12 @@ def networks_match(s: Setting) -> Outcome:
         ("full", lambda x, w, q, n, mix: full_forward(x, _layers(w), q, n, mix=mix)),
         ("block 4", lambda x, w, q, n, mix: block_forward(x, _layers(w), q, n, 4, mix=mix)),
     ):
-        (o1,), g1 = gradients(
-            lambda *a, run=run: run(*a, mix=naive_attnres), (x, weights, queries, norm), cot
-        )
-        (o2,), g2 = gradients(
-            lambda *a, run=run: run(*a, mix=attnres), (x, weights, queries, norm), cot
-        )
+        (o1,), g1 = gradients(lambda *a, run=run: run(*a, mix=naive_attnres), (x, weights, queries, norm), cot)
+        (o2,), g2 = gradients(lambda *a, run=run: run(*a, mix=attnres), (x, weights, queries, norm), cot)
         results.append(
             compare_all(
                 [(f"{name} out", o1, o2)]
-                + [
-                    (f"{name} d{n}", a, b)
-                    for n, a, b in zip(("x", "weights", "queries", "norm"), g1, g2, strict=True)
-                ]
+                + [(f"{name} d{n}", a, b) for n, a, b in zip(("x", "weights", "queries", "norm"), g1, g2, strict=True)]
             )
         )
     return worst(results)

@@ -64,9 +64,7 @@ def advantages_match_and_are_bounded(s: Setting) -> Outcome:
     rewards[3] = 1e6  # an outlier that would exceed the clip
     a = advantages(rewards, 8)
     loop = torch.tensor(naive_advantages(rewards.tolist(), 8), dtype=s.dtype)
-    return worst(
-        [compare(loop, a, "batched vs loop"), within(a.abs().max().item(), 5.0, "max |A|")]
-    )
+    return worst([compare(loop, a, "batched vs loop"), within(a.abs().max().item(), 5.0, "max |A|")])
 
 
 def clip_range_stops_gradient(s: Setting) -> Outcome:

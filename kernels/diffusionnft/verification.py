@@ -70,9 +70,7 @@ def stationary_when_neutral(s: Setting) -> Outcome:
     kw = {**KW, "beta_kl": 0.0}
     neutral = torch.zeros(B, device=s.device, dtype=s.dtype)
     _, (g0,) = gradients(lambda v: nft_loss(v, v_old, v_old, x_t, x0, t, neutral, **kw), (v_old,))
-    _, (g1,) = gradients(
-        lambda v: nft_loss(v, v_old, v_old, x_t, x0, t, neutral + 3.0, **kw), (v_old,)
-    )
+    _, (g1,) = gradients(lambda v: nft_loss(v, v_old, v_old, x_t, x0, t, neutral + 3.0, **kw), (v_old,))
     moved = g1.abs().max().item()
     out = compare(torch.zeros_like(g0), g0)
     if moved == 0.0:

@@ -38,10 +38,7 @@ def every_expert_takes_k(s: Setting) -> Outcome:
         k = tokens_per_expert(n, e, c)
         _, index = expert_choice(x, gate, experts, k)
         distinct = [len(set(row.tolist())) for row in index]
-        results += [
-            count(v, k, f"n{n}-e{e}-c{c}: expert took {v} tokens, k = n·c/e = {k}")
-            for v in distinct
-        ]
+        results += [count(v, k, f"n{n}-e{e}-c{c}: expert took {v} tokens, k = n·c/e = {k}") for v in distinct]
     return worst(results, "every expert took exactly k distinct tokens")
 
 

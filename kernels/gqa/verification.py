@@ -85,10 +85,7 @@ def conversion_of_identical_heads_is_exact(s: Setting) -> Outcome:
     wk_random = s.randn(H * D, d_model, gen=gen)
     pooled, _ = mha_to_gqa(wk_random, wk_random, H, Hkv)
     mean = torch.stack(
-        [
-            wk_random.reshape(H, D, d_model)[g * (H // Hkv) : (g + 1) * (H // Hkv)].mean(0)
-            for g in range(Hkv)
-        ]
+        [wk_random.reshape(H, D, d_model)[g * (H // Hkv) : (g + 1) * (H // Hkv)].mean(0) for g in range(Hkv)]
     ).reshape(Hkv * D, d_model)
     return compare_all([("converted GQA vs MHA", mha, gqa), ("pooled vs group mean", mean, pooled)])
 

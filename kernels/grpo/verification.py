@@ -45,9 +45,7 @@ def batched_matches_loops(s: Setting) -> Outcome:
         lambda lp, ref: naive_grpo_loss(lp, logp_old, a_loop.tolist(), mask, logp_ref=ref, **kw),
         (logp, logp_ref),
     )
-    (l2,), (g2, _) = gradients(
-        lambda lp, ref: grpo_loss(lp, logp_old, a, mask, logp_ref=ref, **kw), (logp, logp_ref)
-    )
+    (l2,), (g2, _) = gradients(lambda lp, ref: grpo_loss(lp, logp_old, a, mask, logp_ref=ref, **kw), (logp, logp_ref))
     return compare_all([("advantages", a_loop, a), ("loss", l1, l2), ("dlogp", g1, g2)])
 
 
@@ -72,11 +70,7 @@ def clipped_tokens_have_no_gradient(s: Setting) -> Outcome:
     sign = torch.sign(a)[:, None]
     clipped = ((sign > 0) & (ratio > 1.2)) | ((sign < 0) & (ratio < 0.8))
     active = mask & ~clipped
-    wrong = (
-        int((grad[clipped & mask] != 0).sum())
-        + int((grad[active] == 0).sum())
-        + int((grad[~mask] != 0).sum())
-    )
+    wrong = int((grad[clipped & mask] != 0).sum()) + int((grad[active] == 0).sum()) + int((grad[~mask] != 0).sum())
     return count(
         wrong,
         0,

@@ -92,11 +92,7 @@ def rmsnorm_matches(s: Setting) -> Outcome:
         cot = (s.randn(2, 37, 48, gen=gen),)
         (o1,), g1 = gradients(lambda x, w, o=offset: naive_rmsnorm(x, w, offset=o), (x, wt), cot)
         (o2,), g2 = gradients(lambda x, w, o=offset: rmsnorm(x, w, offset=o), (x, wt), cot)
-        results.append(
-            compare_all(
-                [(f"{name} y", o1, o2), (f"{name} dx", g1[0], g2[0]), (f"{name} dw", g1[1], g2[1])]
-            )
-        )
+        results.append(compare_all([(f"{name} y", o1, o2), (f"{name} dx", g1[0], g2[0]), (f"{name} dw", g1[1], g2[1])]))
     return worst(results)
 
 
@@ -153,16 +149,14 @@ VERIFICATION = Verification(
         ),
         Check(
             "rmsnorm",
-            "The hand-written RMSNorm (offset 0 and Gemma's offset 1) equals autograd's, "
-            "outputs and gradients.",
+            "The hand-written RMSNorm (offset 0 and Gemma's offset 1) equals autograd's, outputs and gradients.",
             rmsnorm_matches,
             tolerance=1e-5,
             gradients=True,
         ),
         Check(
             "rope",
-            "rotate_half RoPE with a rotate-by-minus-theta backward equals complex "
-            "multiplication under autograd.",
+            "rotate_half RoPE with a rotate-by-minus-theta backward equals complex multiplication under autograd.",
             rope_matches,
             tolerance=1e-5,
             gradients=True,

@@ -56,14 +56,11 @@ def cache_ratio(s: Setting) -> Outcome:
     B, T, S, H, D = SHAPES[1]
     _, k, v = _inputs(s, B, T, S, H, D, 30)
     mqa_cache = k.numel() + v.numel()
-    mha_cache = (
-        k.expand(B, S, H, D).contiguous().numel() + v.expand(B, S, H, D).contiguous().numel()
-    )
+    mha_cache = k.expand(B, S, H, D).contiguous().numel() + v.expand(B, S, H, D).contiguous().numel()
     return against(
         mqa_cache / mha_cache,
         1 / H,
-        f"cache {mqa_cache} vs {mha_cache} elements for H={H}: "
-        f"ratio {mqa_cache / mha_cache:.6g}, claimed 1/H",
+        f"cache {mqa_cache} vs {mha_cache} elements for H={H}: ratio {mqa_cache / mha_cache:.6g}, claimed 1/H",
     )
 
 

@@ -48,17 +48,12 @@ def quintic_band_and_vectors(s: Setting) -> Outcome:
         u, _, vh = torch.linalg.svd(g.double().cpu(), full_matrices=False)
         core = u.T @ o32 @ vh.T
         off = core - torch.diag(torch.diagonal(core))
-        results.append(
-            Outcome(
-                off.abs().max().item(), off.abs().max().item(), f"{shape}: off-diagonal of UᵀNS(G)V"
-            )
-        )
+        results.append(Outcome(off.abs().max().item(), off.abs().max().item(), f"{shape}: off-diagonal of UᵀNS(G)V"))
     out = worst(results)
     return Outcome(
         out.max_abs,
         out.max_rel,
-        f"bf16 singular values in [{low:.3f}, {high:.3f}]; "
-        f"fp32 UᵀNS(G)V off-diagonal at most {out.max_abs:.2g}",
+        f"bf16 singular values in [{low:.3f}, {high:.3f}]; fp32 UᵀNS(G)V off-diagonal at most {out.max_abs:.2g}",
     )
 
 
@@ -100,10 +95,7 @@ def batched_step_matches_loop(s: Setting) -> Outcome:
         results.append(
             compare_all(
                 [(f"{name} param {i}", a, b) for i, (a, b) in enumerate(zip(p1, p2, strict=True))]
-                + [
-                    (f"{name} momentum {i}", a, b)
-                    for i, (a, b) in enumerate(zip(b1, b2, strict=True))
-                ]
+                + [(f"{name} momentum {i}", a, b) for i, (a, b) in enumerate(zip(b1, b2, strict=True))]
             )
         )
     return worst(results)
@@ -125,8 +117,7 @@ VERIFICATION = Verification(
         ),
         Check(
             "ns5-band-and-vectors",
-            "Five tuned quintic steps (bf16) keep G's singular vectors and put "
-            "every singular value in (0.5, 1.5).",
+            "Five tuned quintic steps (bf16) keep G's singular vectors and put every singular value in (0.5, 1.5).",
             quintic_band_and_vectors,
             tolerance=1e-4,
             measure="abs",
@@ -139,8 +130,7 @@ VERIFICATION = Verification(
         ),
         Check(
             "batched-step-vs-loop",
-            "The batched optimizer step equals the per-parameter loop: "
-            "parameters and momentum after 3 steps.",
+            "The batched optimizer step equals the per-parameter loop: parameters and momentum after 3 steps.",
             batched_step_matches_loop,
             tolerance=1e-5,
         ),

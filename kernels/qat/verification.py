@@ -75,9 +75,7 @@ def gradient_is_range_mask(s: Setting) -> Outcome:
     ones = int((grad[inside] == 1).sum())
     zeros = int((grad[~inside] == 0).sum())
     wrong = (int(inside.sum()) - ones) + (int((~inside).sum()) - zeros)
-    return count(
-        wrong, 0, f"{ones} in-range values with gradient 1, {zeros} clamped values with gradient 0"
-    )
+    return count(wrong, 0, f"{ones} in-range values with gradient 1, {zeros} clamped values with gradient 0")
 
 
 VERIFICATION = Verification(
@@ -90,8 +88,7 @@ VERIFICATION = Verification(
     checks=(
         Check(
             "ste-vs-torch",
-            "The hand-written STE equals torch's fake-quantise operators, values and "
-            "gradients, exactly.",
+            "The hand-written STE equals torch's fake-quantise operators, values and gradients, exactly.",
             ste_matches_builtin,
             tolerance=0.0,
             measure="abs",

@@ -49,18 +49,14 @@ def fused_matches_formula(s: Setting) -> Outcome:
 def bounded(s: Setting) -> Outcome:
     x = s.randn(4096, 2, gen=s.generator(20), scale=1e4)
     peak = situ_and_mul(x).abs().max().item()
-    return within(
-        peak, BETA * BETA_LINEAR, f"max |out| {peak:.4g} over inputs of scale 1e4; bound 100"
-    )
+    return within(peak, BETA * BETA_LINEAR, f"max |out| {peak:.4g} over inputs of scale 1e4; bound 100")
 
 
 def tends_to_swiglu(s: Setting) -> Outcome:
     x = s.randn(2000, 2, gen=s.generator(30), scale=3.0)
     g, u = x.unbind(-1)
     swiglu = (F.silu(g) * u)[:, None]
-    errors = [
-        compare(swiglu, situ_and_mul(x, beta=b, beta_linear=b)).max_abs for b in (4.0, 40.0, 4000.0)
-    ]
+    errors = [compare(swiglu, situ_and_mul(x, beta=b, beta_linear=b)).max_abs for b in (4.0, 40.0, 4000.0)]
     shrinking = all(a > b for a, b in itertools.pairwise(errors))
     last = compare(swiglu, situ_and_mul(x, beta=4000.0, beta_linear=4000.0))
     detail = "error vs SiLU·u at beta 4, 40, 4000: " + ", ".join(f"{e:.2g}" for e in errors)
@@ -73,9 +69,7 @@ def bf16_computed_in_fp32(s: Setting) -> Outcome:
     x = s.randn(37, 96, gen=s.generator(40), scale=4.0).to(torch.bfloat16)
     gate, up = x.float().chunk(2, -1)
     expected = naive_situ(gate, up).to(torch.bfloat16)
-    return compare(
-        expected.float(), situ_and_mul(x).float(), "bf16 output vs fp32 compute rounded once"
-    )
+    return compare(expected.float(), situ_and_mul(x).float(), "bf16 output vs fp32 compute rounded once")
 
 
 VERIFICATION = Verification(

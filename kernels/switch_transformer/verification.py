@@ -65,11 +65,7 @@ def capacity_respected(s: Setting) -> Outcome:
         router = router * 4  # a peaked router, so that capacity binds
         cap = capacity(T, E, factor)
         counts = switch_dispatch(x, router, experts, cap)[1]
-        results.append(
-            count(
-                int((counts > cap).sum()), 0, f"T{T}-E{E}: counts {counts.tolist()}, capacity {cap}"
-            )
-        )
+        results.append(count(int((counts > cap).sum()), 0, f"T{T}-E{E}: counts {counts.tolist()}, capacity {cap}"))
     return worst(results)
 
 
@@ -98,8 +94,7 @@ VERIFICATION = Verification(
     checks=(
         Check(
             "dispatch-vs-loop",
-            "Capacity-masked dense dispatch equals routing token by token, "
-            "outputs, counts and gradients.",
+            "Capacity-masked dense dispatch equals routing token by token, outputs, counts and gradients.",
             dispatch_matches_loop,
             tolerance=1e-5,
             gradients=True,

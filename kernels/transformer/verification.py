@@ -88,9 +88,7 @@ def causal(s: Setting) -> Outcome:
     v2[:, cut:] = s.randn(B, S - cut, H, D, gen=gen)
     before = blockwise_attention(q, k, v, block_q=bq, block_k=bk)[:, :cut]
     after = blockwise_attention(q, k2, v2, block_q=bq, block_k=bk)[:, :cut]
-    return compare(
-        before, after, f"outputs before position {cut} when every later key and value change"
-    )
+    return compare(before, after, f"outputs before position {cut} when every later key and value change")
 
 
 def cache_per_token(s: Setting) -> Outcome:
@@ -99,9 +97,7 @@ def cache_per_token(s: Setting) -> Outcome:
     out, cache = decode(q, k, v, block_k=8)
     per_token = sum(t.numel() for t in cache.values()) // (B * T)
     steps = compare(naive_attention(q, k, v), out)
-    counted = count(
-        per_token, 2 * H * D, f"{per_token} cached elements per token for h={H}, d_h={D}"
-    )
+    counted = count(per_token, 2 * H * D, f"{per_token} cached elements per token for h={H}, d_h={D}")
     return Outcome(
         max(counted.max_abs, steps.max_abs),
         max(counted.max_rel, steps.max_rel),
@@ -113,15 +109,12 @@ VERIFICATION = Verification(
     technique="transformer",
     compares="blockwise online-softmax attention against the row-by-row softmax (outputs and "
     "gradients of q, k, v, causal and not) and against torch SDPA",
-    shapes=tuple(
-        shape_id(B=B, T=T, S=S, H=H, D=D, Bq=bq, Bk=bk) for B, T, S, H, D, bq, bk in SHAPES
-    ),
+    shapes=tuple(shape_id(B=B, T=T, S=S, H=H, D=D, Bq=bq, Bk=bk) for B, T, S, H, D, bq, bk in SHAPES),
     gradients=True,
     checks=(
         Check(
             "blockwise-vs-naive",
-            "Blockwise attention with an online softmax equals the plain "
-            "softmax attention, outputs and gradients.",
+            "Blockwise attention with an online softmax equals the plain softmax attention, outputs and gradients.",
             blockwise_matches_naive,
             tolerance=1e-5,
             gradients=True,
@@ -148,8 +141,7 @@ VERIFICATION = Verification(
         ),
         Check(
             "kv-cache-per-token",
-            "Decoding with a KV cache reproduces full attention and caches "
-            "2·h·d_h elements per token per layer.",
+            "Decoding with a KV cache reproduces full attention and caches 2·h·d_h elements per token per layer.",
             cache_per_token,
             tolerance=1e-5,
             measure="abs",

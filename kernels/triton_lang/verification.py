@@ -49,21 +49,14 @@ def _isolated(name: str) -> Outcome:
             "TRITON_INTERPRET": "1",
             "PYTHONPATH": os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")])),
         }
-        proc = subprocess.run(
-            [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=600
-        )
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=600)
         if proc.returncode != 0:
-            raise RuntimeError(
-                f"the isolated Triton check failed: {proc.stderr.strip().splitlines()[-1:]}"
-            )
-        for key, (max_abs, max_rel, detail) in json.loads(
-            proc.stdout.strip().splitlines()[-1]
-        ).items():
+            raise RuntimeError(f"the isolated Triton check failed: {proc.stderr.strip().splitlines()[-1:]}")
+        for key, (max_abs, max_rel, detail) in json.loads(proc.stdout.strip().splitlines()[-1]).items():
             _ISOLATED[key] = Outcome(
                 max_abs,
                 max_rel,
-                detail + " (run in a fresh process: this one had "
-                "already imported Triton in compiled mode)",
+                detail + " (run in a fresh process: this one had already imported Triton in compiled mode)",
             )
     return _ISOLATED[name]
 
@@ -106,21 +99,18 @@ VERIFICATION = Verification(
     compares="Triton kernels (fused row softmax, tiled matmul with masked edges) against torch "
     "loops; "
     "TRITON_INTERPRET=1 on the CPU, compiled on a GPU",
-    shapes=tuple(f"softmax {r}x{c}" for r, c in SOFTMAX)
-    + tuple(f"matmul {m}x{k}x{n}" for m, k, n in MATMUL),
+    shapes=tuple(f"softmax {r}x{c}" for r, c in SOFTMAX) + tuple(f"matmul {m}x{k}x{n}" for m, k, n in MATMUL),
     requires=("triton",),
     checks=(
         Check(
             "softmax",
-            "The Triton fused softmax equals a row-by-row softmax, also for widths that "
-            "are not a power of two.",
+            "The Triton fused softmax equals a row-by-row softmax, also for widths that are not a power of two.",
             _interpreted(softmax_matches),
             tolerance=1e-6,
         ),
         Check(
             "matmul",
-            "The Triton tiled matmul equals tile-by-tile torch matmul, with edges that do not "
-            "fill a block.",
+            "The Triton tiled matmul equals tile-by-tile torch matmul, with edges that do not fill a block.",
             _interpreted(matmul_matches),
             tolerance=1e-5,
         ),

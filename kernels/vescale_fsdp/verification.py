@@ -73,9 +73,7 @@ def blocks_stay_whole(s: Setting) -> Outcome:
     cut = sum(1 for b in range(even.shard_size, even.numel, even.shard_size) if b % BLOCK)
     equal = RaggedShard((5, 5, 5), BLOCK).shard(t)
     fsdp1 = FlatParam([t], 3).shard([t])
-    same = compare_all(
-        [(f"rank {r}", a, b) for r, (a, b) in enumerate(zip(fsdp1, equal, strict=True))]
-    )
+    same = compare_all([(f"rank {r}", a, b) for r, (a, b) in enumerate(zip(fsdp1, equal, strict=True))])
     return Outcome(
         max(out.max_abs, same.max_abs),
         max(out.max_rel, same.max_rel),
@@ -94,8 +92,7 @@ VERIFICATION = Verification(
     checks=(
         Check(
             "sizes-and-round-trip",
-            "Local numel is proportional to the local units, and Ragged -> "
-            "Replicate round-trips exactly.",
+            "Local numel is proportional to the local units, and Ragged -> Replicate round-trips exactly.",
             sizes_and_round_trip,
             tolerance=0.0,
             measure="abs",
