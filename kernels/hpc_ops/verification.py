@@ -19,7 +19,7 @@ from kernels.experts import Experts, init_experts
 from kernels.hpc_ops.fused import fused_moe
 from kernels.hpc_ops.naive import naive_moe
 
-CASES = ((75, 16, 6, 2), (45, 24, 8, 3))  # tokens, d, experts, k
+CASES = ((45, 16, 6, 2), (37, 12, 8, 3))  # tokens, d, experts, k
 
 
 def _setup(s: Setting, T: int, d: int, E: int, k: int, offset: int):  # type: ignore[no-untyped-def]
