@@ -191,11 +191,25 @@ def applied(mutants: Mutant | Iterable[Mutant]) -> Iterator[None]:
             else:
                 undo += _rebind(raw, replacement)
             _ACTIVE.append(mutant)
+        _clear_caches()
         yield
     finally:
         for owner, key, value, _ in reversed(undo):
             setattr(owner, key, value)
         del _ACTIVE[len(_ACTIVE) - len(items) :]
+        _clear_caches()
+
+
+def _clear_caches() -> None:
+    """Empty the ``functools.cache`` of every kernels function: what they memoised (a
+    jitted Triton kernel, say) was built from the code before or during the mutant."""
+    for name, module in list(sys.modules.items()):
+        if module is None or not (name == "kernels" or name.startswith("kernels.")):
+            continue
+        for value in list(vars(module).values()):
+            clear = getattr(value, "cache_clear", None)
+            if callable(clear) and hasattr(value, "cache_info"):
+                clear()
 
 
 def run_mutant(entry: Entry, mutant: Mutant, *, device: str = "cpu") -> MutantRun:

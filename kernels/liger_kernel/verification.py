@@ -58,7 +58,7 @@ def flce_matches_full(s: Setting) -> Outcome:
 
 
 def flce_memory(s: Setting) -> Outcome:
-    BT, H, V = 1000, 32, 1000
+    BT, H, V = 400, 32, 500
     h, w, target = _flce_inputs(s, BT, H, V, 10)
     h.requires_grad_(True)
     w.requires_grad_(True)
@@ -125,7 +125,7 @@ VERIFICATION = Verification(
     "dh, dW, with ignored rows); hand-written RMSNorm, RoPE and SwiGLU against autograd",
     shapes=tuple(f"BT{BT}-H{H}-V{V}" for BT, H, V in FLCE)
     + (
-        "BT1000-H32-V1000 (memory)",
+        "BT400-H32-V500 (memory)",
         "B2-T37-D48 (RMSNorm)",
         "B2-T45-H3-D32 (RoPE)",
         "B3-T37-D40 (SwiGLU)",

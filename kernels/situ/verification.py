@@ -26,13 +26,15 @@ from kernels.checks import (
 from kernels.situ.fused import situ_and_mul
 from kernels.situ.naive import BETA, BETA_LINEAR, naive_situ
 
-SHAPES = ((3, 37, 48), (2, 75, 20))
+SHAPES = ((3, 37, 48), (2, 45, 20), (1, 7, 16))
+#: Input scales: the working range, and inputs near float32's largest values.
+SCALES = (6.0, 6.0, 1e37)
 
 
 def fused_matches_formula(s: Setting) -> Outcome:
     results = []
-    for i, shape in enumerate(SHAPES):
-        x = s.randn(*shape[:-1], 2 * shape[-1], gen=s.generator(i), scale=6.0)
+    for i, (shape, scale) in enumerate(zip(SHAPES, SCALES, strict=True)):
+        x = s.randn(*shape[:-1], 2 * shape[-1], gen=s.generator(i), scale=scale)
         results.append(
             compare_forms(
                 lambda x: naive_situ(*x.chunk(2, -1)),
@@ -40,7 +42,7 @@ def fused_matches_formula(s: Setting) -> Outcome:
                 (x,),
                 (s.randn(*shape, gen=s.generator(10 + i)),),
                 grads=("x",),
-                tag=str(shape),
+                tag=f"{shape} scale {scale:g}",
             )
         )
     return worst(results)
@@ -82,7 +84,8 @@ VERIFICATION = Verification(
     checks=(
         Check(
             "fused-vs-formula",
-            "The fused SiTU-GLU equals the formula, outputs and gradients.",
+            "The fused SiTU-GLU equals the formula, outputs and gradients (random cotangents), also "
+            "for inputs near float32's largest values.",
             fused_matches_formula,
             tolerance=1e-6,
             gradients=True,
