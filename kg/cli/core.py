@@ -119,7 +119,7 @@ def stats(
     from kg.views import stats as compute
 
     _json_errors(fmt)
-    store = state().store()
+    store = state().reader()
     if techniques:
         rows = store.select(
             """SELECT ?id ?name ?category ?onPage WHERE { ?t a tkg:Technique ; skos:notation ?id ;
@@ -153,7 +153,7 @@ def show(
     from kg.views import technique_card
 
     _json_errors(fmt)
-    store = state().store()
+    store = state().reader()
     card = technique_card(store, resolve_technique(store, technique))
     if fmt is TableFormat.json:
         emit_json(card)
@@ -236,7 +236,7 @@ def lineage(
     from kg.views import LineageNode, lineage_tree
 
     state().json_errors = fmt == "json"
-    store = state().store()
+    store = state().reader()
     node = resolve_technique(store, technique)
     up, down = lineage_tree(store, node, direction=direction.value, depth=depth)
 
@@ -278,7 +278,7 @@ def compare(
     if not 2 <= len(techniques) <= 4:
         raise KGError(f"compare takes 2 to 4 techniques, got {len(techniques)}",
                       hint="Example: kg compare GDN KDA Mamba2")
-    store = state().store()
+    store = state().reader()
     nodes = [resolve_technique(store, t) for t in techniques]
     table = compute(store, nodes)
     if fmt == "json":
@@ -332,7 +332,7 @@ def sparql(
     path = Path(query)
     is_file = len(query) < 4096 and path.suffix in (".rq", ".sparql") and path.exists()
     text = path.read_text(encoding="utf-8") if is_file else query
-    result = state().store().query(text, max_rows=limit)
+    result = state().reader().query(text, max_rows=limit)
     write = _stdout_bytes
     if isinstance(result, list):
         rdf = {"table": "turtle", "json": "jsonld"}.get(fmt.value, fmt.value)
@@ -369,7 +369,7 @@ def validate(fmt: FormatOpt = TableFormat.table) -> None:
     from kg.validate import validate_store
 
     _json_errors(fmt)
-    violations = validate_store(state().store())
+    violations = validate_store(state().reader())
     if fmt is not TableFormat.table:
         emit([{"focus": v.focus, "path": v.path, "message": v.message, "value": v.value} for v in violations],
              ["focus", "path", "message", "value"], fmt=fmt.value)
@@ -397,7 +397,7 @@ def provenance(
     from kg.resolve import resolve_technique
 
     _json_errors(fmt)
-    store = state().store()
+    store = state().reader()
     if node.startswith(("http://", "https://", "urn:")):
         iri = ox.NamedNode(node)
     else:
