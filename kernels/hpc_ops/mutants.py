@@ -26,7 +26,8 @@ MUTANTS = (
         "the reported per-expert counts histogram only each token's first choice",
         "kernels.hpc_ops.fused:fused_moe",
         "return unpermute(y, perm, weights, x.shape[0]), perm.counts",
-        "return unpermute(y, perm, weights, x.shape[0]), torch.bincount(chosen[:, 0], minlength=experts.count).tolist()",
+        "return unpermute(y, perm, weights, x.shape[0]), "
+        "torch.bincount(chosen[:, 0], minlength=experts.count).tolist()",
         "counts",
     ),
     Mutant(

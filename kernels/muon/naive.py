@@ -52,4 +52,4 @@ def quintic_spectral(g: torch.Tensor, steps: int = 5) -> torch.Tensor:
     x = sv / (sv.pow(2).sum().sqrt() + 1e-7)
     for _ in range(steps):
         x = a * x + b * x**3 + c * x**5
-    return u @ torch.diag(x) @ vh
+    return cast(torch.Tensor, u @ torch.diag(x) @ vh)

@@ -55,7 +55,7 @@ def rerouted_load(s: Setting) -> Outcome:
         per_expert = _assignment(gen, 97, 8)
         loads = [float(len(t)) for t in per_expert]
         previous = None
-        for spare in range(0, 10):
+        for spare in range(10):
             counts = replicate(loads, spare)
             replicas = reroute(per_expert, counts)
             received = [len(toks) for _, toks in replicas]

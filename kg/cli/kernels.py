@@ -165,7 +165,7 @@ def mutants(
     from kg.cli.output import console, emit, emit_json, err_console
 
     state().json_errors = fmt is Format.json
-    store = state().store()
+    store = state().reader()
     selected = [e for e in _select(store, list(techniques or []), record=False) if e.has_code]
 
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
