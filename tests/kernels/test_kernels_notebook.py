@@ -30,6 +30,7 @@ def test_kernels_notebook_executes(tmp_path: Path) -> None:
         r"^ascend-c +none$", text, re.M
     )
     assert "max |o_rec - o_chunk|" in text
+    assert re.search(r"strong-decay .* FAIL", text) and re.search(r"(\d+) of \1 mutants killed", text)
     images = [
         out
         for cell in nb.cells
