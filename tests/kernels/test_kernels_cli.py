@@ -106,25 +106,31 @@ def test_cuda_without_a_gpu_is_an_error_with_a_hint(built_store_path: Path) -> N
     assert "CUDA" in result.exception.message and "--device cpu" in result.exception.hint
 
 
-def test_verify_table_fits_80_columns_in_a_pipe_and_v_adds_the_claims(kg_cli, built_store_path: Path) -> None:
-    narrow = {"COLUMNS": "80"}
-    out = kg_cli(
-        "kernels", "verify", "situ", "aux-loss-free-balancing", "--no-record", store=built_store_path, env=narrow
-    )
-    assert out.returncode == 0, out.stderr
-    lines = out.stdout.splitlines()
+def _narrow(store: Path, *args: str):  # type: ignore[no-untyped-def]
+    """The kg command in this process, printing into a pipe 80 columns wide."""
+    from typer.testing import CliRunner
+
+    from kg.cli import app
+
+    return CliRunner().invoke(app, ["--store", str(store), *args], env={"COLUMNS": "80"})
+
+
+def test_verify_table_fits_80_columns_in_a_pipe_and_v_adds_the_claims(built_store_path: Path) -> None:
+    out = _narrow(built_store_path, "kernels", "verify", "situ", "aux-loss-free-balancing", "--no-record")
+    assert out.exit_code == 0, out.output
+    lines = out.output.splitlines()
     assert max(len(line) for line in lines) <= 80, max(lines, key=len)
     assert any(line.strip("│ ").startswith("situ") for line in lines)  # a row naming the technique
     assert any("fused-vs-formula" in line and "pass" in line for line in lines)
-    assert "The fused SiTU-GLU equals the formula" not in out.stdout  # claims only with -v
-    verbose = kg_cli("kernels", "verify", "situ", "--no-record", "-v", store=built_store_path, env=narrow)
-    assert "situ / fused-vs-formula: The fused SiTU-GLU equals the formula" in verbose.stdout.replace("\n", " ")
+    assert "The fused SiTU-GLU equals the formula" not in out.output  # claims only with -v
+    verbose = _narrow(built_store_path, "kernels", "verify", "situ", "--no-record", "-v")
+    assert "situ / fused-vs-formula: The fused SiTU-GLU equals the formula" in verbose.output.replace("\n", " ")
 
 
-def test_verify_in_half_precision_uses_the_declared_tolerances(kg_cli, built_store_path: Path) -> None:
-    out = kg_cli("kernels", "verify", "gdn", "--dtype", "bfloat16", "--no-record", "-f", "json", store=built_store_path)
-    report = json.loads(out.stdout)
-    assert out.returncode == 0 and report["dtype"] == "bfloat16"
+def test_verify_in_half_precision_uses_the_declared_tolerances(built_store_path: Path) -> None:
+    out = _invoke(built_store_path, "kernels", "verify", "gdn", "--dtype", "bfloat16", "--no-record", "-f", "json")
+    report = json.loads(out.output)
+    assert out.exit_code == 0 and report["dtype"] == "bfloat16"
     checks = {c["name"]: c for c in report["runs"][0]["checks"]}
     assert (checks["chunk-vs-recurrent"]["dtype"], checks["chunk-vs-recurrent"]["measure"]) == ("bfloat16", "rms")
     assert checks["chunk-vs-recurrent"]["tolerance"] == 0.005 and checks["gradients"]["tolerance"] == 0.008
@@ -132,20 +138,17 @@ def test_verify_in_half_precision_uses_the_declared_tolerances(kg_cli, built_sto
     assert checks["alpha-one-is-deltanet"]["dtype"] == "float32"  # declares no half tolerance
 
 
-def test_mutants_prints_the_kill_rate(kg_cli, built_store_path: Path) -> None:
-    out = kg_cli("kernels", "mutants", "situ", "QAT", "-f", "json", store=built_store_path, check=True)
-    report = json.loads(out.stdout)
-    assert report["mutants"] == report["killed"] >= 8 and report["rate"] == 1.0
+def test_mutants_prints_the_kill_rate(built_store_path: Path) -> None:
+    out = _invoke(built_store_path, "kernels", "mutants", "situ", "QAT", "-f", "json")
+    report = json.loads(out.output)
+    assert out.exit_code == 0 and report["mutants"] == report["killed"] >= 8 and report["rate"] == 1.0
     assert [t["technique"] for t in report["techniques"]] == ["situ", "qat"]
     assert all(r["verdict"] == "killed" and r["killed_by"] == r["check"] for r in report["runs"])
-    table = kg_cli("kernels", "mutants", "situ", store=built_store_path, env={"COLUMNS": "80"}, check=True)
-    assert "situ" in table.stdout and "100%" in table.stdout and "4 of 4 mutants killed" in table.stdout
+    table = _narrow(built_store_path, "kernels", "mutants", "situ")
+    assert table.exit_code == 0 and max(len(line) for line in table.output.splitlines()) <= 80
+    assert "situ" in table.output and "100%" in table.output and "4 of 4 mutants killed" in table.output
     rows = list(
-        csv.DictReader(
-            io.StringIO(
-                kg_cli("kernels", "mutants", "situ", "-f", "csv", "-v", store=built_store_path, check=True).stdout
-            )
-        )
+        csv.DictReader(io.StringIO(_invoke(built_store_path, "kernels", "mutants", "situ", "-f", "csv", "-v").output))
     )
     assert {r["mutant"] for r in rows} >= {"backward-ignores-cotangent"} and {r["verdict"] for r in rows} == {"killed"}
 

@@ -19,9 +19,7 @@ from kernels.zero.sharded import zero_bytes, zero_train
 
 def test_switch_drops_the_late_tokens_when_an_expert_is_full() -> None:
     torch.manual_seed(42)
-    experts = init_experts(
-        2, 8, 16, torch.Generator().manual_seed(42), torch.device("cpu"), torch.float32
-    )
+    experts = init_experts(2, 8, 16, torch.Generator().manual_seed(42), torch.device("cpu"), torch.float32)
     x = torch.randn(9, 8)
     x[:, 0] = 1.0
     router = torch.zeros(2, 8)
@@ -37,9 +35,7 @@ def test_switch_drops_the_late_tokens_when_an_expert_is_full() -> None:
 
 def test_fused_moe_handles_an_expert_that_gets_no_token() -> None:
     torch.manual_seed(42)
-    experts = init_experts(
-        4, 8, 16, torch.Generator().manual_seed(42), torch.device("cpu"), torch.float32
-    )
+    experts = init_experts(4, 8, 16, torch.Generator().manual_seed(42), torch.device("cpu"), torch.float32)
     x = torch.randn(6, 8)
     chosen = torch.tensor([[0, 1]] * 6)
     weights = torch.full((6, 2), 0.5)
