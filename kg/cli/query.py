@@ -138,7 +138,7 @@ def query(
     from kg.cli.core import _stdout_bytes
     from kg.resolve import Resolver
 
-    store = state().store()
+    store = state().reader()
     raw = _parse_params(param or [])
     if named.kind != "select":
         from kg.results import serialize_solutions, serialize_triples

@@ -40,7 +40,7 @@ import pyoxigraph as ox
 if TYPE_CHECKING:
     import duckdb
 
-__all__ = ["Diff", "FileFacts", "WORK_FOLDER", "apply", "diff", "open_rdf", "resume", "work_folder"]
+__all__ = ["Diff", "FileFacts", "WORK_FOLDER", "apply", "diff", "open_rdf", "pending", "resume", "work_folder"]
 
 #: Where replacements keep their work, inside the store's directory.
 WORK_FOLDER = "imports"
@@ -334,6 +334,21 @@ def _remove(store: ox.Store, graph: ox.NamedNode, removed: Path) -> None:
 
 def discard(folder: Path) -> None:
     shutil.rmtree(folder, ignore_errors=True)
+
+
+def pending(store_dir: Path) -> list[str]:
+    """The work folders left in ``store_dir``: the graph each journalled replacement
+    replaces, "" for a folder that never got its journal."""
+    root = store_dir / WORK_FOLDER
+    if not root.is_dir():
+        return []
+    out = []
+    for folder in sorted(p for p in root.iterdir() if p.is_dir()):
+        try:
+            out.append(json.loads((folder / JOURNAL).read_text(encoding="utf-8"))["graph"])
+        except (OSError, ValueError, KeyError):
+            out.append("")
+    return out
 
 
 def resume(store: ox.Store, store_dir: Path, update: Callable[[str], None]) -> list[str]:
