@@ -35,6 +35,7 @@ __all__ = [
     "query_form",
     "query_parts",
     "unsliced",
+    "values_as_constants",
     "values_block",
 ]
 
@@ -404,7 +405,7 @@ def _aliases(text: str, parts: QueryParts) -> list[tuple[int, int, str]]:
 _EXCLUDED = re.compile(r"(?i)\b(VALUES|SELECT|GROUP\s+BY|ORDER\s+BY|HAVING|MINUS)\b")
 
 
-def inline_bindings(query: str, bindings: Mapping[str, Term | Sequence[Term]]) -> str:
+def inline_bindings(query: str, bindings: Mapping[str, Term | Sequence[Term] | str]) -> str:
     """``query`` with each variable bound to a single term also written as that term in
     the WHERE groups' patterns and filters, for servers that do not use a VALUES binding
     where it matters (Virtuoso 7 evaluates a property path without it, and misjoins
@@ -452,10 +453,13 @@ def inline_bindings(query: str, bindings: Mapping[str, Term | Sequence[Term]]) -
     return "".join(out)
 
 
-def _single(bindings: Mapping[str, Term | Sequence[Term]]) -> dict[str, str]:
-    """The bindings that hold one term, serialised."""
+def _single(bindings: Mapping[str, Term | Sequence[Term] | str]) -> dict[str, str]:
+    """The bindings that hold one term, serialised (a str is a term already serialised)."""
     out = {}
     for name, value in bindings.items():
+        if isinstance(value, str):
+            out[name] = value
+            continue
         if isinstance(value, Sequence) and not isinstance(value, ox.Triple):
             if len(value) != 1:
                 continue
@@ -464,8 +468,8 @@ def _single(bindings: Mapping[str, Term | Sequence[Term]]) -> dict[str, str]:
     return out
 
 
-def constants(query: str, bindings: Mapping[str, Term | Sequence[Term]]
-              ) -> tuple[str, dict[str, Term | Sequence[Term]]]:
+def constants(query: str, bindings: Mapping[str, Term | Sequence[Term] | str]
+              ) -> tuple[str, dict[str, Term | Sequence[Term] | str]]:
     """``query`` with each single-term binding written as a constant instead of a VALUES
     block, for servers that misjoin VALUES (Virtuoso 7): in the WHERE groups as
     :func:`inline_bindings` does, in a CONSTRUCT template or DESCRIBE, and in the
@@ -547,3 +551,72 @@ def _substitute(text: str, code: str, var: re.Pattern[str], make: Callable[[re.M
         out += [text[last : m.start()], make(m)]
         last = m.end()
     return "".join(out) + text[last:]
+
+
+_VALUES_BLOCK = re.compile(r"(?i) ?\bVALUES\s*\(([?$\w\s]+)\)\s*\{")
+
+
+def values_as_constants(query: str) -> str:
+    """``query`` with the single-row VALUES blocks that :func:`inject_values` wrote turned
+    back into bindings and written as :func:`constants`. A variable is converted only when
+    every block that binds it gives it the same one term; other blocks stay."""
+    code = _code_only(query)
+    blocks = []  # (start, end, {var: term})
+    for m in _VALUES_BLOCK.finditer(code):
+        opening = m.end() - 1
+        end = _group_end(code, opening)
+        names = m.group(1).replace("$", "?").split()
+        rows = [(a, b) for a, b in _row_spans(code, opening + 1, end)]
+        terms: dict[str, str | None] = {n.lstrip("?"): None for n in names}
+        if len(rows) == 1:
+            a, b = rows[0]
+            values = [query[x:y] for x, y in _term_spans(query, a, b)]
+            if len(values) == len(names):
+                terms = {n.lstrip("?"): v for n, v in zip(names, values, strict=True)}
+        blocks.append((m.start(), end + 1, terms))
+    found: dict[str, str | None] = {}
+    for _, _, terms in blocks:
+        for name, term in terms.items():
+            found[name] = term if found.get(name, term) == term else None
+    single = {n: t for n, t in found.items() if t is not None}
+    if not single:
+        return query
+    out, last = [], 0
+    for start, end, terms in blocks:
+        if all(name in single for name in terms):
+            out.append(query[last:start])
+            last = end
+    out.append(query[last:])
+    text, rest = constants("".join(out), single)
+    return query if rest else text
+
+
+def _row_spans(code: str, start: int, end: int) -> list[tuple[int, int]]:
+    """The ``( ... )`` rows of a VALUES block between ``start`` and ``end``: inner spans."""
+    rows, i = [], start
+    while i < end:
+        if code[i] == "(":
+            close = code.index(")", i)
+            rows.append((i + 1, close))
+            i = close
+        i += 1
+    return rows
+
+
+def _term_spans(query: str, start: int, end: int) -> list[tuple[int, int]]:
+    """The terms of one VALUES row of ``query``: runs between blanks that are code (a blank
+    inside a string or an IRI belongs to its term)."""
+    opaque = [True] * len(query)
+    for a, b in _code_spans(query):
+        opaque[a:b] = [False] * (b - a)
+    spans, i = [], start
+    while i < end:
+        if query[i].isspace() and not opaque[i]:
+            i += 1
+            continue
+        j = i
+        while j < end and not (query[j].isspace() and not opaque[j]):
+            j += 1
+        spans.append((i, j))
+        i = j
+    return spans

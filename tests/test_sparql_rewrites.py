@@ -117,8 +117,15 @@ def test_order_by_moves_outside_and_keeps_rows_and_order(fresh_store) -> None:
     moved = order_outside(query)
     assert moved != query and moved.rstrip().endswith("ORDER BY (!BOUND(?top)) DESC(?top) LIMIT 3")
     assert [r["s"] for r in fresh_store.query(moved)] == [r["s"] for r in fresh_store.query(query)]
-    unprojected = f"SELECT ?s WHERE {{ ?s <{EX}p> ?v }} ORDER BY ?v"
-    assert order_outside(unprojected) == unprojected
+    unprojected = f"SELECT ?s WHERE {{ ?s <{EX}p> ?v }} ORDER BY DESC(?v) LIMIT 5"  # sorted by a hidden variable
+    assert [r["s"] for r in fresh_store.query(order_outside(unprojected))] == [
+        r["s"] for r in fresh_store.query(unprojected)]
+    distinct = f"SELECT DISTINCT ?s WHERE {{ ?s <{EX}p> ?v }} ORDER BY ?v"
+    assert order_outside(distinct) == distinct  # a hidden variable would change what DISTINCT keeps
+    having = f"SELECT ?s (COUNT(*) AS ?n) WHERE {{ ?s <{EX}p> ?v }} GROUP BY ?s HAVING (COUNT(*) > 2) ORDER BY ?s"
+    moved = order_outside(having)
+    assert "FILTER((?n > 2))" in moved and "HAVING" not in moved
+    assert [(r["s"], r["n"]) for r in fresh_store.query(moved)] == [(r["s"], r["n"]) for r in fresh_store.query(having)]
 
 
 def _graph(store, g: str) -> list[str]:
@@ -182,3 +189,16 @@ def test_values_blocks_survive_pages_and_constants_together(fresh_store) -> None
     text, rest = constants(query, {"t": ox.NamedNode(EX + "a")})
     assert rest == {} and [r["x"].value for r in fresh_store.query(paged(inject_values(text, rest), 2, 1))] == [
         EX + "b", EX + "c"]
+
+
+def test_values_blocks_turn_back_into_the_constants_of_their_bindings() -> None:
+    from kg.sparqltext import values_as_constants
+
+    for name, bindings in (("ancestors", {"technique": KDA}), ("reading-queue-lineage", {"technique": [KDA]})):
+        text = queries.get(name).text
+        expected, _ = constants(text, bindings)
+        assert " ".join(values_as_constants(inject_values(text, bindings)).split()) == " ".join(expected.split())
+    listed = inject_values("SELECT ?x WHERE { ?t ?p ?x }", {"t": [KDA, ox.NamedNode(EX + "b")]})
+    assert values_as_constants(listed) == listed
+    spaced = 'SELECT ?x WHERE { VALUES (?t ?u) { ("a b" <urn:c>) } ?t ?p ?u }'
+    assert values_as_constants(spaced) == 'SELECT ?x WHERE { "a b" ?p <urn:c> }'

@@ -18,9 +18,7 @@ from kernels.checks import (
     Outcome,
     Setting,
     Verification,
-    compare_all,
     compare_forms,
-    gradients,
     within,
     worst,
 )
@@ -28,7 +26,9 @@ from kernels.liger_kernel.fused import chunk_size, fused_linear_cross_entropy, r
 from kernels.liger_kernel.naive import naive_lm_head_ce, naive_rmsnorm, naive_rope, naive_swiglu
 from kernels.memory import peak_bytes
 
-FLCE = ((150, 32, 1000), (75, 24, 333))  # BT, H, V
+#: (BT, H, V, scale of the hidden states): the last gives logits of order ±100, where e^x
+#: overflows float32 unless the log-sum-exp is taken first.
+FLCE = ((150, 32, 1000, 1.0), (75, 24, 333, 1.0), (37, 16, 129, 40.0))
 
 
 def _flce_inputs(s: Setting, BT: int, H: int, V: int, offset: int):  # type: ignore[no-untyped-def]
@@ -42,8 +42,9 @@ def _flce_inputs(s: Setting, BT: int, H: int, V: int, offset: int):  # type: ign
 
 def flce_matches_full(s: Setting) -> Outcome:
     results = []
-    for i, (BT, H, V) in enumerate(FLCE):
+    for i, (BT, H, V, scale) in enumerate(FLCE):
         h, w, target = _flce_inputs(s, BT, H, V, i)
+        h = h * scale
         results.append(
             compare_forms(
                 lambda h, w, t=target: naive_lm_head_ce(h, w, t),
@@ -51,14 +52,14 @@ def flce_matches_full(s: Setting) -> Outcome:
                 (h, w),
                 outputs=("loss",),
                 grads=("h", "W"),
-                tag=f"BT{BT}-H{H}-V{V}",
+                tag=f"BT{BT}-H{H}-V{V} scale {scale:g}",
             )
         )
     return worst(results)
 
 
 def flce_memory(s: Setting) -> Outcome:
-    BT, H, V = 1000, 32, 1000
+    BT, H, V = 400, 32, 500
     h, w, target = _flce_inputs(s, BT, H, V, 10)
     h.requires_grad_(True)
     w.requires_grad_(True)
@@ -90,11 +91,15 @@ def rmsnorm_matches(s: Setting) -> Outcome:
         gen = s.generator(20)
         x, wt = s.randn(2, 37, 48, gen=gen), s.randn(48, gen=gen, scale=0.5)
         cot = (s.randn(2, 37, 48, gen=gen),)
-        (o1,), g1 = gradients(lambda x, w, o=offset: naive_rmsnorm(x, w, offset=o), (x, wt), cot)
-        (o2,), g2 = gradients(lambda x, w, o=offset: rmsnorm(x, w, offset=o), (x, wt), cot)
         results.append(
-            compare_all(
-                [(f"{name} y", o1, o2), (f"{name} dx", g1[0], g2[0]), (f"{name} dw", g1[1], g2[1])]
+            compare_forms(
+                lambda x, w, o=offset: naive_rmsnorm(x, w, offset=o),
+                lambda x, w, o=offset: rmsnorm(x, w, offset=o),
+                (x, wt),
+                cot,
+                outputs=("y",),
+                grads=("x", "w"),
+                tag=name,
             )
         )
     return worst(results)
@@ -127,9 +132,9 @@ VERIFICATION = Verification(
     compares="chunked fused linear cross-entropy against LM head + cross-entropy on full logits "
     "(loss, "
     "dh, dW, with ignored rows); hand-written RMSNorm, RoPE and SwiGLU against autograd",
-    shapes=tuple(f"BT{BT}-H{H}-V{V}" for BT, H, V in FLCE)
+    shapes=tuple(f"BT{BT}-H{H}-V{V}" for BT, H, V, _ in FLCE)
     + (
-        "BT1000-H32-V1000 (memory)",
+        "BT400-H32-V500 (memory)",
         "B2-T37-D48 (RMSNorm)",
         "B2-T45-H3-D32 (RoPE)",
         "B3-T37-D40 (SwiGLU)",
@@ -143,6 +148,7 @@ VERIFICATION = Verification(
             flce_matches_full,
             tolerance=1e-5,
             gradients=True,
+            tolerances={"bfloat16": 5e-2},
         ),
         Check(
             "flce-peak-memory",
@@ -153,16 +159,15 @@ VERIFICATION = Verification(
         ),
         Check(
             "rmsnorm",
-            "The hand-written RMSNorm (offset 0 and Gemma's offset 1) equals autograd's, "
-            "outputs and gradients.",
+            "The hand-written RMSNorm (offset 0 and Gemma's offset 1) equals autograd's, outputs and gradients.",
             rmsnorm_matches,
             tolerance=1e-5,
             gradients=True,
+            tolerances={"bfloat16": 2e-2},
         ),
         Check(
             "rope",
-            "rotate_half RoPE with a rotate-by-minus-theta backward equals complex "
-            "multiplication under autograd.",
+            "rotate_half RoPE with a rotate-by-minus-theta backward equals complex multiplication under autograd.",
             rope_matches,
             tolerance=1e-5,
             gradients=True,

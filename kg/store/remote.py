@@ -61,7 +61,15 @@ from kg import __version__
 from kg.errors import KGError, QueryError, RDFImportError, RemoteStoreError, StoreError
 from kg.graphs import PROVENANCE, is_own_graph
 from kg.results import QueryResult, Solutions, Term
-from kg.sparqltext import constants, inject_values, order_outside, paged, query_form, query_parts, unsliced
+from kg.sparqltext import (
+    inject_values,
+    order_outside,
+    paged,
+    query_form,
+    query_parts,
+    unsliced,
+    values_as_constants,
+)
 from kg.store import staging
 from kg.store.base import Activity, GraphStore, prefix_block, provenance_update
 from kg.store.capabilities import ORDER_BY_ALIAS_PROBE, VALUES_PATH_PROBE, Capabilities, row_probe
@@ -121,6 +129,8 @@ _PERMISSION = re.compile(r"(?i)SR186|SECURITY:|no permission|permission denied|a
 _TOO_LARGE = re.compile(r"(?i)SP031.*exceeded|too large|too long|request entity|payload")
 #: Virtuoso's refusal of a query on its cost estimate (MaxQueryCostEstimationTime).
 _ESTIMATE = re.compile(r"estimated execution time \d+ \(sec\) exceeds the limit")
+#: A VALUES block, as kg.sparqltext.inject_values writes them.
+_HAS_VALUES = re.compile(r"(?i)\bVALUES\s*\(")
 #: Virtuoso's own compiler failing on a query it parsed ("SQ156 ... Internal Optimized compiler error").
 _COMPILER = re.compile(r"SQ156|Internal Optimized compiler error")
 #: Virtuoso's refusal to sort more rows than its cap in one query (SR353 ... Only 10000 are allowed).
@@ -525,24 +535,6 @@ class RemoteStore(GraphStore):
 
     # -- reads -----------------------------------------------------------------------
 
-    def query(
-        self,
-        sparql: str,
-        bindings: Mapping[str, Term | Sequence[Term]] | None = None,
-        *,
-        max_rows: int | None = None,
-    ) -> QueryResult:
-        if bindings and not self._values_beside_paths():
-            text, rest = constants(sparql, bindings)
-            try:
-                return super().query(text, rest or None, max_rows=max_rows)
-            except RemoteStoreError as exc:
-                if not (_ESTIMATE.search(str(exc)) or _COMPILER.search(str(exc))):
-                    raise
-                # Its planner refuses the query with constants (many OPTIONALs about one
-                # constant subject): the VALUES form is the one it takes there.
-        return super().query(sparql, bindings or None, max_rows=max_rows)
-
     def _values_beside_paths(self) -> bool:
         caps = self.capabilities
         if caps.values_beside_paths is None:
@@ -582,8 +574,24 @@ class RemoteStore(GraphStore):
         if bindings:  # GraphStore.query has already inlined them; direct callers may not
             text = inject_values(text, bindings)
         form = query_form(text)
-        text = self._rewrite(text, form)
+        forms = [self._rewrite(text, form)]
+        if _HAS_VALUES.search(text) and not self._values_beside_paths():
+            constant = values_as_constants(text)
+            if constant != text:  # the bindings as constants first, as the VALUES blocks last
+                forms.insert(0, self._rewrite(constant, form))
         dataset = {} if query_parts(text).dataset else self._dataset()
+        for attempt, candidate in enumerate(forms):
+            try:
+                return self._answer(candidate, dataset, form, max_rows)
+            except RemoteStoreError as exc:
+                if attempt == len(forms) - 1 or not (_ESTIMATE.search(str(exc)) or _COMPILER.search(str(exc))):
+                    raise
+                # Its planner refuses the constants here (Virtuoso, with many OPTIONALs about
+                # one constant subject): the VALUES form is the one it takes.
+        raise AssertionError("unreachable")
+
+    def _answer(self, text: str, dataset: Mapping[str, list[str]], form: str, max_rows: int | None) -> QueryResult:
+        """The whole answer to ``text``: paged where the server cuts it."""
         try:
             answer = self._estimated(text, dataset, form, max_rows)
         except RemoteStoreError as exc:
