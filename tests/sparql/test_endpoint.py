@@ -198,7 +198,7 @@ def test_a_remote_store_can_write_through_the_endpoint_with_its_token(serve, bui
         with RemoteStore.from_spec(f"{base}/sparql") as remote:
             with remote.transaction(Activity("through kg serve")) as tx:
                 tx.replace_graph(g, [triple])
-            assert remote.count(g) == 1 and remote._union is True
+            assert remote.count(g) == 1 and remote._server_union is True
             assert {i.graph.value: i.activity for i in remote.graph_info()}[g.value] == "through kg serve"
     assert built_store.count(g) == 1
 
