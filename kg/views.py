@@ -23,6 +23,7 @@ __all__ = [
     "Edge",
     "LineageNode",
     "compare",
+    "comparison_markdown",
     "kernel_status",
     "lineage_edges",
     "lineage_tree",
@@ -183,6 +184,21 @@ def compare(store: GraphStore, techniques: list[NamedNode]) -> dict[str, Any]:
     row("Reading", [_reading_summary(c["papers"]) for c in cards])
     conditions = [(c["name"], c["conditions"]) for c in cards if c.get("conditional") and c.get("conditions")]
     return {"columns": columns, "rows": rows, "conditions": conditions, "cards": cards}
+
+
+def comparison_markdown(table: dict[str, Any]) -> str:
+    """A :func:`compare` table as GitHub-flavoured Markdown (``kg compare --markdown``, the web export)."""
+
+    def cell(value: str) -> str:
+        return value.replace("|", "\\|").replace("\n", " ")
+
+    lines = ["| Dimension | " + " | ".join(cell(c) for c in table["columns"]) + " |",
+             "|---" * (len(table["columns"]) + 1) + "|"]
+    for label, values in table["rows"]:
+        lines.append(f"| {cell(label)} | " + " | ".join(cell(v) for v in values) + " |")
+    for name, conditions in table["conditions"]:
+        lines.append(f"\n\\* {cell(name)}: {cell(conditions)}")
+    return "\n".join(lines)
 
 
 def _evidence(store: GraphStore, technique: NamedNode) -> list[str]:

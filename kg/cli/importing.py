@@ -8,6 +8,7 @@ from typing import Annotated, Optional
 import typer
 
 from kg.cli import state
+from kg.cli.output import Format, FormatOpt, JsonFlag, pick_format
 
 __all__ = ["app"]
 
@@ -20,27 +21,28 @@ _EXTENSIONS = {
 }
 _NAMES = {"ntriples": "N_TRIPLES", "nquads": "N_QUADS", "turtle": "TURTLE", "trig": "TRIG",
           "rdfxml": "RDF_XML", "jsonld": "JSON_LD", "n3": "N3"}
+FORMATS_ALLOWED = tuple(f.value for f in Format)
 
 
 @app.command("reading-list")
 def reading_list(
     file: Annotated[Path, typer.Argument(help="Markdown reading list (tab- or pipe-separated tables).")],
-    json_out: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+    fmt: FormatOpt = Format.table,
+    json_out: JsonFlag = False,
 ) -> None:
     """Import a markdown reading list; report its counts. A malformed file changes nothing."""
     from kg.catalog import load_catalog
-    from kg.cli.output import console, emit_json
+    from kg.cli.output import console, emit_machine
     from kg.reading import import_reading_list
 
-    state().json_errors = json_out
+    fmt = pick_format(fmt, as_json=json_out)
     report = import_reading_list(state().store(), file, load_catalog())
     data = {"path": report.path, "entries": report.entries, "papers": report.papers, "read": report.read,
             "to_read": report.to_read, "with_note": report.with_note, "categories": report.categories,
             "stated_counts": report.stated_counts, "counts_match": report.counts_match,
             "linked_techniques": report.linked_techniques, "unmatched": report.unmatched,
             "status_changes": report.status_changes, "unchanged": report.unchanged}
-    if json_out:
-        emit_json(data)
+    if emit_machine(fmt, data):
         return
     out = console()
     out.print(f"Imported {file}: {report.entries} entries ({report.papers} papers), {report.read} read, "
@@ -71,7 +73,7 @@ def rdf_format(path: Path, name: str | None) -> tuple[object, bool]:
         key = _EXTENSIONS.get(ext.lower())
         if key is None:
             raise RDFImportError(f"cannot tell the RDF format from the extension {ext or '(none)'!r}",
-                                 path=str(path), hint="Pass --format (" + ", ".join(_NAMES) + ").")
+                                 path=str(path), hint="Pass --syntax (" + ", ".join(_NAMES) + ").")
     return getattr(ox.RdfFormat, key), gzipped
 
 
@@ -84,24 +86,33 @@ def rdf(
         Optional[str],  # noqa: UP045
         typer.Option(help="Named graph to load into (a name like 'orkg' or a full IRI). Default: the file name."),
     ] = None,
-    fmt: Annotated[
-        Optional[str], typer.Option("--format", help="Override the format guessed from the extension.")  # noqa: UP045
+    syntax: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option("--syntax", help="The file's RDF syntax (" + ", ".join(_NAMES) + "), if its extension "
+                     "does not say.", show_default=False),
     ] = None,
-    json_out: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+    fmt: Annotated[str, typer.Option("--format", "-f", help="How to print the report: table, json or csv.")]
+    = "table",
+    json_out: JsonFlag = False,
 ) -> None:
     """Bulk-load an RDF dump into a named graph, replacing it. A failure leaves the graph as it was."""
     import time
 
-    from kg.cli.output import console, emit_json
+    from kg.cli.output import console, emit_machine
     from kg.errors import RDFImportError
     from kg.graphs import graph_iri
     from kg.iris import slugify
     from kg.store.base import Activity
 
-    state().json_errors = json_out
+    if fmt.lower().replace("-", "").replace("_", "") in _NAMES:  # -f was the RDF syntax before --syntax
+        raise RDFImportError(f"-f/--format is how the report is printed; {fmt!r} is an RDF syntax",
+                             hint=f"Pass --syntax {fmt} (and -f table, json or csv for the report).")
+    if fmt not in FORMATS_ALLOWED:
+        raise RDFImportError(f"unknown report format {fmt!r}", hint="Use -f table, json or csv.")
+    report_fmt = pick_format(fmt, as_json=json_out)
     if not file.is_file():
         raise RDFImportError("no such file", path=str(file), hint="Check the path.")
-    rdf_fmt, gzipped = rdf_format(file, fmt)
+    rdf_fmt, gzipped = rdf_format(file, syntax)
     name = graph or "import/" + slugify(file.name.removesuffix(".gz").rsplit(".", 1)[0])
     target = graph_iri(name)
     started = time.perf_counter()
@@ -112,8 +123,6 @@ def rdf(
     seconds = time.perf_counter() - started
     data = {"file": str(file), "graph": target.value, "triples": count, "seconds": round(seconds, 3),
             "triples_per_second": round(count / seconds) if seconds else None}
-    if json_out:
-        emit_json(data)
-    else:
+    if not emit_machine(report_fmt, data):
         console().print(f"Loaded {count} triples into <{target.value}> in {seconds:.1f} s "
                         f"({data['triples_per_second']} triples/s).")

@@ -248,7 +248,7 @@ class Workbench:
         return wanted, await self.call(request, models.comparison, store, nodes), ""
 
     async def compare(self, request: Request) -> Response:
-        from kg.cli.core import comparison_markdown
+        from kg.views import comparison_markdown
 
         wanted, table, problem = await self._comparison(request)
         cards = await self.call(request, models.technique_choices, self.store(request))
@@ -261,7 +261,7 @@ class Workbench:
                            markdown_url=share.replace("/compare?", "/compare.md?", 1))
 
     async def compare_markdown(self, request: Request) -> Response:
-        from kg.cli.core import comparison_markdown
+        from kg.views import comparison_markdown
 
         _wanted, table, problem = await self._comparison(request)
         if table is None:
