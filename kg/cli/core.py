@@ -119,7 +119,7 @@ def stats(
     from kg.views import stats as compute
 
     fmt = pick_format(fmt)
-    store = state().store()
+    store = state().reader()
     if techniques:
         rows = store.select(
             """SELECT ?id ?name ?category ?onPage WHERE { ?t a tkg:Technique ; skos:notation ?id ;
@@ -153,7 +153,7 @@ def show(
     from kg.views import technique_card
 
     fmt = pick_format(fmt)
-    store = state().store()
+    store = state().reader()
     card = technique_card(store, resolve_technique(store, technique))
     if not emit_machine(fmt, card, _card_rows(card), ["field", "value"]):
         _print_card(card)
@@ -248,7 +248,7 @@ def lineage(
     from kg.views import LineageNode, lineage_tree
 
     state().json_errors = fmt is LineageFormat.json
-    store = state().store()
+    store = state().reader()
     node = resolve_technique(store, technique)
     up, down = lineage_tree(store, node, direction=direction.value, depth=depth)
 
@@ -305,7 +305,7 @@ def compare(
     if not 2 <= len(techniques) <= 4:
         raise KGError(f"compare takes 2 to 4 techniques, got {len(techniques)}",
                       hint="Example: kg compare GDN KDA Mamba2")
-    store = state().store()
+    store = state().reader()
     nodes = [resolve_technique(store, t) for t in techniques]
     table = compute(store, nodes)
     if fmt is CompareFormat.json:
@@ -346,7 +346,7 @@ def sparql(
     if is_update(text):
         raise update_refused("kg sparql", instead="the endpoint: kg serve --allow-update --token TOKEN, "
                              "then POST update=... to /sparql with Authorization: Bearer TOKEN")
-    result = state().store().query(text, max_rows=limit)
+    result = state().reader().query(text, max_rows=limit)
     write = _stdout_bytes
     if isinstance(result, list):
         rdf = {"table": "turtle", "json": "jsonld"}.get(fmt.value, fmt.value)
@@ -383,7 +383,7 @@ def validate(fmt: FormatOpt = Format.table) -> None:
     from kg.validate import validate_store
 
     fmt = pick_format(fmt)
-    violations = validate_store(state().store())
+    violations = validate_store(state().reader())
     if fmt is not Format.table:
         emit([{"focus": v.focus, "path": v.path, "message": v.message, "value": v.value} for v in violations],
              ["focus", "path", "message", "value"], fmt=fmt.value)
@@ -411,7 +411,7 @@ def provenance(
     from kg.resolve import resolve_technique
 
     fmt = pick_format(fmt)
-    store = state().store()
+    store = state().reader()
     if node.startswith(("http://", "https://", "urn:")):
         iri = ox.NamedNode(node)
     else:

@@ -100,7 +100,7 @@ def lineage(
                              include_private=include_private)
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), console=err_console(), transient=True) as bar:
         task = bar.add_task("reading the lineage from the store", total=None)
-        graph = build_lineage(state().store(), options)
+        graph = build_lineage(state().reader(), options)
         bar.update(task, description=f"rendering {graph.graph.number_of_nodes()} nodes as {spec.name}")
         data = spec.renderer()(graph)
     written = write_output(target, data, force=force)
@@ -128,7 +128,7 @@ def rdf(
 
     suffixes = RDF_EXPORT_FORMATS[fmt.value][0]
     target = check_target(output, force=force, suffixes=suffixes, fmt=fmt.value)
-    data = render_rdf(state().store(), fmt.value, graph=graph, include_private=include_private,
+    data = render_rdf(state().reader(), fmt.value, graph=graph, include_private=include_private,
                       context_ref="url" if context_url else "inline")
     written = write_output(target, data, force=force)
     _report(target, written, f"{'the ' + graph + ' graph' if graph else 'the graph'} as {fmt.value}")

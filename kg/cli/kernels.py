@@ -64,7 +64,7 @@ def list_(fmt: FormatOpt = Format.table) -> None:
     from kg.views import kernel_status
 
     state().json_errors = fmt is Format.json
-    store = state().store()
+    store = state().reader()
     status = kernel_status(store)
     names = technique_names(store)
     latest = _latest_runs(store)
@@ -169,8 +169,9 @@ def verify(
     if as_json:
         fmt = Format.json
     state().json_errors = fmt is Format.json
-    store = state().store()
-    selected = _select(store, list(techniques or []), record)
+    # No lock while the checks run (minutes): read the selection, let go, lock only to record.
+    selected = _select(state().reader(), list(techniques or []), record)
+    state().close_reader()
 
     from kernels.verify import resolve_device, verify_many
 
@@ -207,7 +208,7 @@ def verify(
     if record:
         from kernels.record import record as write
 
-        write(store, runs)
+        write(state().store(), runs)
     reasoned = [e for e in selected if not e.has_code]
     failed = [r for r in runs if not r.passed]
     if fmt is Format.json:

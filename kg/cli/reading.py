@@ -27,7 +27,7 @@ def list_(
     from kg.reading import reading_rows
 
     fmt = pick_format(fmt)
-    rows = reading_rows(state().store(), status=status, category=category)
+    rows = reading_rows(state().reader(), status=status, category=category)
     for r in rows:
         if fmt is Format.table:
             r["changed"] = _local_time(r["changed"])
