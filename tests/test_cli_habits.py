@@ -104,10 +104,11 @@ def test_query_list_is_one_line_per_query_and_verbose_says_the_rest(kg_cli) -> N
 
 
 def _add_note(store_path: Path, title: str, body: str) -> str:
-    from pyoxigraph import Literal, NamedNode, Quad
+    from pyoxigraph import Literal, NamedNode, Triple
 
     from kg.graphs import graph_iri
     from kg.reading import reading_rows
+    from kg.store.base import Activity
     from kg.store.embedded import OxigraphStore
     from kg.vocab import RDF, TKG
 
@@ -115,9 +116,9 @@ def _add_note(store_path: Path, title: str, body: str) -> str:
     try:
         paper = next(r["paper"] for r in reading_rows(store) if r["title"] == title)
         note = NamedNode("https://w3id.org/techkg/id/note/test-1")
-        graph = graph_iri("zotero")
-        store._store.extend([Quad(note, RDF.type, TKG.Note, graph), Quad(note, TKG.noteOf, NamedNode(paper), graph),
-                             Quad(note, RDF.value, Literal(body), graph)])
+        with store.transaction(Activity("test: a synced Zotero note")) as tx:
+            tx.insert(graph_iri("zotero"), [Triple(note, RDF.type, TKG.Note), Triple(note, TKG.noteOf, NamedNode(paper)),
+                                            Triple(note, RDF.value, Literal(body))])
     finally:
         store.close()
     return str(paper)
