@@ -117,7 +117,8 @@ def _add_note(store_path: Path, title: str, body: str) -> str:
         paper = next(r["paper"] for r in reading_rows(store) if r["title"] == title)
         note = NamedNode("https://w3id.org/techkg/id/note/test-1")
         with store.transaction(Activity("test: a synced Zotero note")) as tx:
-            tx.insert(graph_iri("zotero"), [Triple(note, RDF.type, TKG.Note), Triple(note, TKG.noteOf, NamedNode(paper)),
+            tx.insert(graph_iri("zotero"), [Triple(note, RDF.type, TKG.Note),
+                                            Triple(note, TKG.noteOf, NamedNode(paper)),
                                             Triple(note, RDF.value, Literal(body))])
     finally:
         store.close()
