@@ -87,10 +87,13 @@ SELECT p.year, pc.category, count(*) AS papers
 FROM papers AS p JOIN paper_categories AS pc ON pc.paper = p.paper AND pc.scheme = 'technique'
 WHERE p.year IS NOT NULL GROUP BY ALL ORDER BY p.year, pc.category""",
     "papers.per_organisation": """
-SELECT coalesce(o.name, po.organisation) AS organisation, count(*) AS papers,
-       count(*) FILTER (WHERE po.via_author) AS via_authors,
-       count(*) FILTER (WHERE po.via_technique) AS via_techniques
-FROM paper_organisations AS po LEFT JOIN organisations AS o USING (organisation)
+WITH po AS (SELECT po.*, coalesce(o.canonical, po.organisation) AS canonical, o.name AS unit
+            FROM paper_organisations AS po LEFT JOIN organisations AS o USING (organisation))
+SELECT coalesce(c.name, po.canonical) AS organisation, count(DISTINCT po.paper) AS papers,
+       count(DISTINCT po.paper) FILTER (WHERE po.via_author) AS via_authors,
+       count(DISTINCT po.paper) FILTER (WHERE po.via_technique) AS via_techniques,
+       string_agg(DISTINCT po.unit, ', ' ORDER BY po.unit) FILTER (WHERE po.organisation <> po.canonical) AS units
+FROM po LEFT JOIN organisations AS c ON c.organisation = po.canonical
 GROUP BY ALL ORDER BY papers DESC, organisation LIMIT $top""",
     # -- lineage ---------------------------------------------------------------------
     "lineage.summary": """
@@ -214,18 +217,27 @@ SELECT coalesce(a.name, c.person) AS author, c.papers, c.first_author_papers, or
 FROM counts AS c LEFT JOIN authors AS a USING (person) LEFT JOIN orgs USING (person)
 ORDER BY c.papers DESC, c.first_author_papers DESC, author""",
     "authors.organisations": """
-WITH authors_of AS (SELECT organisation, count(DISTINCT person) AS authors FROM affiliations
-                    WHERE person IN (SELECT person FROM authorship) GROUP BY organisation),
-  papers_of AS (SELECT organisation, count(*) AS papers FROM paper_organisations
-                WHERE via_author GROUP BY organisation)
+WITH canon AS (SELECT organisation, coalesce(canonical, organisation) AS canonical FROM organisations),
+  authors_of AS (SELECT coalesce(k.canonical, af.organisation) AS organisation, count(DISTINCT person) AS authors
+                 FROM affiliations AS af LEFT JOIN canon AS k USING (organisation)
+                 WHERE person IN (SELECT person FROM authorship) GROUP BY 1),
+  papers_of AS (SELECT coalesce(k.canonical, po.organisation) AS organisation, count(DISTINCT paper) AS papers
+                FROM paper_organisations AS po LEFT JOIN canon AS k USING (organisation)
+                WHERE via_author GROUP BY 1)
 SELECT coalesce(o.name, p.organisation) AS organisation, p.papers, coalesce(a.authors, 0) AS authors
 FROM papers_of AS p LEFT JOIN authors_of AS a USING (organisation)
 LEFT JOIN organisations AS o USING (organisation)
 ORDER BY p.papers DESC, organisation LIMIT $top""",
     "authors.co_authorship": """
+WITH org_papers AS (SELECT DISTINCT po.paper, coalesce(o.canonical, po.organisation) AS organisation
+                    FROM paper_organisations AS po LEFT JOIN organisations AS o USING (organisation)
+                    WHERE po.via_author),
+  p AS (SELECT x.organisation, y.organisation AS with_organisation, count(*) AS papers
+        FROM org_papers AS x JOIN org_papers AS y ON x.paper = y.paper AND x.organisation < y.organisation
+        GROUP BY ALL)
 SELECT coalesce(oa.name, p.organisation) AS organisation,
        coalesce(ob.name, p.with_organisation) AS with_organisation, p.papers
-FROM organisation_coauthorship AS p
+FROM p
 LEFT JOIN organisations AS oa ON oa.organisation = p.organisation
 LEFT JOIN organisations AS ob ON ob.organisation = p.with_organisation
 ORDER BY p.papers DESC, organisation, with_organisation LIMIT $top""",

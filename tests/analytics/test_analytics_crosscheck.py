@@ -176,10 +176,15 @@ def test_papers_per_author_match_sparql(graph: Any, duckdb_conn: Any) -> None:
     assert top[0]["papers"] == max(expected.values())
 
 
+#: ?org: the name of the organisation ?o is counted under, the top of its schema:parentOrganization chain.
+CANONICAL = """?o schema:parentOrganization* ?top . FILTER NOT EXISTS { ?top schema:parentOrganization ?above }
+               ?top foaf:name ?org"""
+
+
 def test_co_authorship_between_organisations_matches_sparql(graph: Any, duckdb_conn: Any) -> None:
     rows = sparql(
         graph,
-        f"SELECT DISTINCT ?p ?org WHERE {{ {AUTHORED} ?a schema:affiliation/foaf:name ?org }}",
+        f"SELECT DISTINCT ?p ?org WHERE {{ {AUTHORED} ?a schema:affiliation ?o . {CANONICAL} }}",
     )
     orgs: dict[str, set[str]] = defaultdict(set)
     for r in rows:
@@ -245,7 +250,7 @@ def test_papers_per_organisation_match_sparql(graph: Any, duckdb_conn: Any) -> N
         f"""SELECT ?org (COUNT(DISTINCT ?p) AS ?n) WHERE {{
               {{ {AUTHORED} ?a schema:affiliation ?o }}
               UNION {{ ?t tkg:primaryPaper ?p ; tkg:organization ?o }}
-              ?o foaf:name ?org }} GROUP BY ?org""",
+              {CANONICAL} }} GROUP BY ?org""",
     )
     expected = {r["org"]: r["n"] for r in rows}
     got = analysis(duckdb_conn, "papers.per_organisation", top=100_000)
