@@ -262,7 +262,7 @@ WITH edges AS (
   FROM staging.ranked
   WHERE k IN ('tkg:refines', 'tkg:generalizes', 'tkg:specializes', 'tkg:replaces', 'tkg:combines',
               'tkg:extends', 'tkg:inverts', 'tkg:reimplements', 'tkg:portsTo', 'tkg:buildsOn',
-              'tkg:implements')
+              'tkg:implements', 'tkg:derivesFrom')
   GROUP BY s, o, k),
 {_pivot(["prov:Derivation"], "d", _DERIVATION)},
   qualified AS (SELECT q.s AS child, d.entity AS parent, kg_local(d.relation_iri) AS relation,
