@@ -539,11 +539,12 @@ def _load_names(root: Path) -> Names:
             raise org.where.error(f"part_of {org.part_of!r} of {org.name!r} is not an organisation in the file",
                                   hint="Add an [[organisation]] entry for the parent, or fix the name.")
         org.part_of, seen = parent, {org.name}
-        while parent is not None:  # the units of an organisation never loop back to it
-            if parent in seen:
+        above: str | None = parent
+        while above is not None:  # the units of an organisation never loop back to it
+            if above in seen:
                 raise org.where.error(f"{org.name!r} is part of itself through part_of")
-            seen.add(parent)
-            parent = names.organisations[parent].part_of if parent in names.organisations else None
+            seen.add(above)
+            above = names.organisations[above].part_of if above in names.organisations else None
     return names
 
 
