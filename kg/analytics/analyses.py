@@ -53,9 +53,26 @@ FROM cats JOIN reading_state AS rs USING (paper)
 GROUP BY category, position ORDER BY position, category""",
     "progress.timeline": """
 WITH reads AS (SELECT CAST(date_trunc($period, read_at) AS DATE) AS period, count(*) AS read
-               FROM reading_state WHERE read_at IS NOT NULL GROUP BY 1)
-SELECT period, read, CAST(sum(read) OVER (ORDER BY period) AS BIGINT) AS cumulative
-FROM reads ORDER BY period""",
+               FROM reading_state WHERE read_at IS NOT NULL GROUP BY 1),
+  -- A paper's status at the end of a period: its current one from the period it was set in
+  -- (even when older events carry later times), else its latest event up to then.
+  changes AS (SELECT paper, status, epoch(changed_at) AS rank,
+                     CAST(date_trunc($period, changed_at) AS DATE) AS period
+              FROM reading_events WHERE changed_at IS NOT NULL
+              UNION ALL
+              SELECT paper, status, 1e12, CAST(date_trunc($period, changed_at) AS DATE)
+              FROM reading_state WHERE changed_at IS NOT NULL),
+  periods AS (SELECT period FROM reads UNION SELECT period FROM changes),
+  at_end AS (SELECT p.period, c.paper, arg_max(c.status, c.rank) AS status
+             FROM periods AS p JOIN changes AS c ON c.period <= p.period GROUP BY p.period, c.paper),
+  states AS (SELECT period, count(*) FILTER (WHERE status = 'to-read') AS to_read,
+                    count(*) FILTER (WHERE status = 'reading') AS reading
+             FROM at_end GROUP BY period)
+SELECT p.period, coalesce(r.read, 0) AS read,
+       CAST(sum(coalesce(r.read, 0)) OVER (ORDER BY p.period) AS BIGINT) AS cumulative,
+       coalesce(s.to_read, 0) AS to_read, coalesce(s.reading, 0) AS reading
+FROM periods AS p LEFT JOIN reads AS r USING (period) LEFT JOIN states AS s USING (period)
+ORDER BY p.period""",
     "progress.backlog": f"""
 WITH {_CATEGORIES}
 SELECT category, count(*) AS backlog, count(*) FILTER (WHERE rs.status = 'reading') AS in_progress,
@@ -326,7 +343,7 @@ ANALYSES: dict[str, tuple[tuple[tuple[str, str], ...], tuple[str, ...]]] = {
     "progress": (
         (
             ("categories", "Reading progress per category"),
-            ("timeline", "Papers read over time"),
+            ("timeline", "Read and to read over time"),
             ("backlog", "Backlog per category"),
             ("time_to_read", "Days from added to read"),
         ),
