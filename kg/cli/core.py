@@ -178,6 +178,7 @@ def _print_card(card: dict[str, Any]) -> None:
     from rich.table import Table
 
     from kg.cli.output import console
+    from kg.views import plain_math
 
     def e(value: Any) -> str:
         return escape(str(value)) if value is not None else "—"
@@ -220,7 +221,7 @@ def _print_card(card: dict[str, Any]) -> None:
         dims.add_column(style="bold", no_wrap=True)
         dims.add_column(overflow="fold")
         for label, value in card["dimensions"]:
-            dims.add_row(e(label), e(value))
+            dims.add_row(e(label), e(plain_math(value)))
         out.print(dims)
     lineage = [f"derives from {e(n)} ({r})" for n, r in card["parents"]]
     lineage += [f"{e(n)} derives from it ({r})" for n, r in card["children"]]
@@ -305,7 +306,7 @@ def compare(
     from kg.errors import KGError
     from kg.resolve import resolve_technique
     from kg.views import compare as compute
-    from kg.views import comparison_markdown
+    from kg.views import comparison_markdown, plain_math
 
     state().json_errors = fmt is CompareFormat.json
     if not 2 <= len(techniques) <= 4:
@@ -325,6 +326,7 @@ def compare(
     if fmt is CompareFormat.csv:
         emit(rows, columns, fmt="csv")
         return
+    rows = [{k: plain_math(v) for k, v in row.items()} for row in rows]  # formulas as plain notation
     from rich.markup import escape
 
     from kg.cli.output import console

@@ -260,7 +260,7 @@ def test_named_queries_have_their_own_urls(endpoint: str) -> None:
                        params=[("technique", "GDN"), ("technique", "KDA"), ("format", "csv")])
     assert as_csv.headers["content-type"].startswith("text/csv") and len(as_csv.text.strip().splitlines()) == 1 + 28
     posted = httpx.post(f"{endpoint}/queries/descendants", data={"technique": "MQA"})
-    assert posted.json()["results"]["bindings"][0]["descendantName"]["value"] == "Grouped-Query Attention"
+    assert "Grouped-Query Attention" in {b["descendantName"]["value"] for b in posted.json()["results"]["bindings"]}
     text = httpx.get(f"{endpoint}/queries/ancestors.rq")
     assert text.headers["content-type"].startswith("application/sparql-query") and "# title:" in text.text
     ttl = httpx.get(f"{endpoint}/queries/lineage-subgraph", params={"technique": "KDA"})
