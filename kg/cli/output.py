@@ -80,6 +80,7 @@ def pick_format(fmt: Format | str, *, as_json: bool = False, as_csv: bool = Fals
     state().json_errors = chosen is Format.json
     return chosen
 
+
 #: A column whose cells are all at most this wide is short: it stays on one line.
 SHORT_COLUMN = 16
 #: A prose column narrower than this reads badly; below it a table becomes records.
@@ -90,10 +91,10 @@ PROSE_FLOOR = 14
 _PRINTED = {"tables": 0}
 
 
-def console(width: int | None = None) -> Console:
+def console() -> Console:
     from rich.console import Console
 
-    return Console(soft_wrap=False, width=width)
+    return Console(soft_wrap=False)
 
 
 def err_console() -> Console:
@@ -128,7 +129,7 @@ def _flatten(data: Any, prefix: str = "") -> list[dict[str, Any]]:
     if isinstance(data, Mapping):
         rows: list[dict[str, Any]] = []
         for key, value in data.items():
-            rows += _flatten(value, f"{prefix}{key}" if not prefix else f"{prefix}.{key}")
+            rows += _flatten(value, f"{prefix}.{key}" if prefix else str(key))
         return rows
     if isinstance(data, list | tuple) and any(isinstance(v, Mapping | list | tuple) for v in data):
         return [row for i, value in enumerate(data) for row in _flatten(value, f"{prefix}.{i}")]
@@ -250,14 +251,14 @@ def _measure(name: str, cells: list[str]) -> _Column:
     from rich.cells import cell_len
 
     lines = [line for c in cells for line in (c.splitlines() or [""])]
-    splitter = _wrapper(1)
+    pieces = textwrap.TextWrapper.wordsep_re  # the pieces _wrapper breaks lines between
     return _Column(
         name=name,
         natural=max([cell_len(name), *(cell_len(line) for line in lines)]),
         cells=max((cell_len(line) for line in lines), default=0),
         header=max((cell_len(w) for w in name.split()), default=0),
         word=max((cell_len(w) for line in lines for w in line.split()), default=0),
-        piece=max((cell_len(p.strip()) for line in lines for p in splitter._split(line)), default=0),
+        piece=max((cell_len(p.strip()) for line in lines for p in pieces.split(line) if p), default=0),
         spaced=any(" " in c.strip() for c in cells),
         numeric=any(cells) and all(_is_number(c) for c in cells if c),
         typical=max(1, sum(cell_len(c) for c in cells if c) // max(1, sum(1 for c in cells if c))),

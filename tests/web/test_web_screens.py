@@ -134,3 +134,42 @@ def test_compare_pickers_keep_the_techniques_given(server: Served, open_page, qu
         assert problem in page.locator("[role=alert]").inner_text()
     else:
         assert page.locator("[role=alert]").count() == 0
+
+
+@pytest.fixture(scope="module")
+def history_server(web_store_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """The workbench on a store in which four papers are read over the following ten days."""
+    import datetime as dt
+
+    from kg.reading import resolve_paper, set_status
+    from kg.store.embedded import OxigraphStore
+    from tests.web.conftest import workbench_process
+
+    path = tmp_path_factory.mktemp("history") / "store"
+    shutil.copytree(web_store_dir, path)
+    store = OxigraphStore(path)
+    now = dt.datetime.now(dt.UTC)
+    for days, title in ((1, "GPipe"), (3, "PipeDream"), (6, "Megatron-LM"), (10, "GaLore")):
+        set_status(store, resolve_paper(store, title), "read", at=now + dt.timedelta(days=days))
+    store.close()
+    with workbench_process(path) as served:
+        yield served
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_the_reading_page_draws_read_and_to_read_over_time(history_server: Served, open_page,  # type: ignore[no-untyped-def]
+                                                           width: int) -> None:
+    page, events = open_page(history_server, width=width, height=HEIGHT)
+    page.goto("/reading")
+    chart = page.locator("#history svg.history")
+    assert chart.count() == 1 and page.locator("#history polyline.series").count() == 2
+    labels = page.locator("#history text.end").all_text_contents()
+    read = int(page.inner_text("#read-total"))
+    assert labels == [f"read: {read}", f"to read: {53 - read}"] and read == 12
+    points = page.locator("#history polyline.series").first.get_attribute("points") or ""
+    ys = [float(p.split(",")[1]) for p in points.split()]
+    assert len(ys) == 5 and ys == sorted(ys, reverse=True)  # read only grows: the line only rises
+    box = chart.bounding_box()
+    assert box and box["width"] <= width and box["height"] > 100
+    page.locator("#history").screenshot(path=str(SHOTS / f"{width}-reading-history.png"))
+    assert events.problems() == []

@@ -98,6 +98,51 @@ def _prose(value: object) -> Markup:
     return Markup("".join(out))
 
 
+def _history_chart(history: list[dict[str, Any]]) -> Markup:
+    """Papers read and to read over time as two lines, each labelled with its latest value:
+    an inline SVG (attributes only, so the page's policy needs no inline style)."""
+    import datetime as dt
+
+    if not history:
+        return Markup("")
+    points: list[tuple[dt.date, int, int]] = [(dt.date.fromisoformat(h["day"]), int(h["read"]), int(h["to_read"]))
+                                              for h in history]
+    today = dt.datetime.now(dt.UTC).date()
+    if points[-1][0] < today:  # the statuses hold until today
+        points.append((today, points[-1][1], points[-1][2]))
+    if len(points) < 2:
+        return Markup("")
+    width, height, left, right, top, bottom = 720, 210, 40, 120, 14, 28
+    first, last = points[0][0], points[-1][0]
+    days = max((last - first).days, 1)
+    peak = max(max(p[1], p[2]) for p in points) or 1
+
+    def x(day: dt.date) -> float:
+        return left + (width - left - right) * (day - first).days / days
+
+    def y(value: int) -> float:
+        return top + (height - top - bottom) * (1 - value / peak)
+
+    out = [f'<svg class="history" viewBox="0 0 {width} {height}" role="img" aria-labelledby="history-title">',
+           '<title id="history-title">Papers read and to read over time</title>']
+    for value in sorted({0, peak // 2, peak}):
+        out.append(f'<line class="grid" x1="{left}" x2="{width - right}" y1="{y(value):.1f}" y2="{y(value):.1f}"/>')
+        out.append(f'<text class="axis" x="{left - 6}" y="{y(value) + 4:.1f}" text-anchor="end">{value}</text>')
+    out.append(f'<text class="axis" x="{left}" y="{height - 6}">{first.isoformat()}</text>')
+    out.append(f'<text class="axis" x="{width - right}" y="{height - 6}" text-anchor="end">{last.isoformat()}</text>')
+    read, to_read = points[-1][1], points[-1][2]
+    apart = (7 if abs(y(read) - y(to_read)) < 14 else 0) * (1 if read >= to_read else -1)
+    for values, label, colour, nudge in (([p[1] for p in points], "read", "#1a7f37", -apart),
+                                         ([p[2] for p in points], "to read", "#bf8700", apart)):
+        line = " ".join(f"{x(p[0]):.1f},{y(v):.1f}" for p, v in zip(points, values, strict=True))
+        out.append(f'<polyline class="series" fill="none" stroke="{colour}" stroke-width="2.5" points="{line}"/>')
+        end = values[-1]
+        out.append(f'<text class="end" x="{x(last) + 8:.1f}" y="{y(end) + 4 + nudge:.1f}" fill="{colour}">'
+                   f"{label}: {end}</text>")
+    out.append("</svg>")
+    return Markup("".join(out))
+
+
 def _technique_path(iri: str, ids: dict[str, str] | None = None) -> str:
     ident = (ids or {}).get(iri) or iri.removeprefix(_TECHNIQUE_BASE)
     return "/techniques/" + ident
@@ -116,6 +161,7 @@ def _environment() -> Environment:
                       trim_blocks=True, lstrip_blocks=True)
     env.filters["linkify"] = _linkify
     env.filters["prose"] = _prose
+    env.filters["history_chart"] = _history_chart
     env.filters["number"] = _number
     env.filters["technique_path"] = _technique_path
     env.globals["navigation"] = NAVIGATION
