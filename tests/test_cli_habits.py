@@ -201,3 +201,24 @@ def test_no_consumer_imports_the_cli() -> None:
                  if "cli" not in path.relative_to(ROOT).parts
                  and re.search(r"^\s*(from|import) kg\.cli\b", path.read_text(encoding="utf-8"), re.MULTILINE)]
     assert offenders == []
+
+
+def test_serve_prints_its_addresses_as_one_json_line(built_store_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    import httpx
+
+    exe = Path(sys.executable).with_name("kg")
+    with subprocess.Popen([str(exe), "--store", str(built_store_path), "serve", "--port", "0", "-f", "json",
+                           "--log-level", "warning"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                          env={**os.environ, "COLUMNS": "80"}) as proc:
+        try:
+            assert proc.stdout is not None
+            info = json.loads(proc.stdout.readline())
+            assert info["sparql"] == info["workbench"] + "sparql" and info["allow_update"] is False
+            assert httpx.get(info["workbench"], timeout=30).status_code == 200
+        finally:
+            proc.terminate()
+            proc.wait(timeout=30)
