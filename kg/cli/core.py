@@ -164,7 +164,7 @@ def _card_rows(card: dict[str, Any]) -> list[dict[str, Any]]:
     rows = [{"field": k, "value": v} for k, v in card.items()
             if k not in ("dimensions", "parents", "children", "papers", "repository_stats") and v is not None]
     rows += [{"field": f"dimension: {label}", "value": value} for label, value in card["dimensions"]]
-    rows += [{"field": f"stars of {card['repository']}" if k == "stars" else f"repository {k}", "value": v}
+    rows += [{"field": f"repository {k}", "value": v}
              for k, v in (card.get("repository_stats") or {}).items() if v is not None]
     rows += [{"field": "derives from", "value": f"{name} ({relation})"} for name, relation in card["parents"]]
     rows += [{"field": "derived into", "value": f"{name} ({relation})"} for name, relation in card["children"]]
