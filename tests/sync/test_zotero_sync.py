@@ -201,7 +201,7 @@ def test_a_note_added_in_zotero_reaches_the_graph_and_back(built_store, emulator
     [(note, body)] = graph_edits.notes_of(built_store, GPIPE).items()
     assert body == "<p>Bubble = (p-1)/m</p>"
     listed = next(r for r in reading_rows(built_store) if r["paper"] == GPIPE.value)
-    assert listed["has_note"] is True and listed["note"] == "Bubble = (p-1)/(m+p-1)"  # the note's text, as HTML-free
+    assert listed["has_note"] is True and listed["note"] == "Bubble = (p-1)/m"  # the note's text, without the HTML
     graph_edits.edit_note(built_store, NamedNode(note), "<p>Bubble = (p-1)/(m+p-1)</p>")
     _synced(built_store, api)
     [child] = _lib(emulator).children(key)
