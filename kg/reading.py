@@ -26,7 +26,7 @@ from typing import Any
 from pyoxigraph import Literal, NamedNode, Triple
 
 from kg.catalog import Catalog
-from kg.errors import NotFoundError
+from kg.errors import NotFoundError, ReadingListError
 from kg.graphs import READING, READING_LIST
 from kg.iris import parse_arxiv_id, slugify, status_iri
 from kg.readinglist import ReadingList, entry_paper_iri, normalize_title, parse_reading_list, reading_list_triples
@@ -200,10 +200,16 @@ class ImportReport:
     status_changes: int = 0
     stated_counts: tuple[int, int, int] | None = None
     unchanged: bool = False
+    #: Papers of the previous list that this one no longer has (their status went too).
+    removed: list[str] = field(default_factory=list)
+    #: (papers, read, to read) counted once per paper, for a paper listed in two sections.
+    paper_counts: tuple[int, int, int] | None = None
 
     @property
     def counts_match(self) -> bool:
-        return self.stated_counts is None or self.stated_counts == (self.entries, self.read, self.to_read)
+        """Whether the header's counts are the tables' (rows, or distinct papers)."""
+        return self.stated_counts is None or self.stated_counts in (
+            (self.entries, self.read, self.to_read), self.paper_counts)
 
 
 def _listed_statuses(store: GraphStore) -> dict[str, str]:
@@ -221,18 +227,38 @@ def import_reading_list(
     *,
     tx: Transaction | None = None,
     at: dt.datetime | None = None,
+    accept_counts: bool = False,
 ) -> ImportReport:
-    """Parse ``path`` and write it (within ``tx`` if given, else in its own transaction).
+    """Make the list in ``path`` the user's reading list (within ``tx`` if given, else in
+    its own transaction): it replaces the previous list, papers that left the list leave
+    the reading state, and papers that stay keep their statuses and notes.
 
-    A malformed file raises before anything is written."""
+    A malformed file, or one whose tables disagree with the counts its header states
+    (unless ``accept_counts``), raises before anything is written."""
     reading_list = parse_reading_list(path)
     report, triples, listed = _prepare(reading_list, catalog)
+    if not report.counts_match and not accept_counts:
+        assert report.stated_counts is not None
+        total, read, to_read = report.stated_counts
+        raise ReadingListError(
+            f"the header states {total} entries, {read} read, {to_read} to read, but the tables hold "
+            f"{report.entries} entries, {report.read} read, {report.to_read} to read",
+            path=str(path),
+            hint="Nothing was written. A table may be cut short: fix the file or its header, or pass "
+            "--accept-counts to import it as it is.",
+        )
     own_tx = tx is None
     transaction = tx or store.transaction(Activity("kg import reading-list", used=[str(path)]))
-    changed = transaction.replace_graph(READING_LIST, triples)
+    changed = transaction.replace_graph(READING_LIST, triples, sources=[str(Path(path))])
     report.unchanged = not changed
     previous_listed = _listed_statuses(store)
     current = current_statuses(store)
+    titles = _titles(store, previous_listed.keys() - {p.value for p in listed})
+    for paper_value in sorted(previous_listed.keys() - {p.value for p in listed}):
+        now_status = current.get(paper_value)
+        if now_status is not None:
+            status_removal(transaction, NamedNode(paper_value), previous=now_status[0], via="reading-list", at=at)
+        report.removed.append(titles.get(paper_value, paper_value))
     for paper, listed_status in listed.items():
         now_status = current.get(paper.value)
         before = previous_listed.get(paper.value)
@@ -243,11 +269,20 @@ def import_reading_list(
     if report.status_changes:
         transaction.insert(READING, known_status_triples())
     transaction.activity.stats.update(
-        {"entries": report.entries, "added": report.status_changes}
+        {"entries": report.entries, "added": report.status_changes, "removed": len(report.removed)}
     )
     if own_tx:
         transaction.commit()
     return report
+
+
+def _titles(store: GraphStore, papers: Iterable[str]) -> dict[str, str]:
+    wanted = [NamedNode(p) for p in papers]
+    if not wanted:
+        return {}
+    rows = store.select("SELECT ?paper (SAMPLE(?t) AS ?title) WHERE { ?paper dcterms:title ?t } GROUP BY ?paper",
+                        {"paper": wanted})
+    return {str(r["paper"]): str(r["title"]) for r in rows.records()}
 
 
 def _prepare(reading_list: ReadingList, catalog: Catalog) -> tuple[ImportReport, list[Triple], dict[NamedNode, str]]:
@@ -279,6 +314,8 @@ def _prepare(reading_list: ReadingList, catalog: Catalog) -> tuple[ImportReport,
         with_note=len(notes), categories=len(reading_list.categories),
         linked_techniques=sorted(set(linked)), unmatched=unmatched,
         stated_counts=reading_list.stated_counts,
+        paper_counts=(len(listed), sum(s == "read" for s in listed.values()),
+                      sum(s == "to-read" for s in listed.values())),
     )
     triples += status_concept_triples_for(listed.values())
     return report, triples, listed

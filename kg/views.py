@@ -204,16 +204,10 @@ def _reading_summary(papers: list[dict[str, Any]]) -> str:
 
 def stats(store: GraphStore) -> dict[str, Any]:
     """Counts for ``kg stats``: techniques, categories, papers, edges, reading progress, graphs."""
-    one = store.select(
-        """SELECT
-             (COUNT(DISTINCT ?t) AS ?techniques) WHERE { ?t a tkg:Technique ; tkg:onComparisonPage true }"""
-    ).records()[0]
+    from kg.build import catalog_counts
+
     counts = {
-        "techniques": one["techniques"],
-        "lineage_only_parents": _count(store, "?t a tkg:Technique ; tkg:onComparisonPage false"),
-        "categories": _count(store, "?t a tkg:TechniqueCategory"),
-        "papers": _count(store, "?t a bibo:Document"),
-        "lineage_edges": _count(store, "?t prov:qualifiedDerivation ?d"),
+        **catalog_counts(store),
         "people": _count(store, "?t a foaf:Person"),
         "organisations": _count(store, "?t a foaf:Organization"),
         "repositories": _count(store, "?t a schema:SoftwareSourceCode"),

@@ -11,7 +11,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO, cast
 
@@ -21,7 +21,7 @@ from kg.errors import QueryError, RDFImportError, StoreError, StoreLockedError
 from kg.graphs import PROVENANCE
 from kg.pauses import pause_point
 from kg.results import QueryResult, Solutions, Term
-from kg.store.base import Activity, GraphStore, provenance_update
+from kg.store.base import Activity, GraphStore, prefix_block, provenance_update
 from kg.store.folder import SERVE_FILE, ReaderLease, StoreFolder, WriterLock
 from kg.vocab import PREFIXES
 
@@ -163,11 +163,9 @@ class OxigraphStore(GraphStore):
                 messages.append(f"removing {self._size(g):,} triples of an unfinished load (a staging graph); "
                                 "the graph it was to replace is unchanged")
                 actions.append(lambda g=g: self._store.remove_graph(g))  # type: ignore[misc]
-        for hook in _RECOVERY_HOOKS:
-            found = hook(self)
-            if found is not None:
-                messages.append(found[0])
-                actions.append(found[1])
+        from kg.snapshots import snapshots_for
+
+        messages += snapshots_for(self).resolve_pending(self)  # settles them as it goes: quick
         stale = self._folder.views_stale()
         if interrupted is not None:
             what = "; ".join(messages) if messages else (
@@ -285,11 +283,21 @@ class OxigraphStore(GraphStore):
         try:
             with _open(path, gzipped) as stream:
                 if quads_format:
-                    # Quad formats name their own graphs; everything goes into `target`.
-                    self._store.bulk_extend(
-                        ox.Quad(q.subject, q.predicate, q.object, target)
-                        for q in ox.parse(stream, format=fmt)
-                    )
+                    # Quad formats name their own graphs; everything goes into `target`, except
+                    # provenance records: those describe the graphs of the store that wrote the
+                    # file, and TechKG keeps its own (a whole export imports and builds cleanly).
+                    skipped = [0]
+
+                    def quads() -> Iterator[ox.Quad]:
+                        for q in ox.parse(stream, format=fmt):
+                            if q.graph_name == PROVENANCE:
+                                skipped[0] += 1
+                                continue
+                            yield ox.Quad(q.subject, q.predicate, q.object, target)
+
+                    self._store.bulk_extend(quads())
+                    if skipped[0]:
+                        activity.stats["skipped_provenance"] = skipped[0]
                 else:
                     self._store.bulk_load(stream, format=fmt, to_graph=target)
             pause_point("store.loaded")
@@ -322,6 +330,32 @@ class OxigraphStore(GraphStore):
             if self._folder is not None:
                 self._folder.end()
         return count
+
+    def replace_graphs(
+        self, graphs: Mapping[ox.NamedNode, Sequence[ox.Triple]], *, drop: Iterable[ox.NamedNode] = (),
+        then: str = "",
+    ) -> None:
+        """As :meth:`GraphStore.replace_graphs`: the triples go into staging graphs through
+        the bulk loader, and one update moves them in (recovery drops staging graphs a
+        killed process left, so the store is either as it was or wholly replaced)."""
+        self._writable()
+        staged: dict[ox.NamedNode, ox.NamedNode] = {}
+        try:
+            for graph, triples in graphs.items():
+                if triples:
+                    tmp = ox.NamedNode(_STAGING + uuid.uuid4().hex)
+                    self._store.bulk_extend(ox.Quad(t.subject, t.predicate, t.object, tmp) for t in triples)
+                    staged[graph] = tmp
+            pause_point("store.staged")
+            ops = [f"DROP SILENT GRAPH {g}" for g in [*graphs, *drop]]
+            ops += [f"MOVE SILENT {tmp} TO {g}" for g, tmp in staged.items()]
+            if then:
+                ops.append(then)
+            self.update(prefix_block(then) + " ;\n".join(ops))
+        finally:
+            for tmp in staged.values():
+                if self._store.contains_named_graph(tmp):
+                    self._store.remove_graph(tmp)
 
     def dump(self, out: IO[bytes], *, fmt: ox.RdfFormat, graph: ox.NamedNode | None = None) -> None:
         if graph is None and fmt not in (ox.RdfFormat.N_QUADS, ox.RdfFormat.TRIG):
@@ -370,17 +404,6 @@ def _file_digest(path: Path) -> str:
         for chunk in iter(lambda: fh.read(1 << 20), b""):
             digest.update(chunk)
     return "file:" + digest.hexdigest()
-
-
-#: Recovery steps of other modules (snapshots register one): each looks at the store and
-#: returns what it will do (a message) and how, or None when it has nothing to do.
-RecoveryHook = Callable[["OxigraphStore"], "tuple[str, Callable[[], None]] | None"]
-_RECOVERY_HOOKS: list[RecoveryHook] = []
-
-
-def add_recovery_hook(hook: RecoveryHook) -> None:
-    if hook not in _RECOVERY_HOOKS:
-        _RECOVERY_HOOKS.append(hook)
 
 
 def _open_read_only(path: Path) -> ox.Store:
