@@ -17,6 +17,7 @@ Everything a build writes goes in one transaction: either all of it changes or n
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -26,7 +27,7 @@ import pyoxigraph as ox
 
 from kg import __version__
 from kg.graphs import CATALOG, ONTOLOGY, PROVENANCE, READING_LIST, graph_name
-from kg.store.base import Activity, GraphStore
+from kg.store.base import Activity, GraphStore, source_node
 from kg.validate import Violation, cache_for, validate_store
 from kg.vocab import TKG, text
 
@@ -72,13 +73,14 @@ def catalog_sources(data: Path | None = None) -> list[Path]:
     return sorted([*root.glob("*.toml"), *(root / "techniques").glob("*.toml")])
 
 
-def build_inputs(data: Path | None = None, reading_list: Path | None = None) -> str:
+def build_inputs(data: Path | None = None, reading_list: Path | None = None, *, extra: Sequence[Path] = ()) -> str:
     """One hash of everything a build reads: the catalog files, the ontology, the modules
-    of TechKG that turn them into triples, and the reading list given with ``-r``.
-    Reading and hashing them takes a few milliseconds; parsing them is what a no-op skips."""
+    of TechKG that turn them into triples, the reading list given with ``-r`` and
+    ``extra`` files (the CLI adds the kernel registry it records). Reading and hashing
+    them takes a few milliseconds; parsing them is what a no-op skips."""
     digest = hashlib.sha256(f"techkg {__version__}\n".encode())
     code = Path(__file__).parent
-    files = [*catalog_sources(data), ontology_path(), *sorted(code.glob("*.py"))]
+    files = [*catalog_sources(data), ontology_path(), *sorted(code.glob("*.py")), *extra]
     if reading_list is not None:
         files.append(reading_list)
     for path in files:
@@ -179,11 +181,12 @@ def build(
     validate: bool = True,
     accept_counts: bool = False,
     force: bool = False,
+    extra_inputs: Sequence[Path] = (),
 ) -> BuildReport:
     """Build the graph (see the module documentation). Bad input raises before anything is
     written; ``reading_list`` replaces the user's list (counts checked against its header
     unless ``accept_counts``)."""
-    inputs = build_inputs(data, reading_list)
+    inputs = build_inputs(data, reading_list, extra=extra_inputs)
     if not force and up_to_date(store, inputs):
         counts, reading = store_summary(store)
         report = BuildReport(counts["techniques"], counts["lineage_only_parents"], counts["categories"],
@@ -215,9 +218,14 @@ def _write(store: GraphStore, *, data: Path | None, reading_list: Path | None, i
             activity.used.append(str(path))
             imported = import_reading_list(store, path, catalog, tx=tx, accept_counts=accept_counts)
         activity.stats["techniques"] = len(catalog.on_page())
-        stamp = f"{CATALOG} {TKG.buildInputs} {text(inputs, None)}"
+        # Which catalog file defines each node, so that kg provenance cites the file of a fact.
+        defined = [*((t.where.path, t.iri) for t in catalog.techniques.values()),
+                   *((p.where.path, p.iri) for p in catalog.papers.values())]
+        stamps = [f"{CATALOG} {TKG.buildInputs} {text(inputs, None)} ."]
+        stamps += [f"{source_node(path)} {TKG.defines} {node} ." for path, node in defined]
         tx.update_after(f"DELETE WHERE {{ GRAPH {PROVENANCE} {{ {CATALOG} tkg:buildInputs ?h }} }} ;\n"
-                        f"INSERT DATA {{ GRAPH {PROVENANCE} {{ {stamp} }} }}")
+                        f"DELETE WHERE {{ GRAPH {PROVENANCE} {{ ?file tkg:defines ?node }} }} ;\n"
+                        f"INSERT DATA {{ GRAPH {PROVENANCE} {{ {' '.join(stamps)} }} }}")
     _, reading = store_summary(store)
     if imported is not None:
         reading.source = imported.path

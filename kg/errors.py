@@ -14,6 +14,7 @@ exits non-zero, and never a traceback for these.
      │    └── RDFImportError         an RDF dump given to ``kg import rdf``
      ├── ValidationError             SHACL violations in the graph
      ├── ProtectedGraphError         a command would replace a graph TechKG or the user owns
+ ├── StatusError                 a reading status that is empty, or a typo of a known one
  ├── NotFoundError               an unknown technique, paper or node
      ├── QueryError                  a SPARQL query failed or a named query is misused
      │    └── ParameterError         a named-query parameter is missing or mistyped
@@ -47,6 +48,7 @@ __all__ = [
     "RateLimitError",
     "ReadingListError",
     "RemoteStoreError",
+    "StatusError",
     "StoreError",
     "StoreLockedError",
     "SyncError",
@@ -133,6 +135,10 @@ class ValidationError(KGError):
 class ProtectedGraphError(KGError):
     """A command would replace or drop a graph it must not: one built from the package,
     the user's own, or TechKG's bookkeeping."""
+
+
+class StatusError(KGError):
+    """A reading status that is empty, or not a known one (custom statuses need --custom)."""
 
 
 class NotFoundError(KGError):

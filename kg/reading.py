@@ -32,10 +32,13 @@ from kg.iris import parse_arxiv_id, slugify, status_iri
 from kg.readinglist import ReadingList, entry_paper_iri, normalize_title, parse_reading_list, reading_list_triples
 from kg.results import Term, python_value
 from kg.store.base import Activity, GraphStore, Transaction
-from kg.vocab import ID, PROV, RDF, SKOS, TKG, datetime_literal, text
+from kg.vocab import BIBO, DCTERMS, ID, PROV, RDF, SKOS, TKG, boolean, datetime_literal, text
 
 __all__ = [
     "KNOWN_STATUSES",
+    "add_paper",
+    "paper_known",
+    "STATUS_ALIASES",
     "ImportReport",
     "StatusChange",
     "current_statuses",
@@ -48,26 +51,61 @@ __all__ = [
     "status_change",
     "status_concept_triples",
     "status_removal",
+    "known_status",
+    "parse_status",
     "status_slug",
 ]
 
-#: The statuses TechKG knows; anything else is kept verbatim as a custom status.
+#: The statuses TechKG knows, with their labels. Anything else is a custom status: kept
+#: verbatim from Zotero, or given on purpose with ``kg reading set ... --custom``.
 KNOWN_STATUSES: dict[str, str] = {
     "to-read": "To read",
     "reading": "Reading",
     "read": "Read",
     "skipped": "Skipped",
 }
+#: Other words for the known statuses (case, spaces, hyphens and underscores do not matter).
+STATUS_ALIASES: dict[str, str] = {"toread": "to-read", "unread": "to-read", "todo": "to-read", "done": "read",
+                                   "inprogress": "reading", "skip": "skipped"}
 STATUS_SCHEME = ID["scheme/reading-status"]
-_ALIASES = {"toread": "to-read", "to read": "to-read", "unread": "to-read", "todo": "to-read",
-            "done": "read", "in progress": "reading", "skip": "skipped"}
+
+
+def _status_key(status: str) -> str:
+    return "".join(ch for ch in status.strip().casefold() if ch not in " -_")
+
+
+_BY_KEY = {**{_status_key(slug): slug for slug in KNOWN_STATUSES},
+           **{_status_key(label): slug for slug, label in KNOWN_STATUSES.items()}, **STATUS_ALIASES}
+
+
+def known_status(status: str) -> str | None:
+    """The known status ``status`` names (forgiving about case, spaces and aliases), or None."""
+    return _BY_KEY.get(_status_key(status))
 
 
 def status_slug(status: str) -> str:
     """``read``, ``to-read`` ... for known statuses (forgiving), a slug for custom ones."""
-    key = status.strip().casefold()
-    key = _ALIASES.get(key, key)
-    return key if key in KNOWN_STATUSES else slugify(status)
+    return known_status(status) or slugify(status)
+
+
+def parse_status(status: str, *, custom: bool = False) -> str:
+    """A status a person typed: a known status or one of its aliases; any other text only
+    with ``custom`` (then kept as given). A typo is refused with the closest known status."""
+    from kg.errors import StatusError
+
+    text = status.strip()
+    known = ", ".join(KNOWN_STATUSES)
+    if not text:
+        raise StatusError("a reading status cannot be empty", hint=f"Use one of: {known}.")
+    slug = known_status(text)
+    if slug is not None:
+        return slug
+    if custom:
+        return text
+    close = get_close_matches(_status_key(text), list(_BY_KEY), n=1, cutoff=0.5)
+    guess = f": did you mean {_BY_KEY[close[0]]}?" if close else ""
+    raise StatusError(f"{status!r} is not a reading status{guess}",
+                      hint=f"Use one of: {known}; or pass --custom to keep {text!r} as a status of your own.")
 
 
 def status_concept_triples(status: str) -> list[Triple]:
@@ -183,6 +221,32 @@ def set_status(
     with store.transaction(Activity(f"set reading status ({via})", stats={"updated": 1})) as tx:
         change = status_change(tx, paper, status, previous=current[0] if current else None,
                                via=via, at=at, first_seen=current is None)
+    return change
+
+
+def paper_known(store: GraphStore, paper: NamedNode) -> bool:
+    """Whether the graph holds ``paper`` as a paper."""
+    return store.ask("ASK { ?p a bibo:Document }", {"p": paper})
+
+
+def add_paper(
+    store: GraphStore, paper: NamedNode, status: str, *, title: str | None = None, via: str = "cli"
+) -> StatusChange:
+    """Add a paper the graph does not hold yet to the reading state with ``status``, in one
+    write. Without a ``title`` it is marked as needing metadata (tkg:needsMetadata), which
+    ``kg ingest arxiv`` fills in for an arXiv paper."""
+    triples = [Triple(paper, RDF.type, BIBO.Document)]
+    if title:
+        triples.append(Triple(paper, DCTERMS.title, text(title, None)))
+    else:
+        triples.append(Triple(paper, TKG.needsMetadata, boolean(True)))
+    try:
+        triples.append(Triple(paper, TKG.arxivId, text(parse_arxiv_id(paper.value).id, None)))
+    except ValueError:
+        pass
+    with store.transaction(Activity(f"add a paper ({via})", stats={"added": 1})) as tx:
+        tx.insert(READING, triples)
+        change = status_change(tx, paper, status, previous=None, via=via, first_seen=True)
     return change
 
 

@@ -13,7 +13,7 @@ Supported: node shapes with ``sh:targetClass`` (instances of the class and of it
 subclasses) or ``sh:targetSubjectsOf``; property shapes with a single-IRI ``sh:path``;
 ``sh:minCount``, ``sh:maxCount``, ``sh:datatype``, ``sh:class``, ``sh:pattern`` (with
 ``sh:flags``), ``sh:in``, ``sh:languageIn``, ``sh:uniqueLang``, ``sh:nodeKind``,
-``sh:minInclusive`` / ``sh:maxInclusive``, ``sh:or`` of such shapes (on values and on focus
+``sh:minInclusive`` / ``sh:maxInclusive``, ``sh:hasValue``, ``sh:or`` of such shapes (on values and on focus
 nodes) and SPARQL-based constraints (``sh:sparql`` with ``sh:select`` and ``$this``). A
 shapes file that uses anything else raises :class:`UnsupportedShape` instead of being
 silently half-checked.
@@ -40,7 +40,7 @@ COMPILER_VERSION = "1"
 
 _COMPONENTS = {
     "minCount", "maxCount", "datatype", "class", "pattern", "flags", "in", "languageIn", "uniqueLang",
-    "nodeKind", "minInclusive", "maxInclusive", "or",
+    "nodeKind", "minInclusive", "maxInclusive", "or", "hasValue",
 }
 _IGNORED = {"message", "name", "description", "severity", "deactivated", "order", "group"}
 
@@ -289,6 +289,9 @@ def _property_constraints(shapes: _Shapes, shape: Term, prop: ox.NamedNode | ox.
         else:
             add("maxCount", f"SELECT ?this WHERE {{ {focus} ?this {path} ?v }} "
                             f"GROUP BY ?this HAVING (COUNT(DISTINCT ?v) > {high})")
+    for wanted in shapes.objects(prop, "hasValue"):
+        add("hasValue", f"SELECT ?this WHERE {{ {focus} FILTER NOT EXISTS {{ ?this {path} {wanted} }} }}",
+            extra=str(wanted))
     unique = shapes.one(prop, "uniqueLang")
     if isinstance(unique, ox.Literal) and unique.value == "true":
         add("uniqueLang", f"SELECT DISTINCT ?this WHERE {{ {focus} ?this {path} ?a , ?b "

@@ -42,7 +42,7 @@ import pyoxigraph as ox
 from kg.errors import KGError, NotFoundError
 from kg.graphs import PROVENANCE, USER_GRAPHS, graph_name
 from kg.pauses import pause_point
-from kg.store.base import Activity, GraphStore
+from kg.store.base import Activity, GraphStore, content_hash
 
 __all__ = [
     "SNAPSHOT_LIMIT",
@@ -71,6 +71,9 @@ class Snapshot:
     graphs: dict[str, int] = field(default_factory=dict)
     state: str = "pending"  # pending -> kept; "undoing" while kg undo restores it
     undoer: str | None = None
+    #: Each user graph's content hash right after the command, so that kg undo can tell
+    #: whether anything changed them since.
+    after: dict[str, str] = field(default_factory=dict)
 
     @property
     def path(self) -> Path:
@@ -84,7 +87,7 @@ class Snapshot:
         tmp = self.folder / f"tmp-{uuid.uuid4().hex}.json"
         tmp.write_text(json.dumps({
             "id": self.id, "created": self.created, "command": self.command, "activity": self.activity,
-            "graphs": self.graphs, "state": self.state, "undoer": self.undoer,
+            "graphs": self.graphs, "state": self.state, "undoer": self.undoer, "after": self.after,
         }, indent=2) + "\n", encoding="utf-8")
         os.replace(tmp, self.sidecar)
 
@@ -119,7 +122,8 @@ class Snapshots:
                 data = json.loads(sidecar.read_text(encoding="utf-8"))
                 snap = Snapshot(id=data["id"], folder=self.folder, created=data["created"], command=data["command"],
                                 activity=data["activity"], graphs=dict(data.get("graphs", {})),
-                                state=data.get("state", "pending"), undoer=data.get("undoer"))
+                                state=data.get("state", "pending"), undoer=data.get("undoer"),
+                                after=dict(data.get("after", {})))
             except (OSError, ValueError, KeyError, TypeError):
                 continue
             if snap.path.exists():
@@ -142,8 +146,10 @@ class Snapshots:
         snap.save()
         return snap
 
-    def keep(self, snap: Snapshot) -> None:
+    def keep(self, snap: Snapshot, store: GraphStore) -> None:
+        """Mark ``snap`` kept once its command committed (and prune to the last 20)."""
         snap.state = "kept"
+        snap.after = user_hashes(store)
         snap.save()
         for old in self.kept()[SNAPSHOT_LIMIT:]:
             old.remove()
@@ -151,10 +157,13 @@ class Snapshots:
     def resolve_pending(self, store: GraphStore) -> list[str]:
         """Settle snapshots left pending by a killed process; say what was done."""
         said = []
+        if self.folder.is_dir():
+            for leftover in [*self.folder.glob(".*.tmp"), *self.folder.glob("tmp-*.json")]:
+                leftover.unlink(missing_ok=True)
         for snap in self.all():
             if snap.state == "pending":
                 if _committed(store, snap.activity):
-                    self.keep(snap)
+                    self.keep(snap, store)
                     said.append(f"kept the snapshot taken before {snap.describe()}, which completed")
                 else:
                     snap.remove()
@@ -183,7 +192,7 @@ def kept_before(store: GraphStore, activity: Activity, *, folder: Snapshots | No
     except BaseException:
         snap.remove()
         raise
-    snapshots.keep(snap)
+    snapshots.keep(snap, store)
 
 
 def snapshots_for(store: GraphStore) -> Snapshots:
@@ -219,7 +228,7 @@ def _committed(store: GraphStore, activity: str) -> bool:
 def write_quads(path: Path, graphs: dict[ox.NamedNode, list[ox.Triple]], *, header: str) -> int:
     """Write ``graphs`` as gzipped N-Quads to ``path``, atomically (temporary file, fsync,
     rename): a killed process leaves the old file or none, never half of one."""
-    tmp = path.with_name(f"tmp-{uuid.uuid4().hex}-{path.name}")
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
     count = 0
     try:
         with tmp.open("wb") as raw:
@@ -230,6 +239,7 @@ def write_quads(path: Path, graphs: dict[ox.NamedNode, list[ox.Triple]], *, head
                         out.write(ox.serialize([ox.Quad(t.subject, t.predicate, t.object, graph) for t in triples],
                                                format=ox.RdfFormat.N_QUADS) or b"")
                         count += len(triples)
+                        pause_point("quads.writing")
             raw.flush()
             os.fsync(raw.fileno())
         os.replace(tmp, path)
@@ -283,16 +293,26 @@ class UndoReport:
     changed: bool
 
 
+def user_hashes(store: GraphStore) -> dict[str, str]:
+    """Each user graph → a hash of its content."""
+    return {g.value: content_hash(store.triples(g)) for g in USER_GRAPHS}
+
+
 def later_changes(store: GraphStore, snap: Snapshot) -> list[str]:
-    """Commands that changed a user graph after the command ``snap`` was taken for."""
+    """What changed a user graph after the command ``snap`` was taken for (by content:
+    an undo that put a graph back as it was is no change)."""
+    now = user_hashes(store)
+    changed = [g for g, digest in now.items() if digest != snap.after.get(g, digest)]
+    if not changed:
+        return []
     rows = store.select(
         f"""SELECT ?g ?label ?ended WHERE {{ GRAPH {PROVENANCE} {{ ?g prov:wasGeneratedBy ?act .
-              ?act rdfs:label ?label OPTIONAL {{ ?act prov:endedAtTime ?ended }} }}
-              FILTER(?act != <{snap.activity}>) }}""",
-        {"g": list(USER_GRAPHS)},
+              ?act rdfs:label ?label OPTIONAL {{ ?act prov:endedAtTime ?ended }} }} }}""",
+        {"g": [ox.NamedNode(g) for g in changed]},
     ).records()
-    return sorted({f"{graph_name(ox.NamedNode(r['g']))} by `{r['label']}` at {str(r['ended'] or '')[:19]}"
-                   for r in rows})
+    said = {str(r["g"]): f"{graph_name(ox.NamedNode(r['g']))} by `{r['label']}` at {str(r['ended'] or '')[:19]}"
+            for r in rows}
+    return sorted(said.get(g, f"{graph_name(ox.NamedNode(g))} (emptied)") for g in changed)
 
 
 def undo(store: GraphStore, *, yes: bool = False) -> UndoReport:

@@ -83,10 +83,11 @@ def notice(message: str) -> None:
 
 def _command() -> str:
     """``kg import rdf``: the command path only (never its arguments, which may hold secrets)."""
-    import click
-
-    ctx = click.get_current_context(silent=True)
-    return ctx.command_path if ctx is not None else "kg"
+    # The click that typer runs on (its own copy in recent typer): the package of its Context's base.
+    base = next(c for c in typer.Context.__mro__ if c.__name__ == "Context" and c.__module__.endswith(".core"))
+    package = base.__module__.rsplit(".", 1)[0]
+    ctx = importlib.import_module(package + ".globals").get_current_context(silent=True)
+    return str(ctx.command_path) if ctx is not None else "kg"
 
 
 _STATE = State()

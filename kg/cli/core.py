@@ -59,19 +59,32 @@ def build(
 ) -> None:
     """Load the catalog (and your reading list, if none is there yet or with -r) into the store,
     validate it and print a summary. With nothing changed since the last build, it does nothing."""
+    from kernels import registry
     from kg.build import build as run_build
     from kg.build import build_inputs, up_to_date
     from kg.cli.output import console, emit_json
+    from kg.validate import cache_for, validate_store
 
     _json_errors(fmt)
+    extra = [Path(registry.__file__)]  # the kernel registry is recorded too (below)
     reader = state().reader()
-    if force or not up_to_date(reader, build_inputs(data, reading_list)):
+    if force or not up_to_date(reader, build_inputs(data, reading_list, extra=extra)):
         state().close_reader()
         store = state().store()
     else:
         store = reader  # nothing to write: a reader answers, and no writer waits for us
-    report = run_build(store, data=data, reading_list=reading_list, validate=validate,
-                       accept_counts=accept_counts, force=force)
+    report = run_build(store, data=data, reading_list=reading_list, validate=False,
+                       accept_counts=accept_counts, force=force, extra_inputs=extra)
+    if not report.up_to_date:
+        from kernels.record import record
+
+        # Which techniques have a kernel and which have none (reasoned), for every view
+        # of the graph; runs are added by kg kernels verify. Written only when it changed.
+        if record(store, label="kg build"):
+            report.changed.append("kernels")
+            report.triples = store.count()
+    if validate:
+        report.violations = validate_store(store, cache=cache_for(store))
     r, imported = report.reading, report.imported
     summary = {
         "store": store.location,
@@ -487,12 +500,19 @@ def provenance(
     ).records()
     if not rows:
         raise NotFoundError(f"the graph holds no facts about {iri.value}")
-    used: dict[str, list[str]] = {}
+    # The source of a fact: the file that defines the node (catalog), else what the graph
+    # was made from, else what the run that wrote it read.
+    used: dict[str, set[str]] = {}
     for row in store.select(f"""SELECT ?graph ?used WHERE {{ GRAPH {PROVENANCE} {{
-                                  ?graph prov:wasGeneratedBy ?act . ?act prov:used ?used }} }}""").records():
-        used.setdefault(row["graph"], []).append(row["used"])
+            {{ ?graph prov:hadPrimarySource ?used }} UNION
+            {{ ?graph prov:wasGeneratedBy ?act . ?act prov:used ?used
+               FILTER NOT EXISTS {{ ?graph prov:hadPrimarySource ?any }} }} }} }}""").records():
+        used.setdefault(row["graph"], set()).add(row["used"])
+    defined = {str(r["file"]) for r in store.select(
+        f"SELECT ?file WHERE {{ GRAPH {PROVENANCE} {{ ?file tkg:defines ?node }} }}", {"node": iri}).records()}
     for r in rows:
-        r["source"] = " ".join(sorted(used.get(r["graph"], [])))
+        sources = used.get(r["graph"], set())
+        r["source"] = " ".join(sorted(sources & defined or sources))
         r["graph"] = graph_name(ox.NamedNode(r["graph"]))
         if fmt is TableFormat.table:
             r["property"] = _compact(r["property"])

@@ -68,7 +68,7 @@ def test_comparing_gdn_kda_and_mamba2(server: Served, open_page, tmp_path: Path)
         return page.locator(f'#comparison tr[data-row="{label}"] td').all_inner_texts()
 
     assert row("Lineage between them") == ["combines Mamba2", "refines Gated DeltaNet", "—"]
-    assert row("Reference kernel") == ["verified", "unverified", "unverified"]
+    assert row("Reference kernel") == ["verified", "not run", "not run"]
     assert row("Latest verification")[0].startswith("passed 3/3 checks on cpu")
     assert row("Reading")[0] in ("no paper on the reading list",) or "read" in row("Reading")[0]
     assert page.locator('#comparison tr[data-row="Evidence"] a[href="https://arxiv.org/abs/2412.06464"]').count() == 1
