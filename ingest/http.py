@@ -267,12 +267,14 @@ class RetryingTransport:
     retry_statuses: frozenset[int] = _RETRY_STATUSES
 
     def __init__(self, inner: Any, *, politeness: Politeness, retry: RetryPolicy, stats: HttpStats,
-                 own_gate: bool = False) -> None:
+                 own_gate: bool = False, retry_statuses: frozenset[int] | None = None) -> None:
         self.inner = inner
         self.politeness = politeness
         self.retry = retry
         self.stats = stats
         self._own_gate = _HostGate() if own_gate else None
+        if retry_statuses is not None:
+            self.retry_statuses = retry_statuses
 
     def gate(self, request: Any) -> _HostGate:
         """The spacing and ``Backoff`` state that ``request`` waits on: its host's, shared
@@ -408,6 +410,7 @@ def build_client(
     cache: Any = None,
     offline: bool = False,
     transport: httpx.BaseTransport | None = None,
+    retry_statuses: frozenset[int] | None = None,
 ) -> httpx.Client:
     """An ``httpx.Client`` for ``source`` (``arxiv``, ``github``, ``zotero`` ...).
 
@@ -418,11 +421,14 @@ def build_client(
     the network transport (tests pass ``httpx.MockTransport`` for pure-logic checks).
     Redirects are followed (httpx drops ``Authorization`` when a redirect leaves the
     origin). Proxies come from ``HTTPS_PROXY``/``HTTP_PROXY``/``ALL_PROXY`` and ``NO_PROXY``.
+    ``retry_statuses`` replaces the statuses retried without ``Retry-After`` (500, 502,
+    503, 504): Semantic Scholar's 429 often says nothing, and is retried with backoff.
     """
     stats = HttpStats()
     inner: httpx.BaseTransport = transport or _network_transport()
     polite: httpx.BaseTransport = PoliteTransport(
-        inner, politeness=politeness or Politeness(), retry=retry or RetryPolicy(), stats=stats)
+        inner, politeness=politeness or Politeness(), retry=retry or RetryPolicy(), stats=stats,
+        retry_statuses=retry_statuses)
     if cache is not None or offline:
         from ingest.cache import CacheTransport
 

@@ -35,7 +35,7 @@
     return String(text || "").normalize("NFKD").replace(/[\u0300-\u036f]/g, "").toLowerCase();
   }
 
-  var KERNEL_CLASS = { verified: "ok", failing: "bad", unverified: "warn", none: "muted", missing: "muted" };
+  var KERNEL_CLASS = { verified: "ok", failing: "bad", "not run": "warn", none: "muted" };
 
   function mount(container, data, options) {
     options = options || {};
@@ -92,6 +92,12 @@
       var span = el("span", "tkg-key " + item[0]);
       legend.appendChild(span);
       legend.appendChild(el("span", "tkg-key-text", item[1]));
+    });
+    [[counts.accepted, "tkg-key-accepted", "added by you from citations"],
+     [counts.suggested, "tkg-key-suggested", "suggested by citations (kg suggest lineage)"]].forEach(function (item) {
+      if (!item[0]) return;
+      legend.appendChild(el("span", "tkg-key " + item[1]));
+      legend.appendChild(el("span", "tkg-key-text", item[2]));
     });
     legend.appendChild(el("span", "tkg-hint", "Hover a technique to see its lineage; click it for its card."));
 

@@ -32,8 +32,7 @@ def restore_matches_replay(s: Setting) -> Outcome:
     return count(
         _differences(from_snapshot, from_replay),
         0,
-        f"{len(AFTER)} observations after restore equal those after replaying "
-        f"{len(BEFORE)} actions",
+        f"{len(AFTER)} observations after restore equal those after replaying {len(BEFORE)} actions",
     )
 
 
@@ -82,8 +81,7 @@ VERIFICATION = Verification(
     checks=(
         Check(
             "restore-vs-replay",
-            "A restored snapshot continues exactly as a replay from the seed, "
-            "random draws included.",
+            "A restored snapshot continues exactly as a replay from the seed, random draws included.",
             restore_matches_replay,
             tolerance=0.0,
             measure="abs",

@@ -40,13 +40,8 @@ def mlp_matches(s: Setting) -> Outcome:
             (cot,),
         )
         pairs = [(f"out N={world}", ref, out), (f"dx N={world}", dx, grads[0])]
-        pairs += [
-            (f"dA shard {r} N={world}", da.chunk(world, 0)[r], grads[1 + r]) for r in range(world)
-        ]
-        pairs += [
-            (f"dB shard {r} N={world}", db.chunk(world, 1)[r], grads[1 + world + r])
-            for r in range(world)
-        ]
+        pairs += [(f"dA shard {r} N={world}", da.chunk(world, 0)[r], grads[1 + r]) for r in range(world)]
+        pairs += [(f"dB shard {r} N={world}", db.chunk(world, 1)[r], grads[1 + world + r]) for r in range(world)]
         results.append(compare_all(pairs))
     return worst(results)
 
@@ -56,14 +51,10 @@ def linear_halves(s: Setting) -> Outcome:
     gen = s.generator(2)
     cot_h, cot_d = s.randn(T, H, gen=gen), s.randn(T, D, gen=gen)
     (ref_c,), (dxc, dac) = gradients(lambda x, a: x @ a.T, (x, a), (cot_h,))
-    (out_c,), g_c = gradients(
-        lambda x, *w: column_linear(x, list(w)), (x, *a.chunk(2, 0)), (cot_h,)
-    )
+    (out_c,), g_c = gradients(lambda x, *w: column_linear(x, list(w)), (x, *a.chunk(2, 0)), (cot_h,))
     h_in = s.randn(T, H, gen=gen)
     (ref_r,), (dxr, dbr) = gradients(lambda x, b: x @ b.T, (h_in, b), (cot_d,))
-    (out_r,), g_r = gradients(
-        lambda x, *w: row_linear(x, list(w)), (h_in, *b.chunk(2, 1)), (cot_d,)
-    )
+    (out_r,), g_r = gradients(lambda x, *w: row_linear(x, list(w)), (h_in, *b.chunk(2, 1)), (cot_d,))
     return compare_all(
         [
             ("column out", ref_c, out_c),
@@ -83,9 +74,7 @@ def gloo_processes(s: Setting) -> Outcome:
     ranks = run_gloo(tp_rank, 2, s.seed, T, D, H)
     worst_abs = max(max(v for k, v in r.items() if k != "scale") for r in ranks)
     scale = max(r["scale"] for r in ranks)
-    name = max(((k, v) for r in ranks for k, v in r.items() if k != "scale"), key=lambda kv: kv[1])[
-        0
-    ]
+    name = max(((k, v) for r in ranks for k, v in r.items() if k != "scale"), key=lambda kv: kv[1])[0]
     return Outcome(
         worst_abs,
         worst_abs / scale,

@@ -23,10 +23,7 @@ WORLD, STEPS = 4, 3
 def _run(s: Setting):  # type: ignore[no-untyped-def]
     gen = s.generator(0)
     start = (torch.randn(SHAPE.numel, generator=gen) * 0.3).to(s.device)
-    batches = [
-        [(x.to(s.device), y.to(s.device)) for x, y in step]
-        for step in microbatches(WORLD, STEPS, SHAPE, gen)
-    ]
+    batches = [[(x.to(s.device), y.to(s.device)) for x, y in step] for step in microbatches(WORLD, STEPS, SHAPE, gen)]
     return start, batches
 
 
@@ -37,11 +34,7 @@ def same_updates_as_ddp(s: Setting) -> Outcome:
     for stage in (1, 2, 3):
         ranks, _ = zero_train(start, SHAPE, batches, WORLD, stage)
         master = torch.cat([r.master for r in ranks])
-        params = (
-            torch.cat([r.params16 for r in ranks]).float()
-            if stage == 3
-            else ranks[0].params16.float()
-        )
+        params = torch.cat([r.params16 for r in ranks]).float() if stage == 3 else ranks[0].params16.float()
         pairs += [
             (f"stage {stage} master", ddp[0].master, master),
             (f"stage {stage} bf16 params", ddp[0].params16.float(), params),
@@ -58,24 +51,16 @@ def memory_by_counting(s: Setting) -> Outcome:
     counted = {0: max(sum(t.numel() * t.element_size() for t in r.held().values()) for r in ddp)}
     for stage in (1, 2, 3):
         ranks, _ = zero_train(start, SHAPE, batches[:1], WORLD, stage)
-        counted[stage] = max(
-            sum(t.numel() * t.element_size() for t in r.held().values()) for r in ranks
-        )
+        counted[stage] = max(sum(t.numel() * t.element_size() for t in r.held().values()) for r in ranks)
     for stage, got in counted.items():
         results.append(count(got, int(zero_bytes(stage, psi, WORLD)), f"stage {stage}"))
         text.append(f"{'DDP' if stage == 0 else f'Z{stage}'} {got} B")
     figures = (120.0, 31.4, 16.6, 1.9)
     for stage, gb in enumerate(figures):
-        results.append(
-            against(
-                round(zero_bytes(stage, 7.5e9, 64) / 1e9, 1), gb, f"7.5B on 64 ranks, stage {stage}"
-            )
-        )
+        results.append(against(round(zero_bytes(stage, 7.5e9, 64) / 1e9, 1), gb, f"7.5B on 64 ranks, stage {stage}"))
     return worst(
         results,
-        f"Ψ={psi}, N={WORLD}: "
-        + ", ".join(text)
-        + "; formula at 7.5B/64 ranks: 120/31.4/16.6/1.9 GB",
+        f"Ψ={psi}, N={WORLD}: " + ", ".join(text) + "; formula at 7.5B/64 ranks: 120/31.4/16.6/1.9 GB",
     )
 
 
@@ -116,8 +101,7 @@ VERIFICATION = Verification(
     checks=(
         Check(
             "same-updates-as-ddp",
-            "Every ZeRO stage produces exactly DDP's parameters (fp32 master and "
-            "bf16 copies) after 3 steps.",
+            "Every ZeRO stage produces exactly DDP's parameters (fp32 master and bf16 copies) after 3 steps.",
             same_updates_as_ddp,
             tolerance=0.0,
             measure="abs",

@@ -136,6 +136,7 @@ def _register() -> None:
     app.add_typer(importlib.import_module("kg.cli.kernels").app, name="kernels")  # kg kernels (#8)
     app.add_typer(importlib.import_module("kg.cli.graph").app, name="graph")  # kg graph list/drop (#13)
     importlib.import_module("kg.cli.backup").register(app)  # kg backup, restore, undo (#13)
+    app.add_typer(importlib.import_module("kg.cli.suggest").app, name="suggest")  # kg suggest (#17)
     for name in ("query", "serve"):  # kg query, kg serve (issue #5)
         importlib.import_module(f"kg.cli.{name}").register(app)
 

@@ -290,10 +290,13 @@ def papers(
     csv_out: CsvOpt = False,
     section: SectionOpt = None,
     refresh: RefreshOpt = True,
+    influential: Annotated[bool, typer.Option(
+        "--influential", help="Instead: the papers cited most influentially or for their method, and the citations "
+                              "per intent (from kg ingest citations).")] = False,
 ) -> None:
     """Papers per year, per technique category and per organisation."""
     _analysis(
-        "papers",
+        "influence" if influential else "papers",
         refresh=refresh,
         json_out=json_out,
         csv_out=csv_out,

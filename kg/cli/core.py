@@ -313,7 +313,10 @@ def lineage(
     up, down = lineage_tree(store, node, direction=direction.value, depth=depth)
 
     def as_dict(n: LineageNode) -> dict[str, Any]:
-        return {"iri": n.iri, "name": n.name, "relation": n.relation, "children": [as_dict(c) for c in n.children]}
+        out = {"iri": n.iri, "name": n.name, "relation": n.relation, "children": [as_dict(c) for c in n.children]}
+        if n.basis == "accepted":  # added by the reader (kg suggest accept), with its evidence
+            out.update(basis=n.basis, note=n.note)
+        return out
 
     if fmt == "json":
         emit_json({"technique": node.value, "ancestors": as_dict(up)["children"],
@@ -322,7 +325,10 @@ def lineage(
 
     def add(tree: Tree, n: LineageNode, arrow: str) -> None:
         for child in n.children:
-            branch = tree.add(f"{arrow} [bold]{escape(child.name)}[/] [dim]({child.relation})[/]")
+            mark = ", added by you" if child.basis == "accepted" else ""
+            branch = tree.add(f"{arrow} [bold]{escape(child.name)}[/] [dim]({child.relation}{mark})[/]")
+            if child.basis == "accepted" and child.note:
+                branch.add(f"[dim italic]{escape(child.note)}[/]")
             add(branch, child, arrow)
 
     root = Tree(f"[bold cyan]{escape(up.name)}[/]")

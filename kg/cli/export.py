@@ -78,6 +78,9 @@ def lineage(
     with_papers: Annotated[bool, typer.Option("--with-papers", help="Add the papers behind each technique.")] = False,
     with_repositories: Annotated[bool, typer.Option("--with-repositories",
                                                     help="Add each technique's code repository.")] = False,
+    with_citations: Annotated[bool, typer.Option(
+        "--with-citations", help="Mark each edge confirmed by citations or not, with its evidence, and add the "
+                                 "edges kg suggest lineage proposes, dashed (kg ingest citations first).")] = False,
     force: ForceOpt = False,
     include_private: PrivateOpt = False,
 ) -> None:
@@ -93,7 +96,7 @@ def lineage(
     target = check_target(output, force=force, suffixes=spec.suffixes, fmt=spec.name, binary=spec.binary)
     options = LineageOptions(root=root, direction=direction.value, depth=depth, categories=tuple(category or ()),
                              with_papers=with_papers, with_repositories=with_repositories,
-                             include_private=include_private)
+                             include_private=include_private, with_citations=with_citations)
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), console=err_console(), transient=True) as bar:
         task = bar.add_task("reading the lineage from the store", total=None)
         graph = build_lineage(state().reader(), options)

@@ -140,6 +140,123 @@ def _fmt_error(value: float) -> str:
     return "nan" if value != value else f"{value:.2e}"
 
 
+@app.command("mutants")
+def mutants(
+    techniques: Annotated[
+        list[str] | None,
+        typer.Argument(  # noqa: UP045
+            help="Techniques by id, name or alias (default: every technique with code).",
+            show_default=False,
+        ),
+    ] = None,
+    fmt: FormatOpt = Format.table,
+    verbose: Annotated[
+        bool, typer.Option("--verbose", "-v", help="One row per mutant instead of per technique.")
+    ] = False,
+) -> None:
+    """Plant each declared mutant (a realistic bug) and report how many the checks kill.
+
+    A mutant is killed when a declared check fails on its numbers; one whose code only
+    raises is "crashed", one that passes every check "survived". Exits with status 1
+    unless every mutant is killed."""
+    import time
+
+    from kg.cli.output import console, emit, emit_json, err_console
+
+    state().json_errors = fmt is Format.json
+    store = state().reader()
+    selected = [e for e in _select(store, list(techniques or []), record=False) if e.has_code]
+
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from kernels.mutation import MutantRun, declared_mutants, run_mutant
+
+    planned = [(e, m) for e in selected for m in declared_mutants(e)]
+    started = time.perf_counter()
+    results: list[MutantRun] = []
+    with Progress(
+        TextColumn("[bold]mutants[/] {task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err_console(),
+        transient=True,
+        disable=fmt is not Format.table,
+    ) as progress:
+        task = progress.add_task("", total=len(planned))
+        for e, m in planned:
+            progress.update(task, description=f"{e.technique} / {m.name}")
+            results.append(run_mutant(e, m))
+            progress.advance(task)
+    elapsed = time.perf_counter() - started
+    killed = sum(r.killed for r in results)
+    rate = killed / len(results) if results else 1.0
+    per_technique = []
+    for e in selected:
+        mine = [r for r in results if r.technique == e.technique]
+        n = sum(r.killed for r in mine)
+        per_technique.append(
+            {
+                "technique": e.technique,
+                "mutants": len(mine),
+                "killed": n,
+                "rate": f"{n / len(mine):.0%}" if mine else "",
+                "survivors": ", ".join(r.mutant for r in mine if not r.killed),
+            }
+        )
+    per_mutant = [
+        {
+            "technique": r.technique,
+            "mutant": r.mutant,
+            "check": r.check,
+            "verdict": r.verdict,
+            "killed_by": r.killed_by,
+            "error": _fmt_error(r.error),
+            "tolerance": f"{r.tolerance:.0e}",
+            "seconds": f"{r.seconds:.2f}",
+            "bug": r.bug,
+            "detail": r.detail,
+        }
+        for r in results
+    ]
+    if fmt is Format.json:
+        emit_json(
+            {
+                "mutants": len(results),
+                "killed": killed,
+                "rate": round(rate, 4),
+                "seconds": round(elapsed, 3),
+                "techniques": per_technique,
+                "runs": per_mutant,
+            }
+        )
+    elif fmt is Format.csv:
+        rows = per_mutant if verbose else per_technique
+        emit(rows, list(rows[0]) if rows else ["technique"], fmt="csv")
+    else:
+        if verbose:
+            emit(
+                per_mutant,
+                ["technique", "mutant", "verdict", "error", "tolerance", "bug"],
+                title="Mutants",
+            )
+        else:
+            emit(
+                per_technique,
+                ["technique", "mutants", "killed", "rate", "survivors"],
+                title="Mutants killed by the declared checks",
+            )
+        out = console()
+        for r in results:
+            if not r.killed:
+                out.print(f"[red]✗ {r.technique} / {r.mutant}[/] {r.verdict}: {r.bug}")
+        out.print(
+            f"{killed} of {len(results)} mutants killed ({rate:.0%}) in {elapsed:.1f} s"
+        )
+    if killed < len(results):
+        raise typer.Exit(1)
+
+
 @app.command("verify")
 def verify(
     techniques: Annotated[
