@@ -212,30 +212,28 @@ class GraphStore(abc.ABC):
         return int(value.value) if isinstance(value, ox.Literal) else 0
 
     def graph_info(self) -> list[GraphInfo]:
-        """Each named graph with its size and what the provenance graph records about it."""
-        rows = self.select(
-            f"""
-            SELECT ?g (COUNT(*) AS ?n) ?modified ?activity ?hash WHERE {{
-              GRAPH ?g {{ ?s ?p ?o }}
-              OPTIONAL {{ GRAPH {PROVENANCE} {{
-                ?g dcterms:modified ?modified .
-                OPTIONAL {{ ?g prov:wasGeneratedBy ?act . ?act rdfs:label ?activity }}
-                OPTIONAL {{ ?g tkg:contentHash ?hash }} }} }}
-            }} GROUP BY ?g ?modified ?activity ?hash ORDER BY ?g"""
-        )
+        """Each named graph with its size and what the provenance graph records about it.
+        (Two queries: joining the provenance records to every quad while counting them
+        would cost a lookup per quad.)"""
+        counts = self.select("SELECT ?g (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } } GROUP BY ?g ORDER BY ?g")
+        records: dict[str, dict[str, str]] = {}
+        for row in self.select(
+            f"""SELECT ?g ?modified ?activity ?hash WHERE {{ GRAPH {PROVENANCE} {{
+                  ?g dcterms:modified ?modified .
+                  OPTIONAL {{ ?g prov:wasGeneratedBy ?act . ?act rdfs:label ?activity }}
+                  OPTIONAL {{ ?g tkg:contentHash ?hash }} }} }}"""
+        ):
+            g = row["g"]
+            if isinstance(g, ox.NamedNode):
+                records[g.value] = {k: row[k].value for k in ("modified", "activity", "hash")  # type: ignore[union-attr]
+                                    if row[k] is not None}
         out = []
-        for row in rows:
+        for row in counts:
             g, n = row["g"], row["n"]
             assert isinstance(g, ox.NamedNode) and isinstance(n, ox.Literal)
-            out.append(
-                GraphInfo(
-                    graph=g,
-                    triples=int(n.value),
-                    modified=row["modified"].value if row["modified"] else None,  # type: ignore[union-attr]
-                    activity=row["activity"].value if row["activity"] else None,  # type: ignore[union-attr]
-                    hash=row["hash"].value if row["hash"] else None,  # type: ignore[union-attr]
-                )
-            )
+            record = records.get(g.value, {})
+            out.append(GraphInfo(graph=g, triples=int(n.value), modified=record.get("modified"),
+                                 activity=record.get("activity"), hash=record.get("hash")))
         return out
 
     def graph_hash(self, graph: ox.NamedNode) -> str | None:
