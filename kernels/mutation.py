@@ -216,8 +216,9 @@ def run_mutant(entry: Entry, mutant: Mutant, *, device: str = "cpu") -> MutantRu
     """Apply ``mutant`` and run the declared checks, the one named by the mutant first,
     until one fails on its numbers."""
     from kernels.checks import Verification
-    from kernels.verify import load_verification, verify
+    from kernels.verify import load_verification, resolve_device, triton_interpreter_first, verify
 
+    triton_interpreter_first(resolve_device(device))  # before a mutant imports Triton's source
     declared = load_verification(entry)
     assert isinstance(declared, Verification)
     names = [c.name for c in declared.checks]

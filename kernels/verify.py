@@ -35,6 +35,7 @@ __all__ = [
     "missing_requirements",
     "resolve_device",
     "resolve_dtype",
+    "triton_interpreter_first",
     "verify",
     "verify_many",
 ]
@@ -156,6 +157,26 @@ def missing_requirements(entry: Entry) -> list[str]:
     return [name for name in declared.requires if importlib.util.find_spec(name) is None]
 
 
+def triton_interpreter_first(device: torch.device) -> None:
+    """On the CPU, import Triton in its interpreter mode before anything imports it
+    compiled: Triton fixes the mode at its first import, and torch._dynamo imports it.
+    (The Triton check can still run in a fresh process when this comes too late.)"""
+    import os
+    import sys
+
+    if device.type != "cpu" or "triton" in sys.modules or importlib.util.find_spec("triton") is None:
+        return
+    previous = os.environ.get("TRITON_INTERPRET")
+    os.environ["TRITON_INTERPRET"] = "1"
+    try:
+        importlib.import_module("triton.language")
+    finally:
+        if previous is None:
+            del os.environ["TRITON_INTERPRET"]
+        else:
+            os.environ["TRITON_INTERPRET"] = previous
+
+
 def _sync(device: object) -> None:
     import torch
 
@@ -223,6 +244,7 @@ def verify(
     from kernels.checks import Verification
 
     torch_device = resolve_device(device)
+    triton_interpreter_first(torch_device)
     declared = load_verification(entry)
     assert isinstance(declared, Verification)
     missing = [name for name in declared.requires if importlib.util.find_spec(name) is None]

@@ -116,7 +116,7 @@ VERIFICATION = Verification(
             stacked_matches_loop,
             tolerance=1e-5,
             gradients=True,
-            tolerances={"float16": 0.005, "bfloat16": 0.005},
+            tolerances={"float16": 0.005},  # FLA tests AttnRes in fp16 and fp32 only
         ),
         Check(
             "network-full-and-block",

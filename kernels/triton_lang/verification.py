@@ -7,6 +7,7 @@ kernels run in Triton's interpreter (TRITON_INTERPRET=1); on a GPU they are comp
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -32,18 +33,23 @@ def _interpreter_ready(s: Setting) -> bool:
     return interpreting()
 
 
-_ISOLATED: dict[str, Outcome] = {}
+_ISOLATED: dict[tuple[str, str], Outcome] = {}
 
 
 def _isolated(name: str) -> Outcome:
-    """Run the checks in one fresh Python process with TRITON_INTERPRET=1 (once per
-    process; the results are kept)."""
-    if name not in _ISOLATED:
+    """Run the checks in one fresh Python process with TRITON_INTERPRET=1, under the
+    mutants applied here (once per process and set of mutants; the results are kept)."""
+    from kernels.mutation import active
+
+    mutants = json.dumps([dataclasses.asdict(m) for m in active()])
+    if (name, mutants) not in _ISOLATED:
         root = Path(__file__).resolve().parents[2]
         code = (
-            "import json; from kernels.checks import Setting; from kernels.triton_lang import "
-            "verification as v; "
-            "print(json.dumps({n: [o.max_abs, o.max_rel, o.detail] for n, o in "
+            "import json, sys; from kernels.checks import Setting; from kernels.mutation import Mutant, applied; "
+            "from kernels.triton_lang import verification as v; "
+            "planted = [Mutant(**m) for m in json.loads(sys.argv[1])]\n"
+            "with applied(planted):\n"
+            "    print(json.dumps({n: [o.max_abs, o.max_rel, o.detail] for n, o in "
             "((n, getattr(v, n)(Setting())) for n in v.CHECKED)}))"
         )
         env = {
@@ -51,16 +57,18 @@ def _isolated(name: str) -> Outcome:
             "TRITON_INTERPRET": "1",
             "PYTHONPATH": os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")])),
         }
-        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=600)
+        proc = subprocess.run(
+            [sys.executable, "-c", code, mutants], capture_output=True, text=True, env=env, timeout=600
+        )
         if proc.returncode != 0:
             raise RuntimeError(f"the isolated Triton check failed: {proc.stderr.strip().splitlines()[-1:]}")
         for key, (max_abs, max_rel, detail) in json.loads(proc.stdout.strip().splitlines()[-1]).items():
-            _ISOLATED[key] = Outcome(
+            _ISOLATED[key, mutants] = Outcome(
                 max_abs,
                 max_rel,
                 detail + " (run in a fresh process: this one had already imported Triton in compiled mode)",
             )
-    return _ISOLATED[name]
+    return _ISOLATED[name, mutants]
 
 
 def _interpreted(check: Callable[[Setting], Outcome]) -> Callable[[Setting], Outcome]:

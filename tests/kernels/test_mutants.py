@@ -75,3 +75,14 @@ def test_a_mutant_whose_code_raises_is_crashed_not_killed() -> None:
     )
     result = run_mutant(item, mutant)
     assert result.verdict == "crashed" and "boom" in result.detail and not result.killed
+
+
+def test_gloo_ranks_run_the_mutated_code_not_a_copy() -> None:
+    from kernels.registry import entry
+    from kernels.verify import verify
+
+    item = entry("megatron-tp")
+    (mutant,) = [m for m in declared_mutants(item) if m.name == "f-backward-skips-all-reduce"]
+    with applied(mutant):
+        (check,) = verify(item, only=["gloo-processes"]).checks
+    assert not check.passed and not check.raised, check.detail
