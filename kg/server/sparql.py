@@ -512,19 +512,55 @@ class Endpoint:
             for key, value in params:
                 raw.setdefault(key, []).append(value)
             choices = _choices(request, raw.pop("format", [None])[-1])
+            limit, after = _page_params(raw)
             flat = {k: v if len(v) > 1 else v[0] for k, v in raw.items()}
+            size = min(limit or self.settings.max_rows, self.settings.max_rows)
+            pages: list[queries.Answer] = []
 
             def run() -> object:
                 from kg.resolve import Resolver
 
-                text, bindings = queries.prepare(named, flat, Resolver(self.store))
-                return self.store.query(text, bindings, max_rows=self.settings.max_rows)
+                if limit is None and after is None:
+                    text, bindings = queries.prepare(named, flat, Resolver(self.store))
+                    return self.store.query(text, bindings, max_rows=self.settings.max_rows)
+                return _page(self.store, named, flat, size, after, pages)
 
-            return await self._answer(run, choices)
+            response = await self._answer(run, choices)
+            if pages:
+                response.headers["X-TechKG-Answered-By"] = pages[0].source
+                if pages[0].page.next:
+                    next_url = request.url.include_query_params(after=pages[0].page.next, limit=size)
+                    response.headers["Link"] = f'<{next_url}>; rel="next"'
+            return response
         except ParameterError as error:
             return error_response(request, _from_kg_error(error))
         except EndpointError as error:
             return error_response(request, error)
+
+
+def _page_params(raw: dict[str, list[str]]) -> tuple[int | None, str | None]:
+    """``limit`` and ``after`` taken out of a named query's URL parameters."""
+    limits, afters = raw.pop("limit", []), raw.pop("after", [])
+    if len(limits) > 1 or len(afters) > 1:
+        raise EndpointError(400, "send one 'limit' and one 'after' parameter at most", kind="BadRequest")
+    limit = None
+    if limits:
+        if not limits[0].isdigit() or int(limits[0]) < 1:
+            raise EndpointError(400, f"limit={limits[0]!r} is not a positive whole number", kind="BadRequest")
+        limit = int(limits[0])
+    return limit, (afters[0] if afters else None)
+
+
+def _page(store: GraphStore, named: queries.NamedQuery, params: dict[str, Any], limit: int, after: str | None,
+          pages: list[queries.Answer]) -> Solutions:
+    """One page of a named query (``limit`` rows at most) as Solutions; the answer, with
+    the cursor of the next page, goes to ``pages``."""
+    from kg.resolve import Resolver
+
+    found = queries.answer(store, named, params, Resolver(store), limit=limit, after=after)
+    rows = [dict(zip(found.page.variables, row, strict=True)) for row in found.page]
+    pages.append(found)
+    return Solutions(found.page.variables, rows)
 
 
 def sparql_routes(store: GraphStore, settings: ServerSettings, runner: QueryRunner) -> list[Route]:
