@@ -53,7 +53,7 @@ def technique_card(store: GraphStore, technique: NamedNode) -> dict[str, Any]:
     edges = lineage_edges(store)
     card["parents"] = [(e.parent_name, e.relation) for e in edges if e.child == technique.value]
     card["children"] = [(e.child_name, e.relation) for e in edges if e.parent == technique.value]
-    card["kernel"] = kernel_status(store).get(technique.value, "missing")
+    card["kernel"] = kernel_status(store).get(technique.value, "not run")
     card["repository_stats"] = _repo_stats(store, card.get("repository"))
     return card
 
@@ -133,29 +133,27 @@ def lineage_tree(
 
 
 def kernel_status(store: GraphStore) -> dict[str, str]:
-    """technique IRI → verified | failing | unverified | none (a reasoned "no kernel"), from
-    the latest verification run. Techniques without any kernel record are absent."""
+    """technique IRI → its kernel state (:class:`kg.wording.KernelState`: verified, failing,
+    not run, none) for every technique, from its kernel record and latest verification run."""
+    from kg.wording import KernelState, kernel_state
+
     rows = store.select(
-        """SELECT ?t ?form ?passed ?ended WHERE {
-             ?t tkg:referenceKernel ?k . OPTIONAL { ?k tkg:kernelForm ?form }
+        """SELECT ?t ?form ?passed ?ended WHERE { ?t a tkg:Technique .
+             OPTIONAL { ?t tkg:referenceKernel ?k . OPTIONAL { ?k tkg:kernelForm ?form } }
              OPTIONAL { ?run tkg:verifies ?t ; tkg:passed ?passed ; prov:endedAtTime ?ended } }"""
     )
-    latest: dict[str, tuple[datetime, str]] = {}
-    status: dict[str, str] = {}
+    forms: dict[str, str | None] = {}
+    latest: dict[str, tuple[datetime, bool]] = {}
     for r in rows.records():
         t = r["t"]
-        if r["form"] == "none":
-            status[t] = "none"
-            continue
-        status.setdefault(t, "unverified")
-        if r["ended"] is None:
-            continue
-        ended = datetime.fromisoformat(r["ended"])
-        if t not in latest or ended > latest[t][0]:
-            latest[t] = (ended, "verified" if r["passed"] else "failing")
-    for t, (_, verdict) in latest.items():
-        status[t] = verdict
-    return status
+        if r["form"] is not None or t not in forms:
+            forms[t] = r["form"]
+        if r["ended"] is not None:
+            ended = datetime.fromisoformat(r["ended"])
+            if t not in latest or ended > latest[t][0]:
+                latest[t] = (ended, bool(r["passed"]))
+    return {t: str(kernel_state(form=form, latest_passed=latest[t][1] if t in latest else None))
+            for t, form in forms.items()} | {t: str(KernelState.not_run) for t in latest if t not in forms}
 
 
 def compare(store: GraphStore, techniques: list[NamedNode]) -> dict[str, Any]:
@@ -216,25 +214,18 @@ def _evidence(store: GraphStore, technique: NamedNode) -> list[str]:
 
 
 def _reading_summary(papers: list[dict[str, Any]]) -> str:
+    from kg.wording import reading_summary
+
     listed = [p for p in papers if p.get("status")]
-    if not listed:
-        return "no paper on the reading list"
-    read = sum(p["status"] == "read" for p in listed)
-    return f"{read}/{len(listed)} read"
+    return reading_summary(sum(p["status"] == "read" for p in listed), len(listed))
 
 
 def stats(store: GraphStore) -> dict[str, Any]:
     """Counts for ``kg stats``: techniques, categories, papers, edges, reading progress, graphs."""
-    one = store.select(
-        """SELECT
-             (COUNT(DISTINCT ?t) AS ?techniques) WHERE { ?t a tkg:Technique ; tkg:onComparisonPage true }"""
-    ).records()[0]
+    from kg.build import catalog_counts
+
     counts = {
-        "techniques": one["techniques"],
-        "lineage_only_parents": _count(store, "?t a tkg:Technique ; tkg:onComparisonPage false"),
-        "categories": _count(store, "?t a tkg:TechniqueCategory"),
-        "papers": _count(store, "?t a bibo:Document"),
-        "lineage_edges": _count(store, "?t prov:qualifiedDerivation ?d"),
+        **catalog_counts(store),
         "people": _count(store, "?t a foaf:Person"),
         "organisations": _count(store, "?t a foaf:Organization"),
         "repositories": _count(store, "?t a schema:SoftwareSourceCode"),

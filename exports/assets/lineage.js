@@ -35,7 +35,7 @@
     return String(text || "").normalize("NFKD").replace(/[\u0300-\u036f]/g, "").toLowerCase();
   }
 
-  var KERNEL_CLASS = { verified: "ok", failing: "bad", unverified: "warn", none: "muted", missing: "muted" };
+  var KERNEL_CLASS = { verified: "ok", failing: "bad", "not run": "warn", none: "muted" };
 
   function mount(container, data, options) {
     options = options || {};

@@ -10,9 +10,9 @@ Definitions used throughout:
   of a technique it introduces or uses (``by="technique"``); a paper can count in several;
 - a paper is *read* at its first change to "read" (a reading event), or, without
   events, when its current status "read" was set;
-- *kernel status* follows ``kg show``: ``none`` where a kernel makes no sense (with a
-  reason), else ``verified``/``failing`` by the latest run, ``unverified`` with no run,
-  ``missing`` with no kernel record at all;
+- *kernel status* is the one vocabulary of :mod:`kg.wording` (as ``kg show`` and the web
+  app): ``none`` where a kernel makes no sense (with a reason), else ``verified``/``failing``
+  by the latest run, ``not run`` with no run recorded;
 - a repository's *growth* is the star count of its latest snapshot minus that of its
   first; it is *stale* when archived or not pushed to for ``stale_days`` before ``as_of``.
 """
@@ -247,8 +247,11 @@ WITH counts AS (SELECT person, count(*) AS papers,
   orgs AS (SELECT af.person, string_agg(DISTINCT o.name, ', ') AS organisations
            FROM affiliations AS af JOIN organisations AS o USING (organisation)
            WHERE af.person IN (SELECT person FROM counts) GROUP BY af.person)
-SELECT coalesce(a.name, c.person) AS author, c.papers, c.first_author_papers, orgs.organisations
+SELECT coalesce(a.name, t.name, c.person) AS author,
+       CASE WHEN a.person IS NOT NULL THEN 'person' ELSE coalesce(t.kind, 'person') END AS kind,
+       c.papers, c.first_author_papers, orgs.organisations
 FROM counts AS c LEFT JOIN authors AS a USING (person) LEFT JOIN orgs USING (person)
+LEFT JOIN organisations AS t ON t.organisation = c.person AND a.person IS NULL
 ORDER BY c.papers DESC, c.first_author_papers DESC, author""",
     "authors.organisations": """
 WITH canon AS (SELECT organisation, coalesce(canonical, organisation) AS canonical FROM organisations),
@@ -287,11 +290,10 @@ WITH latest AS (SELECT technique, arg_max(passed, ended_at) AS passed, max(ended
                ON r.run = c.run
              GROUP BY r.technique)
 SELECT t.name AS technique, coalesce(c.label, t.category_id) AS category, k.form,
-       CASE WHEN k.kernel IS NULL THEN 'missing'
-            WHEN k.form = 'none' THEN 'none'
+       CASE WHEN k.form = 'none' THEN 'none'
             WHEN l.passed THEN 'verified'
             WHEN l.passed IS NOT NULL THEN 'failing'
-            ELSE 'unverified' END AS status,
+            ELSE 'not run' END AS status,
        l.runs, l.last_run, ch.passed AS checks_passed, ch.total AS checks
 FROM techniques AS t
 LEFT JOIN categories AS c ON c.category_id = t.category_id
@@ -304,11 +306,10 @@ ORDER BY coalesce(c.position, 999999), technique""",
 WITH status AS (
   SELECT t.technique, coalesce(c.label, t.category_id) AS category,
          coalesce(c.position, 999999) AS position,
-         CASE WHEN k.kernel IS NULL THEN 'missing'
-              WHEN k.form = 'none' THEN 'none'
+         CASE WHEN k.form = 'none' THEN 'none'
               WHEN l.passed THEN 'verified'
               WHEN l.passed IS NOT NULL THEN 'failing'
-              ELSE 'unverified' END AS status
+              ELSE 'not run' END AS status
   FROM techniques AS t
   LEFT JOIN categories AS c ON c.category_id = t.category_id
   LEFT JOIN kernels AS k ON k.technique = t.technique
@@ -318,9 +319,8 @@ WITH status AS (
 SELECT category, count(*) AS techniques,
        count(*) FILTER (WHERE status = 'verified') AS verified,
        count(*) FILTER (WHERE status = 'failing') AS failing,
-       count(*) FILTER (WHERE status = 'unverified') AS unverified,
-       count(*) FILTER (WHERE status = 'none') AS "none",
-       count(*) FILTER (WHERE status = 'missing') AS missing
+       count(*) FILTER (WHERE status = 'not run') AS "not run",
+       count(*) FILTER (WHERE status = 'none') AS "none"
 FROM status GROUP BY category, position ORDER BY position, category""",
 }
 

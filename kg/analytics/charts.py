@@ -34,12 +34,12 @@ PALETTE = (
     "#000000",
     "#999999",
 )
+#: Kernel state (kg.wording.KernelState) → colour.
 STATUS_COLOURS = {
     "verified": "#009E73",
     "failing": "#D55E00",
-    "unverified": "#E69F00",
+    "not run": "#E69F00",
     "none": "#999999",
-    "missing": "#DDDDDD",
 }
 _STYLE: Any = {  # rcParams; typed loosely because matplotlib types them by key
     "font.size": 10,

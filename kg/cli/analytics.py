@@ -397,7 +397,7 @@ def kernels(
     section: SectionOpt = None,
     refresh: RefreshOpt = True,
 ) -> None:
-    """Reference-kernel coverage per category: verified, failing, unverified, none and missing."""
+    """Reference-kernel coverage per category: verified, failing, not run and none."""
     _analysis(
         "kernels",
         refresh=refresh,

@@ -49,31 +49,60 @@ def build(
     data: Annotated[Optional[Path], typer.Option(help="Catalog directory (default: the packaged kg/data).")] = None,  # noqa: UP045
     reading_list: Annotated[
         Optional[Path],  # noqa: UP045
-        typer.Option("--reading-list", "-r", help="Markdown reading list (default: the packaged one)."),
+        typer.Option("--reading-list", "-r",
+                     help="Make this markdown file your reading list, replacing the current one (a snapshot "
+                     "is kept: kg undo). Without it, the bundled list seeds a store that has none."),
     ] = None,
     validate: Annotated[bool, typer.Option(help="Run SHACL validation after loading.")] = True,
+    accept_counts: Annotated[bool, typer.Option(
+        "--accept-counts", help="Import a reading list whose tables disagree with its header's counts.")] = False,
+    force: Annotated[bool, typer.Option("--force", help="Build even if no input changed since the last one.")] = False,
     fmt: FormatOpt = Format.table,
 ) -> None:
-    """Load the catalog and a reading list into the store, validate it and print a summary."""
+    """Load the catalog (and your reading list, if none is there yet or with -r) into the store,
+    validate it and print a summary. With nothing changed since the last build, it does nothing."""
+    from kernels import registry
     from kg.build import build as run_build
+    from kg.build import build_inputs, up_to_date
     from kg.cli.output import console, emit_machine
-    from kg.errors import ValidationError
+    from kg.validate import cache_for, validate_store
 
     fmt = pick_format(fmt)
-    store = state().store()
-    report = run_build(store, data=data, reading_list=reading_list, validate=validate)
-    r = report.reading
+    extra = [Path(registry.__file__)]  # the kernel registry is recorded too (below)
+    reader = state().reader()
+    if force or not up_to_date(reader, build_inputs(data, reading_list, extra=extra)):
+        state().close_reader()
+        store = state().store()
+    else:
+        store = reader  # nothing to write: a reader answers, and no writer waits for us
+    report = run_build(store, data=data, reading_list=reading_list, validate=False,
+                       accept_counts=accept_counts, force=force, extra_inputs=extra)
+    if not report.up_to_date:
+        from kernels.record import record
+
+        # Which techniques have a kernel and which have none (reasoned), for every view
+        # of the graph; runs are added by kg kernels verify. Written only when it changed.
+        if record(store, label="kg build"):
+            report.changed.append("kernels")
+            report.triples = store.count()
+    if validate:
+        report.violations = validate_store(store, cache=cache_for(store))
+    r, imported = report.reading, report.imported
     summary = {
         "store": store.location,
+        "up_to_date": report.up_to_date,
         "techniques": report.techniques,
-        "lineage_only_parents": len(report.catalog.techniques) - report.techniques,
-        "categories": len(report.catalog.categories),
-        "papers": len(report.catalog.papers),
-        "lineage_edges": len(report.catalog.edges),
-        "reading_list": {"path": r.path, "entries": r.entries, "read": r.read, "to_read": r.to_read,
-                         "with_note": r.with_note, "categories": r.categories,
-                         "linked_techniques": r.linked_techniques, "unmatched": r.unmatched,
-                         "stated_counts": r.stated_counts, "status_changes": r.status_changes},
+        "lineage_only_parents": report.lineage_only_parents,
+        "categories": report.categories,
+        "papers": report.papers,
+        "lineage_edges": report.lineage_edges,
+        "reading_list": {"source": r.source, "entries": r.entries, "read": r.read, "to_read": r.to_read,
+                         "with_note": r.with_note, "categories": r.categories},
+        "imported": None if imported is None else {
+            "path": imported.path, "entries": imported.entries, "stated_counts": imported.stated_counts,
+            "counts_match": imported.counts_match, "status_changes": imported.status_changes,
+            "removed": imported.removed, "unmatched": imported.unmatched,
+            "linked_techniques": imported.linked_techniques},
         "changed_graphs": report.changed,
         "unchanged_graphs": report.unchanged,
         "triples": report.triples,
@@ -81,33 +110,76 @@ def build(
     }
     if not emit_machine(fmt, summary):
         out = console()
-        out.print(f"[bold]Built the graph[/] in {store.location}")
+        out.print(f"[bold]Built the graph[/] in {store.location}" if not report.up_to_date else
+                  f"[bold]Up to date[/]: no input changed since the last build of {store.location}")
         out.print(f"  techniques      {report.techniques} on the comparison page "
-                  f"(+{summary['lineage_only_parents']} lineage-only parents) in "
-                  f"{summary['categories']} categories")
-        out.print(f"  lineage edges   {summary['lineage_edges']}")
-        out.print(f"  papers          {summary['papers']} in the bibliography")
+                  f"(+{report.lineage_only_parents} lineage-only parents) in {report.categories} categories")
+        out.print(f"  lineage edges   {report.lineage_edges}")
+        out.print(f"  papers          {report.papers} in the bibliography")
+        source = f" ({Path(r.source).name})" if r.source else ""
         out.print(f"  reading list    {r.entries} entries: {r.read} read, {r.to_read} to read, "
-                  f"{r.with_note} with a note, {r.categories} categories ({Path(r.path).name})")
-        if r.stated_counts and not r.counts_match:
-            out.print(f"  [yellow]the file's header says {r.stated_counts[0]} entries, "
-                      f"{r.stated_counts[1]} read, {r.stated_counts[2]} to read[/]")
-        if r.unmatched:
-            out.print(f"  [yellow]{len(r.unmatched)} entries matched no known paper[/] "
-                      "(kept as new papers): " + "; ".join(r.unmatched[:5]))
-        out.print(f"  linked to techniques: {', '.join(r.linked_techniques) or 'none'}")
-        out.print(f"  graphs written  {', '.join(report.changed) or 'none (everything was up to date)'}")
+                  f"{r.with_note} with a note, {r.categories} categories{source}")
+        if imported is not None:
+            _print_import(imported, out, indent="  ")
+        if not report.up_to_date:
+            out.print(f"  graphs written  {', '.join(report.changed) or 'none (everything was up to date)'}")
         out.print(f"  triples         {report.triples}")
         if validate:
-            if report.violations:
-                for v in report.violations[:20]:
-                    out.print(f"  [red]✗[/] {v}")
-            else:
-                out.print("  [green]✓[/] SHACL validation passed")
+            _print_violations(report.violations, out)
     if report.violations:
-        raise ValidationError(f"the graph has {len(report.violations)} SHACL violations",
-                              violations=report.violations,
-                              hint="Fix the data files named above and run kg build again.")
+        raise _validation_error(report.violations)
+
+
+def _print_import(report: Any, out: Any, *, indent: str = "") -> None:
+    """What importing a reading list changed (shared by kg build -r and kg import reading-list)."""
+    from rich.markup import escape
+
+    if report.stated_counts and not report.counts_match:
+        total, read, to_read = report.stated_counts
+        out.print(f"{indent}[yellow]imported although the file's header says {total} entries, {read} read, "
+                  f"{to_read} to read (--accept-counts)[/]")
+    if report.removed:
+        shown = "; ".join(escape(t) for t in report.removed[:5]) + (" ..." if len(report.removed) > 5 else "")
+        out.print(f"{indent}{len(report.removed)} entries left the list (and the reading state): {shown}")
+    if report.unmatched:
+        out.print(f"{indent}[yellow]{len(report.unmatched)} entries matched no known paper[/] (kept as new papers): "
+                  + "; ".join(escape(t) for t in report.unmatched[:5]))
+
+
+def _print_violations(violations: list[Any], out: Any) -> None:
+    from rich.markup import escape
+
+    if not violations:
+        out.print("  [green]✓[/] SHACL validation passed")
+        return
+    for v in violations[:20]:
+        where = f" [dim](in {', '.join(v.graphs)})[/]" if v.graphs else ""
+        out.print(f"  [red]✗[/] {escape(str(v))}{where}")
+
+
+def _validation_error(violations: list[Any]) -> Exception:
+    """The error for violations, with a hint that names what to fix: the catalog files for
+    facts of the package's graphs, the import for imported facts, the user's own commands
+    for their own graphs."""
+    from kg.errors import ValidationError
+    from kg.graphs import SOURCES, GraphKind, graph_iri, graph_kind
+
+    graphs = sorted({g for v in violations for g in v.graphs})
+    kinds = {g: graph_kind(graph_iri(g)) if g in SOURCES or g.startswith("import/") else None for g in graphs}
+    hints = []
+    if any(k is GraphKind.package for k in kinds.values()):
+        hints.append("fix the catalog files named in the messages and run kg build again")
+    imports = [g for g, k in kinds.items() if g.startswith("import/")]
+    if imports:
+        hints.append(f"fix or drop the imported graphs ({', '.join(imports)}): kg graph drop NAME")
+    if any(k is GraphKind.user for k in kinds.values()):
+        hints.append("your own graphs hold the facts in question: change them with kg reading set, or kg undo")
+    others = [g for g, k in kinds.items() if k in (GraphKind.source, None) and not g.startswith("import/")]
+    if others:
+        hints.append(f"refresh the sources ({', '.join(others)}) with kg ingest")
+    hint = "; ".join(hints) or "Each line names the node, the property and the fix."
+    return ValidationError(f"the graph has {len(violations)} SHACL violations", violations=violations,
+                           hint=hint[0].upper() + hint[1:] + ".")
 
 
 def stats(
@@ -384,25 +456,28 @@ def _stdout_bytes(data: bytes) -> None:
     sys.stdout.buffer.flush()
 
 
-def validate(fmt: FormatOpt = Format.table) -> None:
-    """Check the graph against the SHACL shapes (kg/shapes.ttl); exit 1 on any violation."""
+def validate(
+    full: Annotated[bool, typer.Option("--full", help="Evaluate every constraint, not only what changed.")] = False,
+    fmt: FormatOpt = Format.table,
+) -> None:
+    """Check the graph against the SHACL shapes (kg/shapes.ttl); exit 1 on any violation.
+    Only the constraints that a change since the last validation can affect are evaluated."""
     from kg.cli.output import console, emit
-    from kg.errors import ValidationError
-    from kg.validate import validate_store
+    from kg.validate import cache_for, validate_store
 
     fmt = pick_format(fmt)
-    violations = validate_store(state().reader())
+    store = state().reader()
+    violations = validate_store(store, cache=cache_for(store), full=full)
     if fmt is not Format.table:
-        emit([{"focus": v.focus, "path": v.path, "message": v.message, "value": v.value} for v in violations],
-             ["focus", "path", "message", "value"], fmt=fmt.value)
+        emit([{"focus": v.focus, "path": v.path, "message": v.message, "value": v.value, "graphs": list(v.graphs)}
+              for v in violations], ["focus", "path", "message", "value", "graphs"], fmt=fmt.value)
     elif not violations:
         console().print("[green]✓[/] the graph conforms to the SHACL shapes")
     else:
-        emit([{"node": v.focus, "property": v.path, "problem and fix": v.message} for v in violations],
-             title=f"{len(violations)} SHACL violations")
+        emit([{"node": v.focus, "property": v.path, "problem and fix": v.message, "in": list(v.graphs)}
+              for v in violations], title=f"{len(violations)} SHACL violations")
     if violations:
-        raise ValidationError(f"{len(violations)} SHACL violations", violations=violations,
-                              hint="Each line names the node, the property and the fix.")
+        raise _validation_error(violations)
 
 
 def provenance(
@@ -447,12 +522,19 @@ def provenance(
     ).records()
     if not rows:
         raise NotFoundError(f"the graph holds no facts about {iri.value}")
-    used: dict[str, list[str]] = {}
+    # The source of a fact: the file that defines the node (catalog), else what the graph
+    # was made from, else what the run that wrote it read.
+    used: dict[str, set[str]] = {}
     for row in store.select(f"""SELECT ?graph ?used WHERE {{ GRAPH {PROVENANCE} {{
-                                  ?graph prov:wasGeneratedBy ?act . ?act prov:used ?used }} }}""").records():
-        used.setdefault(row["graph"], []).append(row["used"])
+            {{ ?graph prov:hadPrimarySource ?used }} UNION
+            {{ ?graph prov:wasGeneratedBy ?act . ?act prov:used ?used
+               FILTER NOT EXISTS {{ ?graph prov:hadPrimarySource ?any }} }} }} }}""").records():
+        used.setdefault(row["graph"], set()).add(row["used"])
+    defined = {str(r["file"]) for r in store.select(
+        f"SELECT ?file WHERE {{ GRAPH {PROVENANCE} {{ ?file tkg:defines ?node }} }}", {"node": iri}).records()}
     for r in rows:
-        r["source"] = " ".join(sorted(used.get(r["graph"], [])))
+        sources = used.get(r["graph"], set())
+        r["source"] = " ".join(sorted(sources & defined or sources))
         r["graph"] = graph_name(ox.NamedNode(r["graph"]))
         if fmt is Format.table:
             r["property"] = _compact(r["property"])

@@ -53,19 +53,43 @@ def _local_time(value: object) -> str:
 @app.command("set")
 def set_(
     paper: Annotated[str, typer.Argument(help="Title (or part of it), arXiv id or IRI of the paper.")],
-    status: Annotated[str, typer.Argument(help="to-read, reading, read, skipped, or any custom status.")],
+    status: Annotated[str, typer.Argument(help="to-read, reading, read or skipped (or your own, with --custom).")],
+    custom: Annotated[bool, typer.Option("--custom", help="Keep STATUS as a status of your own.")] = False,
+    add: Annotated[bool, typer.Option(
+        "--add", help="Add the paper if the graph does not hold it (marked as needing metadata: "
+        "kg ingest arxiv fills it in).")] = False,
     fmt: FormatOpt = Format.table,
 ) -> None:
     """Change a paper's reading status (recorded with its date; the next Zotero sync picks it up)."""
     from kg.cli.output import console, emit_machine
-    from kg.reading import resolve_paper, set_status
+    from kg.errors import NotFoundError
+    from kg.iris import paper_iri, slugify
+    from kg.reading import add_paper, paper_known, parse_status, resolve_paper, set_status
 
     fmt = pick_format(fmt)
+    value = parse_status(status, custom=custom)  # a typo fails before the store is opened
     store = state().store()
-    node = resolve_paper(store, paper)
-    change = set_status(store, node, status, via="cli")
-    data = {"paper": node.value, "previous": change.previous, "status": change.status,
-            "at": change.at.isoformat(), "via": change.via}
-    if not emit_machine(fmt, data):
-        before = change.previous or "no status"
-        console().print(f"{node.value}: {before} → [bold]{change.status}[/]")
+    try:
+        node, title = resolve_paper(store, paper), None
+    except NotFoundError:
+        if not add or paper.startswith(("http://", "https://")):
+            raise
+        node, title = paper_iri(key=slugify(paper)[:80]), paper.strip()
+    if paper_known(store, node):
+        change, added = set_status(store, node, value, via="cli"), False
+    elif add:
+        change, added = add_paper(store, node, value, title=title, via="cli"), True
+    else:
+        raise NotFoundError(f"the graph holds no paper {paper!r} ({node.value})",
+                            hint="Check the id; or pass --add to add it as a new paper (marked as needing "
+                            "metadata: kg ingest arxiv fills in its title and authors).")
+    before = change.previous or "no status"
+    record = {"paper": node.value, "previous": change.previous, "status": change.status, "added": added,
+              "at": change.at.isoformat(), "via": change.via}
+    if emit_machine(fmt, record, [record], list(record)):
+        return
+    out = console()
+    out.print(f"{node.value}: {before} → [bold]{change.status}[/]")
+    if added:
+        out.print("Added as a new paper" + ("." if title else ", marked as needing metadata "
+                                            "(kg ingest arxiv fills it in)."))

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import gzip
 import hashlib
-from collections.abc import Callable, Iterator, Mapping, Sequence
+import uuid
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO
 
@@ -170,6 +171,9 @@ class OxigraphStore(GraphStore):
             if found is not None:
                 messages.append(found[0])
                 actions.append(found[1])
+        from kg.snapshots import snapshots_for
+
+        messages += snapshots_for(self).resolve_pending(self)  # settles them as it goes: quick
         stale = self._folder.views_stale()
         if interrupted is not None:
             what = "; ".join(messages) if messages else (
@@ -372,6 +376,8 @@ class OxigraphStore(GraphStore):
         folder = bulk.work_folder(self.path)
         try:
             change = bulk.diff(self._store, graph, path, fmt, gzipped, folder)
+            if change.skipped_provenance:
+                activity.stats["skipped_provenance"] = change.skipped_provenance
             activity.stats.setdefault("added", change.added)
             activity.stats.setdefault("removed", change.removed)
             provenance = prefix_block("") + provenance_update(
@@ -385,6 +391,32 @@ class OxigraphStore(GraphStore):
             self._folder.mark_stale()
         bulk.apply(self._store, folder, self.update)
         return change.triples
+
+    def replace_graphs(
+        self, graphs: Mapping[ox.NamedNode, Sequence[ox.Triple]], *, drop: Iterable[ox.NamedNode] = (),
+        then: str = "",
+    ) -> None:
+        """As :meth:`GraphStore.replace_graphs`: the triples go into staging graphs through
+        the bulk loader, and one update moves them in (recovery drops staging graphs a
+        killed process left, so the store is either as it was or wholly replaced)."""
+        self._writable()
+        staged: dict[ox.NamedNode, ox.NamedNode] = {}
+        try:
+            for graph, triples in graphs.items():
+                if triples:
+                    tmp = ox.NamedNode(_STAGING + uuid.uuid4().hex)
+                    self._store.bulk_extend(ox.Quad(t.subject, t.predicate, t.object, tmp) for t in triples)
+                    staged[graph] = tmp
+            pause_point("store.staged")
+            ops = [f"DROP SILENT GRAPH {g}" for g in [*graphs, *drop]]
+            ops += [f"MOVE SILENT {tmp} TO {g}" for g, tmp in staged.items()]
+            if then:
+                ops.append(then)
+            self.update(prefix_block(then) + " ;\n".join(ops))
+        finally:
+            for tmp in staged.values():
+                if self._store.contains_named_graph(tmp):
+                    self._store.remove_graph(tmp)
 
     def _clear(self, graph: ox.NamedNode) -> None:
         """Empty ``graph`` a batch at a time (one transaction for all would hold it all in memory)."""

@@ -31,7 +31,7 @@ def test_technique_nodes_carry_the_card_attributes(built_store) -> None:
     node = build_lineage(built_store).graph.nodes[iri("gated-deltanet")]
     assert node["name"] == "Gated DeltaNet" and node["category"] == "attention"
     assert node["date"] == "2024-12-09" and "NVIDIA" in node["organisation"]
-    assert node["headline"] and node["kernel"] in {"verified", "failing", "unverified", "none", "missing"}
+    assert node["headline"] and node["kernel"] in {"verified", "failing", "not run", "none"}
     assert node["papers"] >= 1 and node["repository"].startswith("https://github.com/")
     assert not any(key.startswith("reading_") for key in node)
 

@@ -85,7 +85,7 @@ def test_build_queries_and_imports_run_unchanged_on_a_remote_store(kg_cli, oxigr
                                check=True).stdout)
     assert loaded["triples"] == 500
     stats = json.loads(kg_cli("stats", "-f", "json", store=remote, check=True).stdout)
-    assert {"extract", "catalog", "reading"} <= {g["graph"] for g in stats["graphs"]}
+    assert {"import/extract", "catalog", "reading"} <= {g["graph"] for g in stats["graphs"]}
 
 
 def test_an_unreachable_remote_store_fails_with_a_hint(kg_cli) -> None:
