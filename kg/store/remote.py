@@ -61,6 +61,7 @@ from kg import __version__
 from kg.errors import KGError, QueryError, RDFImportError, RemoteStoreError, StoreError
 from kg.graphs import PROVENANCE, is_own_graph
 from kg.results import QueryResult, Solutions, Term
+from kg.sparqlerrors import predeclared, syntax_error, undeclared_prefixes
 from kg.sparqltext import (
     inject_values,
     order_outside,
@@ -312,7 +313,7 @@ class RemoteStore(GraphStore):
 
     # -- HTTP ----------------------------------------------------------------------
 
-    def _fail(self, response: httpx.Response, what: str) -> KGError:
+    def _fail(self, response: httpx.Response, what: str, sparql: str | None = None) -> KGError:
         status = response.status_code
         url = redact(str(response.request.url).split("?")[0])
         try:
@@ -326,10 +327,11 @@ class RemoteStore(GraphStore):
                 f"the endpoint at {url} refused the {what} for want of a permission ({status}): {body}",
                 url=url, status=status, hint=_GRANT_HINT)
         if status == 400 and what == "query":
+            if sparql and undeclared_prefixes(sparql):
+                return syntax_error(sparql, body)
             return QueryError(
                 f"the SPARQL endpoint rejected the query: {body}",
-                hint="Check the query against the SPARQL 1.1 grammar; prefixes such as tkg:, "
-                "skos:, prov: and dcterms: are predeclared.",
+                hint="Check the query against the SPARQL 1.1 grammar; predeclared prefixes: " + predeclared() + ".",
             )
         if what == "update" and (status == 400 or status >= 500):
             return RemoteStoreError(
@@ -402,7 +404,7 @@ class RemoteStore(GraphStore):
             ) as response:
                 self.capabilities.saw_server(response.headers.get("server", ""))
                 if response.status_code >= 300:
-                    raise self._fail(response, "query")
+                    raise self._fail(response, "query", text)
                 cap = response.headers.get("x-sparql-maxrows")
                 if cap and cap.isdigit():
                     self.capabilities.row_cap = int(cap)
@@ -715,7 +717,7 @@ class RemoteStore(GraphStore):
         try:
             with self._client.stream("POST", url, data=data, headers={"Accept": media[fmt]}) as response:
                 if response.status_code >= 300:
-                    raise self._fail(response, "query")
+                    raise self._fail(response, "query", sparql)
                 if _media_type(response) != media[fmt]:
                     raise RemoteStoreError(
                         f"the endpoint answered {_media_type(response) or 'no content type'}, not {media[fmt]}",
@@ -980,7 +982,7 @@ class RemoteStore(GraphStore):
             with self._client.stream("POST", url, data={"query": text},
                                      headers={"Accept": _ACCEPT["CONSTRUCT"]}) as response:
                 if response.status_code >= 300:
-                    raise self._fail(response, "query")
+                    raise self._fail(response, "query", text)
                 for chunk in response.iter_bytes():
                     spool.write(chunk)
                 return _GRAPH_TYPES.get(_media_type(response), ox.RdfFormat.N_TRIPLES)
