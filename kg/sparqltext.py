@@ -11,7 +11,8 @@ The rest works on a query's top-level structure (:func:`query_parts`): its form,
 the Accept header; a page of its results (:func:`paged`), where a server caps them;
 its ORDER BY moved outside a sub-select (:func:`order_outside`), for servers that
 cannot order by an aggregate's alias; and a bound term written beside the property
-patterns that use it (:func:`inline_bindings`), for servers that ignore VALUES there.
+patterns that use it (:func:`inline_bindings`), for servers that ignore VALUES there;
+and sameTerm against a simple literal as the equality it means (:func:`same_term_as_equality`).
 Each rewrite keeps the query's answers identical; strings, IRIs and comments are never
 touched.
 """
@@ -34,6 +35,7 @@ __all__ = [
     "paged",
     "query_form",
     "query_parts",
+    "same_term_as_equality",
     "unsliced",
     "values_as_constants",
     "values_block",
@@ -620,3 +622,57 @@ def _term_spans(query: str, start: int, end: int) -> list[tuple[int, int]]:
         spans.append((i, j))
         i = j
     return spans
+
+
+
+_XSD_STRING = "<http://www.w3.org/2001/XMLSchema#string>"
+_SAME_TERM = re.compile(r"(?i)\bsameTerm\s*\(")
+_OPERAND_VAR = r"[?$][A-Za-z0-9_]+"
+_OPERAND_TERM = (r"(?:\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*')"  # a simple literal
+                 r"(?:\^\^(?:<http://www\.w3\.org/2001/XMLSchema#string>|xsd:string))?"
+                 r"|<[^<>\"{}|^`\\\s]*>|(?:[A-Za-z][\w-]*)?:[A-Za-z0-9_][\w-]*")  # an IRI
+_SAME_TERM_ARGS = re.compile(
+    rf"\s*(?:(?P<v1>{_OPERAND_VAR})\s*,\s*(?P<t1>{_OPERAND_TERM})|(?P<t2>{_OPERAND_TERM})\s*,\s*(?P<v2>{_OPERAND_VAR}))"
+    r"\s*\)"
+)
+
+
+def same_term_as_equality(query: str) -> str:
+    """``query`` with each ``sameTerm`` of a variable and an IRI or a simple literal (in
+    either order) written as the test it stands for: ``?v = <iri>`` (which for an IRI
+    is the same test), and for a literal: ``?v`` a literal without a language whose
+    lexical form is the text and whose type is xsd:string, an error counting as false.
+    For Virtuoso 7, whose sameTerm never matches a simple literal and matches nothing
+    in a disjunction of two over stored values."""
+    code = _code_only(query)
+    out, last = [], 0
+    for m in _SAME_TERM.finditer(code):
+        args = _SAME_TERM_ARGS.match(query, m.end())
+        if args is None:
+            continue
+        var = args.group("v1") or args.group("v2")
+        term = args.group("t1") or args.group("t2")
+        out.append(query[last : m.start()])
+        if term[0] in "\"'":
+            lexical = term.split("^^")[0]
+            out.append(f"COALESCE(isLiteral({var}) && LANG({var}) = \"\" && STR({var}) = {lexical} && "
+                       f"({var} = {lexical} || DATATYPE({var}) = {_XSD_STRING}), false)")
+        else:
+            out.append(f"({var} = {term})")
+        last = args.end()
+    out.append(query[last:])
+    return "".join(out)
+
+
+_PATH_OPERATOR = re.compile(
+    r"[\w>)][*+](?=\s*[?$<\w(\[])"  # p* p+ (and, harmlessly, some arithmetic)
+    r"|[\w>)]\s*/\s*[\^\w<(]"  # p/q
+    r"|(?<![\^\w])\^\s*[\w<(]"  # ^p
+    r"|[\w>)]\s*(?<!\|)\|(?!\|)\s*[\^\w<(]"  # p|q
+)
+
+
+def has_property_path(query: str) -> bool:
+    """Whether ``query`` may use a property path (``p*``, ``p+``, ``p/q``, ``^p``,
+    ``p|q``); some arithmetic reads as one too, never the other way round."""
+    return _PATH_OPERATOR.search(_code_only(query, iris=True).split("{", 1)[-1]) is not None

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 __all__ = [
     "ORDER_BY_ALIAS_PROBE",
+    "SAME_TERM_PROBE",
     "VALUES_PATH_PROBE",
     "Capabilities",
     "row_probe",
@@ -35,6 +36,11 @@ ORDER_BY_ALIAS_PROBE = (
     "SELECT ?x (SAMPLE(?y) AS ?n) WHERE { VALUES (?x ?y) { (1 5) (2 3) } } GROUP BY ?x ORDER BY (!BOUND(?n)) ?n"
 )
 
+#: sameTerm of a simple literal and itself: one row. Virtuoso 7 answers none: its sameTerm
+#: never matches a simple literal (though "kernel" = "kernel"), and over stored values a
+#: disjunction of two sameTerm tests matches nothing.
+SAME_TERM_PROBE = 'SELECT ?x WHERE { VALUES ?v { "a" } BIND(1 AS ?x) FILTER(sameTerm(?v, "a")) }'
+
 
 def row_probe(rows: int) -> str:
     """A query with ``rows`` one-character solutions and no data: a server that caps
@@ -51,7 +57,9 @@ def row_probe(rows: int) -> str:
 #: What is known of servers by name, before any probe. Virtuoso 7 compiles an update to
 #: SQL and refuses one over 10,000 lines of it ("SP031"): about 1,000 data triples, and
 #: past a few hundred each request gets slower per triple.
-_KNOWN: dict[str, dict[str, int]] = {"virtuoso": {"update_triples": 400}}
+#: Virtuoso also applies the operations of one request one by one: when one fails, those
+#: before it stay written.
+_KNOWN: dict[str, dict[str, int | bool]] = {"virtuoso": {"update_triples": 400, "atomic_updates": False}}
 
 
 @dataclass
@@ -67,6 +75,12 @@ class Capabilities:
     values_beside_paths: bool | None = None
     #: Whether ORDER BY may use an expression over an aggregate's alias.
     order_by_alias: bool | None = None
+    #: Whether sameTerm against a constant can be trusted (where not, it is written as the
+    #: equality it means: kg.sparqltext.same_term_as_equality).
+    same_term: bool | None = None
+    #: Whether one update request of several operations is applied all or nothing (where
+    #: not, a transaction of several operations is always staged).
+    atomic_updates: bool | None = None
     #: The most data triples one update request may carry; None: no limit known.
     update_triples: int | None = None
     #: The most rows (or triples) one answer holds (Virtuoso: ResultSetMaxRows); None: none seen.

@@ -63,17 +63,25 @@ from kg.graphs import PROVENANCE, is_own_graph
 from kg.results import QueryResult, Solutions, Term
 from kg.sparqlerrors import predeclared, syntax_error, undeclared_prefixes
 from kg.sparqltext import (
+    has_property_path,
     inject_values,
     order_outside,
     paged,
     query_form,
     query_parts,
+    same_term_as_equality,
     unsliced,
     values_as_constants,
 )
 from kg.store import staging
 from kg.store.base import Activity, GraphStore, prefix_block, provenance_update
-from kg.store.capabilities import ORDER_BY_ALIAS_PROBE, VALUES_PATH_PROBE, Capabilities, row_probe
+from kg.store.capabilities import (
+    ORDER_BY_ALIAS_PROBE,
+    SAME_TERM_PROBE,
+    VALUES_PATH_PROBE,
+    Capabilities,
+    row_probe,
+)
 from kg.store.embedded import _file_digest, _open
 from kg.vocab import PROV
 
@@ -132,6 +140,9 @@ _TOO_LARGE = re.compile(r"(?i)SP031.*exceeded|too large|too long|request entity|
 _ESTIMATE = re.compile(r"estimated execution time \d+ \(sec\) exceeds the limit")
 #: A VALUES block, as kg.sparqltext.inject_values writes them.
 _HAS_VALUES = re.compile(r"(?i)\bVALUES\s*\(")
+#: Data triples per request when a transaction is staged for atomicity alone.
+_STAGED_TRIPLES = 5000
+_SAME_TERM = re.compile(r"(?i)\bsameTerm\s*\(")
 #: Virtuoso's own compiler failing on a query it parsed ("SQ156 ... Internal Optimized compiler error").
 _COMPILER = re.compile(r"SQ156|Internal Optimized compiler error")
 #: Virtuoso's refusal to sort more rows than its cap in one query (SR353 ... Only 10000 are allowed).
@@ -533,6 +544,7 @@ class RemoteStore(GraphStore):
     def count(self, graph: ox.NamedNode | None = None) -> int:
         """Triples in one named graph (asked of the server's whole dataset: Virtuoso counts
         one for a graph the protocol's dataset leaves out), or quads over TechKG's graphs."""
+        self._start()
         return super().count() if graph is None else self._graph_count(graph)
 
     # -- reads -----------------------------------------------------------------------
@@ -556,8 +568,17 @@ class RemoteStore(GraphStore):
             ] == [("2", "3"), ("1", "5")]
         return caps.order_by_alias
 
+    def _same_term(self) -> bool:
+        caps = self.capabilities
+        if caps.same_term is None:
+            rows = self._probe(SAME_TERM_PROBE)
+            caps.same_term = rows is None or len(rows) == 1
+        return caps.same_term
+
     def _rewrite(self, text: str, form: str) -> str:
         """``text`` as this server needs it to give the standard answers."""
+        if _SAME_TERM.search(text) and not self._same_term():
+            text = same_term_as_equality(text)
         if form != "SELECT":
             return text
         parts = query_parts(text)
@@ -577,7 +598,7 @@ class RemoteStore(GraphStore):
             text = inject_values(text, bindings)
         form = query_form(text)
         forms = [self._rewrite(text, form)]
-        if _HAS_VALUES.search(text) and not self._values_beside_paths():
+        if _HAS_VALUES.search(text) and has_property_path(text) and not self._values_beside_paths():
             constant = values_as_constants(text)
             if constant != text:  # the bindings as constants first, as the VALUES blocks last
                 forms.insert(0, self._rewrite(constant, form))
@@ -747,15 +768,17 @@ class RemoteStore(GraphStore):
             self._graph_list = None  # the write may have added or dropped graphs
 
     def commit_operations(self, operations: Sequence[str], graphs: Mapping[ox.NamedNode, int | None]) -> None:
-        """One update request when it fits the server's limit; else staged (see
-        :mod:`kg.store.staging`) and swapped in by one small request. Then every graph
-        whose size the transaction knows is counted."""
+        """One update request when it fits the server's limit and the server applies a
+        request all or nothing; else staged (see :mod:`kg.store.staging`) and swapped in
+        by one small request. Then every graph whose size the transaction knows is counted."""
         self._start()
         caps = self.capabilities
         if caps.server is None:
             self._raw_ask("ASK {}")  # the server's name tells its limits
         weight = sum(_weight(op) for op in operations)
-        if caps.update_triples is None or weight <= caps.update_triples:
+        if caps.atomic_updates is False and len(operations) > 1:
+            self._commit_staged(operations, graphs, caps.update_triples or _STAGED_TRIPLES)
+        elif caps.update_triples is None or weight <= caps.update_triples:
             try:
                 super().commit_operations([staging.blank_safe(op) for op in operations], graphs)
             except RemoteStoreError as exc:
@@ -843,7 +866,6 @@ class RemoteStore(GraphStore):
         except BaseException:
             self._drop_quietly(target)
             raise
-        activity.stats.setdefault("triples", count)
         ops = [f"DELETE WHERE {{ GRAPH {target} {{ {target} {staging.LEASE} ?e }} }}",
                f"DROP SILENT GRAPH {graph}", f"MOVE SILENT {target} TO {graph}",
                provenance_update(activity, {graph: (_file_digest(path), count)}, activity.started)]
@@ -852,6 +874,7 @@ class RemoteStore(GraphStore):
         except BaseException:
             self._drop_quietly(target)
             raise
+        activity.stats.setdefault("triples", count)  # after its record, as the embedded store does
         self._verify({graph: count})
         return count
 
