@@ -675,4 +675,5 @@ _PATH_OPERATOR = re.compile(
 def has_property_path(query: str) -> bool:
     """Whether ``query`` may use a property path (``p*``, ``p+``, ``p/q``, ``^p``,
     ``p|q``); some arithmetic reads as one too, never the other way round."""
-    return _PATH_OPERATOR.search(_code_only(query, iris=True).split("{", 1)[-1]) is not None
+    code = re.sub(r"<[^<>\"{}|^`\\\s]*>", "<>", _code_only(query, iris=True))  # IRIs as <>, not their paths
+    return _PATH_OPERATOR.search(code.split("{", 1)[-1]) is not None
