@@ -327,12 +327,17 @@ def sparql(
     """Run any SPARQL query over the union of the named graphs (prefixes tkg:, skos:, ... predeclared)."""
     from kg.cli.output import console, emit
     from kg.results import Solutions, serialize_solutions, serialize_triples
+    from kg.sparqlguard import check_query, run_deep
 
     _json_errors(fmt)
     path = Path(query)
     is_file = len(query) < 4096 and path.suffix in (".rq", ".sparql") and path.exists()
     text = path.read_text(encoding="utf-8") if is_file else query
-    result = state().store().query(text, max_rows=limit)
+    # Bounded before pyoxigraph parses it, and parsed on a deep stack: no query text
+    # can overflow the parser's stack and kill the process.
+    check_query(text)
+    store = state().store()
+    result = run_deep(lambda: store.query(text, max_rows=limit))
     write = _stdout_bytes
     if isinstance(result, list):
         rdf = {"table": "turtle", "json": "jsonld"}.get(fmt.value, fmt.value)

@@ -8,13 +8,14 @@ import json
 import uuid
 from collections.abc import Mapping
 from pathlib import Path
-from typing import IO, cast
+from typing import IO, Any, cast
 
 import pyoxigraph as ox
 
 from kg.errors import QueryError, RDFImportError, StoreError, StoreLockedError
 from kg.results import QueryResult, Solutions, Term
-from kg.store.base import Activity, GraphStore, provenance_update
+from kg.sparqlguard import names_dataset
+from kg.store.base import Activity, Dataset, GraphStore, provenance_update
 from kg.vocab import PREFIXES
 
 __all__ = ["OxigraphStore", "SERVE_FILE"]
@@ -53,21 +54,54 @@ class OxigraphStore(GraphStore):
             ) from exc
         self._drop_staging()
 
+    @classmethod
+    def read_only(cls, path: Path) -> OxigraphStore:
+        """A store opened read-only: no lock, no writes. Meant for a directory no process
+        writes to, such as a :meth:`snapshot` (pyoxigraph does not define what a
+        read-only reader sees while another process writes)."""
+        self = cls.__new__(cls)
+        self.path = path
+        self.location = str(path)
+        self._read_only = True
+        try:
+            self._store = ox.Store.read_only(str(path))
+        except OSError as exc:
+            raise StoreError(f"cannot open the store at {path} read-only: {exc}") from exc
+        return self
+
+    def snapshot(self, target: Path) -> None:
+        """Write a consistent copy of the whole store to the new directory ``target``,
+        for :meth:`read_only` readers: a RocksDB checkpoint (hard links, milliseconds)
+        of a store on disk, a bulk copy of one in memory."""
+        try:
+            if self.path is not None:
+                self._store.backup(str(target))
+                return
+            copy = ox.Store(str(target))
+            copy.bulk_extend(self._store.quads_for_pattern(None, None, None, None))
+            copy.flush()
+            del copy
+        except OSError as exc:
+            raise StoreError(f"cannot write a snapshot of the store at {self.location} to {target}: {exc}") from exc
+
     # -- primitives ----------------------------------------------------------------
 
     def _query(
         self, sparql: str, bindings: Mapping[str, Term] | None, max_rows: int | None
     ) -> QueryResult:
         substitutions = {ox.Variable(k): v for k, v in (bindings or {}).items()}
+        # GraphStore.query binds variables with VALUES blocks; substitutions remain for
+        # callers of _query that pass bindings directly. The union is the default graph
+        # only when the query names no dataset (FROM / FROM NAMED) of its own.
+        return self._run(sparql, max_rows, use_default_graph_as_union=not names_dataset(sparql),
+                         substitutions=substitutions or None)
+
+    def _query_dataset(self, sparql: str, dataset: Dataset, max_rows: int | None) -> QueryResult:
+        return self._run(sparql, max_rows, default_graph=list(dataset.default), named_graphs=list(dataset.named))
+
+    def _run(self, sparql: str, max_rows: int | None, **options: Any) -> QueryResult:
         try:
-            # GraphStore.query binds variables with VALUES blocks; substitutions remain
-            # for callers of _query that pass bindings directly.
-            result = self._store.query(
-                sparql,
-                use_default_graph_as_union=True,
-                prefixes=PREFIXES,
-                substitutions=substitutions or None,
-            )
+            result = self._store.query(sparql, prefixes=PREFIXES, **options)
             if isinstance(result, ox.QuerySolutions):
                 return Solutions.from_pyoxigraph(result, max_rows)
             if isinstance(result, ox.QueryBoolean):
@@ -91,7 +125,8 @@ class OxigraphStore(GraphStore):
         if fmt not in formats:
             raise ValueError(f"unknown results format {fmt!r}; use one of {', '.join(formats)}")
         try:
-            result = self._store.query(sparql, use_default_graph_as_union=True, prefixes=PREFIXES)
+            result = self._store.query(sparql, use_default_graph_as_union=not names_dataset(sparql),
+                                       prefixes=PREFIXES)
             if not isinstance(result, ox.QuerySolutions):
                 raise QueryError("expected a SELECT query")
             result.serialize(str(path), formats[fmt])
@@ -179,7 +214,8 @@ class OxigraphStore(GraphStore):
 
     def close(self) -> None:
         if getattr(self, "_store", None) is not None:
-            self._store.flush()
+            if not getattr(self, "_read_only", False):
+                self._store.flush()
             del self._store
             self._store = None  # type: ignore[assignment]
 

@@ -46,8 +46,9 @@ from kg import __version__
 from kg.errors import KGError, QueryError, RDFImportError, RemoteStoreError, StoreError
 from kg.iris import skolem
 from kg.results import QueryResult, Solutions, Term
+from kg.sparqlguard import names_dataset
 from kg.sparqltext import inject_values
-from kg.store.base import Activity, GraphStore, prefix_block, provenance_update
+from kg.store.base import Activity, Dataset, GraphStore, prefix_block, provenance_update
 from kg.store.embedded import _STAGING, _file_digest, _open
 
 __all__ = ["EndpointSpec", "RemoteStore", "parse_spec"]
@@ -374,7 +375,13 @@ class RemoteStore(GraphStore):
         text = prefix_block(sparql) + sparql
         if bindings:  # GraphStore.query has already inlined them; direct callers may not
             text = inject_values(text, bindings)
-        return self._request_query(text, self._dataset(), max_rows)
+        # The query's own FROM / FROM NAMED win over the union parameters.
+        return self._request_query(text, {} if names_dataset(sparql) else self._dataset(), max_rows)
+
+    def _query_dataset(self, sparql: str, dataset: Dataset, max_rows: int | None) -> QueryResult:
+        params = {"default-graph-uri": [g.value for g in dataset.default] or [_NO_GRAPH],
+                  "named-graph-uri": [g.value for g in dataset.named] or [_NO_GRAPH]}
+        return self._request_query(prefix_block(sparql) + sparql, params, max_rows)
 
     def select_to_file(self, sparql: str, path: Path, *, fmt: str = "csv") -> None:
         """Stream the endpoint's own SPARQL results (csv, tsv, json, xml) into ``path``."""
@@ -383,7 +390,7 @@ class RemoteStore(GraphStore):
         if fmt not in media:
             raise ValueError(f"unknown results format {fmt!r}; use one of {', '.join(media)}")
         url = self.spec.query
-        data = {"query": prefix_block(sparql) + sparql, **self._dataset()}
+        data = {"query": prefix_block(sparql) + sparql, **({} if names_dataset(sparql) else self._dataset())}
         try:
             with self._client.stream("POST", url, data=data, headers={"Accept": media[fmt]}) as response:
                 if response.status_code >= 300:
