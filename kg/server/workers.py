@@ -330,6 +330,14 @@ class WorkerPool:
         """The store changed: queries from now on read a new view."""
         self.views.invalidate()
 
+    def interrupt(self) -> None:
+        """The server is stopping: kill every worker now (the queries they run end with
+        503), without waiting. Safe to call from a signal handler."""
+        self._closed = True
+        for worker in list(self._all):
+            with contextlib.suppress(OSError, ValueError):
+                worker.process.kill()
+
     def close(self) -> None:
         """Stop every worker (queries still running end with 503) and remove the views."""
         with self._lock:
@@ -360,7 +368,14 @@ class WorkerPool:
             raise self._busy()
         self._waiting += 1
         try:
-            worker = await idle.get()
+            while True:
+                if self._closed:
+                    raise _stopping()
+                try:
+                    worker = await asyncio.wait_for(idle.get(), 0.25)
+                    break
+                except TimeoutError:
+                    continue
         finally:
             self._waiting -= 1
         assert self._loop is not None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+import os
 import uuid
 from collections.abc import Mapping
 from pathlib import Path
@@ -13,6 +14,7 @@ from typing import IO, Any, cast
 import pyoxigraph as ox
 
 from kg.errors import QueryError, RDFImportError, StoreError, StoreLockedError
+from kg.rdfxml import check as check_rdfxml
 from kg.results import QueryResult, Solutions, Term
 from kg.sparqlguard import names_dataset
 from kg.store.base import Activity, Dataset, GraphStore, provenance_update
@@ -31,6 +33,9 @@ class OxigraphStore(GraphStore):
     One process at a time may hold a store on disk. Another process gets a
     :class:`StoreLockedError` that says who holds it and how to reach it instead.
     """
+
+    #: Opened with :meth:`read_only`: nothing to flush.
+    _read_only = False
 
     def __init__(self, path: Path | None = None) -> None:
         self.path = path
@@ -157,6 +162,8 @@ class OxigraphStore(GraphStore):
         A non-empty one is loaded into a staging graph first and swapped in by a single
         atomic update, so a failure at any point leaves the old graph as it was.
         """
+        if fmt == ox.RdfFormat.RDF_XML:
+            check_rdfxml(path, gzipped=gzipped)  # no entity bombs reach the parser
         quads_format = fmt in (ox.RdfFormat.N_QUADS, ox.RdfFormat.TRIG)
         direct = not quads_format and self._is_empty(graph)
         target = graph if direct else ox.NamedNode(_STAGING + uuid.uuid4().hex)
@@ -214,7 +221,7 @@ class OxigraphStore(GraphStore):
 
     def close(self) -> None:
         if getattr(self, "_store", None) is not None:
-            if not getattr(self, "_read_only", False):
+            if not self._read_only:
                 self._store.flush()
             del self._store
             self._store = None  # type: ignore[assignment]
@@ -242,17 +249,34 @@ def _file_digest(path: Path) -> str:
     return "file:" + digest.hexdigest()
 
 
+def _alive(pid: int) -> bool:
+    """Whether a process ``pid`` runs (and is not a zombie)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        return stat.rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return True
+
+
 def _lock_hint(path: Path) -> str:
     serve = path / SERVE_FILE
     if serve.exists():
         try:
             info = json.loads(serve.read_text())
-            url = info["sparql"]
-            return (
-                f"`kg serve` (pid {info.get('pid', '?')}) holds it. Run the command against its "
-                f"endpoint instead: kg --store {url} ..., or stop the server first."
-            )
-        except (OSError, ValueError, KeyError):
+            url, pid = info["sparql"], int(info["pid"])
+            if _alive(pid):
+                return (
+                    f"`kg serve` (pid {pid}) holds it. Run the command against its "
+                    f"endpoint instead: kg --store {url} ..., or stop the server first."
+                )
+            # A server that was killed left its serve.json behind: it names nobody.
+        except (OSError, ValueError, KeyError, TypeError):
             pass
     return (
         "Wait for the other kg command to finish, stop the `kg serve` that holds it, or use "

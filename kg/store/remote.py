@@ -42,7 +42,7 @@ from urllib.parse import urljoin, urlsplit, urlunsplit
 import httpx
 import pyoxigraph as ox
 
-from kg import __version__
+from kg import __version__, rdfxml
 from kg.errors import KGError, QueryError, RDFImportError, RemoteStoreError, StoreError
 from kg.iris import skolem
 from kg.results import QueryResult, Solutions, Term
@@ -352,7 +352,7 @@ class RemoteStore(GraphStore):
                     return Solutions.from_pyoxigraph(parsed, max_rows)
                 if media in _GRAPH_TYPES:
                     return [ox.Triple(q.subject, q.predicate, q.object)
-                            for q in ox.parse(reader, _GRAPH_TYPES[media])]
+                            for q in rdfxml.parse(reader, _GRAPH_TYPES[media], source=self.location)]
                 raise RemoteStoreError(
                     f"the endpoint at {self.location} answered with {media or 'no content type'}, "
                     "not SPARQL results",
@@ -427,6 +427,8 @@ class RemoteStore(GraphStore):
         Quad formats are flattened into ``graph``. Without a Graph Store Protocol URL
         the triples go up in chunked ``INSERT DATA`` requests; blank nodes are then
         skolemized so that one node stays one node across chunks."""
+        if fmt == ox.RdfFormat.RDF_XML:
+            rdfxml.check(path, gzipped=gzipped)  # no entity bombs reach the parser
         direct = not self._raw_ask(f"ASK {{ GRAPH {graph} {{ ?s ?p ?o }} }}")
         target = graph if direct else ox.NamedNode(_STAGING + uuid.uuid4().hex)
         try:
@@ -563,7 +565,7 @@ class RemoteStore(GraphStore):
             except httpx.HTTPError as exc:
                 raise self._transport_error(exc, url, "query") from None
             spool.seek(0)
-            for q in ox.parse(spool, _GRAPH_TYPES.get(media, ox.RdfFormat.N_TRIPLES)):
+            for q in rdfxml.parse(spool, _GRAPH_TYPES.get(media, ox.RdfFormat.N_TRIPLES), source=self.location):
                 yield ox.Triple(q.subject, q.predicate, q.object)
 
     def named_graphs(self) -> list[ox.NamedNode]:
