@@ -1,7 +1,8 @@
 """The on-disk HTTP cache: conditional requests, free refreshes, and ``--offline``.
 
 Every successful answer (HTTP 200) to a GET, and to a POST that asks for it (GraphQL
-queries), that its source has parsed (:func:`ingest.http.commit_cache`) is kept on disk as two files under ``<root>/<source>/<xx>/``: the body, and
+queries), that its source has parsed (:func:`ingest.http.commit_cache`) is kept on
+disk as two files under ``<root>/<source>/<xx>/``: the body, and
 a small JSON record with the status, the URL without credentials, a few response
 headers (content type, ``ETag``, ``Last-Modified``, ``Link``, ``Last-Modified-Version``)
 and when it was stored. Request headers, and so tokens, are never written.

@@ -5,11 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import httpx
 import pytest
 
 from ingest.cache import HttpCache, cache_files
-import httpx
-
 from ingest.http import Politeness, build_client, expect_json, stats_for
 from kg.errors import OfflineError
 from tests.ingest.replay import ReplayServer
