@@ -69,8 +69,8 @@ def elements(lineage: Lineage, *, positions: dict[str, tuple[float, float, float
     edges = []
     for number, (source, target, key, data) in enumerate(graph.edges(keys=True, data=True)):
         classes = [data["kind"]]
-        if data.get("basis") == "inferred":
-            classes.append("inferred")
+        if data.get("basis") in ("inferred", "accepted"):
+            classes.append(data["basis"])
         edges.append({"group": "edges", "data": {"id": f"e{number}", "source": source, "target": target,
                                                   "key": key, **data}, "classes": " ".join(classes)})
     return {"nodes": nodes, "edges": edges}
@@ -100,6 +100,10 @@ def stylesheet() -> list[dict[str, Any]]:
             "text-background-opacity": 0.85, "text-background-padding": "1px",
             "font-family": f"{FONT}, sans-serif"}},
         {"selector": "edge.inferred", "style": {"line-style": "dashed"}},
+        {"selector": "edge.accepted", "style": {"line-color": "#1a7f37", "target-arrow-color": "#1a7f37"}},
+        {"selector": "edge.suggested", "style": {
+            "line-style": "dashed", "line-dash-pattern": [6, 4], "line-color": "#bf8700",
+            "target-arrow-color": "#bf8700", "color": "#7d4e00"}},
         {"selector": "edge.paper, edge.code", "style": {
             "line-style": "dotted", "line-color": "#8c959f", "target-arrow-color": "#8c959f"}},
         {"selector": ".faded", "style": {"opacity": 0.14}},

@@ -3,7 +3,9 @@ the node positions the other drawn exports reuse.
 
 Techniques sit in one cluster per category, coloured like the category; edges point
 from a parent to what derives from it and are labelled with the typed relation
-(dashed where the lineage is inferred rather than stated by a source). Lineage-only
+(dashed where the lineage is inferred rather than stated by a source, green where the
+reader added it from citation evidence; suggested edges, ``--with-citations``, are dashed
+amber and labelled "suggested"). Lineage-only
 parents have a dashed border. Names are written as Graphviz HTML-like labels, so
 they are XML-escaped; quoted attributes escape backslashes and quotes.
 """
@@ -138,12 +140,18 @@ def render_dot(lineage: Lineage, *, title: str | None = None, only: Collection[s
     for parent, child, _key, data in graph.edges(keys=True, data=True):
         if parent not in keep or child not in keep:
             continue
-        attrs = [f"label={quoted(data['relation'])}"]
+        relation = ("suggested " if data["kind"] == "suggested" else "") + data["relation"]
+        attrs = [f"label={quoted(relation)}"]
         if data["kind"] == "lineage":
             if data.get("basis") == "inferred":
                 attrs.append('style="dashed"')
+            if data.get("basis") == "accepted":  # added by the reader from citation evidence
+                attrs.append('color="#1a7f37"')
             if data.get("note"):
                 attrs.append(f"tooltip={quoted(data['note'])}")
+        elif data["kind"] == "suggested":
+            attrs += ['style="dashed"', 'color="#bf8700"', 'fontcolor="#7d4e00"',
+                      f"tooltip={quoted(data.get('evidence') or data['note'])}"]
         else:
             attrs += ['style="dotted"', 'color="#8c959f"', "arrowsize=0.5"]
         out.append(f"  {ids[parent]} -> {ids[child]} [{', '.join(attrs)}];")

@@ -101,6 +101,8 @@ def page_data(lineage: Lineage, *, title: str | None = None, positions: bool = T
         "counts": {
             "techniques": len(techniques),
             "relations": len(lineage.lineage_edges()),
+            "suggested": sum(1 for *_e, d in lineage.graph.edges(data=True) if d["kind"] == "suggested"),
+            "accepted": sum(1 for *_e, d in lineage.graph.edges(data=True) if d.get("basis") == "accepted"),
             "papers": sum(1 for _, d in lineage.graph.nodes(data=True) if d["kind"] == "paper"),
             "repositories": sum(1 for _, d in lineage.graph.nodes(data=True) if d["kind"] == "repository"),
         },

@@ -8,6 +8,13 @@ categories in page order) travels beside the graph in :class:`Lineage`.
 
 Reading status is private: the ``reading_*`` counts on techniques and ``status`` on
 papers are only filled in when ``include_private`` is set.
+
+Edges a reader accepted from ``kg suggest lineage`` are lineage edges like the others,
+with ``basis`` ``accepted`` and their evidence in ``note``. With ``with_citations`` each
+lineage edge also says whether the citations confirm it (``citations``: confirmed or
+lacking, with the strongest ``evidence`` sentence and its ``score``), and the pending
+suggestions come as edges of kind ``suggested`` (their proposed ``relation``, ``score``,
+``suggestion`` id and ``evidence``), which the formats draw dashed.
 """
 
 from __future__ import annotations
@@ -70,6 +77,7 @@ class LineageOptions:
     with_papers: bool = False
     with_repositories: bool = False
     include_private: bool = False
+    with_citations: bool = False
 
 
 @dataclass(frozen=True)
@@ -208,6 +216,8 @@ def build_lineage(store: GraphStore, options: LineageOptions | None = None) -> L
                 graph.nodes[technique][attr] = counts.pop(status, 0)
             graph.nodes[technique][_OTHER_STATUS] = sum(counts.values())
 
+    if options.with_citations:
+        _add_citations(store, graph)
     if options.with_papers:
         _add_papers(graph, papers)
     if options.with_repositories:
@@ -296,6 +306,28 @@ def _papers(store: GraphStore, graph: nx.MultiDiGraph, *, include_private: bool,
 def _within(graph: nx.MultiDiGraph, start: str, depth: int) -> set[str]:
     lengths = nx.single_source_shortest_path_length(graph, start, cutoff=depth)
     return set(lengths)
+
+
+def _add_citations(store: GraphStore, graph: nx.MultiDiGraph) -> None:
+    """Citation evidence on the lineage edges, and the pending suggestions as dashed edges."""
+    from kg.suggestions import lineage_report
+
+    report = lineage_report(store)
+    for item in report.existing:
+        parent, child = item.parent.iri, item.child.iri
+        for data in (graph.get_edge_data(parent, child) or {}).values():
+            if data["kind"] == "lineage":
+                data["citations"] = item.status
+                data.update(_scalar({"score": round(item.score, 3) if item.score else None,
+                                     "evidence": item.evidence[0].line() if item.evidence else None}))
+    for item in report.suggestions:
+        parent, child = item.parent.iri, item.child.iri
+        if parent in graph and child in graph:
+            graph.add_edge(parent, child, key="suggested", **_scalar({
+                "kind": "suggested", "relation": item.relation, "score": round(item.score, 3),
+                "suggestion": item.id, "evidence": item.evidence[0].line() if item.evidence else None,
+                "note": f"suggested from citations (score {item.score:.2f}); accept it with kg suggest accept "
+                        f"{item.id}"}))
 
 
 def _add_papers(graph: nx.MultiDiGraph, papers: dict[str, list[PaperRef]]) -> None:

@@ -1,7 +1,8 @@
 """Mermaid flowchart text of the lineage, which GitHub and most Markdown viewers render.
 
 One subgraph per category, styled in the category's colours; edges point from a
-parent to what derives from it, labelled with the relation (dotted where inferred).
+parent to what derives from it, labelled with the relation (dotted where inferred, and
+for the suggested edges of ``--with-citations``, labelled "suggested").
 Labels are quoted and every character Mermaid could read as syntax or HTML is written
 as a Mermaid entity code (``#quot;``, ``#lt;``, ``#35;`` ...), so a name shows exactly
 as it is and can neither break the diagram nor inject markup.
@@ -49,7 +50,8 @@ def render_mermaid(lineage: Lineage, *, direction: str = "LR") -> str:
             out.append(f'  {ids[node]}[("{label(data["name"])}")]')
     for parent, child, _key, data in graph.edges(keys=True, data=True):
         arrow = "-.->" if data["kind"] != "lineage" or data.get("basis") == "inferred" else "-->"
-        out.append(f'  {ids[parent]} {arrow}|"{label(data["relation"])}"| {ids[child]}')
+        relation = ("suggested " if data["kind"] == "suggested" else "") + data["relation"]
+        out.append(f'  {ids[parent]} {arrow}|"{label(relation)}"| {ids[child]}')
     for category in lineage.categories:
         palette = category_palette(category.position)
         out.append(f"  classDef cat{category.position} fill:{palette.fill},stroke:{palette.border},"

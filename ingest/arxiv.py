@@ -35,7 +35,7 @@ from ingest.http import commit_cache, describe_status, expect_xml, safe_url, sen
 from ingest.merge import Bundle, IngestReport, merge
 from ingest.safexml import parse_lxml
 from kg.errors import IngestError, OfflineError
-from kg.graphs import ARXIV, CATALOG, READING
+from kg.graphs import ARXIV, CATALOG, CITATIONS, READING
 from kg.iris import ArxivId, normalize_doi, parse_arxiv_id, person_iri, skolem
 from kg.store.base import Activity, GraphStore
 from kg.vocab import (
@@ -281,10 +281,13 @@ def known_papers(store: GraphStore) -> dict[str, NamedNode]:
 
 
 def tracked_ids(store: GraphStore) -> list[str]:
-    """The arXiv ids of every paper the graph holds (catalog, reading list, earlier runs)."""
+    """The arXiv ids of every paper the graph holds (catalog, reading list, earlier runs),
+    but not the candidates that only the citations graph knows (name them to fetch them)."""
     rows = store.select(
-        """SELECT DISTINCT ?paper ?id WHERE { ?paper a bibo:Document . OPTIONAL { ?paper tkg:arxivId ?id }
-             FILTER(BOUND(?id) || STRSTARTS(STR(?paper), "https://arxiv.org/abs/")) }"""
+        f"""SELECT DISTINCT ?paper ?id WHERE {{ {{ GRAPH ?g {{ ?paper a bibo:Document }} FILTER(?g != {CITATIONS}) }}
+             UNION {{ ?paper tkg:readingStatus ?s }}
+             OPTIONAL {{ ?paper tkg:arxivId ?id }}
+             FILTER(BOUND(?id) || STRSTARTS(STR(?paper), "https://arxiv.org/abs/")) }}"""
     )
     ids: set[str] = set()
     for row in rows:

@@ -431,12 +431,15 @@ class RetryingTransport:
     retry_statuses: frozenset[int] = _RETRY_STATUSES
 
     def __init__(self, inner: Any, *, politeness: Politeness, retry: RetryPolicy, stats: HttpStats,
-                 own_gate: bool = False, deadline: float | None = None, max_body: int | None = None) -> None:
+                 own_gate: bool = False, retry_statuses: frozenset[int] | None = None,
+                 deadline: float | None = None, max_body: int | None = None) -> None:
         self.inner = inner
         self.politeness = politeness
         self.retry = retry
         self.stats = stats
         self._own_gate = _HostGate() if own_gate else None
+        if retry_statuses is not None:
+            self.retry_statuses = retry_statuses
         #: Seconds one attempt may take, all of it (None: the request's read timeout).
         self.deadline = deadline
         #: Bytes a body may have once decompressed.
@@ -586,6 +589,7 @@ def build_client(
     cache: Any = None,
     offline: bool = False,
     transport: httpx.BaseTransport | None = None,
+    retry_statuses: frozenset[int] | None = None,
     max_body: int | None = None,
 ) -> httpx.Client:
     """An ``httpx.Client`` for ``source`` (``arxiv``, ``github``, ``zotero`` ...).
@@ -599,13 +603,15 @@ def build_client(
     decoded body (default :func:`max_body_default`).
     Redirects are followed (httpx drops ``Authorization`` when a redirect leaves the
     origin). Proxies come from ``HTTPS_PROXY``/``HTTP_PROXY``/``ALL_PROXY`` and ``NO_PROXY``.
+    ``retry_statuses`` replaces the statuses retried without ``Retry-After`` (500, 502,
+    503, 504): Semantic Scholar's 429 often says nothing, and is retried with backoff.
     """
     stats = HttpStats()
     inner: httpx.BaseTransport = transport or _network_transport()
     deadline = timeout if isinstance(timeout, int | float) else None
     polite: httpx.BaseTransport = PoliteTransport(
         inner, politeness=politeness or Politeness(), retry=retry or RetryPolicy(), stats=stats,
-        deadline=deadline, max_body=max_body)
+        retry_statuses=retry_statuses, deadline=deadline, max_body=max_body)
     if cache is not None or offline:
         from ingest.cache import CacheTransport
 

@@ -5,7 +5,9 @@ is compared, the dtype and shapes, whether gradients are compared, and a list of
 :class:`Check` objects. A check is a function of a :class:`Setting` (device, dtype,
 seed) that returns an :class:`Outcome`: the largest absolute error and the largest
 relative error of the comparison it makes. The check passes when the error it names
-(``measure``) is at most its ``tolerance``.
+(``measure``) is at most its ``tolerance``. In float16 and bfloat16 a check that
+declares a tolerance there is judged by the relative RMS error, as FLA judges its
+kernels (``‖ref − out‖₂ / ‖ref‖₂``).
 
 Relative error here is normwise: ``max|ref − out| / max|ref|``. A numerical property
 ("uniform routing gives a loss of exactly 1") is an outcome too: the measured value
@@ -16,7 +18,7 @@ against the claimed one (:func:`against`), or how far a bound is exceeded
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -34,12 +36,13 @@ __all__ = [
     "compare_forms",
     "count",
     "gradients",
+    "random_cotangents",
     "shape_id",
     "within",
     "worst",
 ]
 
-Measure = Literal["abs", "rel"]
+Measure = Literal["abs", "rel", "rms"]
 #: A named (reference, output) pair, as :func:`compare_all` takes them.
 Pair = tuple[str, torch.Tensor, torch.Tensor]
 
@@ -66,9 +69,7 @@ class Setting:
         x = torch.randn(*shape, generator=gen, dtype=torch.float64) * scale
         return x.to(device=self.device, dtype=dtype or self.dtype)
 
-    def rand(
-        self, *shape: int, gen: torch.Generator, dtype: torch.dtype | None = None
-    ) -> torch.Tensor:
+    def rand(self, *shape: int, gen: torch.Generator, dtype: torch.dtype | None = None) -> torch.Tensor:
         x = torch.rand(*shape, generator=gen, dtype=torch.float64)
         return x.to(device=self.device, dtype=dtype or self.dtype)
 
@@ -86,9 +87,16 @@ class Outcome:
     max_abs: float
     max_rel: float
     detail: str = ""
+    #: Relative RMS error ‖ref − out‖₂ / ‖ref‖₂ (FLA's ratio); None where no tensors
+    #: were compared, and then the relative error stands for it.
+    rms: float | None = None
 
     def error(self, measure: Measure) -> float:
-        return self.max_abs if measure == "abs" else self.max_rel
+        if measure == "abs":
+            return self.max_abs
+        if measure == "rms" and self.rms is not None:
+            return self.rms
+        return self.max_rel
 
 
 @dataclass(frozen=True)
@@ -101,10 +109,20 @@ class Check:
     tolerance: float
     measure: Measure = "rel"
     gradients: bool = False
+    #: Tolerances in other dtypes than the verification's own (``float16``,
+    #: ``bfloat16``), where the check means something there (FLA's, Liger's ...).
+    tolerances: Mapping[str, float] = field(default_factory=dict)
 
-    def passed(self, outcome: Outcome) -> bool:
-        error = outcome.error(self.measure)
-        return not math.isnan(error) and error <= self.tolerance
+    def tolerance_for(self, dtype: str, declared: str = "float32") -> float | None:
+        """The tolerance in ``dtype``; None when the check declares none for it."""
+        if dtype == declared:
+            return self.tolerance
+        return self.tolerances.get(dtype)
+
+    def passed(self, outcome: Outcome, tolerance: float | None = None, measure: Measure | None = None) -> bool:
+        error = outcome.error(measure or self.measure)
+        limit = self.tolerance if tolerance is None else tolerance
+        return not math.isnan(error) and error <= limit
 
 
 @dataclass(frozen=True)
@@ -140,10 +158,19 @@ def compare(ref: torch.Tensor | float, out: torch.Tensor | float, detail: str = 
         raise ValueError(f"shapes differ: reference {tuple(r.shape)} vs {tuple(o.shape)}")
     if r.numel() == 0:
         return Outcome(0.0, 0.0, detail)
-    err = (r - o).abs().max().item()
-    scale = r.abs().max().item()
+    bad = int((torch.isfinite(r) & ~torch.isfinite(o)).sum())
+    if bad:  # the output overflowed or turned to NaN where the reference is finite
+        note = f"{bad} non-finite values where the reference is finite"
+        return Outcome(math.inf, math.inf, f"{detail}: {note}" if detail else note)
+    same = (r == o) | (torch.isnan(r) & torch.isnan(o))
+    diff = torch.where(same, torch.zeros_like(r), r - o)
+    err = diff.abs().max().item()
+    finite = r[torch.isfinite(r)]
+    scale = finite.abs().max().item() if finite.numel() else 0.0
     rel = err / scale if scale > 0 else (0.0 if err == 0 else math.inf)
-    return Outcome(err, rel, detail)
+    norm = finite.norm().item() if finite.numel() else 0.0
+    rms = diff.norm().item() / norm if norm > 0 else rel
+    return Outcome(err, rel, detail, rms)
 
 
 def worst(outcomes: Iterable[Outcome], detail: str = "") -> Outcome:
@@ -153,7 +180,12 @@ def worst(outcomes: Iterable[Outcome], detail: str = "") -> Outcome:
     if not items:
         return Outcome(0.0, 0.0, detail)
     bad = max(items, key=lambda o: o.max_rel)
-    return Outcome(max(o.max_abs for o in items), bad.max_rel, detail or bad.detail)
+    return Outcome(max(o.max_abs for o in items), bad.max_rel, detail or bad.detail, _rms(items))
+
+
+def _rms(items: Sequence[Outcome]) -> float | None:
+    known = [o.rms for o in items if o.rms is not None]
+    return max(known) if known else None
 
 
 def compare_all(pairs: Iterable[Pair]) -> Outcome:
@@ -162,7 +194,12 @@ def compare_all(pairs: Iterable[Pair]) -> Outcome:
     if not named:
         return Outcome(0.0, 0.0)
     name, bad = max(named, key=lambda item: item[1].max_rel)
-    return Outcome(max(o.max_abs for _, o in named), bad.max_rel, f"worst of {len(named)}: {name}")
+    return Outcome(
+        max(o.max_abs for _, o in named),
+        bad.max_rel,
+        f"worst of {len(named)}: {name}",
+        _rms([o for _, o in named]),
+    )
 
 
 def against(measured: float, expected: float, detail: str = "") -> Outcome:
@@ -182,9 +219,7 @@ def within(measured: float, bound: float, detail: str = "") -> Outcome:
 
 def count(measured: int, expected: int, detail: str = "") -> Outcome:
     """An exact count: any difference fails a zero tolerance."""
-    return against(
-        float(measured), float(expected), detail or f"counted {measured}, claimed {expected}"
-    )
+    return against(float(measured), float(expected), detail or f"counted {measured}, claimed {expected}")
 
 
 def shape_id(**dims: int) -> str:
@@ -207,10 +242,12 @@ def gradients(
     """Outputs of ``fn`` on fresh leaf copies of ``tensors``, and the gradients of
     Σ ⟨output, cotangent⟩ with respect to those leaves (zeros where unused).
 
-    Without ``cotangents`` the outputs are simply summed."""
+    Without ``cotangents`` each output gets a random one (:func:`random_cotangents`):
+    never all ones, so a backward that ignores or rescales the incoming gradient shows,
+    and a scalar loss is scaled by a factor that is not 1."""
     leaves = [t.detach().clone().requires_grad_(t.is_floating_point()) for t in tensors]
     outs = _outputs(fn, leaves)
-    cots = cotangents if cotangents is not None else [torch.ones_like(o) for o in outs]
+    cots = cotangents if cotangents is not None else random_cotangents(outs)
     total = sum((o.float() * c.float()).sum() for o, c in zip(outs, cots, strict=True))
     needs = [leaf for leaf in leaves if leaf.requires_grad]
     grads = torch.autograd.grad(total, needs, allow_unused=True)  # type: ignore[arg-type]
@@ -225,13 +262,25 @@ def gradients(
     return tuple(o.detach() for o in outs), tuple(full)
 
 
-def _named(
-    names: Iterable[str], refs: Iterable[torch.Tensor], outs: Iterable[torch.Tensor], tag: str
-) -> list[Pair]:
-    return [
-        (f"{name} {tag}" if tag else name, ref, out)
-        for name, ref, out in zip(names, refs, outs, strict=True)
-    ]
+def random_cotangents(outputs: Sequence[torch.Tensor], seed: int = 7) -> list[torch.Tensor]:
+    """A random cotangent for each output, drawn from ``seed`` and the outputs' shapes
+    alone, so two forms with outputs of the same shapes get the same cotangents. A
+    scalar output (a loss) gets a factor of magnitude in [0.5, 2], never 1."""
+    gen = torch.Generator().manual_seed(seed)
+    cots = []
+    for o in outputs:
+        if o.dim() == 0:
+            c = (torch.rand((), generator=gen, dtype=torch.float64) * 1.5 + 0.5) * (
+                1 - 2 * torch.randint(2, (), generator=gen)
+            )
+        else:
+            c = torch.randn(o.shape, generator=gen, dtype=torch.float64)
+        cots.append(c.to(device=o.device, dtype=torch.float32))
+    return cots
+
+
+def _named(names: Iterable[str], refs: Iterable[torch.Tensor], outs: Iterable[torch.Tensor], tag: str) -> list[Pair]:
+    return [(f"{name} {tag}" if tag else name, ref, out) for name, ref, out in zip(names, refs, outs, strict=True)]
 
 
 def compare_forms(
@@ -251,12 +300,16 @@ def compare_forms(
     the ``extra`` pairs, and, when ``grads`` names every input, the gradient ``d<name>``
     of each input (of Σ ⟨output, cotangent⟩, see :func:`gradients`). Without ``grads``
     both forms run forward only. A ``tag`` (a shape id) follows every name: ``"o B2-T45"``."""
+    # In half precision the reference runs in float32 on the same (rounded) inputs, as
+    # FLA's tests run their naive forms: the error measured is the structured form's.
+    half = any(t.dtype in (torch.float16, torch.bfloat16) for t in inputs)
+    ref_inputs = [t.float() if t.dtype in (torch.float16, torch.bfloat16) else t for t in inputs] if half else inputs
     if grads:
-        outs1, g1 = gradients(reference, inputs, cotangents)
+        outs1, g1 = gradients(reference, ref_inputs, cotangents)
         outs2, g2 = gradients(structured, inputs, cotangents)
         wrt = _named([f"d{name}" for name in grads], g1, g2, tag)
     else:
-        outs1, outs2 = _outputs(reference, inputs), _outputs(structured, inputs)
+        outs1, outs2 = _outputs(reference, ref_inputs), _outputs(structured, inputs)
         wrt = []
     named = _named(outputs, outs1, outs2, tag) if outputs else []
     return compare_all([*named, *extra, *wrt])

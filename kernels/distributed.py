@@ -1,9 +1,12 @@
-"""Run a function on N CPU processes joined by a torch.distributed gloo process group.
+"""Run a rank's code on N CPU processes joined by a torch.distributed gloo process group.
 
 ``run_gloo(fn, world_size, *args)`` spawns ``world_size`` processes, each calling
-``fn(rank, world_size, *args)`` inside an initialised gloo group (rendezvous through a
-file in a private temporary directory, so parallel runs never meet), and returns the
-value each rank returned, in rank order. ``fn`` must be a module-level function.
+``fn(comm, *args)`` with a :class:`GlooComm` inside an initialised gloo group
+(rendezvous through a file in a private temporary directory, so parallel runs never
+meet), and returns the value each rank returned, in rank order. ``fn`` is the same
+SPMD function that :func:`kernels.simulated.simulate` runs on threads; it must be a
+module-level function. The mutants applied in this process (:mod:`kernels.mutation`)
+are applied in every rank too, so the gloo run tests the code the caller sees.
 """
 
 from __future__ import annotations
@@ -21,18 +24,47 @@ from torch.multiprocessing.spawn import ProcessContext, start_processes
 
 from kg.errors import KernelError
 
-__all__ = ["all_gather", "reduce_scatter", "run_gloo"]
+__all__ = ["GlooComm", "all_gather", "reduce_scatter", "run_gloo"]
+
+
+class GlooComm:
+    """This process's rank in the default (gloo) process group, with the simulated
+    ranks' collective interface and traffic count (:class:`kernels.simulated.Comm`)."""
+
+    def __init__(self, rank: int, world: int) -> None:
+        self.rank, self.world, self.sent = rank, world, 0
+
+    def all_reduce(self, t: torch.Tensor) -> torch.Tensor:
+        out = t.detach().clone().contiguous()
+        dist.all_reduce(out)
+        self.sent += 2 * t.numel()
+        return out
+
+    def reduce_scatter(self, t: torch.Tensor) -> torch.Tensor:
+        self.sent += t.numel()
+        return reduce_scatter(t.detach(), self.world)
+
+    def all_gather(self, t: torch.Tensor) -> torch.Tensor:
+        out = all_gather(t.detach(), self.world)
+        self.sent += out.numel()
+        return out
 
 
 def _entry(
-    rank: int, fn: Callable[..., Any], world_size: int, folder: str, args: tuple[Any, ...]
+    rank: int,
+    fn: Callable[..., Any],
+    world_size: int,
+    folder: str,
+    args: tuple[Any, ...],
+    mutants: tuple[Any, ...],
 ) -> None:
+    from kernels.mutation import applied
+
     torch.set_num_threads(1)
-    dist.init_process_group(
-        "gloo", init_method=f"file://{folder}/rendezvous", rank=rank, world_size=world_size
-    )
+    dist.init_process_group("gloo", init_method=f"file://{folder}/rendezvous", rank=rank, world_size=world_size)
     try:
-        result = fn(rank, world_size, *args)
+        with applied(mutants):
+            result = fn(GlooComm(rank, world_size), *args)
         dist.barrier()
     finally:
         dist.destroy_process_group()
@@ -51,10 +83,10 @@ def _start_method() -> str:
     return "forkserver"
 
 
-def run_gloo(
-    fn: Callable[..., Any], world_size: int, *args: Any, timeout: float = 120.0
-) -> list[Any]:
-    """``[fn(0, N, *args), ..., fn(N-1, N, *args)]`` computed by N gloo processes."""
+def run_gloo(fn: Callable[..., Any], world_size: int, *args: Any, timeout: float = 120.0) -> list[Any]:
+    """``[fn(comm_0, *args), ..., fn(comm_{N-1}, *args)]`` computed by N gloo processes."""
+    from kernels.mutation import active
+
     if not dist.is_available() or not dist.is_gloo_available():
         raise KernelError(
             "this torch build has no gloo backend",
@@ -67,7 +99,7 @@ def run_gloo(
         try:
             context: ProcessContext | None = start_processes(  # type: ignore[no-untyped-call]
                 _entry,
-                args=(fn, world_size, folder, args),
+                args=(fn, world_size, folder, args, active()),
                 nprocs=world_size,
                 join=False,
                 start_method=_start_method(),
@@ -89,9 +121,7 @@ def run_gloo(
                     f"the gloo run did not finish within {timeout:.0f} s",
                     hint="Check that nothing else holds the CPU; the run was stopped.",
                 )
-        return [
-            torch.load(Path(folder) / f"rank{r}.pt", weights_only=False) for r in range(world_size)
-        ]
+        return [torch.load(Path(folder) / f"rank{r}.pt", weights_only=False) for r in range(world_size)]
 
 
 def all_gather(shard: torch.Tensor, world_size: int) -> torch.Tensor:

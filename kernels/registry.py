@@ -122,8 +122,9 @@ ENTRIES: tuple[Entry, ...] = (
         "agentenv",
         "agentenv",
         "AgentENV runs agent environments in microVMs; no tensor kernel makes sense. The "
-        "reference is an in-process environment with snapshot, fork, pause and resume, "
-        "checked for fork isolation and deterministic restore.",
+        "reference is a small in-process environment (a task over a file-system tree, run as a "
+        "state machine) with snapshot, fork, pause and resume, checked for fork isolation and "
+        "bit-for-bit restore.",
     ),
     # distributed training
     _ref(

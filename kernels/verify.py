@@ -17,16 +17,25 @@ import math
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING
 
 from kernels.registry import Entry
 from kg.errors import KernelError
 
+if TYPE_CHECKING:
+    import torch
+
+    from kernels.checks import Check, Verification
+
 __all__ = [
+    "DTYPES",
     "CheckRun",
     "Run",
     "load_verification",
     "missing_requirements",
     "resolve_device",
+    "resolve_dtype",
+    "triton_interpreter_first",
     "verify",
     "verify_many",
 ]
@@ -44,10 +53,18 @@ class CheckRun:
     seconds: float
     gradients: bool = False
     detail: str = ""
+    #: True when the check raised instead of returning its numbers.
+    raised: bool = False
+    dtype: str = "float32"
+    rms: float | None = None
 
     @property
     def error(self) -> float:
-        return self.max_abs if self.measure == "abs" else self.max_rel
+        if self.measure == "abs":
+            return self.max_abs
+        if self.measure == "rms" and self.rms is not None:
+            return self.rms
+        return self.max_rel
 
 
 @dataclass
@@ -83,7 +100,7 @@ class Run:
         return out
 
 
-def resolve_device(name: str = "cpu") -> object:
+def resolve_device(name: str = "cpu") -> torch.device:
     """A torch.device for ``cpu`` or ``cuda``; CUDA must be present."""
     import torch
 
@@ -116,6 +133,21 @@ def load_verification(entry: Entry) -> object:
     return declared
 
 
+#: The dtypes a verification can run in: float32 (every check) and the two half
+#: precisions, for the checks that declare a tolerance for them.
+DTYPES = ("float32", "float16", "bfloat16")
+HALF = ("float16", "bfloat16")
+
+
+def resolve_dtype(name: str) -> str:
+    """The canonical dtype name for ``float32``/``fp32``, ``float16``/``fp16``, ``bfloat16``/``bf16``."""
+    aliases = {"fp32": "float32", "fp16": "float16", "half": "float16", "bf16": "bfloat16"}
+    canonical = aliases.get(name, name)
+    if canonical not in DTYPES and canonical != "float64":
+        raise KernelError(f"unknown dtype {name!r}", hint="Use --dtype float32, float16 or bfloat16.")
+    return canonical
+
+
 def missing_requirements(entry: Entry) -> list[str]:
     """Optional modules a kernel's checks need that are not installed."""
     from kernels.checks import Verification
@@ -125,6 +157,26 @@ def missing_requirements(entry: Entry) -> list[str]:
     return [name for name in declared.requires if importlib.util.find_spec(name) is None]
 
 
+def triton_interpreter_first(device: torch.device) -> None:
+    """On the CPU, import Triton in its interpreter mode before anything imports it
+    compiled: Triton fixes the mode at its first import, and torch._dynamo imports it.
+    (The Triton check can still run in a fresh process when this comes too late.)"""
+    import os
+    import sys
+
+    if device.type != "cpu" or "triton" in sys.modules or importlib.util.find_spec("triton") is None:
+        return
+    previous = os.environ.get("TRITON_INTERPRET")
+    os.environ["TRITON_INTERPRET"] = "1"
+    try:
+        importlib.import_module("triton.language")
+    finally:
+        if previous is None:
+            del os.environ["TRITON_INTERPRET"]
+        else:
+            os.environ["TRITON_INTERPRET"] = previous
+
+
 def _sync(device: object) -> None:
     import torch
 
@@ -132,13 +184,67 @@ def _sync(device: object) -> None:
         torch.cuda.synchronize(device)
 
 
-def verify(entry: Entry, *, device: str = "cpu", only: Iterable[str] | None = None) -> Run:
-    """Run the checks of ``entry`` (all, or those named in ``only``) on ``device``."""
+def _run_check(check: Check, declared: Verification, requested: str, device: torch.device) -> CheckRun:
+    """Run one check in ``requested`` dtype when it declares a tolerance there, else in
+    the verification's own dtype."""
     import torch
 
-    from kernels.checks import Setting, Verification
+    from kernels.checks import Setting
+
+    declares = check.tolerance_for(requested, declared.dtype) is not None
+    in_dtype = requested if declares else declared.dtype
+    tolerance = check.tolerance_for(in_dtype, declared.dtype)
+    assert tolerance is not None
+    setting = Setting(device=device, dtype=getattr(torch, in_dtype))
+    _sync(device)
+    t0 = time.perf_counter()
+    raised = False
+    rms: float | None = None
+    try:
+        outcome = check.run(setting)
+        _sync(device)
+        seconds = time.perf_counter() - t0
+        passed = check.passed(outcome, tolerance, "rms" if in_dtype in HALF else None)
+        max_abs, max_rel, detail = outcome.max_abs, outcome.max_rel, outcome.detail
+        rms = outcome.rms
+    except Exception as exc:  # noqa: BLE001 - a crashing kernel is a failed check
+        seconds = time.perf_counter() - t0
+        passed, max_abs, max_rel, raised = False, math.nan, math.nan, True
+        detail = f"raised {type(exc).__name__}: {exc}"
+    return CheckRun(
+        check.name,
+        check.claim,
+        "rms" if in_dtype in HALF else check.measure,
+        tolerance,
+        max_abs,
+        max_rel,
+        passed,
+        seconds,
+        check.gradients,
+        detail,
+        raised,
+        in_dtype,
+        rms,
+    )
+
+
+def verify(
+    entry: Entry,
+    *,
+    device: str = "cpu",
+    only: Iterable[str] | None = None,
+    dtype: str | None = None,
+) -> Run:
+    """Run the checks of ``entry`` (all, or those named in ``only``) on ``device``.
+
+    ``dtype`` (``float16``, ``bfloat16``) runs the checks that declare a tolerance for it
+    in that dtype, at that tolerance; the others run in the kernel's declared dtype."""
+    import torch
+
+    from kernels.checks import Verification
 
     torch_device = resolve_device(device)
+    triton_interpreter_first(torch_device)
     declared = load_verification(entry)
     assert isinstance(declared, Verification)
     missing = [name for name in declared.requires if importlib.util.find_spec(name) is None]
@@ -148,48 +254,30 @@ def verify(entry: Entry, *, device: str = "cpu", only: Iterable[str] | None = No
             hint="Install the optional extra: pip install 'techkg[triton]'.",
         )
     wanted = set(only) if only is not None else None
-    dtype = getattr(torch, declared.dtype)
-    setting = Setting(device=torch_device, dtype=dtype)  # type: ignore[arg-type]
+    requested = resolve_dtype(dtype or declared.dtype)
     run = Run(
         technique=entry.technique,
         module=entry.module or "",
         form=entry.form,
         device=str(torch_device),
-        dtype=declared.dtype,
+        dtype=requested,
         torch_version=torch.__version__,
         compares=declared.compares,
         started=dt.datetime.now(dt.UTC),
         ended=dt.datetime.now(dt.UTC),
     )
-    for check in declared.checks:
-        if wanted is not None and check.name not in wanted:
-            continue
-        _sync(torch_device)
-        t0 = time.perf_counter()
-        try:
-            outcome = check.run(setting)
-            _sync(torch_device)
-            seconds = time.perf_counter() - t0
-            passed = check.passed(outcome)
-            max_abs, max_rel, detail = outcome.max_abs, outcome.max_rel, outcome.detail
-        except Exception as exc:  # noqa: BLE001 - a crashing kernel is a failed check
-            seconds = time.perf_counter() - t0
-            passed, max_abs, max_rel = False, math.nan, math.nan
-            detail = f"raised {type(exc).__name__}: {exc}"
-        run.checks.append(
-            CheckRun(
-                check.name,
-                check.claim,
-                check.measure,
-                check.tolerance,
-                max_abs,
-                max_rel,
-                passed,
-                seconds,
-                check.gradients,
-                detail,
-            )
-        )
+    # The checks' tensors are small: one thread is faster than several, and leaves the
+    # other cores to whatever else runs.
+    threads = torch.get_num_threads()
+    if torch_device.type == "cpu":
+        torch.set_num_threads(1)
+    try:
+        for check in declared.checks:
+            if wanted is not None and check.name not in wanted:
+                continue
+            run.checks.append(_run_check(check, declared, requested, torch_device))
+    finally:
+        torch.set_num_threads(threads)
     if wanted is not None and not run.checks:
         raise KernelError(
             f"{entry.technique} has no check named {', '.join(sorted(wanted))}",
@@ -203,6 +291,7 @@ def verify_many(
     selected: Iterable[Entry],
     *,
     device: str = "cpu",
+    dtype: str | None = None,
     on_start: Callable[[Entry], None] | None = None,
     on_done: Callable[[Run], None] | None = None,
 ) -> list[Run]:
@@ -213,7 +302,7 @@ def verify_many(
             continue
         if on_start is not None:
             on_start(item)
-        result = verify(item, device=device)
+        result = verify(item, device=device, dtype=dtype)
         runs.append(result)
         if on_done is not None:
             on_done(result)

@@ -94,6 +94,9 @@ class LineageNode:
     name: str
     relation: str | None = None
     children: list[LineageNode] = field(default_factory=list)
+    #: How the edge to this node is known: stated, inferred, or accepted (added by the reader).
+    basis: str | None = None
+    note: str | None = None
 
 
 def lineage_tree(
@@ -108,14 +111,15 @@ def lineage_tree(
         up[e.child].append(e)
         down[e.parent].append(e)
 
-    def grow(iri: str, relation: str | None, level: int, seen: frozenset[str], upward: bool) -> LineageNode:
-        node = LineageNode(iri, names.get(iri, iri), relation)
+    def grow(iri: str, via: Edge | None, level: int, seen: frozenset[str], upward: bool) -> LineageNode:
+        node = LineageNode(iri, names.get(iri, iri), via.relation if via else None,
+                           basis=via.basis if via else None, note=via.note if via else None)
         if level >= depth:
             return node
         for e in (up if upward else down).get(iri, []):
             nxt = e.parent if upward else e.child
             if nxt not in seen:
-                node.children.append(grow(nxt, e.relation, level + 1, seen | {nxt}, upward))
+                node.children.append(grow(nxt, e, level + 1, seen | {nxt}, upward))
         node.children.sort(key=lambda n: n.name.casefold())
         return node
 

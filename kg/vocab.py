@@ -117,6 +117,7 @@ LINEAGE_RELATIONS: tuple[str, ...] = (
     "portsTo",
     "buildsOn",
     "implements",
+    "derivesFrom",
 )
 
 

@@ -139,13 +139,17 @@ def test_validate_and_provenance(kg_cli, built_store_path: Path) -> None:
     assert all(r["activity"] == "kg build" for r in prov)
 
 
-def test_a_locked_store_is_reported_without_a_traceback(kg_cli, built_store_path: Path) -> None:
+def test_a_locked_store_is_reported_to_a_writer_without_a_traceback_and_readers_go_on(
+    kg_cli, built_store_path: Path
+) -> None:
     from kg.store.embedded import OxigraphStore
 
-    holder = OxigraphStore(built_store_path)
+    holder = OxigraphStore(built_store_path, command="kg sync zotero")
     try:
-        out = kg_cli("stats", store=built_store_path)
+        writer = kg_cli("--wait", "0.2", "reading", "set", "GPipe", "read", store=built_store_path)
+        reader = kg_cli("stats", "-f", "json", store=built_store_path)
     finally:
         holder.close()
-    assert out.returncode == 1
-    assert "in use by another process" in out.stderr and "Traceback" not in out.stderr
+    assert writer.returncode == 1
+    assert "in use by `kg sync zotero`" in writer.stderr and "Traceback" not in writer.stderr
+    assert reader.returncode == 0 and json.loads(reader.stdout)["counts"]["techniques"] == 39

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -112,20 +113,24 @@ def test_a_broken_dump_leaves_the_graph_as_it_was(fresh_store, tmp_path: Path, e
     assert not [g for g in fresh_store.named_graphs() if "staging" in g.value]
 
 
-def test_a_store_held_by_another_process_gets_a_clear_message(tmp_path: Path) -> None:
+def test_a_writer_held_by_another_process_is_named_by_command_and_pid(tmp_path: Path) -> None:
     path = tmp_path / "store"
-    holder = OxigraphStore(path)
+    holder = OxigraphStore(path, command="kg import rdf")
     try:
         code = (
+            "import time\n"
             "from pathlib import Path\n"
             "from kg.store.embedded import OxigraphStore\n"
             "from kg.errors import StoreLockedError\n"
-            f"try:\n    OxigraphStore(Path({str(path)!r}))\n"
-            "except StoreLockedError as e:\n    print('LOCKED', e, '|', e.hint)\n"
+            "start = time.monotonic()\n"
+            f"try:\n    OxigraphStore(Path({str(path)!r}), wait=0.5)\n"
+            "except StoreLockedError as e:\n    print('LOCKED', round(time.monotonic() - start, 1), e, '|', e.hint)\n"
         )
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
         assert out.stdout.startswith("LOCKED"), out.stderr
-        assert "in use by another process" in out.stdout and "--store" in out.stdout
+        waited = float(out.stdout.split()[1])
+        assert 0.5 <= waited < 5
+        assert f"in use by `kg import rdf` (pid {os.getpid()}" in out.stdout and "--wait" in out.stdout
     finally:
         holder.close()
     # once released, it opens again

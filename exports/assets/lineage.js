@@ -93,6 +93,12 @@
       legend.appendChild(span);
       legend.appendChild(el("span", "tkg-key-text", item[1]));
     });
+    [[counts.accepted, "tkg-key-accepted", "added by you from citations"],
+     [counts.suggested, "tkg-key-suggested", "suggested by citations (kg suggest lineage)"]].forEach(function (item) {
+      if (!item[0]) return;
+      legend.appendChild(el("span", "tkg-key " + item[1]));
+      legend.appendChild(el("span", "tkg-key-text", item[2]));
+    });
     legend.appendChild(el("span", "tkg-hint", "Hover a technique to see its lineage; click it for its card."));
 
     container.appendChild(header);

@@ -4,11 +4,14 @@ servers on 127.0.0.1. Tests, notebooks and benchmarks point the real clients at 
 - :class:`ingest.emulators.zotero.ZoteroEmulator`: the Zotero Web API v3 (libraries,
   versions, ``since``, ``/deleted``, write tokens, preconditions, multi-object writes,
   rate limits), with faults injected on demand.
+- :class:`ingest.emulators.semanticscholar.SemanticScholarEmulator`: the Semantic Scholar
+  Graph and Recommendations APIs (batch, citation lists with contexts and intents, paging,
+  search, keys, 400/403/404/429/5xx) over a citation graph the caller builds.
 """
 
 from __future__ import annotations
 
-__all__ = ["ZoteroEmulator"]
+__all__ = ["SemanticScholarEmulator", "ZoteroEmulator"]
 
 
 def __getattr__(name: str) -> object:
@@ -16,4 +19,8 @@ def __getattr__(name: str) -> object:
         from ingest.emulators.zotero import ZoteroEmulator
 
         return ZoteroEmulator
+    if name == "SemanticScholarEmulator":
+        from ingest.emulators.semanticscholar import SemanticScholarEmulator
+
+        return SemanticScholarEmulator
     raise AttributeError(name)

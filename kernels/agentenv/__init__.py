@@ -1,7 +1,7 @@
-"""AgentENV's contract on an in-process sandbox: snapshot, fork, pause, resume."""
+"""AgentENV's contract on a small in-process environment: snapshot, fork, pause, resume."""
 
 from __future__ import annotations
 
-from kernels.agentenv.sandbox import Paused, Sandbox, Snapshot
+from kernels.agentenv.env import Env, EnvError, Snapshot, Transition
 
-__all__ = ["Paused", "Sandbox", "Snapshot"]
+__all__ = ["Env", "EnvError", "Snapshot", "Transition"]

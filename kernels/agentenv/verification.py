@@ -1,104 +1,224 @@
-"""Declared verification of the sandbox contract.
+"""Declared verification of the agent environment's contract.
 
-Compared: a sandbox restored from a snapshot against one rebuilt by replaying every
-action from the seed: the same observations afterwards, random draws included.
-Properties: a fork is isolated from its parent; a paused sandbox refuses to act and,
-once resumed, continues as if it had never paused.
+Compared: the persistent-tree environment against a flat-dictionary one written
+independently (observations, rewards and the whole file system after every step, on
+random episodes); a restored snapshot against the original run and against a replay
+from the seed, bit for bit. Properties: episodes forked from one state and stepped in
+turn never see each other's writes (each ends exactly as if it had run alone), and the
+parent is untouched; the state machine refuses what it must (acting while paused or
+done, resuming what runs), a paused episode keeps its state, a snapshot of it restores
+paused, and it resumes exactly like an episode that never paused; the task is graded.
 """
 
 from __future__ import annotations
 
-from kernels.agentenv.naive import replay
-from kernels.agentenv.sandbox import Paused, Sandbox
-from kernels.checks import Check, Outcome, Setting, Verification, count, worst
+import torch
 
-SEED = 42
-BEFORE = ["write a.txt hello", "roll", "append a.txt , world", "roll", "write b.txt 17", "ls"]
-AFTER = ["read a.txt", "roll", "append b.txt 4", "roll", "read b.txt", "ls", "roll"]
+from kernels.agentenv.env import MAX_STEPS, Env, EnvError, Transition, task_numbers
+from kernels.agentenv.naive import FlatEnv, replay
+from kernels.checks import Check, Outcome, Setting, Verification, count
 
-
-def _differences(a: list[str], b: list[str]) -> int:
-    return sum(x != y for x, y in zip(a, b, strict=True)) + abs(len(a) - len(b))
+PATHS = ("/out/answer", "/out/tmp", "/scratch/a", "/scratch/b/c", "/scratch/b", "/data/0.txt", "/x", "/scratch")
+VERBS = ("write", "write", "append", "append", "cat", "ls", "mkdir", "rm", "mv", "probe")
 
 
-def restore_matches_replay(s: Setting) -> Outcome:
-    box = Sandbox(SEED)
-    for action in BEFORE:
-        box.step(action)
-    restored = Sandbox.restore(box.snapshot())
-    replayed, _ = replay(SEED, BEFORE)
-    from_snapshot = [restored.step(a) for a in AFTER]
-    from_replay = [replayed.step(a) for a in AFTER]
+def agent(gen: torch.Generator, n: int) -> list[str]:
+    """A random agent's commands: writes, moves and removals over a few shared paths,
+    reads, and probes that draw from the environment's random stream."""
+
+    def pick(options: tuple[str, ...]) -> str:
+        return options[int(torch.randint(len(options), (1,), generator=gen))]
+
+    actions = ["mkdir /scratch", "mkdir /scratch/b"][:n]
+    for _ in range(n - len(actions)):
+        verb, path = pick(VERBS), pick(PATHS)
+        text = str(int(torch.randint(1000, (1,), generator=gen)))
+        if verb in ("write", "append"):
+            actions.append(f"{verb} {path} {text}")
+        elif verb == "mv":
+            actions.append(f"mv {path} {pick(PATHS)}")
+        elif verb == "probe":
+            actions.append("probe")
+        else:
+            actions.append(f"{verb} {path}")
+    return actions
+
+
+def _started(seed: int) -> Env:
+    env = Env(seed)
+    env.reset()
+    return env
+
+
+def _differences(a: list[Transition], b: list[Transition]) -> int:
+    return sum(x != y for x, y in zip(a, b, strict=False)) + abs(len(a) - len(b))
+
+
+def tree_matches_flat(s: Setting) -> Outcome:
+    gen = s.generator(0)
+    wrong = steps = 0
+    for episode in range(6):
+        env, flat = _started(s.seed + episode), FlatEnv(s.seed + episode)
+        flat.reset()
+        for action in agent(gen, 30):
+            t1, t2 = env.step(action), flat.step(action)
+            wrong += int(t1 != t2) + int(env.files() != flat.files())
+            steps += 1
+            if t1.done:
+                break
+    return count(wrong, 0, f"{steps} steps of 6 random episodes: every observation and file system equal")
+
+
+def restore_bit_for_bit(s: Setting) -> Outcome:
+    gen = s.generator(1)
+    # The prefix draws from the random stream, so the snapshot's stream is not the seed's;
+    # the suffix runs into the step limit.
+    prefix, suffix = [*agent(gen, 10), "probe", "probe"], agent(gen, MAX_STEPS)
+    env = _started(s.seed)
+    for action in prefix:
+        env.step(action)
+    snap = env.snapshot()
+
+    def run(e: Env | FlatEnv) -> tuple[list[Transition], dict[str, str], bytes]:
+        out = []
+        for action in suffix:
+            out.append(e.step(action))
+            if out[-1].done:
+                break
+        return out, e.files(), bytes(e.rng.get_state().tolist())
+
+    original = run(env)
+    restored = run(Env.restore(snap))
+    again = run(Env.restore(snap))  # the original has moved on since the snapshot
+    flat, _ = replay(s.seed, prefix)
+    replayed = run(flat)
+    wrong = 0
+    for other in (restored, again, replayed):
+        wrong += _differences(original[0], other[0]) + int(original[1] != other[1]) + int(original[2] != other[2])
     return count(
-        _differences(from_snapshot, from_replay),
+        wrong,
         0,
-        f"{len(AFTER)} observations after restore equal those after replaying "
-        f"{len(BEFORE)} actions",
+        f"{len(original[0])} transitions after the snapshot (to the step limit), random draws "
+        "included: original = restored = restored again = replayed from the seed, bit for bit",
     )
 
 
-def fork_is_isolated(s: Setting) -> Outcome:
-    parent, twin = Sandbox(SEED), Sandbox(SEED)
-    for action in BEFORE:
+def forks_are_isolated(s: Setting) -> Outcome:
+    gen = s.generator(2)
+    prefix = agent(gen, 8)
+    parent = _started(s.seed)
+    for action in prefix:
         parent.step(action)
-        twin.step(action)
-    child = parent.fork()
-    for action in ("write a.txt overwritten", "roll", "roll", "write c.txt new"):
-        child.step(action)
-    parent_view = [parent.step(a) for a in AFTER]
-    twin_view = [twin.step(a) for a in AFTER]
+    before = parent.files()
+    forks = [parent.fork() for _ in range(4)]
+    plans = [agent(gen, 20) for _ in forks]
+    logs: list[list[Transition]] = [[] for _ in forks]
+    for i in range(20):  # in turn, so a shared directory would leak between them
+        for env, plan, log in zip(forks, plans, logs, strict=True):
+            if env.phase == "running":
+                log.append(env.step(plan[i]))
+    wrong = int(parent.files() != before)
+    for env, plan, log in zip(forks, plans, logs, strict=True):
+        alone, _ = replay(s.seed, prefix)
+        solo = [alone.step(a) for a in plan[: len(log)]]
+        wrong += _differences(log, solo) + int(env.files() != alone.files())
+    distinct = len({tuple(sorted(e.files().items())) for e in forks})
     return count(
-        _differences(parent_view, twin_view) + int("c.txt" in parent.files),
+        wrong,
         0,
-        "the parent continues exactly like an untouched twin after its fork acted",
+        f"4 forks stepped in turn ({distinct} distinct file systems) each end as if run alone; "
+        "the parent's files are unchanged",
     )
 
 
-def pause_and_resume(s: Setting) -> Outcome:
-    box, twin = Sandbox(SEED), Sandbox(SEED)
-    for action in BEFORE:
-        box.step(action)
-        twin.step(action)
-    box.pause()
-    refused = 0
+def _refuses(action: object) -> int:
     try:
-        box.step("roll")
-    except Paused:
-        refused = 1
-    box.resume()
-    differences = _differences([box.step(a) for a in AFTER], [twin.step(a) for a in AFTER])
-    return worst(
-        [count(refused, 1, "a paused sandbox refused an action"), count(differences, 0)],
-        "refused while paused; identical to a twin after resume",
+        action()  # type: ignore[operator]
+    except EnvError:
+        return 0
+    return 1
+
+
+def state_machine(s: Setting) -> Outcome:
+    gen = s.generator(3)
+    plan = agent(gen, 20)
+    env, twin = _started(s.seed), _started(s.seed)
+    wrong = _refuses(env.resume) + _refuses(Env(s.seed).pause)
+    for action in plan[:10]:
+        env.step(action)
+        twin.step(action)
+    env.pause()
+    state = (env.steps, env.files(), bytes(env.rng.get_state().tolist()))
+    wrong += _refuses(lambda: env.step("probe")) + _refuses(env.pause) + _refuses(env.reset)
+    wrong += int((env.steps, env.files(), bytes(env.rng.get_state().tolist())) != state)
+    paused_copy = Env.restore(env.snapshot())
+    wrong += int(paused_copy.phase != "paused") + _refuses(lambda: paused_copy.step("probe"))
+    env.resume()
+    paused_copy.resume()
+    rest = plan[10:]
+    twin_log = [twin.step(a) for a in rest]
+    wrong += _differences([env.step(a) for a in rest], twin_log)
+    wrong += _differences([paused_copy.step(a) for a in rest], twin_log)
+    # the task: solved, answered wrongly, and run into the step limit
+    total = sum(sum(n) for n in task_numbers(s.seed))
+    solved = _started(s.seed)
+    solved.step(f"write /out/answer {total}")
+    last = solved.step("submit")
+    wrong += int(last.reward != 1.0 or not last.done) + _refuses(lambda: solved.step("ls"))
+    wrong += _refuses(solved.pause)
+    wrong_answer = _started(s.seed)
+    wrong_answer.step(f"write /out/answer {total + 1}")
+    wrong += int(wrong_answer.step("submit").reward != 0.0)
+    limited = _started(s.seed)
+    ends = [limited.step("probe").done for _ in range(MAX_STEPS)]
+    wrong += int(ends != [False] * (MAX_STEPS - 1) + [True]) + int(limited.phase != "done")
+    return count(
+        wrong,
+        0,
+        "refused: resume while running, pause before start, act/pause/reset while paused, act "
+        "after the end; paused state unchanged and restored paused; resumed like a twin; "
+        f"graded: right 1, wrong 0, done at {MAX_STEPS} steps",
     )
 
 
 VERIFICATION = Verification(
     technique="agentenv",
-    compares="restoring a snapshot (files, step count, random-generator state) against "
-    "replaying every "
-    "action from the seed",
-    shapes=(f"{len(BEFORE)} actions before the snapshot, {len(AFTER)} after",),
+    compares="a persistent-tree agent environment against an independent flat-dictionary one "
+    "(observations, rewards, file systems); restored snapshots against the original run and a "
+    "replay from the seed; forked episodes against each run alone",
+    shapes=("6 random episodes of 30 steps", f"snapshots at step 12 and runs to the {MAX_STEPS}-step limit"),
     checks=(
         Check(
-            "restore-vs-replay",
-            "A restored snapshot continues exactly as a replay from the seed, "
-            "random draws included.",
-            restore_matches_replay,
+            "tree-vs-flat",
+            "The persistent-tree file system gives the same observations, rewards and files after "
+            "every step as a flat dictionary of paths.",
+            tree_matches_flat,
+            tolerance=0.0,
+            measure="abs",
+        ),
+        Check(
+            "restore-bit-for-bit",
+            "A restored snapshot reproduces the original trajectory bit for bit (observations, "
+            "rewards, random draws, step limit), as does a replay from the seed; the snapshot is "
+            "unaffected by what the original did afterwards.",
+            restore_bit_for_bit,
             tolerance=0.0,
             measure="abs",
         ),
         Check(
             "fork-isolation",
-            "Actions in a fork never reach its parent.",
-            fork_is_isolated,
+            "Episodes forked from one state and stepped in turn never see each other's writes: "
+            "each ends exactly as if it had run alone, and the parent is untouched.",
+            forks_are_isolated,
             tolerance=0.0,
             measure="abs",
         ),
         Check(
             "pause-resume",
-            "A paused sandbox refuses to act and resumes deterministically.",
-            pause_and_resume,
+            "The state machine refuses to act while paused or done; pausing keeps the state, a "
+            "paused snapshot restores paused, and a resumed episode continues like one that never "
+            "paused; the task is graded.",
+            state_machine,
             tolerance=0.0,
             measure="abs",
         ),

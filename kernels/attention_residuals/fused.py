@@ -19,9 +19,7 @@ __all__ = ["attnres", "block_forward", "full_forward"]
 Layer = Callable[[torch.Tensor], torch.Tensor]
 
 
-def attnres(
-    sources: torch.Tensor, query: torch.Tensor, norm: torch.Tensor, eps: float = 1e-6
-) -> torch.Tensor:
+def attnres(sources: torch.Tensor, query: torch.Tensor, norm: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
     """sources [n, B, T, d] → [B, T, d]."""
     keys = sources * torch.rsqrt(sources.pow(2).mean(-1, keepdim=True) + eps) * norm
     alpha = torch.einsum("nbtd,d->nbt", keys, query).softmax(dim=0)

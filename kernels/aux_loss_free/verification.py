@@ -28,9 +28,7 @@ T, E, K = 75, 8, 2
 
 def _skewed_logits(s: Setting, tokens: int, offset: int) -> torch.Tensor:
     gen = s.generator(offset)
-    skew = torch.linspace(2.0, -2.0, E, dtype=torch.float64).to(
-        s.device, s.dtype
-    )  # expert 0 is popular
+    skew = torch.linspace(2.0, -2.0, E, dtype=torch.float64).to(s.device, s.dtype)  # expert 0 is popular
     return s.randn(tokens, E, gen=gen) + skew
 
 
@@ -51,9 +49,7 @@ def weights_ignore_bias(s: Setting) -> Outcome:
     topk = torch.sigmoid(logits).topk(K, dim=-1).indices.sort(-1).values
     return worst(
         [
-            compare(
-                sig / sig.sum(-1, keepdim=True), weights, "weights vs renormalised unbiased scores"
-            ),
+            compare(sig / sig.sum(-1, keepdim=True), weights, "weights vs renormalised unbiased scores"),
             compare(topk.float(), plain_chosen.sort(-1).values.float(), "zero bias vs plain top-k"),
         ]
     )
@@ -73,21 +69,17 @@ def balance_improves(s: Setting) -> Outcome:
         within(end, 1.15, f"max/mean load {start:.3f} at step 0, {end:.3f} after 150 updates"),
         count(int(end >= start), 0, "the imbalance fell"),
     ]
-    return worst(
-        checks, f"max/mean load {start:.3f} → {min(history):.3f} (best) → {end:.3f} over 150 steps"
-    )
+    return worst(checks, f"max/mean load {start:.3f} → {min(history):.3f} (best) → {end:.3f} over 150 steps")
 
 
 VERIFICATION = Verification(
     technique="aux-loss-free-balancing",
-    compares="batched biased top-k routing with renormalised unbiased weights against a "
-    "per-token loop",
+    compares="batched biased top-k routing with renormalised unbiased weights against a per-token loop",
     shapes=(f"T{T}-E{E}-k{K}", f"T2048-E{E}-k{K} for the balancing run"),
     checks=(
         Check(
             "batched-vs-loop",
-            "Batched biased routing chooses the same experts with the same weights "
-            "as the token loop.",
+            "Batched biased routing chooses the same experts with the same weights as the token loop.",
             batched_matches_loop,
             tolerance=1e-6,
         ),
@@ -100,8 +92,7 @@ VERIFICATION = Verification(
         ),
         Check(
             "balance",
-            "Bias updates drive the max/mean expert load towards 1 (below 1.15 within 150 "
-            "steps from a skewed router).",
+            "Bias updates drive the max/mean expert load towards 1 (below 1.15 within 150 steps from a skewed router).",
             balance_improves,
             tolerance=0.0,
             measure="abs",

@@ -36,9 +36,7 @@ def _points(s: Setting, offset: int):  # type: ignore[no-untyped-def]
 def closed_form_matches_euler(s: Setting) -> Outcome:
     x, pi = _points(s, 0)
     x, pi = x.double(), pi.double()  # the integrator's own error, not float32 rounding
-    return compare_all(
-        [(f"s={a} t={b}", euler_flow(x, pi, a, b, 200), flow_map(x, pi, a, b)) for a, b in TIMES]
-    )
+    return compare_all([(f"s={a} t={b}", euler_flow(x, pi, a, b, 200), flow_map(x, pi, a, b)) for a, b in TIMES])
 
 
 def identities(s: Setting) -> Outcome:

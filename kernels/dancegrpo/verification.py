@@ -60,13 +60,13 @@ def step_has_claimed_law(s: Setting) -> Outcome:
 
 def advantages_match_and_are_bounded(s: Setting) -> Outcome:
     gen = s.generator(2)
-    rewards = s.randn(6 * 8, gen=gen)
-    rewards[3] = 1e6  # an outlier that would exceed the clip
-    a = advantages(rewards, 8)
-    loop = torch.tensor(naive_advantages(rewards.tolist(), 8), dtype=s.dtype)
-    return worst(
-        [compare(loop, a, "batched vs loop"), within(a.abs().max().item(), 5.0, "max |A|")]
-    )
+    # Groups of 32: one outlier among G rewards has |A| = sqrt(G - 1) = 5.6 > 5, so the
+    # clip binds (with groups of 8 it never could: sqrt(7) < 5).
+    rewards = s.randn(3 * 32, gen=gen)
+    rewards[3] = 1e6
+    a = advantages(rewards, 32)
+    loop = torch.tensor(naive_advantages(rewards.tolist(), 32), dtype=s.dtype)
+    return worst([compare(loop, a, "batched vs loop"), within(a.abs().max().item(), 5.0, "max |A|")])
 
 
 def clip_range_stops_gradient(s: Setting) -> Outcome:

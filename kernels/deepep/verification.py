@@ -62,9 +62,7 @@ def round_trip_counts_ranks(s: Setting) -> Outcome:
     per_rank = E // RANKS
     pairs = []
     for home, (x, c) in enumerate(zip(xs, chosen, strict=True)):
-        targets = torch.tensor(
-            [len({e // per_rank for e in row.tolist()}) for row in c], dtype=x.dtype
-        )
+        targets = torch.tensor([len({e // per_rank for e in row.tolist()}) for row in c], dtype=x.dtype)
         pairs.append((f"home rank {home}", x * targets[:, None].to(x.device), back[home]))
     sent = sum(len(box.x) for box in inbox)
     out = compare_all(pairs)
@@ -109,8 +107,7 @@ VERIFICATION = Verification(
         ),
         Check(
             "combine-dispatch",
-            "With identity experts and unweighted combine, combine(dispatch(x)) = x times "
-            "the number of target ranks.",
+            "With identity experts and unweighted combine, combine(dispatch(x)) = x times the number of target ranks.",
             round_trip_counts_ranks,
             tolerance=1e-6,
         ),

@@ -9,11 +9,21 @@ from __future__ import annotations
 
 import torch
 
-__all__ = ["nft_loss", "reward_weights"]
+__all__ = ["branch_residuals", "nft_loss", "reward_weights"]
 
 
 def reward_weights(adv: torch.Tensor, a_max: float) -> torch.Tensor:
     return (adv.clamp(-a_max, a_max) / a_max / 2 + 0.5).clamp(0, 1)
+
+
+def branch_residuals(
+    v_theta: torch.Tensor, v_old: torch.Tensor, x_t: torch.Tensor, x0: torch.Tensor, t: torch.Tensor, beta: float
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """x̂₀⁺ − x₀ and x̂₀⁻ − x₀ of the implicit positive and negative velocities."""
+    tb = t.view((-1,) + (1,) * (v_theta.dim() - 1))
+    e = x_t - tb * v_old - x0
+    step = tb * beta * (v_theta - v_old)
+    return e - step, e + step
 
 
 def nft_loss(
@@ -29,11 +39,7 @@ def nft_loss(
     a_max: float,
     beta_kl: float,
 ) -> torch.Tensor:
-    shape = (-1,) + (1,) * (v_theta.dim() - 1)
-    tb = t.view(shape)
-    e = x_t - tb * v_old - x0
-    step = tb * beta * (v_theta - v_old)
-    pos, neg = e - step, e + step
+    pos, neg = branch_residuals(v_theta, v_old, x_t, x0, t, beta)
     dims = tuple(range(1, v_theta.dim()))
     l_pos = pos.pow(2).mean(dims) / pos.abs().mean(dims).detach()
     l_neg = neg.pow(2).mean(dims) / neg.abs().mean(dims).detach()

@@ -19,7 +19,7 @@ from kernels.checks import (
     compare_forms,
     gradients,
 )
-from kernels.diffusionnft.expanded import nft_loss, reward_weights
+from kernels.diffusionnft.expanded import branch_residuals, nft_loss, reward_weights
 from kernels.diffusionnft.naive import naive_nft_loss
 
 B, C, HW = 6, 3, 4
@@ -49,11 +49,12 @@ def expanded_matches_written(s: Setting) -> Outcome:
 
 
 def branches_average_to_old(s: Setting) -> Outcome:
-    v_theta, v_old = _batch(s, 1)[:2]
-    beta = KW["beta"]
-    v_pos = beta * v_theta + (1 - beta) * v_old
-    v_neg = (1 + beta) * v_old - beta * v_theta
-    return compare(v_old, (v_pos + v_neg) / 2, "(v+ + v-)/2 against v_old")
+    """Measured on the expanded form's residuals: x̂₀± = x_t − t·v±, so (v⁺ + v⁻)/2 = v_old
+    is (x̂₀⁺ + x̂₀⁻)/2 = x_t − t·v_old."""
+    v_theta, v_old, _, x_t, x0, t, _ = _batch(s, 1)
+    pos, neg = branch_residuals(v_theta, v_old, x_t, x0, t, KW["beta"])
+    expected = x_t - t.view(-1, 1, 1, 1) * v_old - x0
+    return compare(expected, (pos + neg) / 2, "mean of the two branches' x0 residuals against the old model's")
 
 
 def reward_weight_range(s: Setting) -> Outcome:
@@ -70,9 +71,7 @@ def stationary_when_neutral(s: Setting) -> Outcome:
     kw = {**KW, "beta_kl": 0.0}
     neutral = torch.zeros(B, device=s.device, dtype=s.dtype)
     _, (g0,) = gradients(lambda v: nft_loss(v, v_old, v_old, x_t, x0, t, neutral, **kw), (v_old,))
-    _, (g1,) = gradients(
-        lambda v: nft_loss(v, v_old, v_old, x_t, x0, t, neutral + 3.0, **kw), (v_old,)
-    )
+    _, (g1,) = gradients(lambda v: nft_loss(v, v_old, v_old, x_t, x0, t, neutral + 3.0, **kw), (v_old,))
     moved = g1.abs().max().item()
     out = compare(torch.zeros_like(g0), g0)
     if moved == 0.0:
@@ -99,7 +98,12 @@ VERIFICATION = Verification(
             tolerance=1e-5,
             gradients=True,
         ),
-        Check("branches-average", "(v+ + v-)/2 = v_old.", branches_average_to_old, tolerance=1e-6),
+        Check(
+            "branches-average",
+            "(v+ + v-)/2 = v_old, measured on the expanded form's two branches.",
+            branches_average_to_old,
+            tolerance=1e-6,
+        ),
         Check(
             "reward-weight",
             "r = clip(clip(A, ±A_max)/A_max/2 + 1/2, 0, 1) lies in [0, 1] and is 1/2 at A = 0.",

@@ -83,15 +83,12 @@ VERIFICATION = Verification(
     technique="dsa",
     compares="batched lightning indexer + top-k mask + masked attention against a per-query loop "
     "(outputs and gradients of q, k, v)",
-    shapes=tuple(
-        shape_id(B=B, T=T, H=H, D=D, HI=HI, dI=dI, k=k) for B, T, H, D, HI, dI, k in SHAPES
-    ),
+    shapes=tuple(shape_id(B=B, T=T, H=H, D=D, HI=HI, dI=dI, k=k) for B, T, H, D, HI, dI, k in SHAPES),
     gradients=True,
     checks=(
         Check(
             "batched-vs-loop",
-            "Indexer, top-k and masked attention in one pass equal the per-query "
-            "loop, outputs and gradients.",
+            "Indexer, top-k and masked attention in one pass equal the per-query loop, outputs and gradients.",
             batched_matches_loop,
             tolerance=1e-5,
             gradients=True,

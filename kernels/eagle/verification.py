@@ -37,8 +37,14 @@ def lossless(s: Setting) -> Outcome:
         ref = greedy_decode(target, prompt, n)
         got = eagle_decode(target, draft, target.head, prompt, n, k)
         mismatches = int((ref != got.tokens).sum())
-        results.append(count(mismatches, 0, f"prompt {P}, n {n}, k {k}: {mismatches} tokens differ "
-                                            f"({got.accepted}/{got.drafted} drafted kept, {got.passes} passes)"))
+        results.append(
+            count(
+                mismatches,
+                0,
+                f"prompt {P}, n {n}, k {k}: {mismatches} tokens differ "
+                f"({got.accepted}/{got.drafted} drafted kept, {got.passes} passes)",
+            )
+        )
     return worst(results)
 
 
@@ -54,9 +60,13 @@ def oracle_draft_accepts_all(s: Setting) -> Outcome:
         got = eagle_decode(target, oracle, target.head, prompt, n, k)
         expected = 1 + math.ceil((n - 1) / (k + 1))
         same = bool((got.tokens == greedy_decode(target, prompt, n)).all())
-        results.append(count(got.passes + (0 if same else 10**6), expected,
-                             f"n {n}, k {k}: {got.passes} passes (greedy alone: {n}), "
-                             f"{got.accepted}/{got.drafted} drafted kept"))
+        results.append(
+            count(
+                got.passes + (0 if same else 10**6),
+                expected,
+                f"n {n}, k {k}: {got.passes} passes (greedy alone: {n}), {got.accepted}/{got.drafted} drafted kept",
+            )
+        )
     return worst(results)
 
 

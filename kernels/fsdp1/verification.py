@@ -43,16 +43,9 @@ def round_trip(s: Setting) -> Outcome:
         flat = FlatParam(params, world)
         back = flat.unshard(torch.cat(flat.shard(params)))
         results.append(
-            compare_all(
-                [
-                    (f"N={world} param {i}", p, b)
-                    for i, (p, b) in enumerate(zip(params, back, strict=True))
-                ]
-            )
+            compare_all([(f"N={world} param {i}", p, b) for i, (p, b) in enumerate(zip(params, back, strict=True))])
         )
-        results.append(
-            count(flat.shard_size * world - flat.numel, (-flat.numel) % world, f"N={world} padding")
-        )
+        results.append(count(flat.shard_size * world - flat.numel, (-flat.numel) % world, f"N={world} padding"))
     return worst(results, "all_gather(shards)[:numel] viewed back equals every parameter")
 
 
@@ -62,8 +55,7 @@ def grad_shard_is_slice(s: Setting) -> Outcome:
     return compare(
         flat.flatten(mean_gradient(params, batches[0])),
         torch.cat(grad_shards),
-        "concatenated gradient shards vs flattened mean "
-        f"gradient ({flat.rows_cut()} rows cut by shard boundaries)",
+        f"concatenated gradient shards vs flattened mean gradient ({flat.rows_cut()} rows cut by shard boundaries)",
     )
 
 
@@ -75,10 +67,7 @@ def training_matches(s: Setting) -> Outcome:
         got, _, _ = fsdp1_train(params, batches, world)
         results.append(
             compare_all(
-                [
-                    (f"N={world} {tuple(SHAPES[i])}", a, b)
-                    for i, (a, b) in enumerate(zip(ref, got, strict=True))
-                ]
+                [(f"N={world} {tuple(SHAPES[i])}", a, b) for i, (a, b) in enumerate(zip(ref, got, strict=True))]
             )
         )
     return worst(results)

@@ -49,9 +49,7 @@ def grad_shard_is_row_block(s: Setting) -> Outcome:
     for i, (lay, grads) in enumerate(zip(layouts, grad_shards, strict=True)):
         for r, g in enumerate(grads):
             rows = lay.local_rows(r)
-            pairs.append(
-                (f"param {i} rank {r}", mean[i][r * lay.block : r * lay.block + rows], g[:rows])
-            )
+            pairs.append((f"param {i} rank {r}", mean[i][r * lay.block : r * lay.block + rows], g[:rows]))
     return compare_all(pairs)
 
 
@@ -69,9 +67,7 @@ def whole_rows(s: Setting) -> Outcome:
         results.append(round_trip)
         for p, lay in zip(params, layouts, strict=True):
             shards = lay.shard(p)
-            results.append(
-                count(sum(sh.shape[1:] != p.shape[1:] for sh in shards), 0, "shards of whole rows")
-            )
+            results.append(count(sum(sh.shape[1:] != p.shape[1:] for sh in shards), 0, "shards of whole rows"))
     flat_cuts = FlatParam(params, 4).rows_cut()
     out = worst(results)
     return Outcome(
@@ -95,8 +91,7 @@ VERIFICATION = Verification(
     checks=(
         Check(
             "fsdp2-vs-fsdp1",
-            "Per-parameter row sharding trains exactly like FSDP1's flat sharding and "
-            "like the unsharded replica.",
+            "Per-parameter row sharding trains exactly like FSDP1's flat sharding and like the unsharded replica.",
             matches_fsdp1_and_replica,
             tolerance=0.0,
             measure="abs",

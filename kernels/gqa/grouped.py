@@ -32,19 +32,14 @@ def grouped_attention(
     qg = q.float().reshape(B, T, Hkv, G, D)
     scores = torch.einsum("btngd,bsnd->bngts", qg, k.float()) * scale
     if causal:
-        visible = (
-            torch.arange(S, device=q.device)[None, :]
-            <= torch.arange(T, device=q.device)[:, None] + S - T
-        )
+        visible = torch.arange(S, device=q.device)[None, :] <= torch.arange(T, device=q.device)[:, None] + S - T
         scores = scores.masked_fill(~visible, float("-inf"))
     p = scores.softmax(dim=-1)
     out = torch.einsum("bngts,bsnd->btngd", p, v.float())
     return out.reshape(B, T, H, D).to(v.dtype)
 
 
-def mha_to_gqa(
-    w_k: torch.Tensor, w_v: torch.Tensor, heads: int, kv_heads: int
-) -> tuple[torch.Tensor, torch.Tensor]:
+def mha_to_gqa(w_k: torch.Tensor, w_v: torch.Tensor, heads: int, kv_heads: int) -> tuple[torch.Tensor, torch.Tensor]:
     """Mean-pool the per-head rows of K and V projections ([H·D, d_model]) in groups of
     H / Hkv consecutive heads → [Hkv·D, d_model]."""
     if heads % kv_heads:

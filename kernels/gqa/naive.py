@@ -10,9 +10,7 @@ from kernels.transformer.naive import naive_attention
 __all__ = ["naive_gqa"]
 
 
-def naive_gqa(
-    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, causal: bool = True
-) -> torch.Tensor:
+def naive_gqa(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, causal: bool = True) -> torch.Tensor:
     """q: [B, T, H, D]; k, v: [B, S, Hkv, D] with H a multiple of Hkv."""
     group = q.shape[2] // k.shape[2]
     k = torch.repeat_interleave(k, group, dim=2)

@@ -18,6 +18,7 @@ from kernels.checks import (
     compare_all,
     count,
     gradients,
+    worst,
 )
 from kernels.grpo.batched import grpo_advantages, grpo_loss
 from kernels.grpo.naive import naive_advantages, naive_grpo_loss
@@ -45,22 +46,33 @@ def batched_matches_loops(s: Setting) -> Outcome:
         lambda lp, ref: naive_grpo_loss(lp, logp_old, a_loop.tolist(), mask, logp_ref=ref, **kw),
         (logp, logp_ref),
     )
-    (l2,), (g2, _) = gradients(
-        lambda lp, ref: grpo_loss(lp, logp_old, a, mask, logp_ref=ref, **kw), (logp, logp_ref)
-    )
+    (l2,), (g2, _) = gradients(lambda lp, ref: grpo_loss(lp, logp_old, a, mask, logp_ref=ref, **kw), (logp, logp_ref))
     return compare_all([("advantages", a_loop, a), ("loss", l1, l2), ("dlogp", g1, g2)])
 
 
 def advantage_moments(s: Setting) -> Outcome:
+    """On random rewards, on rewards of order 1e6, and on groups whose rewards are all
+    equal (std 0: the advantages must be exactly 0, not NaN)."""
     rewards = _batch(s, 1)[0]
-    a = grpo_advantages(rewards, G).view(GROUPS, G).double()
-    sums = compare(torch.zeros(GROUPS), a.sum(-1).cpu(), "group sums against 0")
-    stds = compare(torch.ones(GROUPS, dtype=torch.float64), a.std(-1).cpu(), "group stds against 1")
+    large = rewards * 1e6
+    flat = rewards.clone().view(GROUPS, G)
+    flat[::2] = flat[::2, :1]  # every other group answers identically
+    results, text = [], []
+    for name, r in (("random", rewards), ("x1e6", large)):
+        a = grpo_advantages(r, G).view(GROUPS, G).double()
+        sums = compare(torch.zeros(GROUPS, dtype=torch.float64), a.sum(-1).cpu(), f"{name}: group sums")
+        stds = compare(torch.ones(GROUPS, dtype=torch.float64), a.std(-1).cpu(), f"{name}: group stds")
+        results += [Outcome(sums.max_abs, sums.max_abs, sums.detail), Outcome(stds.max_abs, stds.max_abs, stds.detail)]
+        text.append(f"{name}: max |sum A| {sums.max_abs:.2g}, max |std(A) - 1| {stds.max_abs:.2g}")
+    same = grpo_advantages(flat.flatten(), G).view(GROUPS, G)[::2].double().cpu()
+    tied = compare(torch.zeros_like(same), same, "groups with equal rewards")
+    results.append(Outcome(tied.max_abs, tied.max_abs, tied.detail))
+    out = worst(results)
     return Outcome(
-        max(sums.max_abs, stds.max_abs),
-        max(sums.max_abs, stds.max_abs),
-        f"max |Σ A| {sums.max_abs:.2g}, max |std(A) − 1| {stds.max_abs:.2g} (the 1e-4 in the "
-        f"denominator keeps std just below 1)",
+        out.max_abs,
+        out.max_abs,
+        "; ".join(text) + f"; equal rewards give A = 0 (max |A| {tied.max_abs:.2g}); the 1e-4 in the "
+        "denominator keeps std just below 1",
     )
 
 
@@ -72,11 +84,7 @@ def clipped_tokens_have_no_gradient(s: Setting) -> Outcome:
     sign = torch.sign(a)[:, None]
     clipped = ((sign > 0) & (ratio > 1.2)) | ((sign < 0) & (ratio < 0.8))
     active = mask & ~clipped
-    wrong = (
-        int((grad[clipped & mask] != 0).sum())
-        + int((grad[active] == 0).sum())
-        + int((grad[~mask] != 0).sum())
-    )
+    wrong = int((grad[clipped & mask] != 0).sum()) + int((grad[active] == 0).sum()) + int((grad[~mask] != 0).sum())
     return count(
         wrong,
         0,
@@ -102,7 +110,8 @@ VERIFICATION = Verification(
         ),
         Check(
             "advantage-moments",
-            "Within each group the advantages sum to 0 and have standard deviation about 1.",
+            "Within each group the advantages sum to 0 and have standard deviation about 1, also for "
+            "rewards of order 1e6; a group whose rewards are all equal gets advantages of exactly 0.",
             advantage_moments,
             tolerance=1e-3,
             measure="abs",

@@ -18,9 +18,7 @@ from kernels.checks import (
     Outcome,
     Setting,
     Verification,
-    compare_all,
     compare_forms,
-    gradients,
     within,
     worst,
 )
@@ -58,7 +56,7 @@ def flce_matches_full(s: Setting) -> Outcome:
 
 
 def flce_memory(s: Setting) -> Outcome:
-    BT, H, V = 1000, 32, 1000
+    BT, H, V = 400, 32, 500
     h, w, target = _flce_inputs(s, BT, H, V, 10)
     h.requires_grad_(True)
     w.requires_grad_(True)
@@ -90,11 +88,15 @@ def rmsnorm_matches(s: Setting) -> Outcome:
         gen = s.generator(20)
         x, wt = s.randn(2, 37, 48, gen=gen), s.randn(48, gen=gen, scale=0.5)
         cot = (s.randn(2, 37, 48, gen=gen),)
-        (o1,), g1 = gradients(lambda x, w, o=offset: naive_rmsnorm(x, w, offset=o), (x, wt), cot)
-        (o2,), g2 = gradients(lambda x, w, o=offset: rmsnorm(x, w, offset=o), (x, wt), cot)
         results.append(
-            compare_all(
-                [(f"{name} y", o1, o2), (f"{name} dx", g1[0], g2[0]), (f"{name} dw", g1[1], g2[1])]
+            compare_forms(
+                lambda x, w, o=offset: naive_rmsnorm(x, w, offset=o),
+                lambda x, w, o=offset: rmsnorm(x, w, offset=o),
+                (x, wt),
+                cot,
+                outputs=("y",),
+                grads=("x", "w"),
+                tag=name,
             )
         )
     return worst(results)
@@ -129,7 +131,7 @@ VERIFICATION = Verification(
     "dh, dW, with ignored rows); hand-written RMSNorm, RoPE and SwiGLU against autograd",
     shapes=tuple(f"BT{BT}-H{H}-V{V}" for BT, H, V in FLCE)
     + (
-        "BT1000-H32-V1000 (memory)",
+        "BT400-H32-V500 (memory)",
         "B2-T37-D48 (RMSNorm)",
         "B2-T45-H3-D32 (RoPE)",
         "B3-T37-D40 (SwiGLU)",
@@ -143,6 +145,7 @@ VERIFICATION = Verification(
             flce_matches_full,
             tolerance=1e-5,
             gradients=True,
+            tolerances={"bfloat16": 5e-2},
         ),
         Check(
             "flce-peak-memory",
@@ -153,16 +156,15 @@ VERIFICATION = Verification(
         ),
         Check(
             "rmsnorm",
-            "The hand-written RMSNorm (offset 0 and Gemma's offset 1) equals autograd's, "
-            "outputs and gradients.",
+            "The hand-written RMSNorm (offset 0 and Gemma's offset 1) equals autograd's, outputs and gradients.",
             rmsnorm_matches,
             tolerance=1e-5,
             gradients=True,
+            tolerances={"bfloat16": 2e-2},
         ),
         Check(
             "rope",
-            "rotate_half RoPE with a rotate-by-minus-theta backward equals complex "
-            "multiplication under autograd.",
+            "rotate_half RoPE with a rotate-by-minus-theta backward equals complex multiplication under autograd.",
             rope_matches,
             tolerance=1e-5,
             gradients=True,

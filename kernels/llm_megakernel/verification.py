@@ -47,8 +47,7 @@ def matches_layerwise(s: Setting) -> Outcome:
     return Outcome(
         out.max_abs,
         out.max_rel,
-        f"{len(tasks)} tasks in 1 interpreter launch vs "
-        f"{counter.ops} operator launches layer by layer",
+        f"{len(tasks)} tasks in 1 interpreter launch vs {counter.ops} operator launches layer by layer",
     )
 
 
@@ -89,14 +88,11 @@ VERIFICATION = Verification(
     compares="a pre-scheduled task list run by one interpreter loop with dependency counters "
     "against the "
     "layer-by-layer forward of a tiny decoder",
-    shapes=(
-        f"T{T}-vocab{CFG.vocab}-d{CFG.dim}-H{CFG.heads}-L{CFG.layers}-ffn{CFG.hidden}-tile{CFG.tile}",
-    ),
+    shapes=(f"T{T}-vocab{CFG.vocab}-d{CFG.dim}-H{CFG.heads}-L{CFG.layers}-ffn{CFG.hidden}-tile{CFG.tile}",),
     checks=(
         Check(
             "interpreter-vs-layerwise",
-            "One interpreter loop over the task list gives the logits of the "
-            "layer-by-layer forward.",
+            "One interpreter loop over the task list gives the logits of the layer-by-layer forward.",
             matches_layerwise,
             tolerance=1e-5,
         ),

@@ -3,16 +3,17 @@
 Compared: column-parallel and row-parallel linear layers and the column → GeLU → row
 MLP on simulated ranks against the unsharded layers, outputs and gradients (each
 rank's weight gradient against the matching slice of the full one), for 2 and 4 ranks;
-and the same MLP over 2 CPU processes with torch.distributed (gloo).
+and the same rank code over 2 CPU processes with torch.distributed (gloo).
 """
 
 from __future__ import annotations
 
 import torch
 
-from kernels.checks import Check, Outcome, Setting, Verification, compare_all, gradients, worst
+from kernels.checks import Check, Outcome, Pair, Setting, Verification, compare_all, gradients
 from kernels.megatron_tp.naive import mlp
-from kernels.megatron_tp.sharded import column_linear, row_linear, shard_mlp, tp_mlp
+from kernels.megatron_tp.sharded import linear_rank, tp_rank
+from kernels.simulated import simulate
 
 T, D, H = 45, 24, 64
 
@@ -28,69 +29,60 @@ def _weights(s: Setting, offset: int):  # type: ignore[no-untyped-def]
     )
 
 
-def mlp_matches(s: Setting) -> Outcome:
+def _mlp_pairs(ranks: list[dict[str, torch.Tensor]], s: Setting, tag: str) -> list[Pair]:
     x, a, b, bias, cot = _weights(s, 0)
     (ref,), (dx, da, db) = gradients(lambda x, a, b: mlp(x, a, b, bias), (x, a, b), (cot,))
-    results = []
+    world = len(ranks)
+    pairs: list[Pair] = []
+    for r, got in enumerate(ranks):
+        pairs += [
+            (f"out rank {r} {tag}", ref, got["out"]),
+            (f"dx rank {r} {tag}", dx, got["dx"]),
+            (f"dA shard {r} {tag}", da.chunk(world, 0)[r], got["dA"]),
+            (f"dB shard {r} {tag}", db.chunk(world, 1)[r], got["dB"]),
+        ]
+    return pairs
+
+
+def mlp_matches(s: Setting) -> Outcome:
+    x, a, b, bias, cot = _weights(s, 0)
+    pairs = []
     for world in (2, 4):
-        a_sh, b_sh = shard_mlp(a, b, world)
-        (out,), grads = gradients(
-            lambda x, *w, n=world: tp_mlp(x, list(w[:n]), list(w[n:]), bias),
-            (x, *a_sh, *b_sh),
-            (cot,),
-        )
-        pairs = [(f"out N={world}", ref, out), (f"dx N={world}", dx, grads[0])]
-        pairs += [
-            (f"dA shard {r} N={world}", da.chunk(world, 0)[r], grads[1 + r]) for r in range(world)
-        ]
-        pairs += [
-            (f"dB shard {r} N={world}", db.chunk(world, 1)[r], grads[1 + world + r])
-            for r in range(world)
-        ]
-        results.append(compare_all(pairs))
-    return worst(results)
+        pairs += _mlp_pairs(simulate(world, tp_rank, x, a, b, bias, cot), s, f"N={world}")
+    return compare_all(pairs)
 
 
 def linear_halves(s: Setting) -> Outcome:
     x, a, b, _, _ = _weights(s, 1)
     gen = s.generator(2)
     cot_h, cot_d = s.randn(T, H, gen=gen), s.randn(T, D, gen=gen)
-    (ref_c,), (dxc, dac) = gradients(lambda x, a: x @ a.T, (x, a), (cot_h,))
-    (out_c,), g_c = gradients(
-        lambda x, *w: column_linear(x, list(w)), (x, *a.chunk(2, 0)), (cot_h,)
-    )
     h_in = s.randn(T, H, gen=gen)
+    (ref_c,), (dxc, dac) = gradients(lambda x, a: x @ a.T, (x, a), (cot_h,))
     (ref_r,), (dxr, dbr) = gradients(lambda x, b: x @ b.T, (h_in, b), (cot_d,))
-    (out_r,), g_r = gradients(
-        lambda x, *w: row_linear(x, list(w)), (h_in, *b.chunk(2, 1)), (cot_d,)
-    )
-    return compare_all(
-        [
-            ("column out", ref_c, out_c),
-            ("column dx", dxc, g_c[0]),
-            ("column dW", dac, torch.cat(g_c[1:], 0)),
-            ("row out", ref_r, out_r),
-            ("row dx", dxr, g_r[0]),
-            ("row dW", dbr, torch.cat(g_r[1:], 1)),
+    world = 2
+    ranks = simulate(world, linear_rank, x, a, cot_h, h_in, b, cot_d)
+    # Each rank's dX of the row half covers only its slice of X: the ranks' sum is dX.
+    row_dx = ranks[0]["row dx"] + ranks[1]["row dx"]
+    pairs = [("row dx", dxr, row_dx)]
+    for r, got in enumerate(ranks):
+        pairs += [
+            (f"column out rank {r}", ref_c, got["column"]),
+            (f"column dx rank {r}", dxc, got["column dx"]),
+            (f"column dW shard {r}", dac.chunk(world, 0)[r], got["column dW"]),
+            (f"row out rank {r}", ref_r, got["row"]),
+            (f"row dW shard {r}", dbr.chunk(world, 1)[r], got["row dW"]),
         ]
-    )
+    return compare_all(pairs)
 
 
 def gloo_processes(s: Setting) -> Outcome:
+    """The same rank code over 2 gloo processes, against the unsharded MLP."""
     from kernels.distributed import run_gloo
-    from kernels.megatron_tp.gloo import tp_rank
 
-    ranks = run_gloo(tp_rank, 2, s.seed, T, D, H)
-    worst_abs = max(max(v for k, v in r.items() if k != "scale") for r in ranks)
-    scale = max(r["scale"] for r in ranks)
-    name = max(((k, v) for r in ranks for k, v in r.items() if k != "scale"), key=lambda kv: kv[1])[
-        0
-    ]
-    return Outcome(
-        worst_abs,
-        worst_abs / scale,
-        f"2 gloo processes; worst: {name} (each rank against the unsharded MLP)",
-    )
+    cpu = Setting(seed=s.seed)
+    ranks = run_gloo(tp_rank, 2, *_weights(cpu, 0))
+    out = compare_all(_mlp_pairs(ranks, cpu, "gloo"))
+    return Outcome(out.max_abs, out.max_rel, f"tp_rank over 2 gloo processes against the unsharded MLP; {out.detail}")
 
 
 VERIFICATION = Verification(

@@ -66,21 +66,14 @@ def cache_sizes(s: Setting) -> Outcome:
             576,
             "DeepSeek-V2 latent + RoPE cache",
         ),
-        count(
-            cache_elements_per_token(DEEPSEEK_V2, "mha"), 32768, "MHA cache with 128 heads of 128"
-        ),
-        count(
-            cache_elements_per_token(DEEPSEEK_V2, "naive"), 40960, "naive per-head K and V cache"
-        ),
+        count(cache_elements_per_token(DEEPSEEK_V2, "mha"), 32768, "MHA cache with 128 heads of 128"),
+        count(cache_elements_per_token(DEEPSEEK_V2, "naive"), 40960, "naive per-head K and V cache"),
         count(measured, SMALL.kv_rank + SMALL.rope, "elements the absorbed decode actually cached"),
     ]
-    ratio = cache_elements_per_token(DEEPSEEK_V2, "mha") / cache_elements_per_token(
-        DEEPSEEK_V2, "absorbed"
-    )
+    ratio = cache_elements_per_token(DEEPSEEK_V2, "mha") / cache_elements_per_token(DEEPSEEK_V2, "absorbed")
     return worst(
         checks,
-        f"V2: 576 vs 32768 elements per token ({ratio:.1f}x smaller); "
-        f"small config cached {measured} = r + rope",
+        f"V2: 576 vs 32768 elements per token ({ratio:.1f}x smaller); small config cached {measured} = r + rope",
     )
 
 
@@ -92,9 +85,7 @@ def rope_only_on_k_pe(s: Setting) -> Outcome:
     pe_moved = (cache0["pe"] - cache1["pe"]).abs().max().item()
     shift = compare(out0, out1)
     if pe_moved == 0.0:
-        return Outcome(
-            float("inf"), float("inf"), "k_pe did not change with position: RoPE is missing"
-        )
+        return Outcome(float("inf"), float("inf"), "k_pe did not change with position: RoPE is missing")
     return Outcome(
         max(latent_moved.max_abs, shift.max_abs),
         max(latent_moved.max_rel, shift.max_rel),
@@ -123,8 +114,7 @@ VERIFICATION = Verification(
         ),
         Check(
             "cache-per-token",
-            "In the DeepSeek-V2 configuration MLA caches 576 elements per token "
-            "against 32,768 for MHA.",
+            "In the DeepSeek-V2 configuration MLA caches 576 elements per token against 32,768 for MHA.",
             cache_sizes,
             tolerance=0.0,
             measure="abs",

@@ -8,9 +8,7 @@ import torch
 __all__ = ["naive_mqa"]
 
 
-def naive_mqa(
-    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, causal: bool = True
-) -> torch.Tensor:
+def naive_mqa(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, causal: bool = True) -> torch.Tensor:
     """q: [B, T, H, D]; k, v: [B, S, 1, D] → [B, T, H, D]."""
     B, T, H, D = q.shape
     S = k.shape[1]
@@ -19,10 +17,7 @@ def naive_mqa(
     for h in range(H):
         scores = torch.einsum("btd,bsd->bts", q[:, :, h], k) * D**-0.5
         if causal:
-            visible = (
-                torch.arange(S, device=q.device)[None, :]
-                <= torch.arange(T, device=q.device)[:, None] + S - T
-            )
+            visible = torch.arange(S, device=q.device)[None, :] <= torch.arange(T, device=q.device)[:, None] + S - T
             scores = scores.masked_fill(~visible, float("-inf"))
         out[:, :, h] = scores.softmax(dim=-1) @ v
     return out

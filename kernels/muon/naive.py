@@ -16,7 +16,7 @@ from typing import cast
 
 import torch
 
-__all__ = ["naive_muon_step", "polar_svd"]
+__all__ = ["naive_muon_step", "polar_svd", "quintic_spectral"]
 
 
 def polar_svd(g: torch.Tensor) -> torch.Tensor:
@@ -40,3 +40,16 @@ def naive_muon_step(
         update = orthogonalize(g + momentum * buf)
         scale = 0.2 * max(p.shape) ** 0.5
         p.mul_(1 - lr * weight_decay).add_(update, alpha=-lr * scale)
+
+
+def quintic_spectral(g: torch.Tensor, steps: int = 5) -> torch.Tensor:
+    """What ``steps`` quintic Newton–Schulz steps compute, in exact arithmetic: the
+    iteration maps each singular value σ of G/‖G‖_F through p(σ) = aσ + bσ³ + cσ⁵ and keeps
+    the singular vectors, so NS(G) = U · p^steps(σ) · Vᵀ. Computed from an SVD in float64,
+    with Keller Jordan's published coefficients written out here (not imported)."""
+    a, b, c = 3.4445, -4.7750, 2.0315
+    u, sv, vh = torch.linalg.svd(g.double(), full_matrices=False)
+    x = sv / (sv.pow(2).sum().sqrt() + 1e-7)
+    for _ in range(steps):
+        x = a * x + b * x**3 + c * x**5
+    return cast(torch.Tensor, u @ torch.diag(x) @ vh)

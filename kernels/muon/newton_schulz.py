@@ -21,9 +21,7 @@ __all__ = ["muon_step", "newton_schulz5", "newton_schulz_cubic"]
 COEFFICIENTS = (3.4445, -4.7750, 2.0315)
 
 
-def newton_schulz5(
-    g: torch.Tensor, steps: int = 5, dtype: torch.dtype = torch.bfloat16
-) -> torch.Tensor:
+def newton_schulz5(g: torch.Tensor, steps: int = 5, dtype: torch.dtype = torch.bfloat16) -> torch.Tensor:
     """g: [..., A, B] (a batch of matrices) → approximately orthogonal, same shape and dtype."""
     a, b, c = COEFFICIENTS
     x: torch.Tensor = g.to(dtype)

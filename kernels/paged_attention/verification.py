@@ -68,13 +68,9 @@ def blocks_and_waste(s: Setting) -> Outcome:
     results = []
     for i, n in enumerate(LENGTHS):
         results.append(count(len(pool.tables[i]), math.ceil(n / BLOCK), f"L={n}: blocks"))
-        results.append(
-            within(pool.wasted_slots(i), BLOCK - 1, f"L={n}: {pool.wasted_slots(i)} wasted slots")
-        )
+        results.append(within(pool.wasted_slots(i), BLOCK - 1, f"L={n}: {pool.wasted_slots(i)} wasted slots"))
     worst_waste = max(pool.wasted_slots(i) for i in range(len(LENGTHS)))
-    return worst(
-        results, f"⌈L/bs⌉ blocks for every sequence; most wasted slots {worst_waste} < bs = {BLOCK}"
-    )
+    return worst(results, f"⌈L/bs⌉ blocks for every sequence; most wasted slots {worst_waste} < bs = {BLOCK}")
 
 
 VERIFICATION = Verification(

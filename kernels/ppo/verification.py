@@ -94,16 +94,14 @@ VERIFICATION = Verification(
     checks=(
         Check(
             "gae-vs-loop",
-            "GAE in one matrix product equals the backward recursion, across episode ends, "
-            "with gradients.",
+            "GAE in one matrix product equals the backward recursion, across episode ends, with gradients.",
             gae_matches_loop,
             tolerance=1e-5,
             gradients=True,
         ),
         Check(
             "gae-limits",
-            "lambda = 0 gives the TD residual; gamma = lambda = 1 gives the return minus the "
-            "value.",
+            "lambda = 0 gives the TD residual; gamma = lambda = 1 gives the return minus the value.",
             limits,
             tolerance=1e-5,
         ),

@@ -31,18 +31,29 @@ CASES: tuple[Case, ...] = (
     ("per-channel int8", (0.02, 0.05, 0.011), (0, 0, 0), -128, 127, 1),
 )
 SHAPE = (75, 3)
+#: Levels at and around the edges of the range, relative to q_min and q_max: the last
+#: levels inside, the first outside, and values just inside and outside the rounding
+#: boundary of each edge.
+EDGES = ((0.0, 0.0), (0.0, -1.0), (-1.0, 0.0), (0.49, -0.49), (-0.51, 0.51), (-0.49, 0.49))
 
 
-def _x(s: Setting, offset: int) -> torch.Tensor:
-    # Wide enough that a good share of values fall outside the range.
-    return s.randn(*SHAPE, gen=s.generator(offset), scale=4.0)
+def _x(s: Setting, offset: int, case: Case = PER_TENSOR) -> torch.Tensor:
+    """Random values wide enough that a good share fall outside the range, and rows
+    placed on the range's edges (per channel, with that channel's scale)."""
+    _, scale, zp, lo, hi, axis = case
+    channels = SHAPE[1]
+    sc = torch.as_tensor(scale, dtype=torch.float64).expand(channels)
+    z = torch.as_tensor(zp, dtype=torch.float64).expand(channels)
+    rows = [(lo + a - z) * sc for a, _ in EDGES] + [(hi + b - z) * sc for _, b in EDGES]
+    edges = torch.stack(rows).to(s.device, s.dtype)
+    return torch.cat([s.randn(*SHAPE, gen=s.generator(offset), scale=4.0), edges])
 
 
 def ste_matches_builtin(s: Setting) -> Outcome:
     results = []
     for i, (name, scale, zp, lo, hi, axis) in enumerate(CASES):
-        x = _x(s, i)
-        cot = (s.randn(*SHAPE, gen=s.generator(10 + i)),)
+        x = _x(s, i, CASES[i])
+        cot = (s.randn(*x.shape, gen=s.generator(10 + i)),)
         quant = (scale, zp, lo, hi, axis)
         (o1,), (g1,) = gradients(lambda x, q=quant: fake_quant_ste(x, *q), (x,), cot)
         (o2,), (g2,) = gradients(lambda x, q=quant: fake_quant(x, *q), (x,), cot)
@@ -53,7 +64,7 @@ def ste_matches_builtin(s: Setting) -> Outcome:
 def on_the_grid(s: Setting) -> Outcome:
     results = []
     for i, (name, scale, zp, lo, hi, axis) in enumerate(CASES):
-        out = fake_quant_ste(_x(s, 20 + i), scale, zp, lo, hi, axis)
+        out = fake_quant_ste(_x(s, 20 + i, CASES[i]), scale, zp, lo, hi, axis)
         sc = torch.as_tensor(scale, dtype=out.dtype, device=out.device)
         z = torch.as_tensor(zp, dtype=out.dtype, device=out.device)
         if axis is not None:
@@ -69,15 +80,14 @@ def on_the_grid(s: Setting) -> Outcome:
 def gradient_is_range_mask(s: Setting) -> Outcome:
     name, scale, zp, lo, hi, axis = PER_TENSOR
     x = _x(s, 30)
-    _, (grad,) = gradients(lambda x: fake_quant_ste(x, scale, zp, lo, hi, axis), (x,))
+    # A unit cotangent: the gradient is then the Jacobian's diagonal, the mask itself.
+    _, (grad,) = gradients(lambda x: fake_quant_ste(x, scale, zp, lo, hi, axis), (x,), (torch.ones_like(x),))
     level = torch.round(x / scale) + zp
     inside = (level >= lo) & (level <= hi)
     ones = int((grad[inside] == 1).sum())
     zeros = int((grad[~inside] == 0).sum())
     wrong = (int(inside.sum()) - ones) + (int((~inside).sum()) - zeros)
-    return count(
-        wrong, 0, f"{ones} in-range values with gradient 1, {zeros} clamped values with gradient 0"
-    )
+    return count(wrong, 0, f"{ones} in-range values with gradient 1, {zeros} clamped values with gradient 0")
 
 
 VERIFICATION = Verification(
@@ -85,13 +95,12 @@ VERIFICATION = Verification(
     compares="hand-written straight-through fake quantisation against "
     "torch.fake_quantize_per_tensor_affine "
     "and torch.fake_quantize_per_channel_affine: values and gradients",
-    shapes=("x".join(map(str, SHAPE)),),
+    shapes=("x".join(map(str, SHAPE)) + f" random, {2 * len(EDGES)} rows on the range edges",),
     gradients=True,
     checks=(
         Check(
             "ste-vs-torch",
-            "The hand-written STE equals torch's fake-quantise operators, values and "
-            "gradients, exactly.",
+            "The hand-written STE equals torch's fake-quantise operators, values and gradients, exactly.",
             ste_matches_builtin,
             tolerance=0.0,
             measure="abs",

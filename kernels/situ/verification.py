@@ -26,13 +26,15 @@ from kernels.checks import (
 from kernels.situ.fused import situ_and_mul
 from kernels.situ.naive import BETA, BETA_LINEAR, naive_situ
 
-SHAPES = ((3, 37, 48), (2, 75, 20))
+SHAPES = ((3, 37, 48), (2, 45, 20), (1, 7, 16))
+#: Input scales: the working range, and inputs near float32's largest values.
+SCALES = (6.0, 6.0, 1e37)
 
 
 def fused_matches_formula(s: Setting) -> Outcome:
     results = []
-    for i, shape in enumerate(SHAPES):
-        x = s.randn(*shape[:-1], 2 * shape[-1], gen=s.generator(i), scale=6.0)
+    for i, (shape, scale) in enumerate(zip(SHAPES, SCALES, strict=True)):
+        x = s.randn(*shape[:-1], 2 * shape[-1], gen=s.generator(i), scale=scale)
         results.append(
             compare_forms(
                 lambda x: naive_situ(*x.chunk(2, -1)),
@@ -40,7 +42,7 @@ def fused_matches_formula(s: Setting) -> Outcome:
                 (x,),
                 (s.randn(*shape, gen=s.generator(10 + i)),),
                 grads=("x",),
-                tag=str(shape),
+                tag=f"{shape} scale {scale:g}",
             )
         )
     return worst(results)
@@ -49,18 +51,14 @@ def fused_matches_formula(s: Setting) -> Outcome:
 def bounded(s: Setting) -> Outcome:
     x = s.randn(4096, 2, gen=s.generator(20), scale=1e4)
     peak = situ_and_mul(x).abs().max().item()
-    return within(
-        peak, BETA * BETA_LINEAR, f"max |out| {peak:.4g} over inputs of scale 1e4; bound 100"
-    )
+    return within(peak, BETA * BETA_LINEAR, f"max |out| {peak:.4g} over inputs of scale 1e4; bound 100")
 
 
 def tends_to_swiglu(s: Setting) -> Outcome:
     x = s.randn(2000, 2, gen=s.generator(30), scale=3.0)
     g, u = x.unbind(-1)
     swiglu = (F.silu(g) * u)[:, None]
-    errors = [
-        compare(swiglu, situ_and_mul(x, beta=b, beta_linear=b)).max_abs for b in (4.0, 40.0, 4000.0)
-    ]
+    errors = [compare(swiglu, situ_and_mul(x, beta=b, beta_linear=b)).max_abs for b in (4.0, 40.0, 4000.0)]
     shrinking = all(a > b for a, b in itertools.pairwise(errors))
     last = compare(swiglu, situ_and_mul(x, beta=4000.0, beta_linear=4000.0))
     detail = "error vs SiLU·u at beta 4, 40, 4000: " + ", ".join(f"{e:.2g}" for e in errors)
@@ -73,9 +71,7 @@ def bf16_computed_in_fp32(s: Setting) -> Outcome:
     x = s.randn(37, 96, gen=s.generator(40), scale=4.0).to(torch.bfloat16)
     gate, up = x.float().chunk(2, -1)
     expected = naive_situ(gate, up).to(torch.bfloat16)
-    return compare(
-        expected.float(), situ_and_mul(x).float(), "bf16 output vs fp32 compute rounded once"
-    )
+    return compare(expected.float(), situ_and_mul(x).float(), "bf16 output vs fp32 compute rounded once")
 
 
 VERIFICATION = Verification(
@@ -88,7 +84,8 @@ VERIFICATION = Verification(
     checks=(
         Check(
             "fused-vs-formula",
-            "The fused SiTU-GLU equals the formula, outputs and gradients.",
+            "The fused SiTU-GLU equals the formula, outputs and gradients (random cotangents), also "
+            "for inputs near float32's largest values.",
             fused_matches_formula,
             tolerance=1e-6,
             gradients=True,

@@ -74,8 +74,7 @@ VERIFICATION = Verification(
     checks=(
         Check(
             "batched-vs-loop",
-            "Batched noisy top-k gating and the fused experts equal the token loop, "
-            "outputs and gradients.",
+            "Batched noisy top-k gating and the fused experts equal the token loop, outputs and gradients.",
             batched_matches_loop,
             tolerance=1e-5,
             gradients=True,

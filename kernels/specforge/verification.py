@@ -89,8 +89,7 @@ VERIFICATION = Verification(
         ),
         Check(
             "law-monte-carlo",
-            "Sampled speculative decoding matches p in total variation (below 0.005 "
-            "with 400,000 trials).",
+            "Sampled speculative decoding matches p in total variation (below 0.005 with 400,000 trials).",
             law_by_monte_carlo,
             tolerance=0.0,
             measure="abs",

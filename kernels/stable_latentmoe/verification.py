@@ -74,9 +74,7 @@ VERIFICATION = Verification(
     compares="grouped latent SiTU-GLU experts with RMSNorm after the weighted sum and two "
     "shared experts "
     "against the loop reference: outputs and gradients of every weight",
-    shapes=(
-        f"T{T}-d{SMALL.hidden}-l{SMALL.latent}-E{SMALL.experts}-k{SMALL.k}-shared{SMALL.shared}",
-    ),
+    shapes=(f"T{T}-d{SMALL.hidden}-l{SMALL.latent}-E{SMALL.experts}-k{SMALL.k}-shared{SMALL.shared}",),
     gradients=True,
     checks=(
         Check(
@@ -88,8 +86,7 @@ VERIFICATION = Verification(
         ),
         Check(
             "latent-is-half",
-            "The latent is half the hidden width (K3: 7168 → 3584) and dispatch moves "
-            "T·k·l elements.",
+            "The latent is half the hidden width (K3: 7168 → 3584) and dispatch moves T·k·l elements.",
             k3_dimensions,
             tolerance=1e-12,
             measure="abs",

@@ -18,15 +18,17 @@ from kernels.checks import (
     Setting,
     Verification,
     against,
+    compare_all,
     compare_forms,
     count,
+    gradients,
     worst,
 )
 from kernels.experts import Experts
 from kernels.switch_transformer.dispatch import capacity, load_balancing_loss, switch_dispatch
 from kernels.switch_transformer.naive import naive_switch
 
-CASES = ((75, 16, 4, 1.0), (100, 24, 6, 1.25))  # tokens, d, experts, capacity factor
+CASES = ((45, 16, 4, 1.0), (70, 12, 6, 1.25))  # tokens, d, experts, capacity factor
 
 
 def dispatch_matches_loop(s: Setting) -> Outcome:
@@ -65,12 +67,17 @@ def capacity_respected(s: Setting) -> Outcome:
         router = router * 4  # a peaked router, so that capacity binds
         cap = capacity(T, E, factor)
         counts = switch_dispatch(x, router, experts, cap)[1]
-        results.append(
-            count(
-                int((counts > cap).sum()), 0, f"T{T}-E{E}: counts {counts.tolist()}, capacity {cap}"
-            )
-        )
+        results.append(count(int((counts > cap).sum()), 0, f"T{T}-E{E}: counts {counts.tolist()}, capacity {cap}"))
     return worst(results)
+
+
+def _aux_loss_by_counting(probs: torch.Tensor) -> torch.Tensor:
+    """An independent aux loss, HF's form mean(f·P)·N² with f counted token by token."""
+    T, E = probs.shape
+    top = probs.argmax(-1).tolist()
+    f = torch.tensor([sum(1 for t in top if t == i) / T for i in range(E)], dtype=torch.float64)
+    P = torch.stack([sum(probs[t, i].double() for t in range(T)) / T for i in range(E)])  # type: ignore[misc]
+    return (f.to(probs.device) * P).mean() * E**2
 
 
 def aux_loss_values(s: Setting) -> Outcome:
@@ -79,14 +86,20 @@ def aux_loss_values(s: Setting) -> Outcome:
     collapsed = torch.zeros(T, E, device=s.device)
     collapsed[:, 0] = 1.0
     balanced = torch.eye(E, device=s.device).repeat(T // E + 1, 1)[: E * (T // E)] * 0.5 + 0.5 / E
-    return worst(
-        [
-            against(load_balancing_loss(uniform).item(), 1.0, "uniform routing"),
-            against(load_balancing_loss(collapsed).item(), float(E), "collapsed routing"),
-            against(load_balancing_loss(balanced).item(), 1.0, "balanced top-1 counts"),
-        ],
-        f"uniform 1, balanced 1, collapsed N = {E}",
-    )
+    results = [
+        against(load_balancing_loss(uniform).item(), 1.0, "uniform routing"),
+        against(load_balancing_loss(collapsed).item(), float(E), "collapsed routing"),
+        against(load_balancing_loss(balanced).item(), 1.0, "balanced top-1 counts"),
+    ]
+    # Random routers, peaked and flat, against the loss counted token by token, value and
+    # gradient with respect to the router logits (under a loss scale that is not 1).
+    gen = s.generator(30)
+    for temperature in (0.3, 1.0, 3.0):
+        logits = s.randn(T, E, gen=gen, scale=temperature)
+        (ref,), (g_ref,) = gradients(lambda z: _aux_loss_by_counting(z.softmax(-1)), (logits,))
+        (out,), (g_out,) = gradients(lambda z: load_balancing_loss(z.softmax(-1)), (logits,))
+        results.append(compare_all([(f"loss t={temperature}", ref, out), (f"dlogits t={temperature}", g_ref, g_out)]))
+    return worst(results, f"uniform 1, balanced 1, collapsed N = {E}; random routers equal the counted loss")
 
 
 VERIFICATION = Verification(
@@ -98,8 +111,7 @@ VERIFICATION = Verification(
     checks=(
         Check(
             "dispatch-vs-loop",
-            "Capacity-masked dense dispatch equals routing token by token, "
-            "outputs, counts and gradients.",
+            "Capacity-masked dense dispatch equals routing token by token, outputs, counts and gradients.",
             dispatch_matches_loop,
             tolerance=1e-5,
             gradients=True,
@@ -113,8 +125,9 @@ VERIFICATION = Verification(
         ),
         Check(
             "aux-loss",
-            "The auxiliary loss N·Σ f_i·P_i is exactly 1 under uniform routing and N "
-            "when routing collapses onto one expert.",
+            "The auxiliary loss N·Σ f_i·P_i is exactly 1 under uniform routing and N when routing "
+            "collapses onto one expert, and on random routers equals HF's mean(f·P)·N² counted "
+            "token by token, value and gradient.",
             aux_loss_values,
             tolerance=1e-6,
             measure="abs",

@@ -7,6 +7,7 @@ kernels run in Triton's interpreter (TRITON_INTERPRET=1); on a GPU they are comp
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -16,7 +17,9 @@ from pathlib import Path
 
 from kernels.checks import Check, Outcome, Setting, Verification, compare_all
 
-SOFTMAX = ((37, 100), (5, 1000), (64, 13))
+#: (rows, cols, scale): the last has logits of several hundred, where e^x overflows
+#: float32 unless the row maximum is subtracted first.
+SOFTMAX = ((37, 100, 3.0), (5, 1000, 3.0), (64, 13, 3.0), (7, 45, 300.0))
 MATMUL = ((45, 37, 70), (16, 16, 16), (100, 3, 9))  # M, K, N
 
 
@@ -30,18 +33,23 @@ def _interpreter_ready(s: Setting) -> bool:
     return interpreting()
 
 
-_ISOLATED: dict[str, Outcome] = {}
+_ISOLATED: dict[tuple[str, str], Outcome] = {}
 
 
 def _isolated(name: str) -> Outcome:
-    """Run the checks in one fresh Python process with TRITON_INTERPRET=1 (once per
-    process; the results are kept)."""
-    if name not in _ISOLATED:
+    """Run the checks in one fresh Python process with TRITON_INTERPRET=1, under the
+    mutants applied here (once per process and set of mutants; the results are kept)."""
+    from kernels.mutation import active
+
+    mutants = json.dumps([dataclasses.asdict(m) for m in active()])
+    if (name, mutants) not in _ISOLATED:
         root = Path(__file__).resolve().parents[2]
         code = (
-            "import json; from kernels.checks import Setting; from kernels.triton_lang import "
-            "verification as v; "
-            "print(json.dumps({n: [o.max_abs, o.max_rel, o.detail] for n, o in "
+            "import json, sys; from kernels.checks import Setting; from kernels.mutation import Mutant, applied; "
+            "from kernels.triton_lang import verification as v; "
+            "planted = [Mutant(**m) for m in json.loads(sys.argv[1])]\n"
+            "with applied(planted):\n"
+            "    print(json.dumps({n: [o.max_abs, o.max_rel, o.detail] for n, o in "
             "((n, getattr(v, n)(Setting())) for n in v.CHECKED)}))"
         )
         env = {
@@ -50,22 +58,17 @@ def _isolated(name: str) -> Outcome:
             "PYTHONPATH": os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")])),
         }
         proc = subprocess.run(
-            [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=600
+            [sys.executable, "-c", code, mutants], capture_output=True, text=True, env=env, timeout=600
         )
         if proc.returncode != 0:
-            raise RuntimeError(
-                f"the isolated Triton check failed: {proc.stderr.strip().splitlines()[-1:]}"
-            )
-        for key, (max_abs, max_rel, detail) in json.loads(
-            proc.stdout.strip().splitlines()[-1]
-        ).items():
-            _ISOLATED[key] = Outcome(
+            raise RuntimeError(f"the isolated Triton check failed: {proc.stderr.strip().splitlines()[-1:]}")
+        for key, (max_abs, max_rel, detail) in json.loads(proc.stdout.strip().splitlines()[-1]).items():
+            _ISOLATED[key, mutants] = Outcome(
                 max_abs,
                 max_rel,
-                detail + " (run in a fresh process: this one had "
-                "already imported Triton in compiled mode)",
+                detail + " (run in a fresh process: this one had already imported Triton in compiled mode)",
             )
-    return _ISOLATED[name]
+    return _ISOLATED[name, mutants]
 
 
 def _interpreted(check: Callable[[Setting], Outcome]) -> Callable[[Setting], Outcome]:
@@ -81,9 +84,9 @@ def softmax_matches(s: Setting) -> Outcome:
     from kernels.triton_lang.naive import naive_softmax
 
     pairs = []
-    for i, (rows, cols) in enumerate(SOFTMAX):
-        x = s.randn(rows, cols, gen=s.generator(i), scale=3.0)
-        pairs.append((f"softmax {rows}x{cols}", naive_softmax(x), softmax(x)))
+    for i, (rows, cols, scale) in enumerate(SOFTMAX):
+        x = s.randn(rows, cols, gen=s.generator(i), scale=scale)
+        pairs.append((f"softmax {rows}x{cols} scale {scale:g}", naive_softmax(x), softmax(x)))
     return compare_all(pairs)
 
 
@@ -106,21 +109,18 @@ VERIFICATION = Verification(
     compares="Triton kernels (fused row softmax, tiled matmul with masked edges) against torch "
     "loops; "
     "TRITON_INTERPRET=1 on the CPU, compiled on a GPU",
-    shapes=tuple(f"softmax {r}x{c}" for r, c in SOFTMAX)
-    + tuple(f"matmul {m}x{k}x{n}" for m, k, n in MATMUL),
+    shapes=tuple(f"softmax {r}x{c}" for r, c, _ in SOFTMAX) + tuple(f"matmul {m}x{k}x{n}" for m, k, n in MATMUL),
     requires=("triton",),
     checks=(
         Check(
             "softmax",
-            "The Triton fused softmax equals a row-by-row softmax, also for widths that "
-            "are not a power of two.",
+            "The Triton fused softmax equals a row-by-row softmax, also for widths that are not a power of two.",
             _interpreted(softmax_matches),
             tolerance=1e-6,
         ),
         Check(
             "matmul",
-            "The Triton tiled matmul equals tile-by-tile torch matmul, with edges that do not "
-            "fill a block.",
+            "The Triton tiled matmul equals tile-by-tile torch matmul, with edges that do not fill a block.",
             _interpreted(matmul_matches),
             tolerance=1e-5,
         ),

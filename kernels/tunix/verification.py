@@ -71,9 +71,7 @@ def tool_answers_and_determinism(s: Setting) -> Outcome:
         wrong += int("".join(VOCAB[t] for t in answer)) != expected
         wrong += calculator(expression) != answer
     differ = int(episode.tokens != again.tokens)
-    text = " | ".join(
-        f"{''.join(VOCAB[t] for t in e)}={''.join(VOCAB[t] for t in a)}" for e, a in episode.calls
-    )
+    text = " | ".join(f"{''.join(VOCAB[t] for t in e)}={''.join(VOCAB[t] for t in a)}" for e, a in episode.calls)
     return worst([count(wrong, 0), count(differ, 0)], f"tool calls {text}; same seed, same episode")
 
 
@@ -87,8 +85,7 @@ VERIFICATION = Verification(
     checks=(
         Check(
             "masked-vs-loop",
-            "The masked episode loss equals the loop over model tokens, with the "
-            "gradients of the policy.",
+            "The masked episode loss equals the loop over model tokens, with the gradients of the policy.",
             masked_matches_loop,
             tolerance=1e-5,
             gradients=True,
@@ -103,8 +100,7 @@ VERIFICATION = Verification(
         ),
         Check(
             "tool-and-determinism",
-            "The calculator answers every call correctly and a seed reproduces "
-            "the multi-turn episode.",
+            "The calculator answers every call correctly and a seed reproduces the multi-turn episode.",
             tool_answers_and_determinism,
             tolerance=0.0,
             measure="abs",

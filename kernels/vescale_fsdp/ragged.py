@@ -28,9 +28,7 @@ class RaggedShard:
 
     def bounds(self, numel: int) -> list[tuple[int, int]]:
         if numel != sum(self.local_units) * self.unit:
-            raise ValueError(
-                f"a tensor of {numel} elements is not {sum(self.local_units)} units of {self.unit}"
-            )
+            raise ValueError(f"a tensor of {numel} elements is not {sum(self.local_units)} units of {self.unit}")
         out, start = [], 0
         for units in self.local_units:
             stop = start + units * self.unit

@@ -32,15 +32,54 @@ def sizes_and_round_trip(s: Setting) -> Outcome:
     for units in LAYOUTS:
         placement = RaggedShard(units, BLOCK)
         shards = placement.shard(t)
-        results += [
+        sizes = [
             count(sh.numel(), u * BLOCK, f"{units}: rank {r}")
             for r, (sh, u) in enumerate(zip(shards, units, strict=True))
         ]
+        results += sizes
+        if any(o.max_abs for o in sizes):
+            continue  # the sizes already fail, on their numbers; a gather of them would not fit
         results.append(compare(t, placement.replicate(shards, t.shape), f"{units}: round trip"))
     return worst(
         results,
         "local numel = units × unit for every layout (a rank may hold none); "
         "Ragged → Replicate gives the tensor back exactly",
+    )
+
+
+def _cuts(shards: list[torch.Tensor], unit: int) -> int:
+    """Shard boundaries, measured from the shards' sizes, that fall inside a unit."""
+    edges = torch.tensor([sh.numel() for sh in shards]).cumsum(0)[:-1]
+    return int((edges % unit != 0).sum())
+
+
+def muon_matrices_stay_whole(s: Setting) -> Outcome:
+    """Muon-style parameters: Newton–Schulz needs each matrix whole. With one unit per
+    matrix, each rank orthogonalises the matrices it holds on its own, and the result
+    equals orthogonalising the replicated ones; FSDP1's even shards would cut them."""
+    from kernels.muon.newton_schulz import newton_schulz5
+
+    rows, cols, n = 6, 10, 5
+    mats = s.randn(n, rows, cols, gen=s.generator(3))
+    ref = newton_schulz5(mats, dtype=torch.float32)
+    results = []
+    for units in ((2, 0, 3), (1, 1, 1, 2), (5,)):
+        placement = RaggedShard(units, rows * cols)
+        shards = placement.shard(mats)
+        cuts = _cuts(shards, rows * cols)
+        results.append(count(cuts, 0, f"{units}: boundaries inside a matrix"))
+        if cuts:
+            continue  # a cut matrix cannot be orthogonalised where it lies
+        local = [newton_schulz5(sh.view(-1, rows, cols), dtype=torch.float32) for sh in shards if sh.numel()]
+        results.append(compare(ref, torch.cat(local).view(ref.shape), f"{units}: local Newton-Schulz"))
+    even = FlatParam([mats], 4).shard([mats])
+    fsdp1_cuts = _cuts(even, rows * cols)
+    out = worst(results)
+    return Outcome(
+        out.max_abs,
+        out.max_rel,
+        f"per-rank Newton-Schulz on whole matrices equals the replicated one; no ragged boundary "
+        f"inside a matrix (FSDP1 over 4 ranks: {fsdp1_cuts} of 3)",
     )
 
 
@@ -69,13 +108,14 @@ def blocks_stay_whole(s: Setting) -> Outcome:
         local = torch.cat([block_absmax(sh, BLOCK) for sh in shards if sh.numel()])
         pairs.append((f"{units}", ref, local))
     out = compare_all(pairs)
-    even = FlatParam([t], 4)
-    cut = sum(1 for b in range(even.shard_size, even.numel, even.shard_size) if b % BLOCK)
+    cut = _cuts(FlatParam([t], 4).shard([t]), BLOCK)
+    boundaries = [
+        count(_cuts(RaggedShard(units, BLOCK).shard(t), BLOCK), 0, f"{units}: cut blocks") for units in LAYOUTS
+    ]
+    out = worst([out, *boundaries])
     equal = RaggedShard((5, 5, 5), BLOCK).shard(t)
     fsdp1 = FlatParam([t], 3).shard([t])
-    same = compare_all(
-        [(f"rank {r}", a, b) for r, (a, b) in enumerate(zip(fsdp1, equal, strict=True))]
-    )
+    same = compare_all([(f"rank {r}", a, b) for r, (a, b) in enumerate(zip(fsdp1, equal, strict=True))])
     return Outcome(
         max(out.max_abs, same.max_abs),
         max(out.max_rel, same.max_rel),
@@ -94,8 +134,7 @@ VERIFICATION = Verification(
     checks=(
         Check(
             "sizes-and-round-trip",
-            "Local numel is proportional to the local units, and Ragged -> "
-            "Replicate round-trips exactly.",
+            "Local numel is proportional to the local units, and Ragged -> Replicate round-trips exactly.",
             sizes_and_round_trip,
             tolerance=0.0,
             measure="abs",
@@ -108,9 +147,16 @@ VERIFICATION = Verification(
             measure="abs",
         ),
         Check(
+            "muon-matrices-stay-whole",
+            "With one unit per matrix, no shard boundary falls inside a Muon-style parameter, and "
+            "Newton-Schulz run per rank on the matrices it holds equals the replicated result.",
+            muon_matrices_stay_whole,
+            tolerance=1e-6,
+        ),
+        Check(
             "blocks-stay-whole",
-            "Units never straddle ranks: blockwise quantisation scales computed per "
-            "shard equal the global ones; equal units are FSDP1's even shards.",
+            "Units never straddle ranks (measured from the shards' sizes): blockwise quantisation "
+            "scales computed per shard equal the global ones; equal units are FSDP1's even shards.",
             blocks_stay_whole,
             tolerance=0.0,
             measure="abs",

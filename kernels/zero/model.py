@@ -53,9 +53,7 @@ def adam_update(
     master.sub_(cfg.lr * m_hat / (v_hat.sqrt() + cfg.eps))
 
 
-def local_grad(
-    params16: torch.Tensor, shape: MLPShape, x: torch.Tensor, y: torch.Tensor
-) -> torch.Tensor:
+def local_grad(params16: torch.Tensor, shape: MLPShape, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     """One rank's gradient (fp32) of its microbatch's MSE loss at the bf16 parameters."""
     flat = params16.float().requires_grad_()
     w1 = flat[: shape.h * shape.d].view(shape.h, shape.d)

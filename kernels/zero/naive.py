@@ -1,15 +1,20 @@
-"""Plain data parallelism (DDP) on simulated ranks: every rank keeps everything (bf16
+"""Plain data parallelism (DDP), one rank's code: every rank keeps everything (bf16
 parameters and gradients, fp32 master weights and both Adam moments), all-reduces the
-gradient and applies the same full update: 16Ψ bytes per rank."""
+gradient and applies the same full update: 16Ψ bytes per rank.
+
+``ddp_rank`` is SPMD code over a :class:`kernels.simulated.Comm`: simulated ranks run it
+in threads, gloo processes run it unchanged."""
 
 from __future__ import annotations
 
 import torch
 
-from kernels.simulated import Ranks
+from kernels.simulated import Comm, simulate
 from kernels.zero.model import MLPShape, adam_update, local_grad
 
-__all__ = ["DDPRank", "ddp_train"]
+__all__ = ["DDPRank", "ddp_rank", "ddp_train"]
+
+Batches = list[list[tuple[torch.Tensor, torch.Tensor]]]
 
 
 class DDPRank:
@@ -19,6 +24,8 @@ class DDPRank:
         self.master = start.float().clone()
         self.m = torch.zeros_like(self.master)
         self.v = torch.zeros_like(self.master)
+        #: Elements this rank sent.
+        self.sent = 0
 
     def held(self) -> dict[str, torch.Tensor]:
         return {
@@ -30,16 +37,20 @@ class DDPRank:
         }
 
 
-def ddp_train(
-    start: torch.Tensor, shape: MLPShape, batches: list[list[tuple[torch.Tensor, torch.Tensor]]], world: int
-) -> tuple[list[DDPRank], Ranks]:
-    ranks = [DDPRank(start) for _ in range(world)]
-    comm = Ranks(world)
+def ddp_rank(comm: Comm, start: torch.Tensor, shape: MLPShape, batches: Batches) -> DDPRank:
+    """Train rank ``comm.rank`` on its microbatches ``batches[step][rank]``."""
+    r = DDPRank(start)
     for step, per_rank in enumerate(batches, start=1):
-        for r, (x, y) in zip(ranks, per_rank, strict=True):
-            r.grad16 = local_grad(r.params16, shape, x, y).to(torch.bfloat16)
-        summed = comm.all_reduce([r.grad16.float() for r in ranks])
-        for r, g in zip(ranks, summed, strict=True):
-            adam_update(r.master, r.m, r.v, g / world, step)
-            r.params16 = r.master.to(torch.bfloat16)
-    return ranks, comm
+        x, y = per_rank[comm.rank]
+        r.grad16 = local_grad(r.params16, shape, x, y).to(torch.bfloat16)
+        summed = comm.all_reduce(r.grad16.float())
+        adam_update(r.master, r.m, r.v, summed / comm.world, step)
+        r.params16 = r.master.to(torch.bfloat16)
+    r.sent = comm.sent
+    return r
+
+
+def ddp_train(start: torch.Tensor, shape: MLPShape, batches: Batches, world: int) -> list[DDPRank]:
+    """DDP on ``world`` simulated ranks."""
+    ranks: list[DDPRank] = simulate(world, ddp_rank, start, shape, batches)
+    return ranks

@@ -1,4 +1,4 @@
-"""ZeRO stages 1–3 on simulated ranks.
+"""ZeRO stages 1–3, one rank's code.
 
 Rank r of N owns the r-th slice of the flat parameter vector (Ψ/N elements) and keeps
 only that slice of the fp32 optimizer state (stage ≥ 1), of the gradient (stage ≥ 2)
@@ -10,17 +10,21 @@ and of the bf16 parameters (stage 3). One step:
   were freed in between), reduce-scatter the gradient, update the slice, keep it.
 
 Per-rank bytes: 4Ψ + 12Ψ/N, 2Ψ + 14Ψ/N and 16Ψ/N; traffic: 2Ψ, 2Ψ and 3Ψ per step.
-``zero_bytes`` gives the formula.
+``zero_bytes`` gives the formula. ``zero_rank`` is SPMD code over a
+:class:`kernels.simulated.Comm`: simulated ranks run it in threads (``zero_train``), and
+gloo processes run the same function.
 """
 
 from __future__ import annotations
 
 import torch
 
-from kernels.simulated import Ranks
+from kernels.simulated import Comm, simulate
 from kernels.zero.model import MLPShape, adam_update, local_grad
 
-__all__ = ["ZeroRank", "zero_bytes", "zero_train"]
+__all__ = ["ZeroRank", "zero_bytes", "zero_rank", "zero_train"]
+
+Batches = list[list[tuple[torch.Tensor, torch.Tensor]]]
 
 
 def zero_bytes(stage: int, psi: float, world: int) -> float:
@@ -44,6 +48,8 @@ class ZeroRank:
         self.master = own.float().clone()
         self.m = torch.zeros_like(self.master)
         self.v = torch.zeros_like(self.master)
+        #: Elements this rank sent.
+        self.sent = 0
 
     def held(self) -> dict[str, torch.Tensor]:
         return {
@@ -55,43 +61,37 @@ class ZeroRank:
         }
 
 
-def zero_train(
-    start: torch.Tensor,
-    shape: MLPShape,
-    batches: list[list[tuple[torch.Tensor, torch.Tensor]]],
-    world: int,
-    stage: int,
-) -> tuple[list[ZeroRank], Ranks]:
+def _divisible(start: torch.Tensor, world: int) -> None:
     if start.numel() % world:
-        raise ValueError(
-            f"pad the flat parameters to a multiple of {world} ranks (got {start.numel()})"
-        )
-    ranks = [ZeroRank(start, stage, r, world) for r in range(world)]
-    comm = Ranks(world)
+        raise ValueError(f"pad the flat parameters to a multiple of {world} ranks (got {start.numel()})")
+
+
+def zero_rank(comm: Comm, start: torch.Tensor, shape: MLPShape, batches: Batches, stage: int) -> ZeroRank:
+    """Train rank ``comm.rank`` at ZeRO ``stage`` on its microbatches ``batches[step][rank]``."""
+    _divisible(start, comm.world)
+    r = ZeroRank(start, stage, comm.rank, comm.world)
     for step, per_rank in enumerate(batches, start=1):
+        x, y = per_rank[comm.rank]
         if stage == 3:
-            full = comm.all_gather([r.params16 for r in ranks])  # for the forward; freed after it
-            full = comm.all_gather([r.params16 for r in ranks])  # again for the backward
+            full = comm.all_gather(r.params16)  # for the forward; freed after it
+            full = comm.all_gather(r.params16)  # again for the backward
         else:
-            full = [r.params16 for r in ranks]
-        local = [
-            local_grad(p, shape, x, y).to(torch.bfloat16)
-            for p, (x, y) in zip(full, per_rank, strict=True)
-        ]
+            full = r.params16
+        local = local_grad(full, shape, x, y).to(torch.bfloat16)
         if stage == 1:
-            for r, g in zip(ranks, local, strict=True):
-                r.grad16 = g  # stage 1 keeps the full local gradient
-        reduced = comm.reduce_scatter([g.float() for g in local])
-        for r, g in zip(ranks, reduced, strict=True):
-            if stage >= 2:
-                r.grad16 = g.to(torch.bfloat16)
-            adam_update(r.master, r.m, r.v, g / world, step)
-        new16 = [r.master.to(torch.bfloat16) for r in ranks]
-        if stage == 3:
-            for r, p in zip(ranks, new16, strict=True):
-                r.params16 = p
-        else:
-            gathered = comm.all_gather(new16)
-            for r, p in zip(ranks, gathered, strict=True):
-                r.params16 = p
-    return ranks, comm
+            r.grad16 = local  # stage 1 keeps the full local gradient
+        reduced = comm.reduce_scatter(local.float())
+        if stage >= 2:
+            r.grad16 = reduced.to(torch.bfloat16)
+        adam_update(r.master, r.m, r.v, reduced / comm.world, step)
+        new16 = r.master.to(torch.bfloat16)
+        r.params16 = new16 if stage == 3 else comm.all_gather(new16)
+    r.sent = comm.sent
+    return r
+
+
+def zero_train(start: torch.Tensor, shape: MLPShape, batches: Batches, world: int, stage: int) -> list[ZeroRank]:
+    """ZeRO ``stage`` on ``world`` simulated ranks."""
+    _divisible(start, world)
+    ranks: list[ZeroRank] = simulate(world, zero_rank, start, shape, batches, stage)
+    return ranks

@@ -23,7 +23,8 @@ tables those graphs feed (and the tables built from them), in one transaction.
 The tables (UTC times; IRIs as text; every row has ``source_graph`` and
 ``source_modified``): ``categories``, ``techniques``, ``technique_dimensions``,
 ``technique_organisations``, ``lineage_edges``, ``lineage_closure``, ``papers``,
-``paper_techniques``, ``paper_categories``, ``paper_organisations``, ``citations``,
+``paper_techniques``, ``paper_categories``, ``paper_organisations``, ``citations`` (with
+intents, influence and contexts), ``citation_counts``,
 ``authors``, ``authorship`` (with position), ``organisations``, ``affiliations``,
 ``organisation_coauthorship``, ``repositories``, ``technique_repositories``,
 ``repository_snapshots``, ``reading_categories``, ``paper_reading_categories``,

@@ -92,6 +92,23 @@ SELECT coalesce(o.name, po.organisation) AS organisation, count(*) AS papers,
        count(*) FILTER (WHERE po.via_technique) AS via_techniques
 FROM paper_organisations AS po LEFT JOIN organisations AS o USING (organisation)
 GROUP BY ALL ORDER BY papers DESC, organisation LIMIT $top""",
+    # -- influence (kg analytics papers --influential) ----------------------------
+    "influence.most_influential": """
+SELECT coalesce(p.title, c.cited) AS paper, p.year, count(*) AS citations,
+       count(*) FILTER (WHERE c.influential) AS influential, count(*) FILTER (WHERE c.methodology) AS methodology,
+       max(cc.influential_citation_count) AS s2_influential, max(cc.citation_count) AS s2_citations
+FROM citations AS c LEFT JOIN papers AS p ON p.paper = c.cited
+LEFT JOIN citation_counts AS cc ON cc.paper = c.cited
+GROUP BY c.cited, p.title, p.year HAVING count(*) FILTER (WHERE c.influential OR c.methodology) > 0
+ORDER BY influential DESC, methodology DESC, citations DESC, paper LIMIT $top""",
+    "influence.intents": """
+SELECT intent, citations FROM (
+  SELECT 1 AS o, 'methodology' AS intent, count(*) FILTER (WHERE methodology) AS citations FROM citations
+  UNION ALL SELECT 2, 'background', count(*) FILTER (WHERE background) FROM citations
+  UNION ALL SELECT 3, 'result', count(*) FILTER (WHERE result) FROM citations
+  UNION ALL SELECT 4, 'influential', count(*) FILTER (WHERE influential) FROM citations
+  UNION ALL SELECT 5, 'with contexts', count(*) FILTER (WHERE contexts > 0) FROM citations
+  UNION ALL SELECT 6, 'all', count(*) FROM citations) ORDER BY o""",
     # -- lineage ---------------------------------------------------------------------
     "lineage.summary": """
 WITH nodes AS (SELECT child AS t FROM lineage_edges UNION SELECT parent FROM lineage_edges),
@@ -326,6 +343,13 @@ ANALYSES: dict[str, tuple[tuple[tuple[str, str], ...], tuple[str, ...]]] = {
             ("per_category", "Papers per technique category"),
             ("per_organisation", "Papers per organisation"),
             ("per_year_category", "Papers per year and category"),
+        ),
+        ("top",),
+    ),
+    "influence": (
+        (
+            ("most_influential", "Most influentially cited papers (kg ingest citations)"),
+            ("intents", "Citations per intent"),
         ),
         ("top",),
     ),

@@ -253,7 +253,7 @@ WITH edges AS (
   FROM staging.ranked
   WHERE k IN ('tkg:refines', 'tkg:generalizes', 'tkg:specializes', 'tkg:replaces', 'tkg:combines',
               'tkg:extends', 'tkg:inverts', 'tkg:reimplements', 'tkg:portsTo', 'tkg:buildsOn',
-              'tkg:implements')
+              'tkg:implements', 'tkg:derivesFrom')
   GROUP BY s, o, k),
 {_pivot(["prov:Derivation"], "d", _DERIVATION)},
   qualified AS (SELECT q.s AS child, d.entity AS parent, kg_local(d.relation_iri) AS relation,
@@ -321,7 +321,46 @@ FROM (SELECT o AS paper, s AS technique, 'primary' AS role, graph_name, graph_mo
       FROM staging.ranked WHERE k = 'tkg:usesTechnique')
 GROUP BY paper, technique, role""",
     ),
-    Table("citations", "Which paper cites which.", _link("cito:cites", "citing", "cited")),
+    Table(
+        "citations",
+        "Which paper cites which, with Semantic Scholar's intents (methodology, background, result), the "
+        "influential flag and the number of context sentences.",
+        """
+WITH links AS (SELECT s, o, arg_min(g, priority) AS g FROM staging.ranked WHERE k = 'cito:cites'
+               GROUP BY s, o),
+  flags AS (SELECT s, o, bool_or(k = 'cito:usesMethodIn') AS methodology,
+                   bool_or(k = 'cito:obtainsBackgroundFrom') AS background,
+                   bool_or(k = 'cito:usesConclusionsFrom') AS result,
+                   bool_or(k = 'tkg:citesInfluentially') AS influential
+            FROM staging.ranked
+            WHERE k IN ('cito:usesMethodIn', 'cito:obtainsBackgroundFrom', 'cito:usesConclusionsFrom',
+                        'tkg:citesInfluentially')
+            GROUP BY s, o),
+  nodes AS (SELECT a.s AS c, a.o AS citing, b.o AS cited FROM staging.ranked AS a
+            JOIN staging.ranked AS b ON b.s = a.s AND b.k = 'cito:hasCitedEntity'
+            WHERE a.k = 'cito:hasCitingEntity'),
+  contexts AS (SELECT n.citing, n.cited, count(DISTINCT x.o) AS contexts FROM nodes AS n
+               JOIN staging.ranked AS x ON x.s = n.c AND x.k = 'tkg:citationContext' GROUP BY ALL)
+SELECT l.s AS citing, l.o AS cited, coalesce(f.methodology, false) AS methodology,
+       coalesce(f.background, false) AS background, coalesce(f.result, false) AS result,
+       coalesce(f.influential, false) AS influential, CAST(coalesce(c.contexts, 0) AS INTEGER) AS contexts,
+       gr.name AS source_graph, gr.modified AS source_modified
+FROM links AS l LEFT JOIN flags AS f ON f.s = l.s AND f.o = l.o
+LEFT JOIN contexts AS c ON c.citing = l.s AND c.cited = l.o
+JOIN staging.graphs AS gr ON gr.id = l.g""",
+    ),
+    Table(
+        "citation_counts",
+        "Semantic Scholar's counts for the papers kg ingest citations looked up: citing papers, references and "
+        "influential citations (all of Semantic Scholar, not only those in the graph).",
+        """
+SELECT s AS paper, kg_int(arg_min(o, priority) FILTER (WHERE k = 'tkg:citationCount')) AS citation_count,
+       kg_int(arg_min(o, priority) FILTER (WHERE k = 'tkg:referenceCount')) AS reference_count,
+       kg_int(arg_min(o, priority) FILTER (WHERE k = 'tkg:influentialCitationCount')) AS influential_citation_count,
+       arg_min(graph_name, priority) AS source_graph, arg_min(graph_modified, priority) AS source_modified
+FROM staging.ranked WHERE k IN ('tkg:citationCount', 'tkg:referenceCount', 'tkg:influentialCitationCount')
+GROUP BY s""",
+    ),
     Table(
         "authorship",
         "Who wrote which paper, with the author's position (1 = first) where the graph records it.",

@@ -35,20 +35,58 @@ class State:
 
     store_spec: str | None = None
     json_errors: bool = False
+    wait: float = 10.0
     _store: GraphStore | None = field(default=None, repr=False)
+    _reader: GraphStore | None = field(default=None, repr=False)
 
     def store(self) -> GraphStore:
-        """Open the store on first use; it is closed when the command ends."""
+        """The store, opened for writing on first use (waiting up to ``--wait`` seconds
+        for another writer); it is closed when the command ends."""
         if self._store is None:
             from kg.store import open_store
 
-            self._store = open_store(self.store_spec)
+            self._store = open_store(self.store_spec, wait=self.wait, command=_command(), notice=notice)
         return self._store
 
+    def reader(self) -> GraphStore:
+        """The store for a command that only reads: never waits for a writer. Within a
+        command that also writes, the writer it opened."""
+        if self._store is not None:
+            return self._store
+        if self._reader is None:
+            from kg.store import open_store, store_spec
+
+            spec = store_spec(self.store_spec)
+            if spec == ":memory:" or spec.startswith(("http://", "https://")):
+                return self.store()
+            self._reader = open_store(self.store_spec, mode="read", notice=notice)
+        return self._reader
+
+    def close_reader(self) -> None:
+        if self._reader is not None:
+            self._reader.close()
+            self._reader = None
+
     def close(self) -> None:
+        self.close_reader()
         if self._store is not None:
             self._store.close()
             self._store = None
+
+
+def notice(message: str) -> None:
+    """Print a one-line message about the store (waiting, recovering) to stderr."""
+    from kg.cli.output import err_console
+
+    err_console().print(f"[yellow]{message}[/]", highlight=False)
+
+
+def _command() -> str:
+    """``kg import rdf``: the command path only (never its arguments, which may hold secrets)."""
+    import click
+
+    ctx = click.get_current_context(silent=True)
+    return ctx.command_path if ctx is not None else "kg"
 
 
 _STATE = State()
@@ -72,8 +110,14 @@ def _main(
             show_default=False,
         ),
     ] = None,
+    wait: Annotated[
+        float,
+        typer.Option("--wait", envvar="KG_WAIT", min=0,
+                     help="Seconds a command that writes waits for another writer to finish."),
+    ] = 10.0,
 ) -> None:
     _STATE.store_spec = store
+    _STATE.wait = wait
     ctx.call_on_close(_STATE.close)
 
 
@@ -89,6 +133,7 @@ def _register() -> None:
     app.add_typer(importlib.import_module("kg.cli.export").app, name="export")
     app.add_typer(importlib.import_module("kg.cli.analytics").app, name="analytics")
     app.add_typer(importlib.import_module("kg.cli.kernels").app, name="kernels")  # kg kernels (#8)
+    app.add_typer(importlib.import_module("kg.cli.suggest").app, name="suggest")  # kg suggest (#17)
     for name in ("query", "serve"):  # kg query, kg serve (issue #5)
         importlib.import_module(f"kg.cli.{name}").register(app)
 

@@ -135,7 +135,7 @@ def _run_build(full: bool) -> Any:
                 tasks[step] = bar.add_task(label, total=total)
             bar.update(tasks[step], completed=done, total=total)
 
-        report = build(state().store(), path, full=full, progress=progress)
+        report = build(state().reader(), path, full=full, progress=progress)
     if report.message:
         _say(report.message, "yellow")
     return report
@@ -144,20 +144,12 @@ def _run_build(full: bool) -> Any:
 def _database(refresh: bool) -> Path:
     """The analytics file, made or refreshed from the graph as needed."""
     from kg.analytics import inspect
-    from kg.errors import StoreLockedError
 
     path = _path()
     problem = inspect(path)
     if problem is None and not refresh:
         return path
-    try:
-        state().store()
-    except StoreLockedError:
-        if problem is None:
-            _say(f"the store is in use, so {path} is shown as last built", "yellow")
-            return path
-        raise
-    report = _run_build(full=False)
+    report = _run_build(full=False)  # reads the store as a reader: never blocked by a writer
     if problem == "missing":
         _say(f"built {path} from the graph in {report.seconds:.1f} s")
     elif report.mode != "up to date":
@@ -298,10 +290,13 @@ def papers(
     csv_out: CsvOpt = False,
     section: SectionOpt = None,
     refresh: RefreshOpt = True,
+    influential: Annotated[bool, typer.Option(
+        "--influential", help="Instead: the papers cited most influentially or for their method, and the citations "
+                              "per intent (from kg ingest citations).")] = False,
 ) -> None:
     """Papers per year, per technique category and per organisation."""
     _analysis(
-        "papers",
+        "influence" if influential else "papers",
         refresh=refresh,
         json_out=json_out,
         csv_out=csv_out,

@@ -119,7 +119,7 @@ def stats(
     from kg.views import stats as compute
 
     _json_errors(fmt)
-    store = state().store()
+    store = state().reader()
     if techniques:
         rows = store.select(
             """SELECT ?id ?name ?category ?onPage WHERE { ?t a tkg:Technique ; skos:notation ?id ;
@@ -153,7 +153,7 @@ def show(
     from kg.views import technique_card
 
     _json_errors(fmt)
-    store = state().store()
+    store = state().reader()
     card = technique_card(store, resolve_technique(store, technique))
     if fmt is TableFormat.json:
         emit_json(card)
@@ -236,12 +236,15 @@ def lineage(
     from kg.views import LineageNode, lineage_tree
 
     state().json_errors = fmt == "json"
-    store = state().store()
+    store = state().reader()
     node = resolve_technique(store, technique)
     up, down = lineage_tree(store, node, direction=direction.value, depth=depth)
 
     def as_dict(n: LineageNode) -> dict[str, Any]:
-        return {"iri": n.iri, "name": n.name, "relation": n.relation, "children": [as_dict(c) for c in n.children]}
+        out = {"iri": n.iri, "name": n.name, "relation": n.relation, "children": [as_dict(c) for c in n.children]}
+        if n.basis == "accepted":  # added by the reader (kg suggest accept), with its evidence
+            out.update(basis=n.basis, note=n.note)
+        return out
 
     if fmt == "json":
         emit_json({"technique": node.value, "ancestors": as_dict(up)["children"],
@@ -250,7 +253,10 @@ def lineage(
 
     def add(tree: Tree, n: LineageNode, arrow: str) -> None:
         for child in n.children:
-            branch = tree.add(f"{arrow} [bold]{escape(child.name)}[/] [dim]({child.relation})[/]")
+            mark = ", added by you" if child.basis == "accepted" else ""
+            branch = tree.add(f"{arrow} [bold]{escape(child.name)}[/] [dim]({child.relation}{mark})[/]")
+            if child.basis == "accepted" and child.note:
+                branch.add(f"[dim italic]{escape(child.note)}[/]")
             add(branch, child, arrow)
 
     root = Tree(f"[bold cyan]{escape(up.name)}[/]")
@@ -278,7 +284,7 @@ def compare(
     if not 2 <= len(techniques) <= 4:
         raise KGError(f"compare takes 2 to 4 techniques, got {len(techniques)}",
                       hint="Example: kg compare GDN KDA Mamba2")
-    store = state().store()
+    store = state().reader()
     nodes = [resolve_technique(store, t) for t in techniques]
     table = compute(store, nodes)
     if fmt == "json":
@@ -336,7 +342,7 @@ def sparql(
     # Bounded before pyoxigraph parses it, and parsed on a deep stack: no query text
     # can overflow the parser's stack and kill the process.
     check_query(text)
-    store = state().store()
+    store = state().reader()
     result = run_deep(lambda: store.query(text, max_rows=limit))
     write = _stdout_bytes
     if isinstance(result, list):
@@ -374,7 +380,7 @@ def validate(fmt: FormatOpt = TableFormat.table) -> None:
     from kg.validate import validate_store
 
     _json_errors(fmt)
-    violations = validate_store(state().store())
+    violations = validate_store(state().reader())
     if fmt is not TableFormat.table:
         emit([{"focus": v.focus, "path": v.path, "message": v.message, "value": v.value} for v in violations],
              ["focus", "path", "message", "value"], fmt=fmt.value)
@@ -402,7 +408,7 @@ def provenance(
     from kg.resolve import resolve_technique
 
     _json_errors(fmt)
-    store = state().store()
+    store = state().reader()
     if node.startswith(("http://", "https://", "urn:")):
         iri = ox.NamedNode(node)
     else:

@@ -78,6 +78,9 @@ def lineage(
     with_papers: Annotated[bool, typer.Option("--with-papers", help="Add the papers behind each technique.")] = False,
     with_repositories: Annotated[bool, typer.Option("--with-repositories",
                                                     help="Add each technique's code repository.")] = False,
+    with_citations: Annotated[bool, typer.Option(
+        "--with-citations", help="Mark each edge confirmed by citations or not, with its evidence, and add the "
+                                 "edges kg suggest lineage proposes, dashed (kg ingest citations first).")] = False,
     force: ForceOpt = False,
     include_private: PrivateOpt = False,
 ) -> None:
@@ -93,10 +96,10 @@ def lineage(
     target = check_target(output, force=force, suffixes=spec.suffixes, fmt=spec.name, binary=spec.binary)
     options = LineageOptions(root=root, direction=direction.value, depth=depth, categories=tuple(category or ()),
                              with_papers=with_papers, with_repositories=with_repositories,
-                             include_private=include_private)
+                             include_private=include_private, with_citations=with_citations)
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), console=err_console(), transient=True) as bar:
         task = bar.add_task("reading the lineage from the store", total=None)
-        graph = build_lineage(state().store(), options)
+        graph = build_lineage(state().reader(), options)
         bar.update(task, description=f"rendering {graph.graph.number_of_nodes()} nodes as {spec.name}")
         data = spec.renderer()(graph)
     written = write_output(target, data, force=force)
@@ -124,7 +127,7 @@ def rdf(
 
     suffixes = RDF_EXPORT_FORMATS[fmt.value][0]
     target = check_target(output, force=force, suffixes=suffixes, fmt=fmt.value)
-    data = render_rdf(state().store(), fmt.value, graph=graph, include_private=include_private,
+    data = render_rdf(state().reader(), fmt.value, graph=graph, include_private=include_private,
                       context_ref="url" if context_url else "inline")
     written = write_output(target, data, force=force)
     _report(target, written, f"{'the ' + graph + ' graph' if graph else 'the graph'} as {fmt.value}")

@@ -1,4 +1,4 @@
-"""``kg ingest``: enrich the graph from arXiv, GitHub and Zotero."""
+"""``kg ingest``: enrich the graph from arXiv, Semantic Scholar, GitHub and Zotero."""
 
 from __future__ import annotations
 
@@ -18,7 +18,8 @@ if TYPE_CHECKING:
 
 __all__ = ["app"]
 
-app = typer.Typer(help="Pull papers, authors and repository metadata from arXiv, GitHub and Zotero.",
+app = typer.Typer(help="Pull papers, authors, citations and repository metadata from arXiv, Semantic Scholar, "
+                       "GitHub and Zotero.",
                   no_args_is_help=True)
 
 
@@ -227,4 +228,72 @@ def github(
     with client, _progress("fetching GitHub repositories", fmt) as progress:
         report = ingest_github(state().store(), source, repos=repos or None, contributors=contributors,
                                progress=progress)
+    _print_report(report, fmt)
+
+
+@app.command("citations")
+def citations(
+    ids: Annotated[Optional[list[str]], typer.Argument(  # noqa: UP045
+        help="Papers as the API takes them: ARXIV:2412.06464, DOI:10.…, CorpusId:…, an S2 paperId (bare arXiv "
+             "ids and DOIs work too). Default: every paper of the graph with an arXiv id or DOI.",
+        show_default=False)] = None,
+    references: Annotated[bool, typer.Option("--references/--no-references",
+                                             help="Fetch the papers each one cites.")] = True,
+    citations_: Annotated[bool, typer.Option("--citations/--no-citations",
+                                             help="Fetch the papers citing each one.")] = True,
+    max_per_paper: Annotated[Optional[int], typer.Option(  # noqa: UP045
+        "--max-per-paper", min=1, help="At most this many citations and references of each paper (default: all).",
+        show_default=False)] = None,
+    query: Annotated[Optional[str], typer.Option(  # noqa: UP045
+        "--query", "-q", help="Search Semantic Scholar instead; the papers found become candidates.",
+        show_default=False)] = None,
+    max_results: Annotated[int, typer.Option("--max", min=1, max=1000, help="Search results to keep.")] = 10,
+    recommendations: Annotated[bool, typer.Option(
+        "--recommendations", help="Also ask for Semantic Scholar's recommendations for the papers marked read and "
+                                  "the techniques' papers (one request each), for kg suggest reading.")] = False,
+    full: Annotated[bool, typer.Option("--full", help="Fetch every list again, even where the counts did not "
+                                                      "change.")] = False,
+    api_url: Annotated[Optional[str], typer.Option(  # noqa: UP045
+        "--api-url", envvar="S2_API_URL", help="API root (default https://api.semanticscholar.org; /graph/v1 and "
+                                               "/recommendations/v1 lie below it): a mirror or a local server.",
+        show_default=False)] = None,
+    delay: Annotated[Optional[float], typer.Option(  # noqa: UP045
+        "--delay", min=0.0, help="Seconds between requests (default 1: Semantic Scholar's rate for one client).",
+        show_default=False)] = None,
+    offline: OfflineOpt = False,
+    cache_dir: CacheOpt = None,
+    contact: ContactOpt = None,
+    timeout: TimeoutOpt = 30.0,
+    fmt: FormatOpt = Format.table,
+) -> None:
+    """Fetch citations from Semantic Scholar, with their contexts, intents and influence, into the citations graph.
+
+    An incremental run fetches a paper's lists only when its citation or reference count changed. The key comes
+    from S2_API_KEY or the keyring (keyring set techkg-semanticscholar api-key) and is sent as x-api-key only.
+    A failed run writes nothing.
+    """
+    from ingest.citations import CitationRun, ingest_citations
+    from ingest.http import Politeness, build_client
+    from ingest.semanticscholar import DEFAULT_API_URL, RETRY_STATUSES, SemanticScholarSource, api_key
+    from kg.errors import IngestError
+
+    state().json_errors = fmt is Format.json
+    if ids and query:
+        raise IngestError("give ids or --query, not both", source="semanticscholar",
+                          hint="Run one kg ingest citations per mode.")
+    if not references and not citations_:
+        raise IngestError("--no-references and --no-citations leave nothing to fetch", source="semanticscholar",
+                          hint="Drop one of them.")
+    key = api_key()
+    url = api_url or DEFAULT_API_URL
+    client = build_client("semanticscholar", api_url=None, contact=contact, timeout=timeout,
+                          headers={"x-api-key": key} if key else None,
+                          politeness=Politeness(min_interval=1.0 if delay is None else delay),
+                          cache=_cache(cache_dir, "semanticscholar"), offline=offline,
+                          retry_statuses=RETRY_STATUSES)
+    source = SemanticScholarSource(client=client, api_url=url, has_key=key is not None)
+    run = CitationRun(ids=ids or None, query=query, max_results=max_results, references=references,
+                      citations=citations_, max_per_paper=max_per_paper, recommendations=recommendations, full=full)
+    with client, _progress("fetching citations from Semantic Scholar", fmt) as progress:
+        report = ingest_citations(state().store(), source, run, progress=progress)
     _print_report(report, fmt)

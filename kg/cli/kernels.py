@@ -38,6 +38,12 @@ class Device(StrEnum):
     cuda = "cuda"
 
 
+class Dtype(StrEnum):
+    float32 = "float32"
+    float16 = "float16"
+    bfloat16 = "bfloat16"
+
+
 FormatOpt = Annotated[Format, typer.Option("--format", "-f", help="Output format.")]
 
 
@@ -64,7 +70,7 @@ def list_(fmt: FormatOpt = Format.table) -> None:
     from kg.views import kernel_status
 
     state().json_errors = fmt is Format.json
-    store = state().store()
+    store = state().reader()
     status = kernel_status(store)
     names = technique_names(store)
     latest = _latest_runs(store)
@@ -138,7 +144,169 @@ def _select(store: GraphStore, names: list[str], record: bool) -> list[Entry]:
 
 
 def _fmt_error(value: float) -> str:
-    return "nan" if value != value else f"{value:.2e}"
+    if value != value:
+        return "nan"
+    return "0" if value == 0 else f"{value:.2e}"
+
+
+def _verify_table(
+    runs: list[Run], reasoned: list[Entry], device: str, elapsed: float, record: bool, verbose: bool
+) -> None:
+    """One row per check, grouped under a row naming the technique, narrow enough for 80
+    columns; what failed (and with -v every claim) below the table."""
+    from kg.cli.output import console, emit
+
+    rows: list[dict[str, str]] = []
+    for r in runs:
+        rows.append({"check": f"{r.technique}{'' if r.passed else '  ✗'}", "error": "", "tolerance": "", "result": ""})
+        for c in r.checks:
+            rows.append(
+                {
+                    "check": f"  {c.name}",
+                    "error": _fmt_error(c.error),
+                    "tolerance": f"{'0' if c.tolerance == 0 else f'{c.tolerance:.0e}'} {c.measure}",
+                    "result": "pass" if c.passed else "FAIL",
+                    "time": f"{c.seconds:.2f}",
+                }
+            )
+    dtypes = sorted({c.dtype for r in runs for c in r.checks})
+    emit(
+        rows,
+        ["check", "error", "tolerance", "result", "time"],
+        title=f"Verification on {device} ({', '.join(dtypes) or 'float32'})",
+        headers={"error": "max error", "time": "time (s)"},
+    )
+    out = console()
+    failed = [r for r in runs if not r.passed]
+    for r in runs:
+        for c in r.checks:
+            if verbose or not c.passed:
+                mark = "[red]✗[/] " if not c.passed else ""
+                out.print(f"{mark}[bold]{r.technique} / {c.name}[/]: {c.claim}")
+                if c.detail:
+                    out.print(f"  [dim]{c.detail}[/]")
+    for e in reasoned:
+        out.print(f"[dim]{e.technique}: no kernel. {e.rationale}[/]")
+    verdict = "[green]all passed[/]" if not failed else f"[red]{len(failed)} failed[/]"
+    where = "recorded in the graph (kernels)" if record else "not recorded"
+    checks = sum(len(r.checks) for r in runs)
+    out.print(f"{len(runs)} kernels, {checks} checks on {device} in {elapsed:.1f} s: {verdict}; {where}")
+
+
+@app.command("mutants")
+def mutants(
+    techniques: Annotated[
+        list[str] | None,
+        typer.Argument(  # noqa: UP045
+            help="Techniques by id, name or alias (default: every technique with code).",
+            show_default=False,
+        ),
+    ] = None,
+    fmt: FormatOpt = Format.table,
+    verbose: Annotated[
+        bool, typer.Option("--verbose", "-v", help="One row per mutant instead of per technique.")
+    ] = False,
+) -> None:
+    """Plant each declared mutant (a realistic bug) and report how many the checks kill.
+
+    A mutant is killed when a declared check fails on its numbers; one whose code only
+    raises is "crashed", one that passes every check "survived". Exits with status 1
+    unless every mutant is killed."""
+    import time
+
+    from kg.cli.output import console, emit, emit_json, err_console
+
+    state().json_errors = fmt is Format.json
+    store = state().reader()
+    selected = [e for e in _select(store, list(techniques or []), record=False) if e.has_code]
+    state().close_reader()  # the mutants run for minutes and read nothing more
+
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from kernels.mutation import MutantRun, declared_mutants, run_mutant
+
+    planned = [(e, m) for e in selected for m in declared_mutants(e)]
+    started = time.perf_counter()
+    results: list[MutantRun] = []
+    with Progress(
+        TextColumn("[bold]mutants[/] {task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err_console(),
+        transient=True,
+        disable=fmt is not Format.table,
+    ) as progress:
+        task = progress.add_task("", total=len(planned))
+        for e, m in planned:
+            progress.update(task, description=f"{e.technique} / {m.name}")
+            results.append(run_mutant(e, m))
+            progress.advance(task)
+    elapsed = time.perf_counter() - started
+    killed = sum(r.killed for r in results)
+    rate = killed / len(results) if results else 1.0
+    per_technique = []
+    for e in selected:
+        mine = [r for r in results if r.technique == e.technique]
+        n = sum(r.killed for r in mine)
+        per_technique.append(
+            {
+                "technique": e.technique,
+                "mutants": len(mine),
+                "killed": n,
+                "rate": f"{n / len(mine):.0%}" if mine else "",
+                "survivors": ", ".join(r.mutant for r in mine if not r.killed),
+            }
+        )
+    per_mutant = [
+        {
+            "technique": r.technique,
+            "mutant": r.mutant,
+            "check": r.check,
+            "verdict": r.verdict,
+            "killed_by": r.killed_by,
+            "error": _fmt_error(r.error),
+            "tolerance": f"{r.tolerance:.0e}",
+            "seconds": f"{r.seconds:.2f}",
+            "bug": r.bug,
+            "detail": r.detail,
+        }
+        for r in results
+    ]
+    if fmt is Format.json:
+        emit_json(
+            {
+                "mutants": len(results),
+                "killed": killed,
+                "rate": round(rate, 4),
+                "seconds": round(elapsed, 3),
+                "techniques": per_technique,
+                "runs": per_mutant,
+            }
+        )
+    elif fmt is Format.csv:
+        rows = per_mutant if verbose else per_technique
+        emit(rows, list(rows[0]) if rows else ["technique"], fmt="csv")
+    else:
+        if verbose:
+            emit(
+                per_mutant,
+                ["technique", "mutant", "verdict", "error", "tolerance", "bug"],
+                title="Mutants",
+            )
+        else:
+            emit(
+                per_technique,
+                ["technique", "mutants", "killed", "rate", "survivors"],
+                title="Mutants killed by the declared checks",
+            )
+        out = console()
+        for r in results:
+            if not r.killed:
+                out.print(f"[red]✗ {r.technique} / {r.mutant}[/] {r.verdict}: {r.bug}")
+        out.print(f"{killed} of {len(results)} mutants killed ({rate:.0%}) in {elapsed:.1f} s")
+    if killed < len(results):
+        raise typer.Exit(1)
 
 
 @app.command("verify")
@@ -150,27 +318,35 @@ def verify(
             show_default=False,
         ),
     ] = None,
-    device: Annotated[
-        Device, typer.Option(help="Run the checks on the CPU or on a CUDA GPU.")
-    ] = Device.cpu,
-    as_json: Annotated[
-        bool, typer.Option("--json", help="Print JSON (same as --format json).")
-    ] = False,
+    device: Annotated[Device, typer.Option(help="Run the checks on the CPU or on a CUDA GPU.")] = Device.cpu,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON (same as --format json).")] = False,
     fmt: FormatOpt = Format.table,
-    record: Annotated[
-        bool, typer.Option(help="Record the runs in the graph (named graph kernels).")
-    ] = True,
+    record: Annotated[bool, typer.Option(help="Record the runs in the graph (named graph kernels).")] = True,
+    dtype: Annotated[
+        Dtype,
+        typer.Option(
+            help="Run the checks that declare a tolerance for it in float16 or bfloat16 (FLA's and "
+            "Liger's tolerances, judged by relative RMS error); the others run in float32."
+        ),
+    ] = Dtype.float32,
+    verbose: Annotated[
+        bool, typer.Option("--verbose", "-v", help="Also print each check's claim and what it measured.")
+    ] = False,
 ) -> None:
-    """Run the declared checks: per check max abs/rel error, tolerance, claim, pass/fail, time."""
+    """Run the declared checks: per check the error it judges, tolerance, result and time.
+
+    The table shows one row per check under its technique; failed checks say what they
+    measured below it, and -v adds every check's claim. JSON and CSV carry everything."""
     import time
 
-    from kg.cli.output import console, emit, emit_json, err_console
+    from kg.cli.output import emit, emit_json, err_console
 
     if as_json:
         fmt = Format.json
     state().json_errors = fmt is Format.json
-    store = state().store()
-    selected = _select(store, list(techniques or []), record)
+    # No lock while the checks run (minutes): read the selection, let go, lock only to record.
+    selected = _select(state().reader(), list(techniques or []), record)
+    state().close_reader()
 
     from kernels.verify import resolve_device, verify_many
 
@@ -200,6 +376,7 @@ def verify(
             runs = verify_many(
                 with_code,
                 device=device.value,
+                dtype=dtype.value,
                 on_start=lambda e: progress.update(task, description=e.technique),
                 on_done=lambda r: progress.advance(task),
             )
@@ -207,13 +384,14 @@ def verify(
     if record:
         from kernels.record import record as write
 
-        write(store, runs)
+        write(state().store(), runs)
     reasoned = [e for e in selected if not e.has_code]
     failed = [r for r in runs if not r.passed]
     if fmt is Format.json:
         emit_json(
             {
                 "device": device.value,
+                "dtype": dtype.value,
                 "recorded": record,
                 "seconds": round(elapsed, 3),
                 "passed": len(runs) - len(failed),
@@ -222,52 +400,26 @@ def verify(
                 "none": [{"technique": e.technique, "rationale": e.rationale} for e in reasoned],
             }
         )
-    else:
+    elif fmt is Format.csv:
         rows = [
             {
                 "technique": r.technique,
                 "check": c.name,
-                "claim": c.claim,
+                "dtype": c.dtype,
                 "max_abs": _fmt_error(c.max_abs),
                 "max_rel": _fmt_error(c.max_rel),
-                "tolerance": f"{c.tolerance:.0e} ({c.measure})",
+                "measure": c.measure,
+                "tolerance": f"{c.tolerance:.0e}",
                 "result": "pass" if c.passed else "FAIL",
                 "seconds": f"{c.seconds:.3f}",
+                "claim": c.claim,
                 "detail": c.detail,
             }
             for r in runs
             for c in r.checks
         ]
-        if fmt is Format.csv:
-            emit(rows, list(rows[0]) if rows else ["technique"], fmt="csv")
-        else:
-            emit(
-                rows,
-                [
-                    "technique",
-                    "check",
-                    "max_abs",
-                    "max_rel",
-                    "tolerance",
-                    "result",
-                    "seconds",
-                    "claim",
-                ],
-                title=f"Verification on {device.value}",
-                headers={"max_abs": "max abs err", "max_rel": "max rel err", "seconds": "time (s)"},
-            )
-            out = console()
-            for e in reasoned:
-                out.print(f"[dim]{e.technique}: no kernel. {e.rationale}[/]")
-            for r in failed:
-                for c in r.checks:
-                    if not c.passed:
-                        out.print(f"[red]✗ {r.technique} / {c.name}[/]: {c.detail}")
-            verdict = "[green]all passed[/]" if not failed else f"[red]{len(failed)} failed[/]"
-            where = "recorded in the graph (kernels)" if record else "not recorded"
-            out.print(
-                f"{len(runs)} kernels verified on {device.value} in {elapsed:.1f} s: {verdict}; "
-                f"{where}"
-            )
+        emit(rows, list(rows[0]) if rows else ["technique"], fmt="csv")
+    else:
+        _verify_table(runs, reasoned, device.value, elapsed, record, verbose)
     if failed:
         raise typer.Exit(1)

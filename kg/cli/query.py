@@ -131,7 +131,7 @@ def query(
     from kg.resolve import Resolver
     from kg.results import Solutions, serialize_solutions, serialize_triples
 
-    store = state().store()
+    store = state().reader()
     text, bindings = queries.prepare(named, _parse_params(param or []), Resolver(store))
     result = store.query(text, bindings, max_rows=limit)
     if isinstance(result, list):

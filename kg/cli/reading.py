@@ -26,7 +26,7 @@ def list_(
     from kg.reading import reading_rows
 
     state().json_errors = fmt == "json"
-    rows = reading_rows(state().store(), status=status, category=category)
+    rows = reading_rows(state().reader(), status=status, category=category)
     for r in rows:
         r["changed"] = str(r["changed"] or "")[:10]
     emit(rows, ["status", "title", "categories", "venue", "note", "changed"], fmt=fmt,

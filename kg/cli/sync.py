@@ -194,7 +194,7 @@ def conflicts(
 
     state().json_errors = fmt is Format.json
     spec = LibrarySpec.parse(library) if library else None
-    rows = conflict_rows(state().store(), spec)
+    rows = conflict_rows(state().reader(), spec)
     for row in rows:
         row["lost"] = _short(row["losing_value"])
         row["kept"] = row["winner"]

@@ -19,12 +19,12 @@ A client that goes away while its query runs has it stopped the same way.
 
 The view a worker reads depends on the store:
 
-- **embedded, on disk**: a snapshot, a RocksDB checkpoint of the store (hard links,
-  milliseconds) that nobody writes to, opened read-only. After every write through the
-  server (:meth:`WorkerPool.invalidate`), the next query takes a fresh snapshot; old
-  ones are removed once no worker reads them.
-- **embedded, in memory** (``--store :memory:``): the same, from a bulk copy in a
-  temporary directory.
+- **embedded, on disk**: the read-only views that the store's writer (the server's
+  process) publishes after every write (:mod:`kg.store.folder`): RocksDB checkpoints
+  that no process writes to. Before each query a worker moves to the newest one.
+- **embedded, in memory** (``--store :memory:``): a snapshot in a temporary directory
+  (a bulk copy), taken again after every write through the server
+  (:meth:`WorkerPool.invalidate`); old ones are removed once no worker reads them.
 - **remote** (``--store URL``): the remote endpoint itself, through the worker's own
   connection. Killing the worker closes the connection, which abandons the request;
   the remote server applies its own timeout to whatever it still runs.
@@ -36,7 +36,6 @@ import asyncio
 import contextlib
 import logging
 import multiprocessing
-import os
 import queue
 import resource
 import shutil
@@ -57,20 +56,25 @@ from kg.server.errors import EndpointError
 from kg.server.jobs import Job, execute
 from kg.store.base import GraphStore
 
-__all__ = ["PoolLimits", "RemoteView", "SnapshotView", "StoreViews", "View", "WorkerPool"]
+__all__ = ["PoolLimits", "ReaderView", "RemoteView", "SnapshotView", "StoreViews", "View", "WorkerPool"]
 
 log = logging.getLogger("kg.server")
 
-#: Where the snapshots of an on-disk store live, inside the store's directory.
-VIEWS_DIR = ".kg-serve-views"
 #: How often a running query's worker is looked at (deadline, memory, client).
 _POLL = 0.02
 _PRELOAD = ["kg.server.jobs", "kg.store.embedded", "kg.store.remote", "kg.resolve", "queries"]
 
 
 @dataclass(frozen=True)
+class ReaderView:
+    """The embedded store on disk, read through the views its writer publishes."""
+
+    path: str
+
+
+@dataclass(frozen=True)
 class SnapshotView:
-    """A directory holding a snapshot of the embedded store, to open read-only."""
+    """A directory holding a snapshot of an embedded store in memory, to open read-only."""
 
     path: str
 
@@ -83,7 +87,7 @@ class RemoteView:
     token: str | None = field(default=None, repr=False)
 
 
-View = SnapshotView | RemoteView
+View = ReaderView | SnapshotView | RemoteView
 
 
 @dataclass(frozen=True)
@@ -114,28 +118,25 @@ class StoreViews:
         self._lock = threading.Lock()
         self._generation = 0
         self._current: View | None = None
-        self._stale = True
         self._root: Path | None = None
-        self._own_root = False
         #: Snapshots that a newer one replaced, to remove once no worker reads them.
         self._replaced: set[View] = set()
         if isinstance(store, RemoteStore):
             auth = store._client.headers.get("authorization", "")
             token = auth.partition(" ")[2] if auth.lower().startswith("bearer ") else None
             self._current = RemoteView(store.spec, token)
-            self._stale = False
+        elif isinstance(store, OxigraphStore) and store.path is not None:
+            # Every write publishes a view for readers (kg.store.folder): workers read those.
+            self._current = ReaderView(str(store.path))
         elif isinstance(store, OxigraphStore):
-            if store.path is not None:
-                self._root = store.path / VIEWS_DIR / str(os.getpid())
-                _remove_stale_views(store.path / VIEWS_DIR)
-            else:
-                self._root = Path(tempfile.mkdtemp(prefix="kg-serve-views-"))
-                self._own_root = True
+            self._root = Path(tempfile.mkdtemp(prefix="kg-serve-views-"))
+            self._stale = True
         else:
             raise TypeError(f"cannot serve queries from a {type(store).__name__}")
+        self._stale = self._root is not None
 
     def current(self) -> View:
-        """The newest view (a new snapshot after a write)."""
+        """The newest view (for a store in memory, a new snapshot after a write)."""
         with self._lock:
             if self._stale or self._current is None:
                 from kg.store.embedded import OxigraphStore
@@ -143,8 +144,6 @@ class StoreViews:
                 assert isinstance(self.store, OxigraphStore) and self._root is not None
                 self._generation += 1
                 target = self._root / f"g{self._generation}"
-                self._root.mkdir(parents=True, exist_ok=True)
-                shutil.rmtree(target, ignore_errors=True)
                 self.store.snapshot(target)
                 if self._current is not None:
                     self._replaced.add(self._current)
@@ -153,10 +152,10 @@ class StoreViews:
             return self._current
 
     def invalidate(self) -> None:
-        """The store changed: the next query reads a new view."""
+        """The store changed: the next query reads a new view. (A store on disk
+        publishes a view with every write by itself.)"""
         with self._lock:
-            if isinstance(self._current, SnapshotView):
-                self._stale = True
+            self._stale = self._root is not None
 
     def prune(self, in_use: set[View]) -> None:
         """Remove the snapshots no worker reads any more."""
@@ -167,32 +166,20 @@ class StoreViews:
             shutil.rmtree(view.path, ignore_errors=True)
 
     def close(self) -> None:
-        if self._root is None:
-            return
-        shutil.rmtree(self._root, ignore_errors=True)
-        parent = self._root.parent
-        if not self._own_root:
-            with contextlib.suppress(OSError):
-                parent.rmdir()  # only when no other server left its views there
-
-
-def _remove_stale_views(root: Path) -> None:
-    """Snapshots left by servers that were killed before they could remove them."""
-    if not root.exists():
-        return
-    for child in root.iterdir():
-        if child.name.isdigit() and not psutil.pid_exists(int(child.name)):
-            shutil.rmtree(child, ignore_errors=True)
+        if self._root is not None:
+            shutil.rmtree(self._root, ignore_errors=True)
 
 
 # -- the worker process ----------------------------------------------------------------
 
 
 def _open_view(view: View) -> GraphStore:
-    if isinstance(view, SnapshotView):
-        from kg.store.embedded import OxigraphStore
+    from kg.store.embedded import OxigraphStore
 
-        return OxigraphStore.read_only(Path(view.path))
+    if isinstance(view, ReaderView):
+        return OxigraphStore.open_reader(Path(view.path))
+    if isinstance(view, SnapshotView):
+        return OxigraphStore.open_snapshot(Path(view.path))
     from kg.store.remote import RemoteStore
 
     return RemoteStore(view.spec, token=view.token)
@@ -251,6 +238,9 @@ def _worker_main(conn: Connection, memory: int) -> None:
                                                   "Retry; see the server's log if it persists.",
                                                   kind="StoreUnavailable")))
                 continue
+        elif isinstance(view, ReaderView):
+            with contextlib.suppress(Exception):
+                store.refresh()  # type: ignore[attr-defined]  # the newest view the writer published
         if not limited:
             _limit_address_space(memory)
             limited = True

@@ -7,7 +7,9 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
+from typing import Literal
 
 from kg.store.base import Activity, GraphInfo, GraphStore, Transaction
 
@@ -36,9 +38,21 @@ def store_spec(spec: str | os.PathLike[str] | None = None) -> str:
     return os.environ.get("KG_STORE") or str(default_store_path())
 
 
-def open_store(spec: str | os.PathLike[str] | None = None) -> GraphStore:
+def open_store(
+    spec: str | os.PathLike[str] | None = None,
+    *,
+    mode: Literal["write", "read"] = "write",
+    wait: float = 0.0,
+    command: str = "kg",
+    notice: Callable[[str], None] | None = None,
+) -> GraphStore:
     """Open the store named by ``spec`` (see :func:`store_spec`); ``:memory:`` gives an
-    in-memory Oxigraph store, an ``http(s)://`` URL a remote SPARQL endpoint."""
+    in-memory Oxigraph store, an ``http(s)://`` URL a remote SPARQL endpoint.
+
+    An embedded store on disk opens as its one writer (``mode="write"``: waits up to
+    ``wait`` seconds for another writer; ``command`` names this one to the others) or as
+    a reader (``mode="read"``: never waits, sees the last committed state). ``notice``
+    receives one-line messages about waiting and recovery."""
     value = store_spec(spec)
     if value.startswith(("http://", "https://")):
         from kg.store.remote import RemoteStore
@@ -48,4 +62,8 @@ def open_store(spec: str | os.PathLike[str] | None = None) -> GraphStore:
 
     if value == ":memory:":
         return OxigraphStore(None)
-    return OxigraphStore(Path(value).expanduser())
+    path = Path(value).expanduser()
+    default = not spec and not os.environ.get("KG_STORE")
+    if mode == "read":
+        return OxigraphStore.open_reader(path, create_parents=default, notice=notice)
+    return OxigraphStore(path, wait=wait, command=command, create_parents=default, notice=notice)

@@ -1,83 +1,134 @@
-"""The embedded default: an Oxigraph store in a directory on disk (pyoxigraph)."""
+"""The embedded default: an Oxigraph store in a directory on disk (pyoxigraph).
+
+A store opens as a *writer* (``OxigraphStore(path)``: one process at a time, others wait
+up to ``wait`` seconds and are then told who holds it) or as a *reader*
+(:meth:`OxigraphStore.open_reader`: any number, at any time, over the newest published
+view; see :mod:`kg.store.folder` for why views and not ``Store.read_only`` on the primary).
+"""
 
 from __future__ import annotations
 
 import gzip
 import hashlib
-import json
-import os
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import IO, Any, cast
 
 import pyoxigraph as ox
 
 from kg.errors import QueryError, RDFImportError, StoreError, StoreLockedError
+from kg.graphs import PROVENANCE
+from kg.pauses import pause_point
 from kg.rdfxml import check as check_rdfxml
 from kg.results import QueryResult, Solutions, Term
 from kg.sparqlguard import names_dataset
 from kg.store.base import Activity, Dataset, GraphStore, provenance_update
+from kg.store.folder import SERVE_FILE, ReaderLease, StoreFolder, WriterLock
 from kg.vocab import PREFIXES
 
-__all__ = ["OxigraphStore", "SERVE_FILE"]
+__all__ = ["OxigraphStore", "SERVE_FILE", "Notice"]
 
-#: ``kg serve`` writes its URL here so that a locked store can point to it.
-SERVE_FILE = "serve.json"
 _STAGING = "urn:techkg:staging:"
+#: Receives one-line messages about waiting and recovery (the CLI prints them to stderr).
+Notice = Callable[[str], None]
+
+
+def _quiet(_message: str) -> None:
+    return None
 
 
 class OxigraphStore(GraphStore):
     """Oxigraph on disk, or in memory when ``path`` is None.
 
-    One process at a time may hold a store on disk. Another process gets a
-    :class:`StoreLockedError` that says who holds it and how to reach it instead.
+    ``OxigraphStore(path)`` opens the store as its one writer: another writer waits up to
+    ``wait`` seconds, then gets a :class:`StoreLockedError` that names the holder's command
+    and pid. ``command`` is what this process says it is doing (``kg import rdf``).
+    Opening after a writer was killed recovers first and says what it recovers through
+    ``notice``. Readers use :meth:`open_reader` and are never blocked.
     """
 
-    #: Opened with :meth:`read_only`: nothing to flush.
-    _read_only = False
-
-    def __init__(self, path: Path | None = None) -> None:
+    def __init__(
+        self,
+        path: Path | None = None,
+        *,
+        wait: float = 0.0,
+        command: str = "kg",
+        create_parents: bool = False,
+        notice: Notice | None = None,
+    ) -> None:
         self.path = path
         self.location = str(path) if path else ":memory:"
+        self.read_only = False
+        self._notice = notice or _quiet
+        self._lock: WriterLock | None = None
+        self._lease: ReaderLease | None = None
+        self._folder = StoreFolder(path) if path is not None else None
+        if path is None:
+            self._store = ox.Store()
+            return
+        assert self._folder is not None
+        self._folder.prepare(create_parents=create_parents)
+        self._lock = self._folder.lock(command=command, wait=wait, on_wait=self._notice)
         try:
-            if path is None:
-                self._store = ox.Store()
-            else:
-                path.mkdir(parents=True, exist_ok=True)
-                self._store = ox.Store(str(path))
+            self._store = ox.Store(str(path))
         except OSError as exc:
-            if "lock" in str(exc).lower() and path is not None:
+            self._lock.release()
+            if "lock" in str(exc).lower():
                 raise StoreLockedError(
                     f"the store at {path} is in use by another process",
-                    hint=_lock_hint(path),
+                    hint=self._folder.locked_hint(),
                 ) from None
             raise StoreError(
                 f"cannot open the store at {path}: {exc}",
                 hint="Check that the directory is readable and holds an Oxigraph store, "
                 "or point --store / KG_STORE at another directory.",
             ) from exc
-        self._drop_staging()
+        try:
+            self._recover()
+        except BaseException:
+            self.close()
+            raise
 
     @classmethod
-    def read_only(cls, path: Path) -> OxigraphStore:
-        """A store opened read-only: no lock, no writes. Meant for a directory no process
-        writes to, such as a :meth:`snapshot` (pyoxigraph does not define what a
-        read-only reader sees while another process writes)."""
+    def open_reader(cls, path: Path, *, create_parents: bool = False, notice: Notice | None = None) -> OxigraphStore:
+        """A read-only store over the newest published view of the store at ``path``.
+
+        Never waits for a writer. Writes through it raise :class:`StoreError`. A long-lived
+        reader calls :meth:`refresh` to move to a newer view."""
+        folder = StoreFolder(path)
+        say = notice or _quiet
+        if not folder.is_store() or folder.views_stale():
+            _publish_if_free(path, folder, create_parents=create_parents, notice=say)
         self = cls.__new__(cls)
         self.path = path
         self.location = str(path)
-        self._read_only = True
-        try:
-            self._store = ox.Store.read_only(str(path))
-        except OSError as exc:
-            raise StoreError(f"cannot open the store at {path} read-only: {exc}") from exc
+        self.read_only = True
+        self._notice = say
+        self._lock = None
+        self._folder = folder
+        self._lease = None
+        self._open_view()
+        return self
+
+    @classmethod
+    def open_snapshot(cls, path: Path) -> OxigraphStore:
+        """A read-only store over a directory that no process writes: a :meth:`snapshot`."""
+        self = cls.__new__(cls)
+        self.path = path
+        self.location = str(path)
+        self.read_only = True
+        self._notice = _quiet
+        self._lock = None
+        self._folder = None
+        self._lease = None
+        self._store = _open_read_only(path)
         return self
 
     def snapshot(self, target: Path) -> None:
-        """Write a consistent copy of the whole store to the new directory ``target``,
-        for :meth:`read_only` readers: a RocksDB checkpoint (hard links, milliseconds)
-        of a store on disk, a bulk copy of one in memory."""
+        """Write a consistent copy of the whole store into the new directory ``target``,
+        for :meth:`open_snapshot`: a RocksDB checkpoint (hard links) of a store on disk, a
+        bulk copy of one in memory."""
         try:
             if self.path is not None:
                 self._store.backup(str(target))
@@ -88,6 +139,98 @@ class OxigraphStore(GraphStore):
             del copy
         except OSError as exc:
             raise StoreError(f"cannot write a snapshot of the store at {self.location} to {target}: {exc}") from exc
+
+    def _open_view(self) -> None:
+        assert self._folder is not None and self.path is not None
+        lease = self._folder.lease_view()
+        if lease is None:
+            # No view yet and a writer holds the store: only a store last written by a
+            # TechKG older than views gets here. Read the primary directly, as the one
+            # way left (pyoxigraph documents it as unsafe while another process writes).
+            self._store = _open_read_only(self.path)
+            self._lease = None
+            return
+        try:
+            store = _open_read_only(lease.view)
+        except BaseException:
+            lease.release()
+            raise
+        self._store, self._lease = store, lease
+
+    def refresh(self) -> bool:
+        """For a reader: move to the newest published view, if there is a newer one."""
+        if not self.read_only or self._folder is None:
+            return False
+        current = self._folder.current_view()
+        if current is None or (self._lease is not None and self._lease.view.name == current):
+            return False
+        old_store, old_lease = self._store, self._lease
+        self._open_view()
+        del old_store
+        if old_lease is not None:
+            old_lease.release()
+        return True
+
+    @property
+    def view(self) -> str | None:
+        """The name of the view a reader reads (None for a writer)."""
+        return self._lease.view.name if self._lease is not None else None
+
+    def _recover(self) -> None:
+        """Finish or undo what an interrupted writer left, saying what, then make sure
+        readers see the committed state."""
+        assert self._lock is not None and self._folder is not None
+        interrupted = self._lock.interrupted
+        actions: list[Callable[[], None]] = []
+        messages: list[str] = []
+        pending = self._folder.pending()
+        if pending and pending.get("drop") and not self._committed(str(pending.get("activity", ""))):
+            target = ox.NamedNode(str(pending["drop"]))
+            messages.append(f"removing {self._size(target):,} triples of an unfinished load into <{target.value}>, "
+                            "which was empty before it started")
+            actions.append(lambda: self._store.remove_graph(target))
+        for g in self._store.named_graphs():
+            if isinstance(g, ox.NamedNode) and g.value.startswith(_STAGING):
+                messages.append(f"removing {self._size(g):,} triples of an unfinished load (a staging graph); "
+                                "the graph it was to replace is unchanged")
+                actions.append(lambda g=g: self._store.remove_graph(g))  # type: ignore[misc]
+        for hook in _RECOVERY_HOOKS:
+            found = hook(self)
+            if found is not None:
+                messages.append(found[0])
+                actions.append(found[1])
+        stale = self._folder.views_stale()
+        if interrupted is not None:
+            what = "; ".join(messages) if messages else (
+                "nothing was half-written (every write is atomic): the store is as its last complete write left it")
+            self._notice(f"recovering: {interrupted.describe()} was interrupted; {what}")
+        elif messages:
+            self._notice("recovering: " + "; ".join(messages))
+        for action in actions:
+            action()
+        self._folder.end()
+        if stale or actions:
+            self._publish()
+        else:
+            self._folder.collect_views()
+
+    def _committed(self, activity: str) -> bool:
+        return bool(activity) and self.ask(
+            f"ASK {{ GRAPH {PROVENANCE} {{ ?g prov:wasGeneratedBy <{activity}> }} }}")
+
+    def _size(self, graph: ox.NamedNode) -> int:
+        return self.count(graph)
+
+    def _publish(self) -> None:
+        if self._folder is not None and not self.read_only:
+            self._folder.publish_view(lambda target: self._store.backup(str(target)))
+
+    def _writable(self) -> None:
+        if self.read_only:
+            raise StoreError(
+                f"this command opened the store at {self.location} read-only and cannot write to it",
+                hint="This is a bug in the command: it should open the store as a writer.",
+            )
 
     # -- primitives ----------------------------------------------------------------
 
@@ -143,6 +286,10 @@ class OxigraphStore(GraphStore):
             raise StoreError(f"writing the results of a query on {self.location} to {path} failed: {exc}") from exc
 
     def update(self, sparql: str) -> None:
+        self._writable()
+        if self._folder is not None:
+            self._folder.mark_stale()
+        pause_point("store.before-commit")
         try:
             self._store.update(sparql, prefixes=PREFIXES)
         except SyntaxError as exc:
@@ -152,6 +299,8 @@ class OxigraphStore(GraphStore):
                 f"the update was rejected and nothing was written: {exc}",
                 hint="The store is unchanged; fix the cause above and run the command again.",
             ) from exc
+        pause_point("store.after-commit")
+        self._publish()
 
     def load_file(
         self, path: Path, *, graph: ox.NamedNode, fmt: ox.RdfFormat, gzipped: bool, activity: Activity
@@ -162,11 +311,14 @@ class OxigraphStore(GraphStore):
         A non-empty one is loaded into a staging graph first and swapped in by a single
         atomic update, so a failure at any point leaves the old graph as it was.
         """
+        self._writable()
         if fmt == ox.RdfFormat.RDF_XML:
             check_rdfxml(path, gzipped=gzipped)  # no entity bombs reach the parser
         quads_format = fmt in (ox.RdfFormat.N_QUADS, ox.RdfFormat.TRIG)
         direct = not quads_format and self._is_empty(graph)
         target = graph if direct else ox.NamedNode(_STAGING + uuid.uuid4().hex)
+        if direct and self._folder is not None:
+            self._folder.begin({"drop": graph.value, "activity": activity.iri.value})
         try:
             with _open(path, gzipped) as stream:
                 if quads_format:
@@ -177,9 +329,12 @@ class OxigraphStore(GraphStore):
                     )
                 else:
                     self._store.bulk_load(stream, format=fmt, to_graph=target)
+            pause_point("store.loaded")
         except (SyntaxError, ValueError, OSError, EOFError, gzip.BadGzipFile) as exc:
             if self._store.contains_named_graph(target):
                 self._store.remove_graph(target)
+            if self._folder is not None:
+                self._folder.end()
             raise RDFImportError(
                 f"could not load it as {fmt.name}: {exc}",
                 path=str(path),
@@ -198,9 +353,11 @@ class OxigraphStore(GraphStore):
         try:
             self.update(" ;\n".join(ops))
         except StoreError:
-            if not direct:
-                self._store.remove_graph(target)
+            self._store.remove_graph(target)
             raise
+        finally:
+            if self._folder is not None:
+                self._folder.end()
         return count
 
     def dump(self, out: IO[bytes], *, fmt: ox.RdfFormat, graph: ox.NamedNode | None = None) -> None:
@@ -221,20 +378,23 @@ class OxigraphStore(GraphStore):
 
     def close(self) -> None:
         if getattr(self, "_store", None) is not None:
-            if not self._read_only:
+            if not self.read_only:
                 self._store.flush()
             del self._store
             self._store = None  # type: ignore[assignment]
+        if getattr(self, "_lease", None) is not None:
+            assert self._lease is not None
+            self._lease.release()
+            self._lease = None
+        if getattr(self, "_lock", None) is not None:
+            assert self._lock is not None
+            self._lock.release()
+            self._lock = None
 
     # -- helpers -------------------------------------------------------------------
 
     def _is_empty(self, graph: ox.NamedNode) -> bool:
         return next(iter(self._store.quads_for_pattern(None, None, None, graph)), None) is None
-
-    def _drop_staging(self) -> None:
-        for g in list(self._store.named_graphs()):
-            if isinstance(g, ox.NamedNode) and g.value.startswith(_STAGING):
-                self._store.remove_graph(g)
 
 
 def _open(path: Path, gzipped: bool) -> IO[bytes]:
@@ -249,36 +409,34 @@ def _file_digest(path: Path) -> str:
     return "file:" + digest.hexdigest()
 
 
-def _alive(pid: int) -> bool:
-    """Whether a process ``pid`` runs (and is not a zombie)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-        return stat.rsplit(")", 1)[1].split()[0] != "Z"
-    except (OSError, IndexError):
-        return True
+#: Recovery steps of other modules (snapshots register one): each looks at the store and
+#: returns what it will do (a message) and how, or None when it has nothing to do.
+RecoveryHook = Callable[["OxigraphStore"], "tuple[str, Callable[[], None]] | None"]
+_RECOVERY_HOOKS: list[RecoveryHook] = []
 
 
-def _lock_hint(path: Path) -> str:
-    serve = path / SERVE_FILE
-    if serve.exists():
-        try:
-            info = json.loads(serve.read_text())
-            url, pid = info["sparql"], int(info["pid"])
-            if _alive(pid):
-                return (
-                    f"`kg serve` (pid {pid}) holds it. Run the command against its "
-                    f"endpoint instead: kg --store {url} ..., or stop the server first."
-                )
-            # A server that was killed left its serve.json behind: it names nobody.
-        except (OSError, ValueError, KeyError, TypeError):
-            pass
-    return (
-        "Wait for the other kg command to finish, stop the `kg serve` that holds it, or use "
-        "another store with --store DIR (or KG_STORE)."
-    )
+def add_recovery_hook(hook: RecoveryHook) -> None:
+    if hook not in _RECOVERY_HOOKS:
+        _RECOVERY_HOOKS.append(hook)
+
+
+def _open_read_only(path: Path) -> ox.Store:
+    try:
+        return ox.Store.read_only(str(path))
+    except OSError as exc:
+        raise StoreError(f"cannot open the store at {path} for reading: {exc}",
+                         hint="Check that --store (or KG_STORE) names a TechKG store.") from exc
+
+
+def _publish_if_free(path: Path, folder: StoreFolder, *, create_parents: bool, notice: Notice) -> None:
+    """Publish a view for readers when none is current, if no writer holds the store
+    (the holder publishes one itself when it writes)."""
+    folder.prepare(create_parents=create_parents)
+    lock = folder.try_lock(command="kg (publishing a view for readers)")
+    if lock is None:
+        return
+    lock.release()
+    try:
+        OxigraphStore(path, command="kg (publishing a view for readers)", notice=notice).close()
+    except StoreLockedError:
+        return  # a writer came in between: it publishes when it writes

@@ -27,9 +27,7 @@ def test_compare_reports_max_abs_and_normwise_relative_error() -> None:
     assert out.max_abs == pytest.approx(0.5) and out.max_rel == pytest.approx(0.125)
     with pytest.raises(ValueError, match="shapes differ"):
         compare(torch.zeros(2), torch.zeros(3))
-    named = compare_all(
-        [("a", torch.ones(2), torch.ones(2)), ("b", torch.ones(2), torch.full((2,), 1.1))]
-    )
+    named = compare_all([("a", torch.ones(2), torch.ones(2)), ("b", torch.ones(2), torch.full((2,), 1.1))])
     assert named.detail == "worst of 2: b" and named.max_abs == pytest.approx(0.1, rel=1e-5)
 
 
@@ -38,9 +36,7 @@ def test_claims_as_numbers() -> None:
     assert within(0.9, 1.0).max_abs == 0.0 and within(1.2, 1.0).max_abs == pytest.approx(0.2)
     nan_check = Check("c", "claim", lambda s: Outcome(math.nan, math.nan), tolerance=1.0)
     assert not nan_check.passed(Outcome(math.nan, math.nan))
-    assert Check("c", "claim", lambda s: Outcome(0, 0), tolerance=0.0, measure="abs").passed(
-        Outcome(0.0, 5.0)
-    )
+    assert Check("c", "claim", lambda s: Outcome(0, 0), tolerance=0.0, measure="abs").passed(Outcome(0.0, 5.0))
 
 
 def test_setting_draws_the_same_numbers_whatever_the_device_dtype() -> None:
@@ -65,18 +61,14 @@ def test_a_crashing_check_is_a_failed_check_with_the_error(monkeypatch: pytest.M
     monkeypatch.setattr(runner, "load_verification", lambda e: declared)
     run = runner.verify(Entry("demo", "kernel", "kernels.demo"))
     assert [c.passed for c in run.checks] == [True, False] and not run.passed
-    assert "RuntimeError: shape mismatch" in run.checks[1].detail and math.isnan(
-        run.checks[1].max_abs
-    )
+    assert "RuntimeError: shape mismatch" in run.checks[1].detail and math.isnan(run.checks[1].max_abs)
     assert run.to_dict()["checks"][1]["max_abs"] == "nan"
 
 
 def test_missing_optional_dependency_and_unknown_check_are_clear(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    declared = _declared(
-        Check("c", "claim", lambda s: Outcome(0, 0), tolerance=0.0), requires=("no_such_pkg_xyz",)
-    )
+    declared = _declared(Check("c", "claim", lambda s: Outcome(0, 0), tolerance=0.0), requires=("no_such_pkg_xyz",))
     monkeypatch.setattr(runner, "load_verification", lambda e: declared)
     with pytest.raises(KernelError) as err:
         runner.verify(Entry("demo", "kernel", "kernels.demo"))

@@ -35,16 +35,12 @@ def test_verify_prints_each_check_and_records_the_runs(kg_cli, built_store_path:
 
     rows = {
         r["technique"]: r
-        for r in json.loads(
-            kg_cli("kernels", "list", "-f", "json", store=built_store_path, check=True).stdout
-        )
+        for r in json.loads(kg_cli("kernels", "list", "-f", "json", store=built_store_path, check=True).stdout)
     }
     assert rows["situ"]["status"] == "verified" and rows["situ"]["checks"] == "4/4"
     assert rows["ascend-c"]["status"] == "none" and "C++" in rows["ascend-c"]["rationale"]
     assert rows["muon"]["status"] == "unverified"
-    card = json.loads(
-        kg_cli("show", "situ", "-f", "json", store=built_store_path, check=True).stdout
-    )
+    card = json.loads(kg_cli("show", "situ", "-f", "json", store=built_store_path, check=True).stdout)
     assert card["kernel"] == "verified"
 
 
@@ -59,9 +55,7 @@ def test_a_technique_without_a_registry_entry_is_listed_as_missing(kg_cli, built
                 <http://www.w3.org/2004/02/skos/core#prefLabel> "My variant"@en } }""")
     rows = {
         r["technique"]: r
-        for r in json.loads(
-            kg_cli("kernels", "list", "-f", "json", store=built_store_path, check=True).stdout
-        )
+        for r in json.loads(kg_cli("kernels", "list", "-f", "json", store=built_store_path, check=True).stdout)
     }
     assert rows["my-variant"]["status"] == "missing" and rows["my-variant"]["form"] == ""
     assert rows["eagle"]["form"] == "kernel" and rows["eagle"]["status"] != "missing"  # all are registered
@@ -77,15 +71,11 @@ def _invoke(store: Path, *args: str):  # type: ignore[no-untyped-def]
 
 
 def test_verify_table_and_csv(built_store_path: Path) -> None:
-    table = _invoke(
-        built_store_path, "kernels", "verify", "aux-loss-free-balancing", "ascend-c", "--no-record"
-    )
+    table = _invoke(built_store_path, "kernels", "verify", "aux-loss-free-balancing", "ascend-c", "--no-record")
     assert table.exit_code == 0, table.output
     assert "unbiased-weights" in table.output and "pass" in table.output
     assert "not recorded" in table.output and "ascend-c: no kernel." in table.output
-    result = _invoke(
-        built_store_path, "kernels", "verify", "categorical-flow-maps", "-f", "csv", "--no-record"
-    )
+    result = _invoke(built_store_path, "kernels", "verify", "categorical-flow-maps", "-f", "csv", "--no-record")
     rows = list(csv.DictReader(io.StringIO(result.output)))
     assert {r["check"] for r in rows} == {"closed-form-vs-euler", "flow-map-identities", "simplex"}
     assert all(r["result"] == "pass" and float(r["max_abs"]) < 1e-3 for r in rows)
@@ -114,3 +104,68 @@ def test_cuda_without_a_gpu_is_an_error_with_a_hint(built_store_path: Path) -> N
     result = _invoke(built_store_path, "kernels", "verify", "situ", "--device", "cuda")
     assert isinstance(result.exception, KernelError)
     assert "CUDA" in result.exception.message and "--device cpu" in result.exception.hint
+
+
+def _narrow(store: Path, *args: str):  # type: ignore[no-untyped-def]
+    """The kg command in this process, printing into a pipe 80 columns wide."""
+    from typer.testing import CliRunner
+
+    from kg.cli import app
+
+    return CliRunner().invoke(app, ["--store", str(store), *args], env={"COLUMNS": "80"})
+
+
+def test_verify_table_fits_80_columns_in_a_pipe_and_v_adds_the_claims(built_store_path: Path) -> None:
+    out = _narrow(built_store_path, "kernels", "verify", "situ", "aux-loss-free-balancing", "--no-record")
+    assert out.exit_code == 0, out.output
+    lines = out.output.splitlines()
+    assert max(len(line) for line in lines) <= 80, max(lines, key=len)
+    assert any(line.strip("│ ").startswith("situ") for line in lines)  # a row naming the technique
+    assert any("fused-vs-formula" in line and "pass" in line for line in lines)
+    assert "The fused SiTU-GLU equals the formula" not in out.output  # claims only with -v
+    verbose = _narrow(built_store_path, "kernels", "verify", "situ", "--no-record", "-v")
+    assert "situ / fused-vs-formula: The fused SiTU-GLU equals the formula" in verbose.output.replace("\n", " ")
+
+
+def test_verify_in_half_precision_uses_the_declared_tolerances(built_store_path: Path) -> None:
+    out = _invoke(built_store_path, "kernels", "verify", "gdn", "--dtype", "bfloat16", "--no-record", "-f", "json")
+    report = json.loads(out.output)
+    assert out.exit_code == 0 and report["dtype"] == "bfloat16"
+    checks = {c["name"]: c for c in report["runs"][0]["checks"]}
+    assert (checks["chunk-vs-recurrent"]["dtype"], checks["chunk-vs-recurrent"]["measure"]) == ("bfloat16", "rms")
+    assert checks["chunk-vs-recurrent"]["tolerance"] == 0.005 and checks["gradients"]["tolerance"] == 0.008
+    assert 0 < checks["chunk-vs-recurrent"]["rms"] < 0.005  # a real bf16 rounding error, within FLA's bound
+    assert checks["alpha-one-is-deltanet"]["dtype"] == "float32"  # declares no half tolerance
+
+
+def test_mutants_prints_the_kill_rate(built_store_path: Path) -> None:
+    out = _invoke(built_store_path, "kernels", "mutants", "situ", "QAT", "-f", "json")
+    report = json.loads(out.output)
+    assert out.exit_code == 0 and report["mutants"] == report["killed"] >= 8 and report["rate"] == 1.0
+    assert [t["technique"] for t in report["techniques"]] == ["situ", "qat"]
+    assert all(r["verdict"] == "killed" and r["killed_by"] == r["check"] for r in report["runs"])
+    table = _narrow(built_store_path, "kernels", "mutants", "situ")
+    assert table.exit_code == 0 and max(len(line) for line in table.output.splitlines()) <= 80
+    assert "situ" in table.output and "100%" in table.output and "4 of 4 mutants killed" in table.output
+    rows = list(
+        csv.DictReader(io.StringIO(_invoke(built_store_path, "kernels", "mutants", "situ", "-f", "csv", "-v").output))
+    )
+    assert {r["mutant"] for r in rows} >= {"backward-ignores-cotangent"} and {r["verdict"] for r in rows} == {"killed"}
+
+
+def test_mutants_exits_1_and_names_a_survivor(built_store_path: Path, monkeypatch) -> None:
+    import kernels.mutation as mutation
+    from kernels.mutation import Mutant
+
+    harmless = Mutant(
+        "harmless",
+        "a comment, not a bug",
+        "kernels.situ.fused:situ_and_mul",
+        "return out",
+        "return out  # nothing",
+        "fused-vs-formula",
+    )
+    monkeypatch.setattr(mutation, "declared_mutants", lambda e: (harmless,))
+    result = _invoke(built_store_path, "kernels", "mutants", "situ")
+    assert result.exit_code == 1
+    assert "survived" in result.output and "harmless" in result.output and "0 of 1 mutants killed" in result.output

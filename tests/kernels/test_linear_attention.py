@@ -13,7 +13,7 @@ from kernels.gated_deltanet.naive import naive_recurrent_gated_delta_rule
 from kernels.kda.chunk import chunk_kda
 from kernels.kda.naive import naive_recurrent_kda
 
-CASES = [(1, 63, 2, 32), (2, 100, 1, 16), (1, 130, 3, 24)]
+CASES = [(1, 63, 2, 16), (2, 37, 1, 8)]
 
 
 def _inputs(B: int, T: int, H: int, D: int, channel_gates: bool):  # type: ignore[no-untyped-def]
@@ -45,9 +45,7 @@ def _check(naive, chunk, B, T, H, D, channel_gates):  # type: ignore[no-untyped-
 
 @pytest.mark.parametrize(("B", "T", "H", "D"), CASES, ids=ids("B{}-T{}-H{}-D{}", CASES))
 def test_chunk_gated_delta_rule(B: int, T: int, H: int, D: int) -> None:
-    _check(
-        naive_recurrent_gated_delta_rule, chunk_gated_delta_rule, B, T, H, D, channel_gates=False
-    )
+    _check(naive_recurrent_gated_delta_rule, chunk_gated_delta_rule, B, T, H, D, channel_gates=False)
 
 
 @pytest.mark.parametrize(("B", "T", "H", "D"), CASES, ids=ids("B{}-T{}-H{}-D{}", CASES))
@@ -57,10 +55,7 @@ def test_chunk_kda(B: int, T: int, H: int, D: int) -> None:
 
 def test_chunk_size_does_not_change_the_result() -> None:
     q, k, v, g, beta, h0 = (x.detach() for x in _inputs(1, 75, 2, 16, channel_gates=False))
-    outs = [
-        chunk_gated_delta_rule(q, k, v, g, beta, initial_state=h0, chunk_size=c)[0]
-        for c in (8, 16, 64, 128)
-    ]
+    outs = [chunk_gated_delta_rule(q, k, v, g, beta, initial_state=h0, chunk_size=c)[0] for c in (8, 16, 64, 128)]
     for o in outs[1:]:
         assert_close("o", outs[0], o, 1e-5)
 

@@ -19,9 +19,7 @@ from kernels.zero.sharded import zero_bytes, zero_train
 
 def test_switch_drops_the_late_tokens_when_an_expert_is_full() -> None:
     torch.manual_seed(42)
-    experts = init_experts(
-        2, 8, 16, torch.Generator().manual_seed(42), torch.device("cpu"), torch.float32
-    )
+    experts = init_experts(2, 8, 16, torch.Generator().manual_seed(42), torch.device("cpu"), torch.float32)
     x = torch.randn(9, 8)
     x[:, 0] = 1.0
     router = torch.zeros(2, 8)
@@ -37,9 +35,7 @@ def test_switch_drops_the_late_tokens_when_an_expert_is_full() -> None:
 
 def test_fused_moe_handles_an_expert_that_gets_no_token() -> None:
     torch.manual_seed(42)
-    experts = init_experts(
-        4, 8, 16, torch.Generator().manual_seed(42), torch.device("cpu"), torch.float32
-    )
+    experts = init_experts(4, 8, 16, torch.Generator().manual_seed(42), torch.device("cpu"), torch.float32)
     x = torch.randn(6, 8)
     chosen = torch.tensor([[0, 1]] * 6)
     weights = torch.full((6, 2), 0.5)
@@ -72,3 +68,30 @@ def test_replication_goes_to_the_hottest_expert_first() -> None:
     assert replicate([100.0, 10.0, 10.0], 1) == [2, 1, 1]
     assert replicate([100.0, 10.0, 10.0], 3) == [4, 1, 1]
     assert replicate([8.0, 8.0], 1) == [2, 1]  # ties go to the lower id
+
+
+def test_simulated_ranks_meet_at_each_collective_and_count_their_traffic() -> None:
+    from kernels.simulated import simulate
+
+    def rank_code(comm):  # type: ignore[no-untyped-def]
+        t = torch.full((4,), float(comm.rank + 1))
+        summed = comm.all_reduce(t)
+        mine = comm.reduce_scatter(t)
+        gathered = comm.all_gather(torch.tensor([comm.rank]))
+        return summed.tolist(), mine.tolist(), gathered.tolist(), comm.sent
+
+    first, second = simulate(2, rank_code)
+    assert first == ([3.0] * 4, [3.0, 3.0], [0, 1], 8 + 4 + 2)
+    assert second[1] == [3.0, 3.0] and second[2] == [0, 1]
+
+
+def test_a_rank_that_fails_releases_the_others_and_its_error_is_raised() -> None:
+    from kernels.simulated import simulate
+
+    def rank_code(comm):  # type: ignore[no-untyped-def]
+        if comm.rank == 1:
+            raise ValueError("rank 1 broke")
+        return comm.all_reduce(torch.ones(1))
+
+    with pytest.raises(ValueError, match="rank 1 broke"):
+        simulate(3, rank_code)

@@ -20,9 +20,7 @@ def test_every_catalog_technique_has_an_entry_and_every_entry_a_technique() -> N
     catalog = load_catalog()
     registered = {e.technique for e in entries()}
     assert registered == set(catalog.techniques)  # the page's 39 and their lineage-only parents
-    assert len({e.technique for e in entries()}) == len(entries()), (
-        "a technique is registered twice"
-    )
+    assert len({e.technique for e in entries()}) == len(entries()), "a technique is registered twice"
 
 
 def test_at_least_32_on_page_techniques_have_code() -> None:
@@ -37,20 +35,14 @@ def test_at_least_32_on_page_techniques_have_code() -> None:
 def test_each_kernel_folder_has_a_naive_form_and_a_matching_declaration(item) -> None:
     folder = ROOT / item.module.replace(".", "/")
     assert (folder / "naive.py").is_file(), f"{folder} has no naive.py"
-    others = [
-        p.name
-        for p in folder.glob("*.py")
-        if p.name not in ("__init__.py", "naive.py", "verification.py")
-    ]
+    others = [p.name for p in folder.glob("*.py") if p.name not in ("__init__.py", "naive.py", "verification.py")]
     assert others, f"{folder} has no structured form beside naive.py"
     declared = importlib.import_module(item.module + ".verification").VERIFICATION
     assert declared.technique == item.technique
     assert declared.compares and declared.shapes and declared.checks
     assert all(c.claim and c.tolerance >= 0 for c in declared.checks)
     if declared.gradients:
-        assert any(c.gradients for c in declared.checks), (
-            "declares gradients but no check compares them"
-        )
+        assert any(c.gradients for c in declared.checks), "declares gradients but no check compares them"
 
 
 def test_unknown_technique_suggests_registered_ids() -> None:
@@ -63,7 +55,5 @@ def test_unknown_technique_suggests_registered_ids() -> None:
 
 def test_importing_the_registry_does_not_import_torch() -> None:
     code = "import sys, kernels, kernels.registry; print('torch' in sys.modules)"
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
-    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
     assert out.stdout.strip() == "False"

@@ -27,8 +27,9 @@ def test_serve_publishes_its_url_and_other_commands_are_pointed_to_it(kg_cli, bu
         url = str(info["sparql"])
         assert url.startswith("http://127.0.0.1:") and url.endswith("/sparql") and info["pid"] == proc.pid
         assert "token" not in json.dumps(info).lower()
-        locked = kg_cli("stats", store=built_store_path)
+        locked = kg_cli("--wait", "0", "reading", "set", "GPipe", "read", store=built_store_path)
         assert locked.returncode == 1 and "kg serve" in locked.stderr and url in locked.stderr
+        assert kg_cli("stats", store=built_store_path).returncode == 0  # readers are never blocked
         through = kg_cli("query", "descendants", "-p", "technique=MQA", "-f", "json", store=url, check=True)
         rows = json.loads(through.stdout)["results"]["bindings"]
         assert rows[0]["descendantName"]["value"] == "Grouped-Query Attention"
@@ -37,7 +38,7 @@ def test_serve_publishes_its_url_and_other_commands_are_pointed_to_it(kg_cli, bu
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=30) == 0
     assert not (built_store_path / "serve.json").exists()
-    assert kg_cli("stats", store=built_store_path).returncode == 0  # the lock is released too
+    assert kg_cli("--wait", "0", "reading", "set", "GPipe", "read", store=built_store_path).returncode == 0
 
 
 def test_serve_with_updates_takes_writes_that_carry_the_token(kg_cli, built_store_path: Path) -> None:

@@ -15,6 +15,9 @@ a CDN):
   technique's page;
 - ``/reading``: the reading list by category and status with progress bars; a status
   change (``POST /reading/status``) goes through :func:`kg.reading.set_status`;
+- a technique's page also lists the papers citing it for its method and the lineage
+  edges citations suggest; ``POST /suggestions/decide`` accepts or rejects one (as
+  ``kg suggest accept``/``reject``), and ``/lineage`` draws the suggested edges dashed;
 - ``/query``: a SPARQL editor over ``/sparql`` and the named queries ``/queries/{name}``.
 
 Every page reads the graph through the named queries or the store interface, in the
@@ -44,6 +47,7 @@ def workbench_routes() -> list[BaseRoute]:
         Route("/lineage", h["lineage"], methods=["GET"], name="wb_lineage"),
         Route("/reading", h["reading"], methods=["GET"], name="wb_reading"),
         Route("/reading/status", h["set_status"], methods=["POST"], name="wb_set_status"),
+        Route("/suggestions/decide", h["decide"], methods=["POST"], name="wb_decide"),
         Route("/unlock", h["unlock"], methods=["GET", "POST"], name="wb_unlock"),
         Route("/query", h["query"], methods=["GET"], name="wb_query"),
         Route("/assets/lineage/{name}", h["lineage_asset"], methods=["GET"], name="wb_lineage_asset"),

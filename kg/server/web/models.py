@@ -287,8 +287,24 @@ def provenance(store: GraphStore, subject: str) -> list[dict[str, Any]]:
 
 
 def _tree(node: Any) -> dict[str, Any]:
-    return {"iri": node.iri, "name": node.name, "relation": node.relation,
+    return {"iri": node.iri, "name": node.name, "relation": node.relation, "basis": node.basis, "note": node.note,
             "children": [_tree(c) for c in node.children]}
+
+
+def technique_citations(store: GraphStore, technique: NamedNode, *, limit: int = 50) -> dict[str, Any]:
+    """What the citations say about a technique: the papers citing its paper for its method,
+    and the lineage edges suggested from or to it (pending the reader's decision)."""
+    from kg.citations import has_citations
+    from kg.suggestions import lineage_report
+
+    if not has_citations(store):
+        return {"available": False, "citedBy": [], "suggestions": []}
+    result = queries.run(store, "cited-by-technique", {"technique": technique.value, "intent": "methodology"})
+    assert isinstance(result, Solutions)
+    cited_by = result.records()
+    suggestions = [{**s.as_dict(), "lines": [e.line() for e in s.evidence[:3]], "more": max(0, len(s.evidence) - 3)}
+                   for s in lineage_report(store, technique).suggestions]
+    return {"available": True, "citedBy": cited_by[:limit], "citedByTotal": len(cited_by), "suggestions": suggestions}
 
 
 def technique_page(store: GraphStore, technique: NamedNode) -> dict[str, Any]:
@@ -312,7 +328,7 @@ def technique_page(store: GraphStore, technique: NamedNode) -> dict[str, Any]:
         "card": card, "ids": ids, "evidence": evidence(store, technique), "sources": list(sources.values()),
         "ancestors": [_tree(c) for c in up.children], "descendants": [_tree(c) for c in down.children],
         "kernel": kernel_record(store, technique), "provenance": facts,
-        "readingBadge": _reading_badge(read, len(papers)),
+        "readingBadge": _reading_badge(read, len(papers)), "citations": technique_citations(store, technique),
     }
 
 

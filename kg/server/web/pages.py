@@ -289,7 +289,7 @@ class Workbench:
         from exports.html import page_data
         from exports.lineage import LineageOptions, build_lineage
 
-        lineage = build_lineage(store, LineageOptions(root=root, include_private=True))
+        lineage = build_lineage(store, LineageOptions(root=root, include_private=True, with_citations=True))
         data = page_data(lineage, positions=False)
         # Graphviz lays the graph out as in the HTML export (a few hundred ms); the layout
         # depends only on what the elements hold, so it is kept for requests that show the
@@ -374,6 +374,39 @@ class Workbench:
             target = "/reading"
         return RedirectResponse(target, status_code=303)
 
+    async def decide(self, request: Request) -> Response:
+        """Accept or reject a lineage suggestion (``kg suggest accept`` / ``reject``), guarded like
+        every write: the form key and same origin from a browser, the token off loopback."""
+        from kg.decisions import accept, reject
+        from kg.suggestions import find_suggestion
+
+        form = await _form(request)
+        guard = self.guard(request)
+        guard.check_write(request, form.get("key") or request.headers.get("x-techkg-form-key"))
+        ident = form.get("id", "").strip()
+        verdict = form.get("verdict", "").strip()
+        relation = form.get("relation", "").strip() or None
+        if not re.match(r"^sg-[0-9a-f]{8}$", ident):
+            raise KGError("the form names no suggestion",
+                          hint="Send id=<the suggestion's id> and verdict=accept|reject.")
+        if verdict not in ("accept", "reject"):
+            raise KGError(f"unknown verdict {verdict!r}", hint="Send verdict=accept or verdict=reject.")
+        store = self.store(request)
+
+        def change() -> Any:
+            item = find_suggestion(store, ident)
+            done = accept(store, item, relation=relation) if verdict == "accept" else reject(store, item)
+            return item, done
+
+        item, done = await self.call(request, change)
+        if _wants_json(request):
+            return JSONResponse({"ok": True, **done.as_dict(), "child_name": item.child.name,
+                                 "parent_name": item.parent.name}, headers={"Cache-Control": "no-store"})
+        target = form.get("next", "")
+        if not target.startswith("/") or target.startswith("//") or "\\" in target:
+            target = f"/techniques/{item.child.id}#citations"
+        return RedirectResponse(target, status_code=303)
+
     async def unlock(self, request: Request) -> Response:
         guard = self.guard(request)
         if request.method == "GET":
@@ -409,7 +442,7 @@ class Workbench:
     def handlers(self) -> dict[str, Handler]:
         return {name: self.page(getattr(self, name)) for name in (
             "techniques", "technique", "compare", "compare_markdown", "lineage", "lineage_asset", "reading",
-            "set_status", "unlock", "query")}
+            "set_status", "decide", "unlock", "query")}
 
 
 def _wants_json(request: Request) -> bool:

@@ -1,0 +1,551 @@
+"""``kg ingest citations``: Semantic Scholar's citation graph into the ``citations`` graph.
+
+One run, fetched first and written in one transaction (a failed run writes nothing):
+
+1. The papers to look at: the ids given (any form the API takes), a search, or every
+   paper of the graph with an arXiv id or DOI (papers that are only citation candidates
+   excepted). One ``POST /paper/batch`` per 500 of them gives their S2 ids and counts;
+   an id the API does not know is reported as missing.
+2. Their citation lists: ``/citations`` (papers citing them) and ``/references`` (papers
+   they cite), both by default. An incremental run fetches a list only when the paper's
+   ``citationCount`` (or ``referenceCount``) changed since the list was last fetched, so a
+   refresh where nothing changed costs the batch requests alone.
+3. Optionally (``recommendations``), Semantic Scholar's recommendations for the papers
+   marked read and the techniques' papers, kept as ``tkg:recommendedFor``.
+
+The ``citations`` graph then holds (see :mod:`kg.citations` for the CiTO terms):
+
+- for each paper looked at, on the node the graph already has for it: ``tkg:s2PaperId``,
+  ``tkg:corpusId``, the counts, and the counts its lists were fetched at;
+- each citation of a fetched list: ``cito:cites``, the intent properties, and a
+  ``cito:Citation`` node with its context sentences and intents and the influential flag;
+- each paper new to TechKG met at the other end of a citation (or recommended): a
+  candidate paper (``tkg:candidate true``) with title, year, venue, authors, arXiv id,
+  DOI and S2 ids. A paper with an arXiv id gets its arXiv IRI, one with a DOI its DOI IRI,
+  so ``kg ingest arxiv`` and the catalog land on the same node; others get their
+  semanticscholar.org IRI.
+
+Citations of lists this run did not fetch stay as they were; candidates nothing refers
+to any more are dropped. The graph's provenance (run, time, counts) is the
+transaction's ``prov:Activity``.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pyoxigraph import NamedNode, Triple
+
+from ingest.arxiv import known_papers
+from ingest.http import safe_url, stats_for
+from ingest.merge import IngestReport
+from ingest.semanticscholar import SOURCE, S2Edge, S2Paper, SemanticScholarSource, paper_id
+from kg.citations import CITATION_PREDICATES, INFLUENTIAL, INTENT_PROPERTIES, citation_node, context_node
+from kg.errors import IngestError, OfflineError
+from kg.graphs import CITATIONS, READING
+from kg.iris import arxiv_iri, doi_iri, person_iri, skolem
+from kg.store.base import Activity, GraphStore
+from kg.vocab import BIBO, CITO, DCTERMS, FOAF, RDF, TKG, boolean, date_literal, integer, text
+
+__all__ = ["CitationRun", "Tracked", "ingest_citations", "s2_iri", "tracked_papers"]
+
+Progress = Callable[[int, int], None]
+S2_PAPER_BASE = "https://www.semanticscholar.org/paper/"
+_PERSON_BASE = "https://w3id.org/techkg/id/person/"
+_TRUE = boolean(True)
+
+
+def s2_iri(s2_id: str) -> NamedNode:
+    """The node of a paper known only to Semantic Scholar: its semanticscholar.org page."""
+    return NamedNode(S2_PAPER_BASE + s2_id)
+
+
+@dataclass
+class Tracked:
+    """A paper of the graph to look up, with what the last run recorded about it."""
+
+    node: NamedNode
+    request_id: str
+    s2_id: str | None = None
+    citation_list_count: int | None = None
+    reference_list_count: int | None = None
+    list_limit: int | None = None
+
+
+def _value(row: dict[str, Any], name: str) -> str | None:
+    term = row.get(name)
+    return term.value if term is not None else None
+
+
+def _state(store: GraphStore) -> dict[str, dict[str, str]]:
+    """What the citations graph records about each paper looked at before."""
+    rows = store.select(
+        f"""SELECT ?paper ?s2 ?cl ?rl ?limit WHERE {{ GRAPH {CITATIONS} {{ ?paper tkg:s2PaperId ?s2 .
+              OPTIONAL {{ ?paper tkg:citationListCount ?cl }} OPTIONAL {{ ?paper tkg:referenceListCount ?rl }}
+              OPTIONAL {{ ?paper tkg:listLimit ?limit }} }} }}"""
+    )
+    out: dict[str, dict[str, str]] = {}
+    for row in rows:
+        record = {k: v for k in ("s2", "cl", "rl", "limit") if (v := _value(row, k)) is not None}
+        out[row["paper"].value] = record  # type: ignore[union-attr]
+    return out
+
+
+def tracked_papers(store: GraphStore) -> list[Tracked]:
+    """Every paper of the graph with an arXiv id or DOI, outside the candidates that only
+    the citations graph knows (a paper on the reading list counts, wherever it came from)."""
+    rows = store.select(
+        f"""SELECT ?paper (SAMPLE(?a) AS ?arxiv) (SAMPLE(?d) AS ?doi) WHERE {{
+              {{ GRAPH ?g {{ ?paper a bibo:Document }} FILTER(?g != {CITATIONS}) }}
+              UNION {{ GRAPH {READING} {{ ?paper tkg:readingStatus ?s }} }}
+              OPTIONAL {{ ?paper tkg:arxivId ?a }} OPTIONAL {{ ?paper bibo:doi ?d }} }} GROUP BY ?paper"""
+    )
+    state = _state(store)
+    out = []
+    for row in rows:
+        node = row["paper"]
+        if not isinstance(node, NamedNode):
+            continue
+        arxiv, doi = _value(row, "arxiv"), _value(row, "doi")
+        if arxiv is None and node.value.startswith("https://arxiv.org/abs/"):
+            arxiv = node.value.removeprefix("https://arxiv.org/abs/")
+        if doi is None and node.value.startswith("https://doi.org/"):
+            doi = node.value.removeprefix("https://doi.org/")
+        if not arxiv and not doi:
+            continue
+        try:
+            request = paper_id(f"ARXIV:{arxiv}" if arxiv else f"DOI:{doi}")
+        except IngestError:
+            continue
+        out.append(_tracked(node, request, state.get(node.value, {})))
+    return sorted(out, key=lambda t: t.request_id)
+
+
+def _tracked(node: NamedNode, request: str, record: dict[str, str]) -> Tracked:
+    def number(key: str) -> int | None:
+        return int(record[key]) if key in record else None
+
+    return Tracked(node, request, record.get("s2"), number("cl"), number("rl"), number("limit"))
+
+
+# -- triples ----------------------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=65536)
+def _person(name: str) -> tuple[NamedNode, tuple[Triple, ...]]:
+    node = person_iri(name)
+    return node, (Triple(node, RDF.type, FOAF.Person), Triple(node, RDF.type, FOAF.Agent),
+                  Triple(node, FOAF.name, text(name, None)))
+
+
+def _is_person(node: Any) -> bool:
+    return isinstance(node, NamedNode) and node.value.startswith(_PERSON_BASE)
+
+
+def _authors_seq(node: NamedNode) -> NamedNode:
+    return skolem("s2-authors", node.value)
+
+
+def _candidate_triples(node: NamedNode, paper: S2Paper, *, candidate: bool) -> list[Triple]:
+    """A paper new to TechKG, as Semantic Scholar describes it."""
+    t = [Triple(node, RDF.type, BIBO.Document), Triple(node, RDF.type, BIBO.AcademicArticle),
+         Triple(node, DCTERMS.title, text(paper.title or f"Semantic Scholar paper {paper.paper_id}", None))]
+    if paper.publication_date:
+        t.append(Triple(node, DCTERMS.issued, date_literal(paper.publication_date)))
+    elif paper.year:
+        t.append(Triple(node, DCTERMS.issued, date_literal(f"{paper.year:04d}")))
+    if paper.venue:
+        t.append(Triple(node, TKG.venue, text(paper.venue, None)))
+    if paper.arxiv:
+        t.append(Triple(node, TKG.arxivId, text(paper.arxiv, None)))
+    if paper.doi:
+        t.append(Triple(node, BIBO.doi, text(paper.doi, None)))
+    if candidate:
+        t.append(Triple(node, TKG.candidate, _TRUE))
+    if paper.authors:
+        seq = _authors_seq(node)
+        t += [Triple(node, BIBO.authorList, seq), Triple(seq, RDF.type, RDF.Seq)]
+        seen: set[NamedNode] = set()
+        for position, name in enumerate(paper.authors, start=1):
+            person, about = _person(name)
+            t.append(Triple(seq, RDF[f"_{position}"], person))
+            if person not in seen:
+                seen.add(person)
+                t += [Triple(node, DCTERMS.creator, person), *about]
+        t.append(Triple(node, TKG.firstAuthor, _person(paper.authors[0])[0]))
+    return t
+
+
+def _ids_triples(node: NamedNode, paper: S2Paper) -> list[Triple]:
+    t = []
+    if paper.paper_id:
+        t.append(Triple(node, TKG.s2PaperId, text(paper.paper_id, None)))
+    if paper.corpus_id:
+        t.append(Triple(node, TKG.corpusId, text(paper.corpus_id, None)))
+    return t
+
+
+def edge_triples(citing: NamedNode, cited: NamedNode, edge: S2Edge) -> list[Triple]:
+    """The triples of one citation (see :mod:`kg.citations`)."""
+    t = [Triple(citing, CITO.cites, cited)]
+    t += [Triple(citing, INTENT_PROPERTIES[i], cited) for i in sorted(edge.intents)]
+    if edge.influential:
+        t.append(Triple(citing, INFLUENTIAL, cited))
+    if not (edge.contexts or edge.intents or edge.influential):
+        return t
+    c = citation_node(citing, cited)
+    t += [Triple(c, RDF.type, CITO.Citation), Triple(c, CITO.hasCitingEntity, citing),
+          Triple(c, CITO.hasCitedEntity, cited), Triple(c, TKG.influential, boolean(edge.influential))]
+    t += [Triple(c, CITO.hasCitationCharacterization, INTENT_PROPERTIES[i]) for i in sorted(edge.intents)]
+    for position, context in enumerate(edge.contexts, start=1):
+        x = context_node(citing, cited, position)
+        t += [Triple(c, TKG.citationContext, x), Triple(x, RDF.type, TKG.CitationContext),
+              Triple(x, RDF.value, text(context.text, None)), Triple(x, TKG.position, integer(position))]
+        t += [Triple(x, TKG.intent, text(i, None)) for i in context.intents]
+    return t
+
+
+# -- the graph as parts ---------------------------------------------------------------------
+
+
+class _Parts:
+    """The citations graph split into what a run replaces: citations by (citing, cited),
+    recommendations by (paper, for), and everything else by subject."""
+
+    def __init__(self, triples: Iterable[Triple]) -> None:
+        triples = list(triples)
+        owner: dict[Any, tuple[Any, Any]] = {}
+        ends: dict[Any, dict[str, Any]] = defaultdict(dict)
+        for t in triples:
+            if t.predicate == CITO.hasCitingEntity:
+                ends[t.subject]["citing"] = t.object
+            elif t.predicate == CITO.hasCitedEntity:
+                ends[t.subject]["cited"] = t.object
+        for c, pair in ends.items():
+            if "citing" in pair and "cited" in pair:
+                owner[c] = (pair["citing"], pair["cited"])
+        for t in triples:
+            if t.predicate == TKG.citationContext and t.subject in owner:
+                owner[t.object] = owner[t.subject]
+        self.edges: dict[tuple[Any, Any], list[Triple]] = defaultdict(list)
+        self.recommended: dict[tuple[Any, Any], list[Triple]] = {}
+        self.subjects: dict[Any, list[Triple]] = defaultdict(list)
+        for t in triples:
+            if t.predicate in CITATION_PREDICATES:
+                self.edges[(t.subject, t.object)].append(t)
+            elif t.subject in owner:
+                self.edges[owner[t.subject]].append(t)
+            elif t.predicate == TKG.recommendedFor:
+                self.recommended[(t.subject, t.object)] = [t]
+            else:
+                self.subjects[t.subject].append(t)
+
+    def candidates(self) -> set[Any]:
+        return {s for s, ts in self.subjects.items() if any(t.predicate == TKG.candidate for t in ts)}
+
+    def triples(self) -> list[Triple]:
+        out: dict[Triple, None] = {}
+        for group in (self.subjects, self.edges, self.recommended):
+            for ts in group.values():
+                out.update(dict.fromkeys(ts))
+        return list(out)
+
+    def collect(self, keep: set[Any]) -> None:
+        """Drop candidates nothing refers to any more (and their author lists), then people."""
+        referenced = {end for pair in self.edges for end in pair} | {end for pair in self.recommended for end in pair}
+        for node in self.candidates() - referenced - keep:
+            self.subjects.pop(node, None)
+            self.subjects.pop(_authors_seq(node), None)
+        used = {t.object for ts in self.subjects.values() for t in ts}
+        for subject in [s for s in self.subjects if _is_person(s)]:
+            if subject not in used:
+                del self.subjects[subject]
+
+
+# -- the run ------------------------------------------------------------------------------------
+
+
+@dataclass
+class CitationRun:
+    """What one ``kg ingest citations`` asks for."""
+
+    ids: Sequence[str] | None = None
+    query: str | None = None
+    max_results: int = 10
+    references: bool = True
+    citations: bool = True
+    max_per_paper: int | None = None
+    recommendations: bool = False
+    recommendation_limit: int = 20
+    full: bool = False
+    label: str = "kg ingest citations"
+
+
+@dataclass
+class _Found:
+    node: NamedNode
+    key: str
+    paper: S2Paper
+    tracked: Tracked | None
+    lists: dict[str, list[S2Edge]] = field(default_factory=dict)
+
+
+class _Nodes:
+    """Which node each Semantic Scholar paper gets: the one the graph has (by S2 id, arXiv
+    id or DOI), else its arXiv IRI, DOI IRI or semanticscholar.org IRI."""
+
+    def __init__(self, store: GraphStore) -> None:
+        self.known = known_papers(store)
+        self.by_s2 = {v["s2"]: NamedNode(k) for k, v in _state(store).items() if "s2" in v}
+        rows = store.select(
+            f"""SELECT DISTINCT ?p WHERE {{ {{ GRAPH ?g {{ ?p a bibo:Document }} FILTER(?g != {CITATIONS}) }}
+                  UNION {{ GRAPH {READING} {{ ?p tkg:readingStatus ?s }} }} }}""")
+        self.outside = {r["p"].value for r in rows if r["p"] is not None}  # type: ignore[union-attr]
+        listed = store.select(f"SELECT DISTINCT ?p WHERE {{ GRAPH {READING} {{ ?p tkg:readingStatus ?s }} }}")
+        self.on_list = {r["p"].value for r in listed if r["p"] is not None}  # type: ignore[union-attr]
+
+    def node(self, paper: S2Paper) -> NamedNode | None:
+        if paper.paper_id and paper.paper_id in self.by_s2:
+            return self.by_s2[paper.paper_id]
+        if paper.arxiv and (hit := self.known.get("arxiv:" + paper.arxiv)):
+            return hit
+        if paper.doi and (hit := self.known.get("doi:" + paper.doi)):
+            return hit
+        if paper.arxiv:
+            node = arxiv_iri(paper.arxiv)
+        elif paper.doi:
+            node = doi_iri(paper.doi)
+        elif paper.paper_id:
+            node = s2_iri(paper.paper_id)
+        else:
+            return None
+        if paper.paper_id:
+            self.by_s2[paper.paper_id] = node
+        return node
+
+    def is_new(self, node: NamedNode) -> bool:
+        return node.value not in self.outside
+
+
+def _wanted_lists(found: _Found, run: CitationRun) -> list[str]:
+    """The lists of a paper this run fetches: all of them on a first or full run, else
+    only those whose count changed since they were last fetched (or whose limit grew)."""
+    out = []
+    tracked, paper = found.tracked, found.paper
+    limit = run.max_per_paper or 0
+    for direction, wanted, count, listed in (
+        ("citations", run.citations, paper.citation_count, tracked.citation_list_count if tracked else None),
+        ("references", run.references, paper.reference_count, tracked.reference_list_count if tracked else None),
+    ):
+        if not wanted:
+            continue
+        earlier_limit = tracked.list_limit if tracked else None
+        limit_grew = earlier_limit is not None and earlier_limit != 0 and (limit == 0 or limit > earlier_limit)
+        if run.full or listed is None or count is None or listed != count or limit_grew:
+            out.append(direction)
+    return out
+
+
+def ingest_citations(store: GraphStore, source: SemanticScholarSource, run: CitationRun | None = None, *,
+                     progress: Progress | None = None) -> IngestReport:
+    """Fetch what ``run`` asks for and merge it into the ``citations`` graph in one transaction."""
+    run = run or CitationRun()
+    before = stats_for(source.client).as_dict()
+    mode = "search" if run.query else ("ids" if run.ids else "tracked")
+    report = IngestReport(source=SOURCE, mode=mode, store=store.location)
+    nodes = _Nodes(store)
+    state = _state(store)
+    requests: dict[str, Tracked | None] = {}
+    if run.query:
+        results = source.search(run.query, limit=run.max_results)
+        batch: dict[str, S2Paper | None] = {p.paper_id: p for p in results if p.paper_id}
+        requests = dict.fromkeys(batch)
+    else:
+        if run.ids:
+            requests = {paper_id(i): None for i in run.ids}
+        else:
+            requests = {t.request_id: t for t in tracked_papers(store)}
+            if not requests:
+                raise IngestError("there is no paper to look up: the graph holds no paper with an arXiv id or DOI",
+                                  source=SOURCE, hint="Run kg build first, or name ids: "
+                                                      "kg ingest citations ARXIV:2412.06464")
+        try:
+            batch = source.papers(requests, progress=progress)
+        except OfflineError as error:
+            raise OfflineError(f"{error.message}; nothing was written", source=SOURCE,
+                               hint="Run once without --offline to fill the cache.") from None
+    found: list[_Found] = []
+    seen: set[str] = set()
+    for key, paper in batch.items():
+        if paper is None or not paper.paper_id:
+            report.missing.append(key)
+            continue
+        if paper.paper_id in seen:  # the same paper under two of its ids
+            continue
+        seen.add(paper.paper_id)
+        node = nodes.node(paper)
+        assert node is not None
+        tracked = requests.get(key) or _tracked(node, key, state.get(node.value, {}))
+        found.append(_Found(node, key, paper, tracked))
+    lists = [(f, d) for f in found for d in _wanted_lists(f, run)]
+    for done, (item, direction) in enumerate(lists, start=1):
+        assert item.paper.paper_id is not None
+        try:
+            edges = source.edges(item.paper.paper_id, direction, limit=run.max_per_paper)
+        except OfflineError:
+            report.not_in_cache.append(f"{item.key} ({direction})")
+            continue
+        if edges is not None:
+            item.lists[direction] = edges.edges
+        if progress:
+            progress(done, len(lists))
+    recommended: dict[NamedNode, list[S2Paper]] = {}
+    if run.recommendations:
+        recommended = _recommendations(store, source, found, run, report)
+    if not found:
+        report.http = stats_for(source.client).since(before)
+        report.notes.append("no paper was found: nothing was written")
+        return report
+    merged, counts = _merge(store, nodes, found, recommended, run)
+    for item in found:
+        outcome = counts["outcomes"].get(item.node.value, "unchanged")
+        getattr(report, outcome).append(item.key)
+    report.notes.append(f"{counts['citations']} citations from {counts['lists']} lists "
+                        f"({counts['with_contexts']} with contexts), {counts['candidates']} new candidate papers")
+    if recommended:
+        report.notes.append(f"{sum(len(v) for v in recommended.values())} recommendations for "
+                            f"{len(recommended)} papers")
+    report.http = stats_for(source.client).since(before)
+    stats = {**report.counts(), "requests": report.http.get("requests", 0)}
+    activity = Activity(run.label, used=[safe_url(source.api_url)], stats=stats)
+    with store.transaction(activity) as tx:
+        report.graph_written = tx.replace_graph(CITATIONS, merged)
+    report.activity = activity.iri.value if report.graph_written else ""
+    return report
+
+
+def _recommendations(store: GraphStore, source: SemanticScholarSource, found: list[_Found], run: CitationRun,
+                     report: IngestReport) -> dict[NamedNode, list[S2Paper]]:
+    """Recommendations for the papers marked read and the techniques' primary papers
+    among those looked up (or for every paper named on the command line)."""
+    if run.ids or run.query:
+        seeds = found
+    else:
+        rows = store.select(
+            """SELECT DISTINCT ?p WHERE { { ?p tkg:readingStatus <https://w3id.org/techkg/id/status/read> }
+                 UNION { ?t tkg:primaryPaper ?p } }""")
+        wanted = {r["p"].value for r in rows if r["p"] is not None}  # type: ignore[union-attr]
+        seeds = [f for f in found if f.node.value in wanted]
+    out: dict[NamedNode, list[S2Paper]] = {}
+    for item in seeds:
+        assert item.paper.paper_id is not None
+        try:
+            papers = source.recommendations(item.paper.paper_id, limit=run.recommendation_limit)
+        except OfflineError:
+            report.not_in_cache.append(f"{item.key} (recommendations)")
+            continue
+        if papers is not None:
+            out[item.node] = [p for p in papers if p.paper_id]
+    return out
+
+
+def _merge(store: GraphStore, nodes: _Nodes, found: list[_Found], recommended: dict[NamedNode, list[S2Paper]],
+           run: CitationRun) -> tuple[list[Triple], dict[str, Any]]:
+    """The new citations graph: the old one with this run's papers, lists and
+    recommendations swapped in."""
+    parts = _Parts(store.triples(CITATIONS))
+    old_edges = {k: set(v) for k, v in parts.edges.items()}
+    old_subjects = {k: set(v) for k, v in parts.subjects.items()}
+    limit = run.max_per_paper or 0
+    fresh_papers: dict[NamedNode, S2Paper] = {}
+    counts: dict[str, Any] = {"citations": 0, "with_contexts": 0, "lists": 0, "candidates": 0, "outcomes": {}}
+    touched: dict[str, set[tuple[Any, Any]]] = defaultdict(set)
+    for item in found:
+        node, paper = item.node, item.paper
+        state = [*_ids_triples(node, paper)]
+        for prop, value in ((TKG.citationCount, paper.citation_count), (TKG.referenceCount, paper.reference_count),
+                            (TKG.influentialCitationCount, paper.influential_count)):
+            if value is not None:
+                state.append(Triple(node, prop, integer(value)))
+        tracked = item.tracked
+        lists = {"citations": (TKG.citationListCount, paper.citation_count,
+                               tracked.citation_list_count if tracked else None),
+                 "references": (TKG.referenceListCount, paper.reference_count,
+                                tracked.reference_list_count if tracked else None)}
+        for direction, (prop, count, earlier) in lists.items():
+            value = count if direction in item.lists else earlier
+            if value is not None:
+                state.append(Triple(node, prop, integer(value)))
+        earlier_limit = tracked.list_limit if tracked and tracked.list_limit is not None else limit
+        state.append(Triple(node, TKG.listLimit, integer(limit if item.lists else earlier_limit)))
+        if nodes.is_new(node):
+            state += _candidate_triples(node, paper, candidate=node.value not in nodes.on_list)
+        parts.subjects[node] = [t for t in state if t.subject == node]
+        seq = [t for t in state if t.subject != node and not _is_person(t.subject)]
+        if seq:
+            parts.subjects[_authors_seq(node)] = seq
+        for t in state:
+            if _is_person(t.subject):
+                parts.subjects[t.subject] = list(dict.fromkeys([*parts.subjects.get(t.subject, []), t]))
+    refetched = {(item.node, d) for item in found for d in item.lists}
+    for key in [k for k in parts.edges if (k[1], "citations") in refetched or (k[0], "references") in refetched]:
+        for end in key:
+            touched[end.value].add(key)
+        del parts.edges[key]
+    for item in found:
+        node = item.node
+        for direction, edges in item.lists.items():
+            counts["lists"] += 1
+            for edge in edges:
+                other = nodes.node(edge.paper)
+                if other is None or other == node:
+                    continue
+                citing, cited = (other, node) if direction == "citations" else (node, other)
+                parts.edges[(citing, cited)] = edge_triples(citing, cited, edge)
+                touched[node.value].add((citing, cited))
+                if nodes.is_new(other):
+                    fresh_papers.setdefault(other, edge.paper)
+    for seed, papers in recommended.items():
+        for key in [k for k in parts.recommended if k[1] == seed]:
+            del parts.recommended[key]
+        for paper in papers:
+            other = nodes.node(paper)
+            if other is None or other == seed:
+                continue
+            parts.recommended[(other, seed)] = [Triple(other, TKG.recommendedFor, seed)]
+            if nodes.is_new(other):
+                fresh_papers.setdefault(other, paper)
+    looked_up = {item.node for item in found}
+    previously = {NamedNode(k) for k, v in _state(store).items() if "limit" in v}  # looked up by an earlier run
+    for other, paper in fresh_papers.items():
+        if other in looked_up or other in previously:
+            continue
+        if other not in old_subjects:
+            counts["candidates"] += 1
+        triples = _candidate_triples(other, paper, candidate=other.value not in nodes.on_list)
+        triples += _ids_triples(other, paper)
+        parts.subjects[other] = [t for t in triples if t.subject == other]
+        parts.subjects.pop(_authors_seq(other), None)
+        for t in triples:
+            if t.subject != other:
+                parts.subjects[t.subject] = list(dict.fromkeys([*parts.subjects.get(t.subject, []), t]))
+    parts.collect(previously | looked_up)
+    for item in found:
+        node = item.node
+        before = old_subjects.get(node, set())
+        after = set(parts.subjects.get(node, []))
+        keys = touched.get(node.value, set())
+        changed_edges = any(old_edges.get(k, set()) != set(parts.edges.get(k, [])) for k in keys)
+        if not any(t.predicate == TKG.s2PaperId for t in before):
+            counts["outcomes"][node.value] = "added"
+        elif before != after or changed_edges:
+            counts["outcomes"][node.value] = "updated"
+    for item in found:
+        for edges in item.lists.values():
+            counts["citations"] += len(edges)
+            counts["with_contexts"] += sum(1 for e in edges if e.contexts)
+    return parts.triples(), counts

@@ -1,0 +1,34 @@
+"""Bugs a person makes in FSDP1's flat-parameter sharding."""
+
+from __future__ import annotations
+
+from kernels.mutation import Mutant
+
+_F = "kernels.fsdp1.flat"
+
+MUTANTS = (
+    Mutant(
+        "summed-not-averaged",
+        "the reduce-scattered gradient is the sum over ranks, not the mean",
+        f"{_F}:fsdp1_train",
+        "grad_shards = [g / world for g in comm.reduce_scatter(local)]",
+        "grad_shards = comm.reduce_scatter(local)",
+        "grad-shard-is-slice",
+    ),
+    Mutant(
+        "padding-dropped-from-the-front",
+        "unsharding drops numel elements from the end instead of the padding",
+        f"{_F}:FlatParam.unshard",
+        "gathered[: self.numel]",
+        "gathered[-self.numel :]",
+        "round-trip",
+    ),
+    Mutant(
+        "adam-step-from-zero",
+        "off-by-one in the step counter: Adam's bias correction starts at step 0",
+        f"{_F}:fsdp1_train",
+        "for step, per_rank in enumerate(batches, start=1):",
+        "for step, per_rank in enumerate(batches):",
+        "training-matches-replica",
+    ),
+)

@@ -1,0 +1,59 @@
+"""Bugs a person makes in Liger-style fused forwards with hand-written backwards."""
+
+from __future__ import annotations
+
+from kernels.mutation import Mutant
+
+_F = "kernels.liger_kernel.fused"
+
+MUTANTS = (
+    Mutant(
+        "flce-backward-ignores-grad-out",
+        "the fused cross-entropy's backward returns the stored gradient of h without scaling "
+        "it by the incoming gradient (right only for a loss scale of 1)",
+        f"{_F}:_FusedLinearCE.backward",
+        "(grad_h * grad_out).to(ctx.dtypes[0]),",
+        "grad_h.to(ctx.dtypes[0]),",
+        "flce-vs-full",
+    ),
+    Mutant(
+        "flce-mean-over-ignored-rows",
+        "the loss is averaged over every row, the ignored ones included",
+        f"{_F}:_FusedLinearCE.forward",
+        "n = valid.sum().clamp(min=1).to(torch.float32)",
+        "n = torch.tensor(float(rows), device=h.device)",
+        "flce-vs-full",
+    ),
+    Mutant(
+        "flce-one-chunk",
+        "the rows are processed in one chunk, so the whole BT × V logits exist at once",
+        f"{_F}:_FusedLinearCE.forward",
+        "step = chunk_size(rows, vocab, hidden)",
+        "step = rows",
+        "flce-peak-memory",
+    ),
+    Mutant(
+        "rmsnorm-without-offset",
+        "the RMSNorm forward drops the weight offset (Gemma's 1 + w)",
+        f"{_F}:_RMSNorm.forward",
+        "return (xf * inv * (offset + weight.float())).to(x.dtype)",
+        "return (xf * inv * weight.float()).to(x.dtype)",
+        "rmsnorm",
+    ),
+    Mutant(
+        "rope-backward-rotates-forward",
+        "the RoPE backward rotates by +θ instead of −θ",
+        f"{_F}:_RoPE.backward",
+        "return dy * cos - _rotate_half(dy * sin), None, None",
+        "return dy * cos + _rotate_half(dy * sin), None, None",
+        "rope",
+    ),
+    Mutant(
+        "swiglu-derivative-sign",
+        "the SiLU derivative is written σ + silu·σ instead of σ + silu·(1 − σ)",
+        f"{_F}:_SwiGLU.backward",
+        "da = dyf * bf * (sig + silu * (1 - sig))",
+        "da = dyf * bf * (sig + silu * sig)",
+        "swiglu",
+    ),
+)

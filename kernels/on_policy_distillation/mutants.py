@@ -1,0 +1,42 @@
+"""Bugs a person makes in the reverse-KL losses of on-policy distillation."""
+
+from __future__ import annotations
+
+from kernels.mutation import Mutant
+
+_KL = "kernels.on_policy_distillation.kl"
+
+MUTANTS = (
+    Mutant(
+        "kl-div-arguments-swapped",
+        "F.kl_div gets (student, teacher), which is the forward KL(p_t ‖ p_s)",
+        f"{_KL}:reverse_kl",
+        "F.kl_div(lt, ls, log_target=True",
+        "F.kl_div(ls, lt, log_target=True",
+        "full-vocab-vs-loop",
+    ),
+    Mutant(
+        "log-softmax-over-positions",
+        "the student's log-softmax is taken over positions instead of the vocabulary",
+        f"{_KL}:reverse_kl",
+        "ls = student_logits.float().log_softmax(-1)",
+        "ls = student_logits.float().log_softmax(0)",
+        "full-vocab-vs-loop",
+    ),
+    Mutant(
+        "sampled-from-teacher",
+        "the tokens are drawn from the teacher, so the estimator is biased for the reverse KL",
+        f"{_KL}:sampled_reverse_kl",
+        "torch.multinomial(ls.exp().cpu()",
+        "torch.multinomial(lt.exp().cpu()",
+        "sampled-unbiased",
+    ),
+    Mutant(
+        "sampled-sign",
+        "the sampled estimator is log p_t(x) − log p_s(x)",
+        f"{_KL}:sampled_reverse_kl",
+        "per_draw = ls.gather(1, draws) - lt.gather(1, draws)",
+        "per_draw = lt.gather(1, draws) - ls.gather(1, draws)",
+        "sampled-unbiased",
+    ),
+)

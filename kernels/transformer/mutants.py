@@ -1,0 +1,51 @@
+"""Bugs a person makes in blockwise (online-softmax) attention."""
+
+from __future__ import annotations
+
+from kernels.mutation import Mutant
+
+_BLOCK = "kernels.transformer.blockwise:blockwise_attention"
+
+MUTANTS = (
+    Mutant(
+        "accumulator-not-rescaled",
+        "the running output is not rescaled by e^{m_old - m_new} when the maximum grows",
+        _BLOCK,
+        "acc = acc * rescale[..., None] + p @ v",
+        "acc = acc + p @ v",
+        "blockwise-vs-naive",
+    ),
+    Mutant(
+        "denominator-not-rescaled",
+        "the running softmax denominator is not rescaled when the maximum grows",
+        _BLOCK,
+        "denom = denom * rescale + p.sum(dim=-1)",
+        "denom = denom + p.sum(dim=-1)",
+        "rows-sum-to-one",
+    ),
+    Mutant(
+        "no-max-subtraction",
+        "the scores are exponentiated without subtracting the running maximum: exact at normal "
+        "ranges, inf/inf at large logits",
+        _BLOCK,
+        "p = (s - safe[..., None]).exp()\n            rescale = (m - safe).exp()",
+        "p = s.exp()\n            rescale = torch.ones_like(m)",
+        "large-logits",
+    ),
+    Mutant(
+        "causal-mask-off-by-one",
+        "the causal mask lets each query see the next key",
+        _BLOCK,
+        "cols[None, :] > rows[:, None] + offset,",
+        "cols[None, :] > rows[:, None] + offset + 1,",
+        "causality",
+    ),
+    Mutant(
+        "missing-scale",
+        "the scores are not scaled by 1/sqrt(d)",
+        _BLOCK,
+        "qi = q[:, :, i0 : i0 + block_q] * scale",
+        "qi = q[:, :, i0 : i0 + block_q]",
+        "sdpa",
+    ),
+)

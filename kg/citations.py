@@ -1,0 +1,146 @@
+"""Citations in the graph: the CiTO vocabulary of the ``citations`` graph, and reads over it.
+
+``kg ingest citations`` (``ingest/semanticscholar.py``) writes, in the ``citations`` graph:
+
+- a plain ``cito:cites`` triple for every citation, from the citing paper to the cited one;
+- one CiTO property per intent Semantic Scholar read in it (:data:`INTENT_PROPERTIES`):
+  methodology → ``cito:usesMethodIn``, background → ``cito:obtainsBackgroundFrom``,
+  result → ``cito:usesConclusionsFrom`` (the citing paper sets its results beside the
+  cited one's; CiTO has no "compares with", and this is its closest term), and
+  ``tkg:citesInfluentially`` when Semantic Scholar marks the citation influential;
+- for a citation with contexts, intents or the influential flag, a ``cito:Citation`` node
+  (:func:`citation_node`) with its citing and cited entity, each intent as
+  ``cito:hasCitationCharacterization``, ``tkg:influential``, and each context sentence as a
+  ``tkg:CitationContext`` (``rdf:value``, its ``tkg:intent`` values, ``tkg:position``).
+
+This module only names those terms and reads them back; it knows nothing of the API.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from pyoxigraph import Literal, NamedNode
+
+from kg.graphs import CITATIONS
+from kg.iris import skolem
+from kg.store.base import GraphStore
+from kg.vocab import CITO, TKG
+
+__all__ = [
+    "CITATION_PREDICATES",
+    "INFLUENTIAL",
+    "INTENTS",
+    "INTENT_PROPERTIES",
+    "CitationRecord",
+    "Context",
+    "citation_node",
+    "citations_of",
+    "context_node",
+    "has_citations",
+    "intent_of_property",
+]
+
+#: Semantic Scholar's citation intents, and the CiTO property each one adds.
+INTENT_PROPERTIES: dict[str, NamedNode] = {
+    "methodology": CITO.usesMethodIn,
+    "background": CITO.obtainsBackgroundFrom,
+    "result": CITO.usesConclusionsFrom,
+}
+INTENTS: tuple[str, ...] = tuple(INTENT_PROPERTIES)
+#: The property of an influential citation (a sub-property of ``cito:cites``).
+INFLUENTIAL = TKG.citesInfluentially
+#: Every property that links a citing paper to a cited one in the ``citations`` graph.
+CITATION_PREDICATES: frozenset[NamedNode] = frozenset({CITO.cites, INFLUENTIAL, *INTENT_PROPERTIES.values()})
+
+
+def intent_of_property(prop: str) -> str | None:
+    """``methodology`` for ``cito:usesMethodIn`` and so on; None for other properties."""
+    return next((intent for intent, p in INTENT_PROPERTIES.items() if p.value == prop), None)
+
+
+def citation_node(citing: NamedNode, cited: NamedNode) -> NamedNode:
+    """The ``cito:Citation`` node of the citation from ``citing`` to ``cited`` (stable)."""
+    return skolem("citation", citing.value, cited.value)
+
+
+def context_node(citing: NamedNode, cited: NamedNode, position: int) -> NamedNode:
+    return skolem("citation-context", citing.value, cited.value, str(position))
+
+
+@dataclass(frozen=True)
+class Context:
+    """One sentence of the citing paper that makes the citation, with its intents."""
+
+    text: str
+    intents: tuple[str, ...] = ()
+
+
+@dataclass
+class CitationRecord:
+    """A citation as the graph holds it."""
+
+    citing: str
+    cited: str
+    intents: set[str] = field(default_factory=set)
+    influential: bool = False
+    contexts: list[Context] = field(default_factory=list)
+    node: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"citing": self.citing, "cited": self.cited, "intents": sorted(self.intents),
+                "influential": self.influential, "citation": self.node,
+                "contexts": [{"text": c.text, "intents": list(c.intents)} for c in self.contexts]}
+
+
+def has_citations(store: GraphStore) -> bool:
+    """Whether ``kg ingest citations`` has written anything yet."""
+    return store.ask(f"ASK {{ GRAPH {CITATIONS} {{ ?a <{CITO.cites.value}> ?b }} }}")
+
+
+def citations_of(store: GraphStore, papers: list[NamedNode] | None = None, *,
+                 cited: list[NamedNode] | None = None) -> list[CitationRecord]:
+    """The citations made by ``papers`` (or received by ``cited``), with intents, the
+    influential flag and the context sentences, in one pass over the graph."""
+    bindings: dict[str, Any] = {}
+    if papers is not None:
+        if not papers:
+            return []
+        bindings["citing"] = papers
+    if cited is not None:
+        if not cited:
+            return []
+        bindings["cited"] = cited
+    rows = store.select(
+        f"""SELECT ?citing ?cited ?prop ?c ?text ?pos ?intent WHERE {{ GRAPH {CITATIONS} {{
+              ?citing ?prop ?cited .
+              VALUES ?prop {{ {" ".join(str(p) for p in sorted(CITATION_PREDICATES, key=str))} }}
+              OPTIONAL {{ FILTER(?prop = cito:cites)
+                ?c cito:hasCitingEntity ?citing ; cito:hasCitedEntity ?cited .
+                OPTIONAL {{ ?c tkg:citationContext ?x . ?x rdf:value ?text ; tkg:position ?pos .
+                           OPTIONAL {{ ?x tkg:intent ?intent }} }} }} }} }}""",
+        bindings,
+    )
+    out: dict[tuple[str, str], CitationRecord] = {}
+    texts: dict[tuple[str, str], dict[int, tuple[str, set[str]]]] = {}
+    for row in rows:
+        key = (str(row["citing"].value), str(row["cited"].value))  # type: ignore[union-attr]
+        record = out.setdefault(key, CitationRecord(*key))
+        prop = str(row["prop"].value)  # type: ignore[union-attr]
+        if prop == INFLUENTIAL.value:
+            record.influential = True
+        intent = intent_of_property(prop)
+        if intent:
+            record.intents.add(intent)
+        c, sentence, pos, intent_term = row["c"], row["text"], row["pos"], row["intent"]
+        if isinstance(c, NamedNode):
+            record.node = c.value
+        if isinstance(sentence, Literal) and isinstance(pos, Literal):
+            slot = texts.setdefault(key, {}).setdefault(int(pos.value), (sentence.value, set()))
+            if isinstance(intent_term, Literal):
+                slot[1].add(intent_term.value)
+    for key, by_position in texts.items():
+        out[key].contexts = [Context(text, tuple(sorted(intents))) for _pos, (text, intents)
+                             in sorted(by_position.items())]
+    return sorted(out.values(), key=lambda r: (r.citing, r.cited))

@@ -1,0 +1,187 @@
+"""``kg suggest``: lineage edges and papers to read next, from citation evidence."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import TYPE_CHECKING, Annotated, Any, Optional
+
+import typer
+
+from kg.cli import state
+
+if TYPE_CHECKING:
+    from kg.suggestions import Suggestion
+
+__all__ = ["app"]
+
+app = typer.Typer(help="Suggest lineage edges and papers to read next from citation evidence (kg ingest citations "
+                       "first); accept or reject the edges.", no_args_is_help=True)
+
+
+class Format(StrEnum):
+    table = "table"
+    json = "json"
+    csv = "csv"
+
+
+FormatOpt = Annotated[Format, typer.Option("--format", "-f", help="Output format.")]
+_NO_CITATIONS = "The graph holds no citations yet: run kg ingest citations first."
+
+
+def _evidence_text(item: Suggestion, lines: int) -> str:
+    shown = [e.line() for e in item.evidence[:lines]]
+    rest = len(item.evidence) - len(shown)
+    return "\n".join(shown) + (f"\n(+{rest} more)" if rest > 0 else "")
+
+
+def _row(item: Suggestion, kind: str, lines: int) -> dict[str, Any]:
+    return {"kind": kind, "id": item.id, "child": item.child.name, "relation": item.existing_relation or item.relation,
+            "parent": item.parent.name, "score": f"{item.score:.2f}",
+            "status": {"new": "suggested", "confirmed": "confirmed by citations", "lacking": "no citation evidence",
+                       "rejected": "rejected"}[item.status] + (" (added by you)" if item.basis == "accepted" else ""),
+            "evidence": _evidence_text(item, lines)}
+
+
+@app.command("lineage")
+def lineage(
+    technique: Annotated[Optional[str], typer.Argument(  # noqa: UP045
+        help="Only edges from or to this technique (name, alias, id or IRI).", show_default=False)] = None,
+    min_score: Annotated[float, typer.Option("--min-score", min=0.0, max=1.0,
+                                             help="Leave out suggestions scoring below this (0 to 1).")] = 0.0,
+    existing: Annotated[bool, typer.Option("--existing/--no-existing",
+                                           help="Also check the existing edges against the citations.")] = True,
+    lines: Annotated[int, typer.Option("--evidence", min=1, help="Evidence sentences to show per edge.")] = 2,
+    fmt: FormatOpt = Format.table,
+) -> None:
+    """Lineage edges between techniques that citations suggest: the later technique's paper cites the earlier's
+    for its method or influentially, or its sentences name the earlier technique. Each comes with a score, the
+    evidence sentences with their intents, and a relation read from the wording (else derivesFrom)."""
+    from rich.markup import escape
+
+    from kg.citations import has_citations
+    from kg.cli.output import console, emit, emit_json
+    from kg.resolve import resolve_technique
+    from kg.suggestions import lineage_report
+
+    state().json_errors = fmt is Format.json
+    store = state().store()
+    node = resolve_technique(store, technique) if technique else None
+    report = lineage_report(store, node, min_score=min_score)
+    checked = report.existing if existing else []
+    if fmt is Format.json:
+        emit_json({"technique": node.value if node else None, "citations_read": report.citations_read,
+                   "suggestions": [s.as_dict() for s in report.suggestions],
+                   "existing": [s.as_dict() for s in checked], "rejected": [s.as_dict() for s in report.rejected]})
+        return
+    columns = ["kind", "id", "child", "relation", "parent", "score", "status", "evidence"]
+    if fmt is Format.csv:
+        rows = [_row(s, "suggestion", 100) for s in report.suggestions] + [_row(s, "existing", 100) for s in checked]
+        emit(rows, columns, fmt="csv")
+        return
+    out = console()
+    emit([_row(s, "suggestion", lines) for s in report.suggestions],
+         ["id", "child", "relation", "parent", "score", "evidence"],
+         title=f"Suggested lineage: {len(report.suggestions)} edges")
+    if checked:
+        emit([_row(s, "existing", lines) for s in checked], ["child", "relation", "parent", "status", "evidence"],
+             title="Existing edges against the citations")
+    if report.rejected:
+        out.print(f"[dim]{len(report.rejected)} rejected suggestion(s) left out.[/]")
+    if not has_citations(store):
+        out.print(f"[yellow]{escape(_NO_CITATIONS)}[/]")
+    elif report.suggestions:
+        out.print("[dim]Accept one with kg suggest accept ID [--as RELATION]; reject it with kg suggest reject "
+                  "ID.[/]")
+
+
+def _decide(ident: str, relation: str | None, verdict: str, fmt: Format) -> None:
+    from rich.markup import escape
+
+    from kg.cli.output import console, emit_json
+    from kg.decisions import accept, reject
+    from kg.suggestions import find_suggestion
+
+    state().json_errors = fmt is Format.json
+    store = state().store()
+    item = find_suggestion(store, ident)
+    decision = accept(store, item, relation=relation) if verdict == "accepted" else reject(store, item)
+    if fmt is Format.json:
+        emit_json({**decision.as_dict(), "child_name": item.child.name, "parent_name": item.parent.name})
+        return
+    if fmt is Format.csv:
+        from kg.cli.output import emit
+
+        emit([{**decision.as_dict(), "evidence": "; ".join(decision.evidence)}],
+             ["id", "verdict", "child", "relation", "parent", "at", "evidence"], fmt="csv")
+        return
+    if verdict == "accepted":
+        console().print(f"[green]accepted[/] {escape(item.child.name)} [bold]{decision.relation}[/] "
+                        f"{escape(item.parent.name)}: it is in the lineage now, marked as added by you "
+                        f"(kg lineage {escape(item.child.id)}).")
+    else:
+        console().print(f"[yellow]rejected[/] {escape(item.child.name)} {item.relation} {escape(item.parent.name)}: "
+                        "it will not be suggested again.")
+
+
+@app.command("accept")
+def accept_(
+    ident: Annotated[str, typer.Argument(metavar="ID", help="The suggestion's id, as kg suggest lineage shows it.")],
+    relation: Annotated[Optional[str], typer.Option(  # noqa: UP045
+        "--as", help="The relation to record (refines, extends, combines, replaces, ..., derivesFrom); default: "
+                     "the proposed one.", show_default=False)] = None,
+    fmt: FormatOpt = Format.table,
+) -> None:
+    """Accept a suggested edge: it joins the lineage (kg lineage, exports, web), marked as added by you, with its
+    evidence, in the lineage-decisions graph that kg build keeps."""
+    _decide(ident, relation, "accepted", fmt)
+
+
+@app.command("reject")
+def reject_(
+    ident: Annotated[str, typer.Argument(metavar="ID", help="The suggestion's id, as kg suggest lineage shows it.")],
+    fmt: FormatOpt = Format.table,
+) -> None:
+    """Reject a suggested edge: it is never suggested again (an edge you accepted before goes)."""
+    _decide(ident, None, "rejected", fmt)
+
+
+@app.command("reading")
+def reading(
+    technique: Annotated[Optional[str], typer.Option(  # noqa: UP045
+        "--technique", "-t", help="Only evidence towards this technique (default: every technique you follow "
+                                  "and the papers you read).", show_default=False)] = None,
+    limit: Annotated[int, typer.Option("--limit", "-n", min=1, max=500, help="How many papers.")] = 10,
+    add: Annotated[bool, typer.Option("--add", help="Put the papers shown on the reading list as to-read.")] = False,
+    fmt: FormatOpt = Format.table,
+) -> None:
+    """Papers not on your reading list, ranked by citation evidence towards what you follow: methodology or
+    influential citations of your techniques' papers and of the papers you read, co-citation, and Semantic
+    Scholar's recommendations. Each comes with a one-line reason."""
+    from rich.markup import escape
+
+    from kg.citations import has_citations
+    from kg.cli.output import console, emit, emit_json
+    from kg.readnext import add_to_reading_list, reading_suggestions
+    from kg.resolve import resolve_technique
+
+    state().json_errors = fmt is Format.json
+    store = state().store()
+    node = resolve_technique(store, technique) if technique else None
+    found = reading_suggestions(store, technique=node, limit=limit)
+    added = add_to_reading_list(store, [s.paper for s in found]) if add and found else []
+    if fmt is Format.json:
+        emit_json({"technique": node.value if node else None, "added": added,
+                   "suggestions": [s.as_dict() for s in found]})
+        return
+    rows = [{"rank": i, "title": s.title, "year": s.year or "", "score": f"{s.score:.2f}", "reason": s.reason,
+             "link": s.link, "paper": s.paper} for i, s in enumerate(found, start=1)]
+    if fmt is Format.csv:
+        emit(rows, ["rank", "title", "year", "score", "reason", "link", "paper"], fmt="csv")
+        return
+    out = console()
+    emit(rows, ["rank", "title", "year", "score", "reason"], title=f"Read next: {len(found)} papers")
+    if add:
+        out.print(f"[green]{len(added)} paper(s) put on the reading list as to-read[/]"
+                  + (f" ({len(found) - len(added)} were on it already)" if len(found) > len(added) else ""))
+    if not has_citations(store):
+        out.print(f"[yellow]{escape(_NO_CITATIONS)}[/]")

@@ -1,0 +1,201 @@
+"""``kg suggest reading``: papers not on the reading list, ranked by citation evidence towards
+what the reader follows.
+
+It reads the graph only. The *seeds* are the papers that stand for what the reader
+follows: with a technique, its primary paper and the papers that use it; otherwise the
+primary papers of every technique with a paper on the reading list, and the papers
+marked read. A paper not on the reading list (and not a seed) earns points from:
+
+- methodology or influential citations between it and a seed, both ways: it cites a
+  seed for its method (1.0; influential 1.5), or a seed builds on it (1.2; influential 1.5);
+- co-citation: papers citing it together with a seed (0.3 each, at most 1.5 per seed);
+- Semantic Scholar's recommendations for a seed (``kg ingest citations --recommendations``; 0.8).
+
+Each suggestion carries the list of its evidence and a one-line reason built from the
+strongest. :func:`add_to_reading_list` puts chosen papers on the list as to-read.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pyoxigraph import NamedNode
+
+from kg.graphs import CITATIONS, READING
+from kg.store.base import GraphStore
+
+__all__ = ["ReadingSuggestion", "add_to_reading_list", "reading_suggestions", "seeds"]
+
+WEIGHTS = {"cites-method": 1.0, "cites-influential": 1.5, "method-of": 1.2, "influence-of": 1.5,
+           "co-cited": 0.3, "recommended": 0.8}
+CO_CITATION_CAP = 1.5
+_READ = "https://w3id.org/techkg/id/status/read"
+
+
+@dataclass
+class ReadingSuggestion:
+    paper: str
+    title: str
+    score: float
+    reason: str
+    evidence: list[dict[str, Any]] = field(default_factory=list)
+    year: str | None = None
+    venue: str | None = None
+    arxiv: str | None = None
+    doi: str | None = None
+
+    @property
+    def link(self) -> str:
+        if self.arxiv:
+            return f"https://arxiv.org/abs/{self.arxiv}"
+        if self.doi:
+            return f"https://doi.org/{self.doi}"
+        return self.paper
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"paper": self.paper, "title": self.title, "score": round(self.score, 3), "reason": self.reason,
+                "year": self.year, "venue": self.venue, "link": self.link, "evidence": self.evidence}
+
+
+def seeds(store: GraphStore, technique: NamedNode | None = None) -> dict[str, str]:
+    """Seed paper IRI → how to name it in a reason (a technique's name, or a short title)."""
+    if technique is not None:
+        rows = store.select(
+            """SELECT ?p ?name ?role WHERE { ?t skos:prefLabel ?name . FILTER(LANG(?name) = "en")
+                 { ?t tkg:primaryPaper ?p BIND("primary" AS ?role) }
+                 UNION { ?p tkg:usesTechnique ?t BIND("uses" AS ?role) } }""",
+            {"t": technique})
+    else:
+        rows = store.select(
+            f"""SELECT ?p ?name ?role WHERE {{
+                 {{ SELECT DISTINCT ?t WHERE {{ {{ ?t tkg:primaryPaper ?x }} UNION {{ ?x tkg:usesTechnique ?t }}
+                     GRAPH {READING} {{ ?x tkg:readingStatus ?s }} }} }}
+                 ?t tkg:primaryPaper ?p ; skos:prefLabel ?name . FILTER(LANG(?name) = "en")
+                 BIND("primary" AS ?role) }}""")
+    out: dict[str, str] = {}
+    uses: list[str] = []
+    for row in rows.records():
+        if row["role"] == "primary":
+            out[row["p"]] = f"{row['name']}'s paper"
+        else:
+            uses.append(row["p"])
+    if technique is None:
+        read = store.select(f"SELECT ?p WHERE {{ GRAPH {READING} {{ ?p tkg:readingStatus <{_READ}> }} }}")
+        uses += [r["p"] for r in read.records()]
+    for paper, title in _titles(store, [p for p in uses if p not in out]).items():
+        out.setdefault(paper, _short(title))
+    return out
+
+
+def _short(title: str, width: int = 48) -> str:
+    return f"“{title}”" if len(title) <= width else f"“{title[:width - 1].rstrip()}…”"
+
+
+def _titles(store: GraphStore, papers: Sequence[str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for start in range(0, len(papers), 2000):
+        chunk = [NamedNode(p) for p in papers[start:start + 2000]]
+        rows = store.select("SELECT ?p (SAMPLE(?t) AS ?title) WHERE { ?p dcterms:title ?t } GROUP BY ?p", {"p": chunk})
+        out.update({r["p"]: str(r["title"]) for r in rows.records() if r["title"] is not None})
+    return out
+
+
+def _evidence_rows(store: GraphStore, seed_nodes: list[NamedNode]) -> list[dict[str, Any]]:
+    """(candidate, seed, kind[, n]) rows from the citations graph, for every seed."""
+    out: list[dict[str, Any]] = []
+    g = CITATIONS
+    for start in range(0, len(seed_nodes), 5000):
+        chunk = {"seed": seed_nodes[start:start + 5000]}
+        out += store.select(
+            f"""SELECT ?cand ?seed ?kind WHERE {{ GRAPH {g} {{
+                  {{ ?cand cito:usesMethodIn ?seed BIND("cites-method" AS ?kind) }}
+                  UNION {{ ?cand tkg:citesInfluentially ?seed BIND("cites-influential" AS ?kind) }}
+                  UNION {{ ?seed cito:usesMethodIn ?cand BIND("method-of" AS ?kind) }}
+                  UNION {{ ?seed tkg:citesInfluentially ?cand BIND("influence-of" AS ?kind) }}
+                  UNION {{ ?cand tkg:recommendedFor ?seed BIND("recommended" AS ?kind) }} }} }}""", chunk).records()
+        out += store.select(
+            f"""SELECT ?cand ?seed ("co-cited" AS ?kind) (COUNT(DISTINCT ?x) AS ?n) WHERE {{ GRAPH {g} {{
+                  ?x cito:cites ?seed . ?x cito:cites ?cand . FILTER(?cand != ?seed) }} }}
+                GROUP BY ?cand ?seed""", chunk).records()
+    return out
+
+
+def _reason(evidence: list[dict[str, Any]]) -> str:
+    top = evidence[0]
+    seed = top["seed_name"]
+    phrase = {
+        "cites-method": f"uses the method of {seed}",
+        "cites-influential": f"builds on {seed} (an influential citation)",
+        "method-of": f"{seed} uses its method",
+        "influence-of": f"{seed} builds on it (an influential citation)",
+        "co-cited": f"cited together with {seed} by {top.get('n', 1)} paper" + ("s" if top.get("n", 1) != 1 else ""),
+        "recommended": f"Semantic Scholar recommends it to readers of {seed}",
+    }[top["kind"]]
+    more = len(evidence) - 1
+    return phrase + (f"; and {more} more link{'s' if more != 1 else ''}" if more else "")
+
+
+def reading_suggestions(store: GraphStore, *, technique: NamedNode | None = None, limit: int = 10
+                        ) -> list[ReadingSuggestion]:
+    """The ``limit`` best papers to read next, with their evidence and a reason."""
+    named = seeds(store, technique)
+    if not named:
+        return []
+    listed = {r["p"] for r in store.select(
+        f"SELECT DISTINCT ?p WHERE {{ GRAPH {READING} {{ ?p tkg:readingStatus ?s }} }}").records()}
+    rows = _evidence_rows(store, [NamedNode(p) for p in named])
+    scores: dict[str, float] = defaultdict(float)
+    evidence: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for row in rows:
+        cand = row["cand"]
+        if cand in listed or cand in named or not isinstance(cand, str):
+            continue
+        kind = row["kind"]
+        weight = WEIGHTS[kind]
+        if kind == "co-cited":
+            weight = min(CO_CITATION_CAP, weight * int(row["n"]))
+        scores[cand] += weight
+        evidence[cand].append({"kind": kind, "seed": row["seed"], "seed_name": named[row["seed"]],
+                               "weight": weight, **({"n": int(row["n"])} if kind == "co-cited" else {})})
+    best = sorted(scores, key=lambda p: (-scores[p], p))[:limit]
+    about = _about(store, best)
+    out = []
+    for paper in best:
+        items = sorted(evidence[paper], key=lambda e: (-e["weight"], e["seed_name"]))
+        info = about.get(paper, {})
+        out.append(ReadingSuggestion(paper, info.get("title") or paper, scores[paper], _reason(items), items,
+                                     info.get("year"), info.get("venue"), info.get("arxiv"), info.get("doi")))
+    return out
+
+
+def _about(store: GraphStore, papers: Iterable[str]) -> dict[str, dict[str, Any]]:
+    nodes = [NamedNode(p) for p in papers]
+    if not nodes:
+        return {}
+    rows = store.select(
+        """SELECT ?p (SAMPLE(?t) AS ?title) (SAMPLE(?i) AS ?issued) (SAMPLE(?v) AS ?venue) (SAMPLE(?a) AS ?arxiv)
+             (SAMPLE(?d) AS ?doi) WHERE { OPTIONAL { ?p dcterms:title ?t } OPTIONAL { ?p dcterms:issued ?i }
+             OPTIONAL { ?p tkg:venue ?v } OPTIONAL { ?p tkg:arxivId ?a } OPTIONAL { ?p bibo:doi ?d } } GROUP BY ?p""",
+        {"p": nodes})
+    return {r["p"]: {"title": r["title"], "year": str(r["issued"])[:4] if r["issued"] else None,
+                     "venue": r["venue"], "arxiv": r["arxiv"], "doi": r["doi"]} for r in rows.records()}
+
+
+def add_to_reading_list(store: GraphStore, papers: Sequence[str], *, via: str = "suggest") -> list[str]:
+    """Put ``papers`` on the reading list as to-read (those already on it stay as they are),
+    in one transaction; returns those added."""
+    from kg.reading import current_statuses, known_status_triples, status_change
+    from kg.store.base import Activity
+
+    current = current_statuses(store)
+    new = [p for p in dict.fromkeys(papers) if p not in current]
+    if not new:
+        return []
+    with store.transaction(Activity("kg suggest reading --add", stats={"added": len(new)})) as tx:
+        for paper in new:
+            status_change(tx, NamedNode(paper), "to-read", previous=None, via=via, first_seen=True)
+        tx.insert(READING, known_status_triples())
+    return new

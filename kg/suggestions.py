@@ -1,0 +1,354 @@
+"""``kg suggest lineage``: typed lineage edges between techniques, proposed from citation evidence.
+
+It reads the graph only: the techniques (names, aliases, dates, primary papers), the
+citations their papers make (``citations`` graph, see :mod:`kg.citations`), the lineage
+edges already there, and the reader's decisions (``lineage-decisions``, see
+:mod:`kg.decisions`). Evidence that technique C derives from technique P comes in three
+kinds, each with a weight:
+
+- ``methodology`` (0.5): C's paper cites P's paper with the methodology intent;
+- ``influential`` (0.4): C's paper cites P's paper and Semantic Scholar marks it influential;
+- ``names`` (0.35, 0.5 with the methodology intent): a sentence in which C's paper cites
+  anything names P (its name or an alias from the catalog) in lineage wording ("we
+  extend", "following", "based on", ...) or with the methodology intent.
+
+The score of a pair is ``1 - Π(1 - weight)`` over its evidence (0 to 1). A pair is
+proposed only with evidence, never from a background mention alone, and never when P is
+dated after C. The relation is read from the wording (refines / extends / combines /
+replaces / generalizes / specializes / portsTo / reimplements / implements / buildsOn),
+else it is ``derivesFrom``. Pairs that already have an edge are reported as confirmed by
+citations (the child's paper cites the parent's, or a sentence names it) or as lacking
+citation evidence; pairs the reader rejected are never proposed again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from pyoxigraph import NamedNode
+
+from kg.citations import CitationRecord, citations_of
+from kg.errors import NotFoundError
+from kg.store.base import GraphStore
+
+__all__ = [
+    "Evidence",
+    "LineageReport",
+    "Suggestion",
+    "TechniqueInfo",
+    "find_suggestion",
+    "lineage_report",
+    "relation_from_wording",
+    "suggestion_id",
+]
+
+WEIGHTS = {"methodology": 0.5, "influential": 0.4, "names": 0.35, "names+methodology": 0.5}
+#: Wording that makes a sentence naming a technique lineage evidence, and the relation it
+#: reads as (None: lineage, untyped). Checked in this order; the first that matches wins.
+_CUES: tuple[tuple[str, str | None], ...] = (
+    (r"\brefine[sd]?\b|\brefining\b|\bimprove[sd]? (?:up)?on\b", "refines"),
+    (r"\bgenerali[sz]e[sd]?\b|\bgenerali[sz]ing\b|\bgenerali[sz]ation of\b", "generalizes"),
+    (r"\bspeciali[sz]e[sd]?\b|\bspecial case of\b|\brestrict(?:s|ed)?\b", "specializes"),
+    (r"\breplace[sd]?\b|\breplacing\b|\binstead of\b|\bsubstitut", "replaces"),
+    (r"\bcombine[sd]?\b|\bcombining\b|\bmerge[sd]?\b|\bhybrid of\b", "combines"),
+    (r"\breimplement", "reimplements"),
+    (r"\bport(?:s|ed|ing)?\b|\badapt(?:s|ed|ing)? .{1,60}? to\b|\bcarr(?:y|ies|ied) .{1,40}? to\b", "portsTo"),
+    (r"\bextend(?:s|ed|ing)?\b|\bextension of\b|\bon top of\b|\badd(?:s|ed|ing)? .{1,40}? to\b", "extends"),
+    (r"\bimplement(?:s|ed|ing)?\b|\bimplementation of\b", "implements"),
+    (r"\bbuil(?:d|ds|t) (?:up)?on\b|\bbuilding (?:up)?on\b|\bwritten (?:in|with)\b", "buildsOn"),
+    (r"\bfollow(?:s|ed|ing)?\b|\bbased on\b|\binspired by\b|\bderived? from\b|\bvariant of\b|\badopt(?:s|ed)?\b|"
+     r"\bmodif(?:y|ies|ied)\b|\bborrow", None),
+)
+_CUE_PATTERNS = tuple((re.compile(p, re.IGNORECASE), r) for p, r in _CUES)
+DERIVES_FROM = "derivesFrom"
+
+
+def relation_from_wording(sentences: list[str]) -> str | None:
+    """The typed relation the sentences' wording names (the first cue that matches in any of
+    them, in the order of :data:`_CUES`), ``derivesFrom`` for untyped lineage wording, or
+    None when no sentence has lineage wording."""
+    found: str | None = None
+    for pattern, relation in _CUE_PATTERNS:
+        if any(pattern.search(s) for s in sentences):
+            if relation is not None:
+                return relation
+            found = DERIVES_FROM
+    return found
+
+
+def suggestion_id(child: str, parent: str) -> str:
+    """The stable id of the suggestion that ``child`` derives from ``parent`` (IRIs)."""
+    return "sg-" + hashlib.sha1(f"{child}\x1f{parent}".encode()).hexdigest()[:8]
+
+
+@dataclass(frozen=True)
+class TechniqueInfo:
+    iri: str
+    id: str
+    name: str
+    labels: tuple[str, ...]
+    date: str | None
+    papers: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """One piece of evidence: what kind, which citation, the sentence and its intents."""
+
+    kind: str
+    citing: str
+    cited: str
+    weight: float
+    sentence: str | None = None
+    intents: tuple[str, ...] = ()
+    citation: str | None = None
+
+    def line(self) -> str:
+        """``[methodology] We extend GRPO's ...`` or ``(influential citation)``."""
+        if self.sentence:
+            return (f"[{', '.join(self.intents)}] " if self.intents else "") + self.sentence
+        return {"methodology": "(cites the parent's paper with the methodology intent)",
+                "influential": "(cites the parent's paper; Semantic Scholar marks it influential)"}.get(
+            self.kind, f"({self.kind})")
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "weight": self.weight, "sentence": self.sentence, "intents": list(self.intents),
+                "citing": self.citing, "cited": self.cited, "citation": self.citation}
+
+
+@dataclass
+class Suggestion:
+    """A pair child → parent with its evidence: proposed, or an existing edge checked."""
+
+    id: str
+    child: TechniqueInfo
+    parent: TechniqueInfo
+    relation: str
+    score: float
+    evidence: list[Evidence] = field(default_factory=list)
+    #: new (proposed), confirmed or lacking (an existing edge), rejected (by the reader)
+    status: str = "new"
+    existing_relation: str | None = None
+    basis: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id, "status": self.status, "child": self.child.name, "child_id": self.child.id,
+            "child_iri": self.child.iri, "parent": self.parent.name, "parent_id": self.parent.id,
+            "parent_iri": self.parent.iri, "relation": self.relation, "existing_relation": self.existing_relation,
+            "basis": self.basis, "score": round(self.score, 3), "evidence": [e.as_dict() for e in self.evidence],
+        }
+
+
+@dataclass
+class LineageReport:
+    suggestions: list[Suggestion] = field(default_factory=list)
+    existing: list[Suggestion] = field(default_factory=list)
+    rejected: list[Suggestion] = field(default_factory=list)
+    citations_read: int = 0
+
+    def all(self) -> list[Suggestion]:
+        return [*self.suggestions, *self.existing, *self.rejected]
+
+
+def techniques(store: GraphStore) -> dict[str, TechniqueInfo]:
+    """Every technique with its id, English name, aliases, date and primary papers."""
+    rows = store.select(
+        """SELECT ?t ?id ?name ?label ?date ?paper WHERE {
+             ?t a tkg:Technique ; skos:notation ?id ; skos:prefLabel ?name . FILTER(LANG(?name) = "en")
+             OPTIONAL { ?t skos:altLabel ?label }
+             OPTIONAL { ?t dcterms:date ?date }
+             OPTIONAL { ?t tkg:primaryPaper ?paper } }"""
+    )
+    parts: dict[str, dict[str, Any]] = {}
+    for row in rows.records():
+        part = parts.setdefault(row["t"], {"id": str(row["id"]), "name": str(row["name"]), "labels": {},
+                                           "date": None, "papers": {}})
+        if row["label"] is not None:
+            part["labels"][str(row["label"])] = None
+        if row["date"] is not None:
+            part["date"] = str(row["date"])
+        if row["paper"] is not None:
+            part["papers"][row["paper"]] = None
+    return {iri: TechniqueInfo(iri, p["id"], p["name"], tuple(dict.fromkeys([p["name"], *p["labels"]])),
+                               p["date"], tuple(p["papers"])) for iri, p in parts.items()}
+
+
+def _fold(text: str) -> str:
+    return re.sub(r"[\s-]+", " ", text).casefold()
+
+
+class _Names:
+    """Finds the techniques a sentence names. Single-word labels match with their own
+    capitals (so "Switch" is not "switch"); labels of several words match in any case and
+    with a hyphen for a space; the longest label wins where labels overlap ("Gated
+    DeltaNet" is not "DeltaNet"); a plural or possessive ending is allowed."""
+
+    def __init__(self, known: dict[str, TechniqueInfo]) -> None:
+        self.exact: dict[str, set[str]] = defaultdict(set)
+        self.folded: dict[str, set[str]] = defaultdict(set)
+        for info in known.values():
+            for label in (label.strip() for label in info.labels):
+                if len(label) < 2:
+                    continue
+                if " " in label:
+                    self.folded[_fold(label)].add(info.iri)
+                else:
+                    self.exact[label].add(info.iri)
+        labels = sorted({*self.exact, *self.folded}, key=len, reverse=True)
+        parts = [re.escape(label) if label in self.exact else
+                 "(?i:" + r"[\s-]+".join(re.escape(word) for word in label.split(" ")) + ")" for label in labels]
+        self.pattern = re.compile(r"(?<![\w-])(?:" + "|".join(parts) + r")(?:'s|s)?(?![\w-])") if parts else None
+
+    def named(self, sentence: str) -> set[str]:
+        out: set[str] = set()
+        for match in self.pattern.finditer(sentence) if self.pattern else ():
+            raw = match.group(0)
+            for text in (raw, re.sub(r"(?:'s|s)$", "", raw)):
+                hits = self.exact.get(text) or self.folded.get(_fold(text))
+                if hits:
+                    out |= hits
+                    break
+        return out
+
+
+def _year(value: str | None) -> str | None:
+    return value[:7] if value else None
+
+
+def _later(parent: TechniqueInfo, child: TechniqueInfo) -> bool:
+    a, b = _year(parent.date), _year(child.date)
+    return bool(a and b and a > b)
+
+
+def _evidence(records: list[CitationRecord], known: dict[str, TechniqueInfo], names: _Names,
+              paper_techniques: dict[str, set[str]]
+              ) -> tuple[dict[tuple[str, str], list[Evidence]], set[tuple[str, str]]]:
+    """Evidence per (child, parent), and the pairs whose papers cite each other plainly."""
+    found: dict[tuple[str, str], list[Evidence]] = defaultdict(list)
+    plain: set[tuple[str, str]] = set()
+    for record in records:
+        children = paper_techniques.get(record.citing, set())
+        parents = paper_techniques.get(record.cited, set())
+        for child in children:
+            for parent in parents - {child}:
+                plain.add((child, parent))
+                if "methodology" in record.intents:
+                    found[(child, parent)].append(Evidence("methodology", record.citing, record.cited,
+                                                           WEIGHTS["methodology"], citation=record.node))
+                if record.influential:
+                    found[(child, parent)].append(Evidence("influential", record.citing, record.cited,
+                                                           WEIGHTS["influential"], citation=record.node))
+            for context in record.contexts:
+                named = names.named(context.text) - {child}
+                if not named:
+                    continue
+                methodology = "methodology" in context.intents
+                worded = relation_from_wording([context.text]) is not None
+                for parent in named:
+                    if parent in parents:  # the cited paper is the parent's own: the sentence backs it
+                        found[(child, parent)].append(Evidence("sentence", record.citing, record.cited, 0.0,
+                                                               context.text, context.intents, record.node))
+                    elif methodology or worded:
+                        kind = "names+methodology" if methodology else "names"
+                        found[(child, parent)].append(Evidence(kind, record.citing, record.cited, WEIGHTS[kind],
+                                                               context.text, context.intents, record.node))
+            # Sentences of a citation between the two papers that name neither still show why.
+            for parent in parents - {child}:
+                for context in record.contexts:
+                    if not names.named(context.text) & {parent} and "methodology" in context.intents:
+                        found[(child, parent)].append(Evidence("sentence", record.citing, record.cited, 0.0,
+                                                               context.text, context.intents, record.node))
+    return found, plain
+
+
+def _score(evidence: list[Evidence]) -> float:
+    rest = 1.0
+    for item in evidence:
+        rest *= 1.0 - item.weight
+    return 1.0 - rest
+
+
+def lineage_report(store: GraphStore, technique: NamedNode | None = None, *, min_score: float = 0.0
+                   ) -> LineageReport:
+    """Suggestions (best first), the existing edges checked against the citations, and the
+    pairs the reader rejected; only pairs touching ``technique`` when it is given."""
+    from kg.decisions import decisions
+    from kg.views import lineage_edges
+
+    known = techniques(store)
+    paper_techniques: dict[str, set[str]] = defaultdict(set)
+    for info in known.values():
+        for paper in info.papers:
+            paper_techniques[paper].add(info.iri)
+    papers = [NamedNode(p) for p in paper_techniques]
+    records = citations_of(store, papers) if papers else []
+    found, plain = _evidence(records, known, _Names(known), paper_techniques)
+    existing = {(e.child, e.parent): e for e in lineage_edges(store)}
+    decided = decisions(store)
+    report = LineageReport(citations_read=len(records))
+    pairs = set(found) | set(existing)
+    for child_iri, parent_iri in sorted(pairs):
+        if technique is not None and technique.value not in (child_iri, parent_iri):
+            continue
+        if child_iri not in known or parent_iri not in known:
+            continue
+        child, parent = known[child_iri], known[parent_iri]
+        evidence = _dedupe(found.get((child_iri, parent_iri), []))
+        weighted = [e for e in evidence if e.weight > 0]
+        wording = relation_from_wording([e.sentence for e in evidence if e.sentence])
+        relation = wording or DERIVES_FROM
+        score = _score(weighted)
+        item = Suggestion(suggestion_id(child_iri, parent_iri), child, parent, relation, score, evidence)
+        edge = existing.get((child_iri, parent_iri))
+        if edge is not None:
+            item.existing_relation, item.basis = edge.relation, edge.basis
+            item.status = "confirmed" if weighted or (child_iri, parent_iri) in plain or evidence else "lacking"
+            report.existing.append(item)
+            continue
+        if not weighted or _later(parent, child) or score < min_score:
+            continue
+        decision = decided.get((child_iri, parent_iri))
+        if decision is not None and decision.verdict == "rejected":
+            item.status = "rejected"
+            report.rejected.append(item)
+            continue
+        report.suggestions.append(item)
+    report.suggestions.sort(key=lambda s: (-s.score, s.child.name.casefold(), s.parent.name.casefold()))
+    report.existing.sort(key=lambda s: (s.status != "confirmed", -s.score, s.child.name.casefold()))
+    return report
+
+
+def _dedupe(evidence: list[Evidence]) -> list[Evidence]:
+    """One item per (kind, citation, sentence); the strongest first."""
+    seen: dict[tuple[str, str, str, str | None], Evidence] = {}
+    for item in evidence:
+        seen.setdefault((item.kind, item.citing, item.cited, item.sentence), item)
+    sentences = {(e.citing, e.cited, e.sentence) for e in seen.values() if e.weight > 0 and e.sentence}
+    kept = [e for e in seen.values() if not (e.weight == 0 and (e.citing, e.cited, e.sentence) in sentences)]
+    # Sentences first (methodology ones before the rest), then the citations' flags.
+    return sorted(kept, key=lambda e: (e.sentence is None, "methodology" not in e.intents, -e.weight,
+                                       e.sentence or ""))
+
+
+def find_suggestion(store: GraphStore, ident: str) -> Suggestion:
+    """The suggestion (new, or rejected earlier) with id ``ident``; NotFoundError otherwise."""
+    report = lineage_report(store)
+    wanted = ident.strip().lower()
+    for item in [*report.suggestions, *report.rejected]:
+        if item.id == wanted:
+            return item
+    for item in report.existing:
+        if item.id == wanted and item.basis == "accepted":
+            return item  # accepted earlier: it can be rejected, or accepted with another relation
+        if item.id == wanted:
+            raise NotFoundError(f"{ident} is the existing edge {item.child.name} {item.existing_relation} "
+                                f"{item.parent.name}, not a suggestion",
+                                hint="Only proposed edges can be accepted or rejected; see kg suggest lineage.")
+    close = [s.id for s in report.suggestions if s.id.startswith(wanted[:5])][:4]
+    raise NotFoundError(f"there is no lineage suggestion {ident!r}", suggestions=close,
+                        hint=None if close else "List them with: kg suggest lineage")

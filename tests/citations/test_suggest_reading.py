@@ -1,0 +1,91 @@
+"""``kg suggest reading`` and the ``kg suggest`` commands as a user runs them."""
+
+from __future__ import annotations
+
+import json
+
+import pyoxigraph as ox
+import pytest
+
+from ingest.citations import CitationRun, ingest_citations
+from kg.iris import technique_iri
+from kg.reading import current_statuses, set_status
+from kg.readnext import add_to_reading_list, reading_suggestions
+
+GDN_PAPER = ox.NamedNode("https://arxiv.org/abs/2412.06464")
+STUDY = "https://doi.org/10.5555/techkg.delta-study"
+RECOMMENDED = "https://doi.org/10.5555/techkg.recommended"
+COCITED = "https://doi.org/10.5555/techkg.cocited"
+
+
+@pytest.fixture
+def cited(built_store, source):
+    ingest_citations(built_store, source, CitationRun(recommendations=True))
+    return built_store
+
+
+def test_papers_are_ranked_by_evidence_towards_a_technique(cited) -> None:
+    found = reading_suggestions(cited, technique=ox.NamedNode(technique_iri("gated-deltanet").value))
+    order = [s.paper for s in found]
+    assert set(order) >= {STUDY, RECOMMENDED, COCITED}
+    assert order.index(STUDY) < order.index(RECOMMENDED) < order.index(COCITED)
+    study = found[order.index(STUDY)]
+    assert study.reason.startswith("builds on Gated DeltaNet's paper") and {e["kind"] for e in study.evidence} == {
+        "cites-method", "cites-influential"}
+    assert "recommends it to readers of Gated DeltaNet's paper" in found[order.index(RECOMMENDED)].reason
+    assert "cited together with Gated DeltaNet's paper by 1 paper" in found[order.index(COCITED)].reason
+    assert all(s.score > 0 and s.reason for s in found)
+
+
+def test_what_the_reader_follows_and_has_read_are_the_seeds(cited) -> None:
+    assert STUDY not in {s.paper for s in reading_suggestions(cited)}
+    set_status(cited, GDN_PAPER, "reading")  # following Gated DeltaNet now
+    found = {s.paper: s for s in reading_suggestions(cited, limit=50)}
+    assert STUDY in found and GDN_PAPER.value not in found  # on the list: never suggested
+    set_status(cited, ox.NamedNode(STUDY), "read")
+    assert STUDY not in {s.paper for s in reading_suggestions(cited, limit=50)}
+
+
+def test_add_puts_the_suggestions_on_the_list_as_to_read(cited) -> None:
+    found = reading_suggestions(cited, technique=ox.NamedNode(technique_iri("gated-deltanet").value), limit=2)
+    added = add_to_reading_list(cited, [s.paper for s in found])
+    assert added == [s.paper for s in found]
+    statuses = current_statuses(cited)
+    assert all(statuses[p][0] == "to-read" for p in added)
+    assert add_to_reading_list(cited, added) == []
+    again = reading_suggestions(cited, technique=ox.NamedNode(technique_iri("gated-deltanet").value), limit=2)
+    assert not {s.paper for s in again} & set(added)
+
+
+def test_the_suggest_commands_take_every_format(kg_cli, emulator, built_store_path) -> None:
+    kg_cli("ingest", "citations", "--api-url", emulator.url, "--delay", "0", store=built_store_path, check=True)
+    table = kg_cli("suggest", "lineage", store=built_store_path, check=True)
+    assert "DiffusionNFT" in table.stdout and "confirmed by citations" in table.stdout
+    as_json = json.loads(kg_cli("suggest", "lineage", "-f", "json", store=built_store_path, check=True).stdout)
+    ids = {(s["child_id"], s["parent_id"]): s["id"] for s in as_json["suggestions"]}
+    csv = kg_cli("suggest", "lineage", "grpo", "-f", "csv", store=built_store_path, check=True).stdout
+    assert csv.splitlines()[0] == "kind,id,child,relation,parent,score,status,evidence" and "DanceGRPO" in csv
+    accepted = kg_cli("suggest", "accept", ids[("diffusionnft", "grpo")], "--as", "ports-to", "-f", "json",
+                      store=built_store_path, check=True)
+    assert json.loads(accepted.stdout)["relation"] == "portsTo"
+    tree = kg_cli("lineage", "DiffusionNFT", "--direction", "up", store=built_store_path, check=True).stdout
+    assert "portsTo, added by you" in tree and "We extend GRPO" in tree
+    up = json.loads(kg_cli("lineage", "DiffusionNFT", "-f", "json", store=built_store_path, check=True).stdout)
+    assert up["ancestors"][0]["basis"] == "accepted"
+    rejected = kg_cli("suggest", "reject", ids[("latentmoe", "aux-loss-free-balancing")], store=built_store_path,
+                      check=True)
+    assert "will not be suggested again" in rejected.stdout
+    missing = kg_cli("suggest", "accept", "sg-nothing", store=built_store_path)
+    assert missing.returncode == 1 and "no lineage suggestion" in missing.stderr
+    reading = kg_cli("suggest", "reading", "-t", "GDN", "-n", "3", "--add", store=built_store_path, check=True)
+    assert "Read next: 3 papers" in reading.stdout and "3 paper(s) put on the reading list" in reading.stdout
+    listed = kg_cli("reading", "list", "--status", "to-read", "-f", "json", store=built_store_path, check=True)
+    assert "Chunkwise gated delta rules for long-context retrieval" in listed.stdout
+    as_csv = kg_cli("suggest", "reading", "-t", "GDN", "-f", "csv", store=built_store_path, check=True).stdout
+    assert as_csv.splitlines()[0] == "rank,title,year,score,reason,link,paper"
+
+
+def test_without_citations_the_commands_say_what_to_run(kg_cli, built_store_path) -> None:
+    out = kg_cli("suggest", "lineage", "--no-existing", store=built_store_path, check=True).stdout
+    assert "run kg ingest citations first" in out
+    assert "run kg ingest citations first" in kg_cli("suggest", "reading", store=built_store_path, check=True).stdout

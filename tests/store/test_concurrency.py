@@ -1,0 +1,169 @@
+"""Concurrent use of one embedded store: readers are never blocked, writers wait for each
+other and name who holds the store, ``kg kernels verify`` holds no lock while it checks."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from kg.store.embedded import OxigraphStore
+from kg.store.folder import HOLDER_FILE, StoreFolder
+from tests.store.processes import start_kg
+
+#: A writer that flips one paper's status N times, each flip one transaction, and says
+#: "flipped i" after each commit.
+WRITER = r"""
+import sys
+from pathlib import Path
+from kg.reading import resolve_paper, set_status
+from kg.store.embedded import OxigraphStore
+store = OxigraphStore(Path(sys.argv[1]), wait=30, command="test writer")
+paper = resolve_paper(store, "GPipe")
+for i in range(int(sys.argv[2])):
+    set_status(store, paper, "read" if i % 2 == 0 else "reading")
+    print("flipped", i, flush=True)
+store.close()
+"""
+
+#: A reader that opens the store as a reader again and again for a while; every time it
+#: checks that each paper has exactly one current status and that the number of
+#: reading events never goes down, and prints one JSON summary.
+READER = r"""
+import json, sys, time
+from pathlib import Path
+from kg.store.embedded import OxigraphStore
+path, seconds = Path(sys.argv[1]), float(sys.argv[2])
+reads, events_seen, bad, errors = 0, [], [], []
+end = time.monotonic() + seconds
+while time.monotonic() < end:
+    try:
+        store = OxigraphStore.open_reader(path)
+        try:
+            two = store.select("SELECT ?p WHERE { ?p tkg:readingStatus ?a , ?b FILTER(?a != ?b) } LIMIT 1")
+            n = store.select("SELECT (COUNT(?e) AS ?n) WHERE { ?e a tkg:ReadingEvent }").rows[0]["n"].value
+        finally:
+            store.close()
+    except Exception as exc:  # every failure is reported, none hidden
+        errors.append(repr(exc)[:300])
+        continue
+    reads += 1
+    if len(two):
+        bad.append("a paper with two statuses")
+    if events_seen and int(n) < events_seen[-1]:
+        bad.append(f"events went back from {events_seen[-1]} to {n}")
+    events_seen.append(int(n))
+print(json.dumps({"reads": reads, "distinct": len(set(events_seen)), "bad": bad, "errors": errors}))
+"""
+
+
+def _python(code: str, *args: str) -> subprocess.Popen[str]:
+    env = {**os.environ, "PYTHONPATH": os.environ.get("PYTHONPATH", str(Path(__file__).parents[2]))}
+    return subprocess.Popen([sys.executable, "-c", code, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=env)
+
+
+def test_two_readers_see_consistent_states_while_a_third_process_writes(built_store_path: Path) -> None:
+    writer = _python(WRITER, str(built_store_path), "40")
+    assert writer.stdout is not None
+    assert writer.stdout.readline().startswith("flipped 0")  # the writer holds the store now
+    readers = [_python(READER, str(built_store_path), "6") for _ in range(2)]
+    outputs = [r.communicate(timeout=120) for r in readers]
+    writer_out, writer_err = writer.communicate(timeout=120)
+    assert writer.returncode == 0, writer_err
+    assert "flipped 39" in writer_out
+    for out, err in outputs:
+        report = json.loads(out)
+        assert report["errors"] == [] and report["bad"] == [], (report, err)
+        assert report["reads"] >= 3
+    # Between them the readers saw the writer's progress, not one frozen state.
+    assert max(json.loads(out)["distinct"] for out, _ in outputs) >= 2
+
+
+def test_cli_readers_answer_while_a_writer_holds_the_store(kg_cli, built_store_path: Path) -> None:
+    holder = OxigraphStore(built_store_path, command="kg sync zotero")
+    try:
+        for args in (("stats", "-f", "json"), ("show", "KDA", "-f", "json"), ("reading", "list", "-f", "json"),
+                     ("lineage", "KDA", "-f", "json"), ("query", "descendants", "-p", "technique=MQA", "-f", "json"),
+                     ("sparql", "ASK { ?s ?p ?o }", "-f", "json"), ("export", "rdf", "--format", "ntriples", "-o", "-"),
+                     ("kernels", "list", "-f", "json"), ("provenance", "KDA", "-f", "json")):
+            out = kg_cli(*args, store=built_store_path)
+            assert out.returncode == 0, (args, out.stderr)
+            assert "in use" not in out.stderr
+    finally:
+        holder.close()
+
+
+def test_a_reader_sees_a_write_once_it_is_committed(built_store_path: Path) -> None:
+    writer = OxigraphStore(built_store_path, command="test")
+    reader = OxigraphStore.open_reader(built_store_path)
+    try:
+        ask = "ASK { <urn:x> <urn:y> <urn:z> }"
+        writer.update("INSERT DATA { GRAPH <urn:g> { <urn:x> <urn:y> <urn:z> } }")
+        assert reader.ask(ask) is False  # a reader keeps the state it opened on
+        assert reader.refresh() is True and reader.ask(ask) is True
+        assert reader.refresh() is False
+        fresh = OxigraphStore.open_reader(built_store_path)
+        assert fresh.ask(ask) is True
+        fresh.close()
+    finally:
+        reader.close()
+        writer.close()
+
+
+def test_old_views_are_removed_once_no_reader_holds_them(built_store_path: Path) -> None:
+    folder = StoreFolder(built_store_path)
+    writer = OxigraphStore(built_store_path, command="test")
+    reader = OxigraphStore.open_reader(built_store_path)
+    held = reader.view
+    for i in range(3):
+        writer.update(f"INSERT DATA {{ GRAPH <urn:g> {{ <urn:x> <urn:y> {i} }} }}")
+    views = {p.name for p in folder.readers.iterdir() if p.is_dir()}
+    assert held in views and len(views) == 2  # the one the reader holds, and the newest
+    reader.close()
+    writer.update("INSERT DATA { GRAPH <urn:g> { <urn:x> <urn:y> 9 } }")
+    assert [p.name for p in folder.readers.iterdir() if p.is_dir()] == [folder.current_view()]
+    writer.close()
+
+
+def test_a_writer_waits_for_another_writer_and_then_goes_on(kg_cli, built_store_path: Path) -> None:
+    holder = _python("import sys, time\nfrom pathlib import Path\nfrom kg.store.embedded import OxigraphStore\n"
+                     "s = OxigraphStore(Path(sys.argv[1]), command='kg ingest arxiv')\nprint('held', flush=True)\n"
+                     "time.sleep(2)\ns.close()\n", str(built_store_path))
+    assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+    started = time.monotonic()
+    out = kg_cli("--wait", "30", "reading", "set", "GPipe", "read", store=built_store_path)
+    holder.communicate(timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert "waiting up to 30 s for `kg ingest arxiv` (pid" in " ".join(out.stderr.split())
+    assert time.monotonic() - started >= 1.0
+
+
+def test_the_holder_info_of_a_killed_writer_blocks_nothing(kg_cli, built_store_path: Path) -> None:
+    (built_store_path / HOLDER_FILE).write_text(json.dumps(
+        {"pid": 2**22 + 17, "command": "kg build", "started": "2026-01-01T00:00:00+00:00"}))
+    out = kg_cli("--wait", "0", "reading", "set", "GPipe", "read", store=built_store_path)
+    assert out.returncode == 0, out.stderr
+    assert "recovering: `kg build`" in " ".join(out.stderr.split())
+    assert not (built_store_path / HOLDER_FILE).exists()
+
+
+def test_kernels_verify_holds_no_lock_while_its_checks_run(built_store_path: Path) -> None:
+    folder = StoreFolder(built_store_path)
+    verify = start_kg("kernels", "verify", "MQA", "-f", "json", store=built_store_path)
+    free_while_running = held_while_running = 0
+    while verify.proc.poll() is None:
+        lock = folder.try_lock(command="test probe")
+        if lock is None:
+            held_while_running += 1
+        else:
+            lock.release()
+            free_while_running += 1
+        time.sleep(0.05)
+    code, out, err = verify.finish()
+    assert code == 0, err
+    assert json.loads(out)["recorded"] is True
+    assert free_while_running > 5 * max(1, held_while_running), (free_while_running, held_while_running)
