@@ -305,14 +305,21 @@ class WorkerPool:
                 self._idle.put_nowait(worker)
         return self._idle
 
-    def _replace(self, worker: _Worker) -> None:
-        """Stop ``worker`` and put a new one in its place (in a dispatch thread)."""
+    def _fresh(self, worker: _Worker) -> _Worker:
+        """Stop ``worker`` and start a new one in its place."""
         worker.stop()
         with self._lock:
             self._all.discard(worker)
-            if self._closed:
-                return
-        fresh = self._spawn()
+        return self._spawn()
+
+    def _replace(self, worker: _Worker) -> None:
+        """Stop ``worker`` and put a new one in the idle queue (in a dispatch thread)."""
+        if self._closed:
+            worker.stop()
+            with self._lock:
+                self._all.discard(worker)
+            return
+        fresh = self._fresh(worker)
         assert self._loop is not None and self._idle is not None
         self._loop.call_soon_threadsafe(self._idle.put_nowait, fresh)
 
@@ -395,6 +402,8 @@ class WorkerPool:
         """Send ``job`` to ``worker`` and wait for the answer, watching the deadline, its
         memory and the client (in a dispatch thread)."""
         limits = self.limits
+        if not worker.process.is_alive() and not self._closed:
+            worker = self._fresh(worker)  # it died idle (killed from outside): nobody's query
         worker.view = view  # before it opens it, so that no one removes it meanwhile
         try:
             worker.conn.send((view, job))
