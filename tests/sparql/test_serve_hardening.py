@@ -81,7 +81,8 @@ def test_the_token_comes_from_a_file_or_the_environment_and_a_command_line_token
     assert "warning" not in err
     env = {**os.environ, "KG_SERVE_TOKEN": "t0ken-from-env"}
     with kg_serve(built_store_path, "--allow-update", ready=READY, env=env) as (proc, info):
-        ok = httpx.post(str(info["sparql"]), data={"update": update}, headers={"Authorization": "Bearer t0ken-from-env"})
+        ok = httpx.post(str(info["sparql"]), data={"update": update},
+                        headers={"Authorization": "Bearer t0ken-from-env"})
         assert ok.status_code == 204
         proc.send_signal(signal.SIGTERM)
         _out, err = proc.communicate(timeout=30)
