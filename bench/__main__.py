@@ -6,7 +6,7 @@ import runpy
 import sys
 import time
 
-BENCHMARKS = ("store", "ingest", "zotero", "queries", "analytics", "exports", "kernels", "web")
+BENCHMARKS = ("store", "ingest", "zotero", "queries", "analytics", "exports", "kernels", "web", "citations")
 
 
 def main() -> None:

@@ -7,14 +7,13 @@ reading-list categories, and repositories with dated star snapshots. About 13 tr
 per paper: 100k papers ≈ 1.3M triples. Load it on top of ``kg build`` with
 ``kg import rdf FILE --graph bench`` so that named queries find real techniques too.
 
-Run ``python -m bench.corpus N OUT`` to write one.
+Run ``python -m bench.corpus N OUT`` to write one (``--help`` for the options).
 """
 
 from __future__ import annotations
 
 import gzip
 import random
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -179,8 +178,25 @@ def generate(n_papers: int = 100_000, *, seed: int = 42, out: Path) -> CorpusInf
                           deepest[0], deepest[1])
 
 
+def main(argv: list[str] | None = None) -> None:
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.corpus",
+        description="Write the deterministic synthetic corpus (N-Triples; gzip when OUT ends in .gz).",
+    )
+    parser.add_argument("papers", nargs="?", type=int, default=100_000,
+                        help="how many papers (about 13 triples each; default 100000)")
+    parser.add_argument("out", nargs="?", type=Path, help="where to write it (default bench/out/corpus-N.nt)")
+    parser.add_argument("--seed", type=int, default=42, help="random seed (default 42)")
+    args = parser.parse_args(argv)
+    if args.papers < 1:
+        parser.error("papers must be at least 1")
+    target = args.out or Path(f"bench/out/corpus-{args.papers}.nt")
+    info = generate(args.papers, seed=args.seed, out=target)
+    print(f"{info.path}: {info.triples:,} triples, {info.papers:,} papers, {info.techniques:,} synthetic techniques, "
+          f"{info.authors:,} authors, {info.repositories:,} repositories (deepest lineage chain {info.deepest_depth})")
+
+
 if __name__ == "__main__":  # pragma: no cover
-    n = int(sys.argv[1]) if len(sys.argv) > 1 else 100_000
-    target = Path(sys.argv[2] if len(sys.argv) > 2 else f"bench/out/corpus-{n}.nt")
-    info = generate(n, out=target)
-    print(info)
+    main()

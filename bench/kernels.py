@@ -10,7 +10,10 @@ On the CPU (``--device cuda`` runs the same on a GPU):
 2. fused linear cross-entropy against the full-logits loss: peak memory of forward plus
    backward, counted over the tensors each one allocates;
 3. MLA: one decode step with weight absorption over the latent cache against the naive
-   step over per-head keys and values, at the same context length; and the cache size.
+   step over per-head keys and values, at the same context length; and the cache size;
+4. with ``--checks``: every declared verification once (the baseline), then every declared
+   mutant run against the check that exists to catch it: the mutants' extra cost as a
+   ratio to the verifications, and the kill rate.
 
 Every figure is printed with its ratio to the baseline measured in the same run.
 """
@@ -151,6 +154,30 @@ def _mla(context: int, repeats: int, device: torch.device) -> list[tuple[str, st
     ]
 
 
+def _checks(device: torch.device) -> list[tuple[str, str, str]]:
+    from kernels.mutation import declared_mutants, run_mutant
+    from kernels.registry import entries
+    from kernels.verify import missing_requirements, verify
+
+    selected = [e for e in entries() if e.has_code and not missing_requirements(e)]
+    start = time.perf_counter()
+    runs = [verify(e, device=device.type) for e in selected]
+    checks = time.perf_counter() - start
+    start = time.perf_counter()
+    results = [run_mutant(e, m, device=device.type) for e in selected for m in declared_mutants(e)]
+    mutants = time.perf_counter() - start
+    killed = sum(r.killed for r in results)
+    passed = sum(r.passed for r in runs)
+    return [
+        (f"verifications ({len(runs)} kernels, {passed} passed)", f"{checks:8.1f} s", "(baseline)"),
+        (
+            f"mutants ({len(results)}, {killed} killed = {killed / len(results):.0%})",
+            f"{mutants:8.1f} s",
+            f"{mutants / checks:5.2f}x the verifications",
+        ),
+    ]
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         prog="python -m bench.kernels", description=__doc__.splitlines()[0]
@@ -164,6 +191,7 @@ def main(argv: list[str] | None = None) -> None:
         default=1,
         help="torch CPU threads (default 1: the ratios stay comparable on a busy machine)",
     )
+    parser.add_argument("--checks", action="store_true", help="also time the verifications and the mutants")
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
     device = torch.device(args.device)
@@ -178,6 +206,7 @@ def main(argv: list[str] | None = None) -> None:
         _linear_attention(T, args.repeats, device)
         + _flce(BT, H, V, device)
         + _mla(context, args.repeats, device)
+        + (_checks(device) if args.checks else [])
     )
     width = max(len(r[0]) for r in rows)
     for name, value, ratio in rows:

@@ -12,6 +12,10 @@ The modules, each depending on the core (``kg``) and never the reverse:
 - :mod:`ingest.arxiv` looks papers up by id (100 per request) or by search, through
   the ``arxiv`` package; :mod:`ingest.oai` harvests arXiv in bulk over OAI-PMH and
   resumes after an interruption.
+- :mod:`ingest.semanticscholar` talks to the Semantic Scholar Graph API (batch lookups,
+  citation lists with contexts and intents, search, recommendations) and
+  :mod:`ingest.citations` writes what it finds into the ``citations`` graph, fetching a
+  paper's lists again only when its counts changed.
 - :mod:`ingest.github` fetches repositories over REST (conditional) or GraphQL (100
   per query, with a token), and records dated snapshots of their counts.
 - :mod:`ingest.merge` merges a run's records into a source graph and summarises the

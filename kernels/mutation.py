@@ -141,30 +141,30 @@ def _mutated(mutant: Mutant, module: types.ModuleType, attr: str, raw: Any) -> A
     return namespace[attr]
 
 
-def _rebind(original: Any, replacement: Any) -> list[tuple[Any, str, Any, bool]]:
+def _rebind(original: Any, replacement: Any) -> list[tuple[Any, str, Any]]:
     """Bind ``replacement`` wherever the kernels package binds ``original``; returns
-    (owner, name, old value, is_defaults) for undoing."""
-    undo: list[tuple[Any, str, Any, bool]] = []
+    (owner, attribute, old value) for undoing."""
+    undo: list[tuple[Any, str, Any]] = []
     for name, module in list(sys.modules.items()):
         if not (name == "kernels" or name.startswith("kernels.")) or module is None:
             continue
         for key, value in list(vars(module).items()):
             if value is original:
                 setattr(module, key, replacement)
-                undo.append((module, key, value, False))
+                undo.append((module, key, value))
             elif isinstance(value, types.FunctionType):
                 _rebind_defaults(value, original, replacement, undo)
     return undo
 
 
 def _rebind_defaults(
-    fn: types.FunctionType, original: Any, replacement: Any, undo: list[tuple[Any, str, Any, bool]]
+    fn: types.FunctionType, original: Any, replacement: Any, undo: list[tuple[Any, str, Any]]
 ) -> None:
     if fn.__defaults__ and any(d is original for d in fn.__defaults__):
-        undo.append((fn, "__defaults__", fn.__defaults__, True))
+        undo.append((fn, "__defaults__", fn.__defaults__))
         fn.__defaults__ = tuple(replacement if d is original else d for d in fn.__defaults__)
     if fn.__kwdefaults__ and any(d is original for d in fn.__kwdefaults__.values()):
-        undo.append((fn, "__kwdefaults__", fn.__kwdefaults__, True))
+        undo.append((fn, "__kwdefaults__", fn.__kwdefaults__))
         fn.__kwdefaults__ = {k: replacement if d is original else d for k, d in fn.__kwdefaults__.items()}
 
 
@@ -180,13 +180,13 @@ def active() -> tuple[Mutant, ...]:
 def applied(mutants: Mutant | Iterable[Mutant]) -> Iterator[None]:
     """Apply mutants for the duration of the block; the code is restored afterwards."""
     items = [mutants] if isinstance(mutants, Mutant) else list(mutants)
-    undo: list[tuple[Any, str, Any, bool]] = []
+    undo: list[tuple[Any, str, Any]] = []
     try:
         for mutant in items:
             module, owner, attr, raw = _resolve(mutant)
             replacement = _mutated(mutant, module, attr, raw)
             if isinstance(owner, type):
-                undo.append((owner, attr, raw, False))
+                undo.append((owner, attr, raw))
                 setattr(owner, attr, replacement)
             else:
                 undo += _rebind(raw, replacement)
@@ -194,7 +194,7 @@ def applied(mutants: Mutant | Iterable[Mutant]) -> Iterator[None]:
         _clear_caches()
         yield
     finally:
-        for owner, key, value, _ in reversed(undo):
+        for owner, key, value in reversed(undo):
             setattr(owner, key, value)
         del _ACTIVE[len(_ACTIVE) - len(items) :]
         _clear_caches()

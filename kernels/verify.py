@@ -283,6 +283,8 @@ def verify(
             f"{entry.technique} has no check named {', '.join(sorted(wanted))}",
             hint="Names: " + ", ".join(c.name for c in declared.checks),
         )
+    # the dtype the run stands for: the one asked for, if any check could run in it
+    run.dtype = requested if any(c.dtype == requested for c in run.checks) else declared.dtype
     run.ended = dt.datetime.now(dt.UTC)
     return run
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from pyoxigraph import Literal, NamedNode
+from pyoxigraph import NamedNode
 
 from kg.graphs import CITATIONS
 from kg.iris import skolem
@@ -100,47 +100,48 @@ def has_citations(store: GraphStore) -> bool:
 
 
 def citations_of(store: GraphStore, papers: list[NamedNode] | None = None, *,
-                 cited: list[NamedNode] | None = None) -> list[CitationRecord]:
-    """The citations made by ``papers`` (or received by ``cited``), with intents, the
-    influential flag and the context sentences, in one pass over the graph."""
+                 cited: list[NamedNode] | None = None, of_techniques: bool = False) -> list[CitationRecord]:
+    """The citations made by ``papers`` (or received by ``cited``, or both; or, with
+    ``of_techniques``, made by the techniques' primary papers), with intents, the
+    influential flag and the context sentences.
+
+    Two plain queries, the links and the contexts: each row costs the store an index
+    seek, so nothing is read that the answer does not need (an OPTIONAL around the
+    contexts would make Oxigraph evaluate them for every citation of the graph)."""
     bindings: dict[str, Any] = {}
-    if papers is not None:
-        if not papers:
-            return []
-        bindings["citing"] = papers
-    if cited is not None:
-        if not cited:
-            return []
-        bindings["cited"] = cited
-    rows = store.select(
-        f"""SELECT ?citing ?cited ?prop ?c ?text ?pos ?intent WHERE {{ GRAPH {CITATIONS} {{
-              ?citing ?prop ?cited .
-              VALUES ?prop {{ {" ".join(str(p) for p in sorted(CITATION_PREDICATES, key=str))} }}
-              OPTIONAL {{ FILTER(?prop = cito:cites)
-                ?c cito:hasCitingEntity ?citing ; cito:hasCitedEntity ?cited .
-                OPTIONAL {{ ?c tkg:citationContext ?x . ?x rdf:value ?text ; tkg:position ?pos .
-                           OPTIONAL {{ ?x tkg:intent ?intent }} }} }} }} }}""",
-        bindings,
-    )
+    for name, given in (("citing", papers), ("cited", cited)):
+        if given is not None:
+            if not given:
+                return []
+            bindings[name] = given
+    g = CITATIONS
+    where = "?technique tkg:primaryPaper ?citing ." if of_techniques else ""
+    props = ", ".join(str(p) for p in sorted(CITATION_PREDICATES, key=str))
     out: dict[tuple[str, str], CitationRecord] = {}
-    texts: dict[tuple[str, str], dict[int, tuple[str, set[str]]]] = {}
-    for row in rows:
-        key = (str(row["citing"].value), str(row["cited"].value))  # type: ignore[union-attr]
-        record = out.setdefault(key, CitationRecord(*key))
-        prop = str(row["prop"].value)  # type: ignore[union-attr]
-        if prop == INFLUENTIAL.value:
+    links = store.select(f"SELECT DISTINCT ?citing ?prop ?cited WHERE {{ {where} GRAPH {g} {{ ?citing ?prop ?cited }} "
+                         f"FILTER(?prop IN ({props})) }}", bindings)
+    for row in links.records():
+        record = out.setdefault((row["citing"], row["cited"]), CitationRecord(row["citing"], row["cited"]))
+        if row["prop"] == INFLUENTIAL.value:
             record.influential = True
-        intent = intent_of_property(prop)
+        intent = intent_of_property(row["prop"])
         if intent:
             record.intents.add(intent)
-        c, sentence, pos, intent_term = row["c"], row["text"], row["pos"], row["intent"]
-        if isinstance(c, NamedNode):
-            record.node = c.value
-        if isinstance(sentence, Literal) and isinstance(pos, Literal):
-            slot = texts.setdefault(key, {}).setdefault(int(pos.value), (sentence.value, set()))
-            if isinstance(intent_term, Literal):
-                slot[1].add(intent_term.value)
+    texts: dict[tuple[str, str], dict[int, tuple[str, set[str]]]] = {}
+    rows = store.select(
+        f"""SELECT DISTINCT ?citing ?cited ?x ?text ?pos ?intent WHERE {{ {where} GRAPH {g} {{
+              ?c cito:hasCitingEntity ?citing ; cito:hasCitedEntity ?cited ; tkg:citationContext ?x .
+              ?x rdf:value ?text ; tkg:position ?pos . OPTIONAL {{ ?x tkg:intent ?intent }} }} }}""", bindings)
+    for row in rows.records():
+        key = (row["citing"], row["cited"])
+        slot = texts.setdefault(key, {}).setdefault(int(row["pos"]), (str(row["text"]), set()))
+        if row["intent"] is not None:
+            slot[1].add(str(row["intent"]))
     for key, by_position in texts.items():
-        out[key].contexts = [Context(text, tuple(sorted(intents))) for _pos, (text, intents)
-                             in sorted(by_position.items())]
+        if key in out:
+            out[key].contexts = [Context(text, tuple(sorted(intents))) for _pos, (text, intents)
+                                 in sorted(by_position.items())]
+    for record in out.values():
+        if record.intents or record.influential or record.contexts:
+            record.node = citation_node(NamedNode(record.citing), NamedNode(record.cited)).value
     return sorted(out.values(), key=lambda r: (r.citing, r.cited))

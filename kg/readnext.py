@@ -3,8 +3,10 @@ what the reader follows.
 
 It reads the graph only. The *seeds* are the papers that stand for what the reader
 follows: with a technique, its primary paper and the papers that use it; otherwise the
-primary papers of every technique with a paper on the reading list, and the papers
-marked read. A paper not on the reading list (and not a seed) earns points from:
+papers marked read (the :data:`READ_SEEDS` read most recently, so that the work stays
+bounded however long the reader's history) and the primary papers of the techniques the
+reader follows: those whose paper is on the reading list, and those the recent reads use.
+A paper not on the reading list (and not a seed) earns points from:
 
 - methodology or influential citations between it and a seed, both ways: it cites a
   seed for its method (1.0; influential 1.5), or a seed builds on it (1.2; influential 1.5);
@@ -32,6 +34,10 @@ __all__ = ["ReadingSuggestion", "add_to_reading_list", "reading_suggestions", "s
 WEIGHTS = {"cites-method": 1.0, "cites-influential": 1.5, "method-of": 1.2, "influence-of": 1.5,
            "co-cited": 0.3, "recommended": 0.8}
 CO_CITATION_CAP = 1.5
+#: How many of the papers marked read (the most recent) count as seeds, and how many
+#: papers of one technique: the work stays bounded however long the reader's history.
+READ_SEEDS = 100
+TECHNIQUE_SEEDS = 300
 _READ = "https://w3id.org/techkg/id/status/read"
 
 
@@ -62,29 +68,37 @@ class ReadingSuggestion:
 
 def seeds(store: GraphStore, technique: NamedNode | None = None) -> dict[str, str]:
     """Seed paper IRI → how to name it in a reason (a technique's name, or a short title)."""
-    if technique is not None:
-        rows = store.select(
-            """SELECT ?p ?name ?role WHERE { ?t skos:prefLabel ?name . FILTER(LANG(?name) = "en")
-                 { ?t tkg:primaryPaper ?p BIND("primary" AS ?role) }
-                 UNION { ?p tkg:usesTechnique ?t BIND("uses" AS ?role) } }""",
-            {"t": technique})
-    else:
-        rows = store.select(
-            f"""SELECT ?p ?name ?role WHERE {{
-                 {{ SELECT DISTINCT ?t WHERE {{ {{ ?t tkg:primaryPaper ?x }} UNION {{ ?x tkg:usesTechnique ?t }}
-                     GRAPH {READING} {{ ?x tkg:readingStatus ?s }} }} }}
-                 ?t tkg:primaryPaper ?p ; skos:prefLabel ?name . FILTER(LANG(?name) = "en")
-                 BIND("primary" AS ?role) }}""")
     out: dict[str, str] = {}
     uses: list[str] = []
-    for row in rows.records():
-        if row["role"] == "primary":
+    if technique is not None:
+        rows = store.select(
+            f"""SELECT ?p ?name ?role WHERE {{ ?t skos:prefLabel ?name . FILTER(LANG(?name) = "en")
+                 {{ ?t tkg:primaryPaper ?p BIND("primary" AS ?role) }}
+                 UNION {{ ?p tkg:usesTechnique ?t BIND("uses" AS ?role) }} }} LIMIT {TECHNIQUE_SEEDS}""",
+            {"t": technique})
+        for row in rows.records():
+            if row["role"] == "primary":
+                out[row["p"]] = f"{row['name']}'s paper"
+            else:
+                uses.append(row["p"])
+    else:
+        # (An OPTIONAL date and a GROUP BY here would cost seconds on a large list.)
+        read = store.select(f"""SELECT ?p ?at WHERE {{ ?p tkg:readingStatus <{_READ}> ; tkg:statusChangedAt ?at }}
+                                ORDER BY DESC(?at) ?p LIMIT {READ_SEEDS}""")
+        uses = list(dict.fromkeys(r["p"] for r in read.records()))
+        if len(uses) < READ_SEEDS:  # statuses set without a date
+            undated = store.select(f"SELECT ?p WHERE {{ ?p tkg:readingStatus <{_READ}> }} LIMIT {READ_SEEDS}")
+            uses = list(dict.fromkeys([*uses, *(r["p"] for r in undated.records())]))[:READ_SEEDS]
+        # The techniques followed: those whose paper is on the list, and those of the papers read lately.
+        followed = store.select("""SELECT ?p ?name WHERE { ?t tkg:primaryPaper ?p ; skos:prefLabel ?name .
+                                     FILTER(LANG(?name) = "en") ?p tkg:readingStatus ?s }""").records()
+        if uses:
+            followed += store.select(
+                """SELECT DISTINCT ?p ?name WHERE { ?r tkg:usesTechnique ?t .
+                     ?t tkg:primaryPaper ?p ; skos:prefLabel ?name . FILTER(LANG(?name) = "en") }""",
+                {"r": [NamedNode(p) for p in uses]}).records()
+        for row in followed:
             out[row["p"]] = f"{row['name']}'s paper"
-        else:
-            uses.append(row["p"])
-    if technique is None:
-        read = store.select(f"SELECT ?p WHERE {{ GRAPH {READING} {{ ?p tkg:readingStatus <{_READ}> }} }}")
-        uses += [r["p"] for r in read.records()]
     for paper, title in _titles(store, [p for p in uses if p not in out]).items():
         out.setdefault(paper, _short(title))
     return out
@@ -104,7 +118,10 @@ def _titles(store: GraphStore, papers: Sequence[str]) -> dict[str, str]:
 
 
 def _evidence_rows(store: GraphStore, seed_nodes: list[NamedNode]) -> list[dict[str, Any]]:
-    """(candidate, seed, kind[, n]) rows from the citations graph, for every seed."""
+    """(candidate, seed, kind[, n]) rows from the citations graph, for every seed.
+
+    Co-citation is counted here from two index lookups (who cites a seed; what those
+    papers cite) rather than by one self-join, which Oxigraph plans poorly."""
     out: list[dict[str, Any]] = []
     g = CITATIONS
     for start in range(0, len(seed_nodes), 5000):
@@ -116,10 +133,22 @@ def _evidence_rows(store: GraphStore, seed_nodes: list[NamedNode]) -> list[dict[
                   UNION {{ ?seed cito:usesMethodIn ?cand BIND("method-of" AS ?kind) }}
                   UNION {{ ?seed tkg:citesInfluentially ?cand BIND("influence-of" AS ?kind) }}
                   UNION {{ ?cand tkg:recommendedFor ?seed BIND("recommended" AS ?kind) }} }} }}""", chunk).records()
-        out += store.select(
-            f"""SELECT ?cand ?seed ("co-cited" AS ?kind) (COUNT(DISTINCT ?x) AS ?n) WHERE {{ GRAPH {g} {{
-                  ?x cito:cites ?seed . ?x cito:cites ?cand . FILTER(?cand != ?seed) }} }}
-                GROUP BY ?cand ?seed""", chunk).records()
+    citers: dict[str, set[str]] = defaultdict(set)  # citing paper -> the seeds it cites
+    for start in range(0, len(seed_nodes), 5000):
+        rows = store.select(f"SELECT ?x ?seed WHERE {{ GRAPH {g} {{ ?x cito:cites ?seed }} }}",
+                            {"seed": seed_nodes[start:start + 5000]})
+        for row in rows.records():
+            citers[row["x"]].add(row["seed"])
+    together: dict[tuple[str, str], int] = defaultdict(int)
+    papers = [NamedNode(x) for x in citers]
+    for start in range(0, len(papers), 5000):
+        rows = store.select(f"SELECT ?x ?cand WHERE {{ GRAPH {g} {{ ?x cito:cites ?cand }} }}",
+                            {"x": papers[start:start + 5000]})
+        for row in rows.records():
+            for seed in citers[row["x"]]:
+                if seed != row["cand"]:
+                    together[(row["cand"], seed)] += 1
+    out += [{"cand": cand, "seed": seed, "kind": "co-cited", "n": n} for (cand, seed), n in together.items()]
     return out
 
 
@@ -138,20 +167,27 @@ def _reason(evidence: list[dict[str, Any]]) -> str:
     return phrase + (f"; and {more} more link{'s' if more != 1 else ''}" if more else "")
 
 
+def _listed(store: GraphStore, papers: Sequence[str]) -> set[str]:
+    """Which of ``papers`` are on the reading list (have a status)."""
+    nodes = [NamedNode(p) for p in papers]
+    if not nodes:
+        return set()
+    rows = store.select("SELECT DISTINCT ?p WHERE { ?p tkg:readingStatus ?s }", {"p": nodes})
+    return {r["p"] for r in rows.records()}
+
+
 def reading_suggestions(store: GraphStore, *, technique: NamedNode | None = None, limit: int = 10
                         ) -> list[ReadingSuggestion]:
     """The ``limit`` best papers to read next, with their evidence and a reason."""
     named = seeds(store, technique)
     if not named:
         return []
-    listed = {r["p"] for r in store.select(
-        f"SELECT DISTINCT ?p WHERE {{ GRAPH {READING} {{ ?p tkg:readingStatus ?s }} }}").records()}
     rows = _evidence_rows(store, [NamedNode(p) for p in named])
     scores: dict[str, float] = defaultdict(float)
     evidence: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for row in rows:
         cand = row["cand"]
-        if cand in listed or cand in named or not isinstance(cand, str):
+        if cand in named or not isinstance(cand, str):
             continue
         kind = row["kind"]
         weight = WEIGHTS[kind]
@@ -160,7 +196,15 @@ def reading_suggestions(store: GraphStore, *, technique: NamedNode | None = None
         scores[cand] += weight
         evidence[cand].append({"kind": kind, "seed": row["seed"], "seed_name": named[row["seed"]],
                                "weight": weight, **({"n": int(row["n"])} if kind == "co-cited" else {})})
-    best = sorted(scores, key=lambda p: (-scores[p], p))[:limit]
+    ranked = sorted(scores, key=lambda p: (-scores[p], p))
+    best: list[str] = []
+    # Papers on the reading list drop out; only the head of the ranking is checked.
+    for start in range(0, len(ranked), max(50, 2 * limit)):
+        batch = ranked[start:start + max(50, 2 * limit)]
+        listed = _listed(store, batch)
+        best += [p for p in batch if p not in listed][: limit - len(best)]
+        if len(best) >= limit:
+            break
     about = _about(store, best)
     out = []
     for paper in best:

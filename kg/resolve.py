@@ -11,6 +11,7 @@ from difflib import get_close_matches
 from pyoxigraph import NamedNode
 
 from kg.errors import NotFoundError
+from kg.graphs import CATALOG
 from kg.iris import status_iri
 from kg.store.base import GraphStore
 
@@ -34,11 +35,13 @@ def technique_names(store: GraphStore) -> dict[str, tuple[str, str]]:
     }
 
 
-def _label_index(store: GraphStore) -> tuple[dict[str, set[str]], dict[str, str]]:
-    rows = store.select(
-        """SELECT ?t ?label WHERE { ?t a tkg:Technique .
-             { ?t skos:prefLabel ?label } UNION { ?t skos:altLabel ?label } UNION { ?t skos:notation ?label } }"""
-    )
+def _label_index(store: GraphStore, graph: NamedNode | None = None) -> tuple[dict[str, set[str]], dict[str, str]]:
+    """Normalised name → techniques, and the name as written; only ``graph``'s labels if given."""
+    pattern = ("?t a tkg:Technique . "
+               "{ ?t skos:prefLabel ?label } UNION { ?t skos:altLabel ?label } UNION { ?t skos:notation ?label }")
+    if graph is not None:
+        pattern = f"GRAPH {graph} {{ {pattern} }}"
+    rows = store.select(f"SELECT ?t ?label WHERE {{ {pattern} }}")
     index: dict[str, set[str]] = {}
     display: dict[str, str] = {}
     for row in rows:
@@ -58,10 +61,15 @@ def resolve_technique(store: GraphStore, name: str) -> NamedNode:
             return NamedNode(value)
         raise NotFoundError(f"{value} is not a technique in the graph",
                             hint="Run `kg build` first, or check the IRI.")
+    key = normalize_name(value)
+    # The catalog's names first: a few hundred labels, however large the rest of the graph
+    # (reading every technique's labels costs seconds at arXiv scale, on every command).
+    catalog, _ = _label_index(store, CATALOG)
+    if len(catalog.get(key, ())) == 1:
+        return NamedNode(next(iter(catalog[key])))
     index, display = _label_index(store)
     if not index:
         raise NotFoundError("the graph holds no techniques yet", hint="Run `kg build` first.")
-    key = normalize_name(value)
     hits = index.get(key, set())
     if len(hits) == 1:
         return NamedNode(next(iter(hits)))

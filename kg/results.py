@@ -1,8 +1,9 @@
 """Query results and their standard serialisations.
 
 SELECT results are :class:`Solutions`; ASK gives a bool; CONSTRUCT and DESCRIBE give
-a list of triples. ``serialize_solutions`` writes the SPARQL 1.1 results formats
-(JSON, XML, CSV, TSV) and ``serialize_triples`` writes RDF (Turtle, N-Triples,
+a list of triples. ``write_solutions`` streams rows in the SPARQL 1.1 results formats
+(JSON, XML, CSV, TSV) or JSON Lines in bounded memory, ``serialize_solutions`` writes a
+whole result, and ``serialize_triples`` writes RDF (Turtle, N-Triples,
 JSON-LD, RDF/XML) so the CLI, the HTTP endpoint and exports all agree.
 """
 
@@ -11,9 +12,9 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeAlias
+from typing import IO, Any, TypeAlias
 from xml.sax.saxutils import escape, quoteattr
 
 import pyoxigraph as ox
@@ -29,6 +30,7 @@ __all__ = [
     "python_value",
     "serialize_solutions",
     "serialize_triples",
+    "write_solutions",
     "term_to_sparql",
 ]
 
@@ -105,6 +107,8 @@ RESULT_FORMATS: dict[str, str] = {
     "xml": "application/sparql-results+xml",
     "csv": "text/csv",
     "tsv": "text/tab-separated-values",
+    #: JSON Lines: one object of plain values per row (not a SPARQL format; handy for jq, pandas).
+    "jsonl": "application/x-ndjson",
 }
 
 RDF_FORMATS: dict[str, ox.RdfFormat] = {
@@ -151,49 +155,111 @@ def _xml_term(term: Term) -> str:
     return f"<literal>{escape(str(term))}</literal>"
 
 
-def serialize_solutions(result: Solutions | bool, fmt: str) -> bytes:
-    """``result`` in the SPARQL 1.1 results format ``fmt`` (json, xml, csv, tsv)."""
+#: Rows a writer buffers before handing them to the output (bounded memory, few writes).
+_CHUNK = 1000
+
+
+def write_solutions(
+    variables: Sequence[str], rows: Iterable[Sequence[Term | None]], fmt: str, out: IO[bytes]
+) -> int:
+    """Write solutions to ``out`` in ``fmt`` as they come, in bounded memory; return the row count.
+
+    ``rows`` holds one term (or None where unbound) per variable, in the order of
+    ``variables``. ``fmt`` is a SPARQL 1.1 results format (json, xml, csv, tsv) or
+    ``jsonl``: JSON Lines, one object of plain values (see :func:`python_value`) per row."""
+    if fmt not in RESULT_FORMATS:
+        raise ValueError(f"unknown results format {fmt!r}; use one of {', '.join(RESULT_FORMATS)}")
+    line = _ROW_WRITERS[fmt](list(variables))
+    head, sep, tail = _frame(fmt, variables)
+    out.write(head)
+    count = 0
+    buffer: list[str] = []
+    for row in rows:
+        buffer.append((sep if count else "") + line(row))
+        count += 1
+        if len(buffer) >= _CHUNK:
+            out.write("".join(buffer).encode())
+            buffer.clear()
+    out.write("".join(buffer).encode() + tail)
+    return count
+
+
+def _frame(fmt: str, variables: Sequence[str]) -> tuple[bytes, str, bytes]:
+    """(what comes before the rows, between two rows, after them)."""
     if fmt == "json":
-        if isinstance(result, bool):
-            return json.dumps({"head": {}, "boolean": result}).encode()
-        doc = {
-            "head": {"vars": result.variables},
-            "results": {
-                "bindings": [
-                    {k: _json_term(v) for k, v in row.items() if v is not None} for row in result.rows
-                ]
-            },
-        }
-        return json.dumps(doc, ensure_ascii=False).encode()
+        head = '{"head": {"vars": ' + json.dumps(list(variables), ensure_ascii=False) + '}, "results": {"bindings": ['
+        return head.encode(), ", ", b"]}}"
     if fmt == "xml":
-        out = ['<?xml version="1.0"?>', '<sparql xmlns="http://www.w3.org/2005/sparql-results#">']
-        if isinstance(result, bool):
-            out += ["<head/>", f"<boolean>{'true' if result else 'false'}</boolean>", "</sparql>"]
-            return "\n".join(out).encode()
-        out.append("<head>" + "".join(f"<variable name={quoteattr(v)}/>" for v in result.variables) + "</head>")
-        out.append("<results>")
-        for row in result.rows:
-            cells = "".join(
-                f"<binding name={quoteattr(k)}>{_xml_term(v)}</binding>" for k, v in row.items() if v is not None
-            )
-            out.append(f"<result>{cells}</result>")
-        out += ["</results>", "</sparql>"]
-        return "\n".join(out).encode()
-    if fmt in ("csv", "tsv"):
-        if isinstance(result, bool):
-            return (("_askResult\r\n" if fmt == "csv" else "?_askResult\n") + str(result).lower() + "\n").encode()
+        names = "".join(f"<variable name={quoteattr(v)}/>" for v in variables)
+        head = f'<?xml version="1.0"?>\n<sparql xmlns="http://www.w3.org/2005/sparql-results#">\n<head>{names}</head>\n<results>\n'
+        return head.encode(), "", b"</results>\n</sparql>"
+    if fmt == "csv":
         buf = io.StringIO()
-        if fmt == "csv":
-            writer = csv.writer(buf, lineterminator="\r\n")
-            writer.writerow(result.variables)
-            for row in result.rows:
-                writer.writerow(["" if row.get(v) is None else row[v].value for v in result.variables])  # type: ignore[union-attr]
-        else:
-            buf.write("\t".join("?" + v for v in result.variables) + "\n")
-            for row in result.rows:
-                buf.write("\t".join("" if row.get(v) is None else str(row[v]) for v in result.variables) + "\n")
-        return buf.getvalue().encode()
-    raise ValueError(f"unknown results format {fmt!r}; use one of {', '.join(RESULT_FORMATS)}")
+        csv.writer(buf, lineterminator="\r\n").writerow(variables)
+        return buf.getvalue().encode(), "", b""
+    if fmt == "tsv":
+        return ("\t".join("?" + v for v in variables) + "\n").encode(), "", b""
+    return b"", "", b""  # jsonl
+
+
+def _json_row(variables: list[str]) -> Callable[[Sequence[Term | None]], str]:
+    def line(row: Sequence[Term | None]) -> str:
+        return json.dumps({k: _json_term(v) for k, v in zip(variables, row, strict=True) if v is not None},
+                          ensure_ascii=False)
+    return line
+
+
+def _jsonl_row(variables: list[str]) -> Callable[[Sequence[Term | None]], str]:
+    def line(row: Sequence[Term | None]) -> str:
+        return json.dumps({k: python_value(v) for k, v in zip(variables, row, strict=True)}, ensure_ascii=False) + "\n"
+    return line
+
+
+def _xml_row(variables: list[str]) -> Callable[[Sequence[Term | None]], str]:
+    def line(row: Sequence[Term | None]) -> str:
+        cells = "".join(f"<binding name={quoteattr(k)}>{_xml_term(v)}</binding>"
+                        for k, v in zip(variables, row, strict=True) if v is not None)
+        return f"<result>{cells}</result>\n"
+    return line
+
+
+def _csv_row(variables: list[str]) -> Callable[[Sequence[Term | None]], str]:
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\r\n")
+
+    def line(row: Sequence[Term | None]) -> str:
+        buf.seek(0)
+        buf.truncate()
+        writer.writerow(["" if v is None else v.value if not isinstance(v, ox.Triple) else str(v) for v in row])
+        return buf.getvalue()
+    return line
+
+
+def _tsv_row(variables: list[str]) -> Callable[[Sequence[Term | None]], str]:
+    def line(row: Sequence[Term | None]) -> str:
+        return "\t".join("" if v is None else str(v) for v in row) + "\n"
+    return line
+
+
+_ROW_WRITERS: dict[str, Callable[[list[str]], Callable[[Sequence[Term | None]], str]]] = {
+    "json": _json_row, "jsonl": _jsonl_row, "xml": _xml_row, "csv": _csv_row, "tsv": _tsv_row,
+}
+
+
+def serialize_solutions(result: Solutions | bool, fmt: str) -> bytes:
+    """``result`` in the SPARQL 1.1 results format ``fmt`` (json, xml, csv, tsv; jsonl too)."""
+    if isinstance(result, bool):
+        if fmt in ("json", "jsonl"):
+            return json.dumps({"head": {}, "boolean": result}).encode()
+        if fmt == "xml":
+            return ('<?xml version="1.0"?>\n<sparql xmlns="http://www.w3.org/2005/sparql-results#">\n<head/>\n'
+                    f"<boolean>{'true' if result else 'false'}</boolean>\n</sparql>").encode()
+        if fmt in ("csv", "tsv"):
+            return (("_askResult\r\n" if fmt == "csv" else "?_askResult\n") + str(result).lower() + "\n").encode()
+        raise ValueError(f"unknown results format {fmt!r}; use one of {', '.join(RESULT_FORMATS)}")
+    out = io.BytesIO()
+    write_solutions(result.variables, ([row.get(v) for v in result.variables] for row in result.rows), fmt, out)
+    return out.getvalue()
 
 
 def serialize_triples(

@@ -23,6 +23,7 @@ citation evidence; pairs the reader rejected are never proposed again.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections import defaultdict
@@ -67,17 +68,21 @@ _CUE_PATTERNS = tuple((re.compile(p, re.IGNORECASE), r) for p, r in _CUES)
 DERIVES_FROM = "derivesFrom"
 
 
+@functools.lru_cache(maxsize=65536)
+def _cues(sentence: str) -> tuple[int, ...]:
+    """The indexes in :data:`_CUE_PATTERNS` of the cues ``sentence`` has."""
+    return tuple(i for i, (pattern, _relation) in enumerate(_CUE_PATTERNS) if pattern.search(sentence))
+
+
 def relation_from_wording(sentences: list[str]) -> str | None:
     """The typed relation the sentences' wording names (the first cue that matches in any of
     them, in the order of :data:`_CUES`), ``derivesFrom`` for untyped lineage wording, or
     None when no sentence has lineage wording."""
-    found: str | None = None
-    for pattern, relation in _CUE_PATTERNS:
-        if any(pattern.search(s) for s in sentences):
-            if relation is not None:
-                return relation
-            found = DERIVES_FROM
-    return found
+    found = sorted({i for s in sentences for i in _cues(s)})
+    if not found:
+        return None
+    typed = [_CUE_PATTERNS[i][1] for i in found if _CUE_PATTERNS[i][1] is not None]
+    return typed[0] if typed else DERIVES_FROM
 
 
 def suggestion_id(child: str, parent: str) -> str:
@@ -179,40 +184,80 @@ def techniques(store: GraphStore) -> dict[str, TechniqueInfo]:
 
 
 def _fold(text: str) -> str:
-    return re.sub(r"[\s-]+", " ", text).casefold()
+    return " ".join(text.replace("-", " ").split()).casefold()
+
+
+_EDGE_PUNCTUATION = "\"'“”‘’()[]{}.,;:!?"
 
 
 class _Names:
     """Finds the techniques a sentence names. Single-word labels match with their own
     capitals (so "Switch" is not "switch"); labels of several words match in any case and
     with a hyphen for a space; the longest label wins where labels overlap ("Gated
-    DeltaNet" is not "DeltaNet"); a plural or possessive ending is allowed."""
+    DeltaNet" is not "DeltaNet"); a plural or possessive ending is allowed.
+
+    Word n-grams are looked up in dictionaries rather than matched with one large regular
+    expression: compiling an alternation of every label of a large catalog costs more than
+    reading all the sentences."""
 
     def __init__(self, known: dict[str, TechniqueInfo]) -> None:
         self.exact: dict[str, set[str]] = defaultdict(set)
         self.folded: dict[str, set[str]] = defaultdict(set)
+        self.starts: dict[str, int] = {}  # first folded word of a label of several words -> its longest length
         for info in known.values():
             for label in (label.strip() for label in info.labels):
                 if len(label) < 2:
                     continue
                 if " " in label:
-                    self.folded[_fold(label)].add(info.iri)
+                    key = _fold(label)
+                    self.folded[key].add(info.iri)
+                    first, length = key.split(" ", 1)[0], key.count(" ") + 1
+                    self.starts[first] = max(self.starts.get(first, 0), length)
                 else:
                     self.exact[label].add(info.iri)
-        labels = sorted({*self.exact, *self.folded}, key=len, reverse=True)
-        parts = [re.escape(label) if label in self.exact else
-                 "(?i:" + r"[\s-]+".join(re.escape(word) for word in label.split(" ")) + ")" for label in labels]
-        self.pattern = re.compile(r"(?<![\w-])(?:" + "|".join(parts) + r")(?:'s|s)?(?![\w-])") if parts else None
+
+    @staticmethod
+    def _bare(word: str) -> tuple[str, ...]:
+        """The word, and the word without a plural or possessive ending."""
+        for ending in ("'s", "’s", "s"):
+            if word.endswith(ending) and len(word) > len(ending) + 1:
+                return word, word[: -len(ending)]
+        return (word,)
 
     def named(self, sentence: str) -> set[str]:
+        words = [w for w in (w.strip(_EDGE_PUNCTUATION) for w in sentence.split()) if w]
         out: set[str] = set()
-        for match in self.pattern.finditer(sentence) if self.pattern else ():
-            raw = match.group(0)
-            for text in (raw, re.sub(r"(?:'s|s)$", "", raw)):
-                hits = self.exact.get(text) or self.folded.get(_fold(text))
-                if hits:
-                    out |= hits
-                    break
+        covered: set[int] = set()
+        if self.starts:
+            tokens: list[str] = []
+            owner: list[int] = []
+            for index, word in enumerate(words):
+                for token in _fold(word).split(" "):
+                    if token:
+                        tokens.append(token)
+                        owner.append(index)
+            i = 0
+            while i < len(tokens):
+                longest = self.starts.get(tokens[i], 0)
+                for n in range(min(longest, len(tokens) - i), 1, -1):
+                    head = " ".join(tokens[i:i + n - 1])
+                    hits = next((self.folded[k] for k in (f"{head} {b}" for b in self._bare(tokens[i + n - 1]))
+                                 if k in self.folded), None)
+                    if hits is not None:
+                        out |= hits
+                        covered.update(owner[i:i + n])
+                        i += n
+                        break
+                else:
+                    i += 1
+        for index, word in enumerate(words):
+            if index in covered:
+                continue
+            hits = next((self.exact[b] for b in self._bare(word) if b in self.exact), None)
+            if hits is None and "-" in word:  # a label of several words written with hyphens: Gated-DeltaNet
+                hits = self.folded.get(_fold(word))
+            if hits:
+                out |= hits
         return out
 
 
@@ -285,8 +330,7 @@ def lineage_report(store: GraphStore, technique: NamedNode | None = None, *, min
     for info in known.values():
         for paper in info.papers:
             paper_techniques[paper].add(info.iri)
-    papers = [NamedNode(p) for p in paper_techniques]
-    records = citations_of(store, papers) if papers else []
+    records = citations_of(store, of_techniques=True) if paper_techniques else []
     found, plain = _evidence(records, known, _Names(known), paper_techniques)
     existing = {(e.child, e.parent): e for e in lineage_edges(store)}
     decided = decisions(store)

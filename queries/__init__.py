@@ -8,6 +8,11 @@ Each file opens with a comment header::
     # param ?depth: integer = 10 -- follow at most this many lineage steps
     # param ?section: string (optional) -- left unbound when not given
     # returns: ?ancestor ?name ?relation
+    # page: ?name ?ancestor
+
+``page`` names the query's page key (see kg.paging): projected variables that order its
+rows totally, ``DESC(?var)`` for a descending part. A query with one can be read a page
+at a time (``kg query NAME --limit N --after CURSOR``, ``/queries/NAME?limit=&after=``).
 
 Parameters are bound as RDF terms through ``VALUES`` blocks in every WHERE group
 (kg.sparqltext.inject_values, applied by GraphStore.query on every backend), never
@@ -32,6 +37,7 @@ from importlib import resources
 import pyoxigraph as ox
 
 from kg.errors import ParameterError, QueryError
+from kg.paging import Page, SortKey, decode_cursor, page_rows, parse_key, projection
 from kg.results import QueryResult
 from kg.sparqltext import inject_values
 from kg.store.base import GraphStore
@@ -39,10 +45,12 @@ from kg.vocab import XSD
 
 __all__ = [
     "PARAM_TYPES",
+    "Answer",
     "Bound",
     "NamedQuery",
     "Param",
     "all_queries",
+    "answer",
     "bind",
     "get",
     "prepare",
@@ -67,7 +75,7 @@ _PARAM = re.compile(
     r"^#\s*param\s+\?(?P<name>\w+)\s*:\s*(?P<type>\w+)(?P<many>\[\])?\s*"
     r"(?:\((?P<required>required|optional)\)|=\s*(?P<default>\S+))?\s*(?:(?:--|—)\s*(?P<doc>.*))?$"
 )
-_FIELD = re.compile(r"^#\s*(?P<key>title|description|returns)\s*:\s*(?P<value>.*)$")
+_FIELD = re.compile(r"^#\s*(?P<key>title|description|returns|page)\s*:\s*(?P<value>.*)$")
 _DATETIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})?$")
 
 
@@ -106,6 +114,8 @@ class NamedQuery:
     text: str
     returns: str = ""
     kind: str = field(default="select")
+    #: The page key: empty when the query is not read page by page.
+    page: tuple[SortKey, ...] = ()
 
     def param(self, name: str) -> Param | None:
         return next((p for p in self.params if p.name == name), None)
@@ -137,8 +147,17 @@ def _parse(name: str, text: str) -> NamedQuery:
     body = re.sub(r"(?m)^\s*#.*$", "", text).upper()
     kind = next((k.lower() for k in ("CONSTRUCT", "DESCRIBE", "ASK", "SELECT") if re.search(rf"\b{k}\b", body)),
                 "select")
+    page: tuple[SortKey, ...] = ()
+    if "page" in meta:
+        try:
+            page = parse_key(meta["page"])
+            missing = [k.variable for k in page if k.variable not in projection(text)]
+        except ValueError as exc:
+            raise QueryError(f"queries/{name}.rq: its page key {meta['page']!r}: {exc}") from None
+        if missing:
+            raise QueryError(f"queries/{name}.rq: its page key ?{missing[0]} is not a variable it selects")
     return NamedQuery(name, meta.get("title", name), meta.get("description", ""), tuple(params), text,
-                      meta.get("returns", ""), kind)
+                      meta.get("returns", ""), kind, page)
 
 
 @cache
@@ -272,6 +291,60 @@ def prepare(
     lists = {k: v for k, v in bound.items() if isinstance(v, list)}
     single = {k: v for k, v in bound.items() if not isinstance(v, list)}
     return inject_values(query.text, lists), single
+
+
+@dataclass
+class Answer:
+    """A named query's rows as they come (:class:`kg.paging.Page`), and what answered it."""
+
+    page: Page
+    #: "sparql" (the store) or "duckdb" (the analytics tables, when they are fresh).
+    source: str = "sparql"
+    #: One line that says where the rows come from, for the user.
+    note: str = ""
+    #: Why fresh analytics tables did not answer a query that has a DuckDB twin ("" if none).
+    fallback: str = ""
+
+
+def answer(
+    store: GraphStore,
+    named: NamedQuery,
+    params: Mapping[str, str | Sequence[str]] | None = None,
+    resolve: Resolver | None = None,
+    *,
+    limit: int | None = None,
+    after: str | None = None,
+    analytics: bool = True,
+) -> Answer:
+    """Run a SELECT named query and stream its rows: a page of at most ``limit`` rows
+    after the cursor ``after`` for a query with a page key (``limit`` alone truncates
+    one without). With ``analytics``, a query that has a DuckDB twin is answered from the
+    analytics tables when they are fresh (see kg.analytics.answers), else by SPARQL."""
+    if named.kind != "select":
+        raise QueryError(f"{named.name} is a {named.kind.upper()} query, not a SELECT",
+                         hint="Run it with kg query NAME (turtle, ntriples or jsonld).")
+    if after is not None and not named.page:
+        raise ParameterError(f"{named.name} is not read page by page: it takes no --after", parameter="after",
+                             hint="Use --limit alone to cut its rows short.")
+    if limit is not None and limit < 1:
+        raise ParameterError("--limit must be at least 1", parameter="limit", expected="a positive integer")
+    cursor = decode_cursor(after, named.page) if after is not None else None
+    paged = bool(named.page) and (limit is not None or cursor is not None)
+    bound = bind(named, params or {}, resolve)
+    fallback = ""
+    if analytics:
+        from kg.analytics.answers import duckdb_answer
+
+        found = duckdb_answer(store, named, bound, limit=limit, after=cursor if paged else None)
+        if isinstance(found, Answer):
+            return found
+        fallback = found or ""
+    # Bound before a page wraps the query, so that the values reach its own groups.
+    text = inject_values(named.text, bound)
+    stream = store.page(text, named.page, limit, cursor) if paged else store.stream(text)
+    note = f"answered by SPARQL on {store.location}" + (f": {fallback}" if fallback else "")
+    return Answer(page_rows(stream.variables, stream.rows, named.page if paged else (), limit), note=note,
+                  fallback=fallback)
 
 
 def run(store: GraphStore, name: str, params: Mapping[str, str | Sequence[str]] | None = None,

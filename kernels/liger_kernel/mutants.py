@@ -33,6 +33,15 @@ MUTANTS = (
         "flce-peak-memory",
     ),
     Mutant(
+        "softmax-without-logsumexp",
+        "the chunk's softmax is e^x / Σ e^x instead of e^(x - lse): right for small logits, "
+        "inf/inf for logits of order 100",
+        f"{_F}:_FusedLinearCE.forward",
+        "grad = (logits - lse[:, None]).exp_()  # softmax, in place",
+        "grad = logits.exp() / logits.exp().sum(-1, keepdim=True)",
+        "flce-vs-full",
+    ),
+    Mutant(
         "rmsnorm-without-offset",
         "the RMSNorm forward drops the weight offset (Gemma's 1 + w)",
         f"{_F}:_RMSNorm.forward",

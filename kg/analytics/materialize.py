@@ -62,10 +62,53 @@ CREATE OR REPLACE TEMP MACRO kg_double(x) AS TRY_CAST(x AS DOUBLE);
 CREATE OR REPLACE TEMP MACRO kg_bool(x) AS lower(x) IN ('true', '1');
 CREATE OR REPLACE TEMP MACRO kg_local(iri) AS regexp_extract(iri, '[^/#]+$');
 SET preserve_insertion_order = false;
+CREATE OR REPLACE TEMP MACRO kg_lit_end(t) AS length(t) - strpos(reverse(t), '"') + 1;
+CREATE OR REPLACE TEMP MACRO kg_value(t) AS CASE
+  WHEN t IS NULL OR t = '' THEN NULL
+  WHEN t[1] = '<' THEN t[2:-2]
+  WHEN t[1] = '"' THEN (CASE WHEN contains(t, '\\') THEN kg_unescape(t[2:kg_lit_end(t) - 1])
+                             ELSE t[2:kg_lit_end(t) - 1] END)
+  ELSE t END;
+CREATE OR REPLACE TEMP MACRO kg_type(t) AS CASE
+  WHEN t IS NULL OR t = '' OR t[1] = '<' THEN NULL
+  WHEN starts_with(t, '_:') THEN '_'
+  WHEN t[1] = '"' THEN (CASE WHEN kg_lit_end(t) = length(t) THEN ''
+                             WHEN t[kg_lit_end(t) + 1] = '@' THEN t[kg_lit_end(t) + 1:]
+                             ELSE t[kg_lit_end(t) + 4:-2] END)
+  WHEN t IN ('true', 'false') THEN 'http://www.w3.org/2001/XMLSchema#boolean'
+  WHEN contains(t, '.') THEN 'http://www.w3.org/2001/XMLSchema#decimal'
+  ELSE 'http://www.w3.org/2001/XMLSchema#integer' END;
 """
 
+
+def _unescape(text: str) -> str:
+    """An N-Triples string body with its escapes (\\t, \\", \\u00E9, ...) resolved."""
+    import re
+
+    simple = {"t": "\t", "n": "\n", "r": "\r", "b": "\b", "f": "\f", '"': '"', "'": "'", "\\": "\\"}
+
+    def one(m: re.Match[str]) -> str:
+        code = m.group(1)
+        if code[0] in "uU":
+            return chr(int(code[1:], 16))
+        return simple.get(code, code)
+
+    return re.sub(r"\\(u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|.)", one, text)
+
+
+def session(con: duckdb.DuckDBPyConnection) -> None:
+    """Ready a connection for the build: the term parser and the helper macros."""
+    import duckdb
+    from duckdb.sqltypes import VARCHAR
+
+    try:
+        con.create_function("kg_unescape", _unescape, [VARCHAR], VARCHAR, side_effects=False)
+    except duckdb.Error:  # already there on this connection
+        pass
+    con.execute(_MACROS)
+
 #: The layout of the staging schema and of the record tables; change it when they change.
-_LAYOUT = "facts(g int, s, k enum, o, n) / graphs(id, ...) / materialisations / builds"
+_LAYOUT = "facts(g int, s, k enum, o, n, d) from TSV / graphs(id, ...) / materialisations / builds"
 
 
 def _schema_version() -> str:
@@ -273,13 +316,13 @@ CREATE SCHEMA IF NOT EXISTS staging;
 CREATE TABLE IF NOT EXISTS staging.meta (key VARCHAR PRIMARY KEY, value VARCHAR);
 CREATE TYPE staging.fact_key AS ENUM ({", ".join(f"'{k}'" for k in KEYS)});
 CREATE TABLE IF NOT EXISTS staging.facts (
-  g INTEGER, s VARCHAR, k staging.fact_key, o VARCHAR, n INTEGER);
+  g INTEGER, s VARCHAR, k staging.fact_key, o VARCHAR, n INTEGER, d VARCHAR);
 CREATE TABLE IF NOT EXISTS staging.graphs (
   id INTEGER PRIMARY KEY, graph VARCHAR UNIQUE, name VARCHAR, priority BIGINT, modified TIMESTAMP,
   activity VARCHAR, content_hash VARCHAR, triples BIGINT, signature VARCHAR, facts BIGINT,
   staged_at TIMESTAMP);
 CREATE OR REPLACE VIEW staging.ranked AS
-  SELECT f.g, f.s, f.k, f.o, f.n, gr.priority, gr.name AS graph_name, gr.modified AS graph_modified
+  SELECT f.g, f.s, f.k, f.o, f.n, f.d, gr.priority, gr.name AS graph_name, gr.modified AS graph_modified
   FROM staging.facts AS f JOIN staging.graphs AS gr ON gr.id = f.g;
 CREATE TABLE IF NOT EXISTS main.materialisations (
   table_name VARCHAR PRIMARY KEY, description VARCHAR, rows BIGINT, build_id BIGINT,
@@ -296,7 +339,7 @@ INSERT OR REPLACE INTO staging.meta VALUES ('schema_version', '{SCHEMA_VERSION}'
 def _fresh(path: Path) -> duckdb.DuckDBPyConnection:
     remove_database(path)
     con = connect(path, read_only=False)
-    con.execute(_MACROS)
+    session(con)
     con.execute(_SETUP)
     return con
 
@@ -315,7 +358,7 @@ def _open_for_build(path: Path, full: bool) -> tuple[duckdb.DuckDBPyConnection, 
     else:
         problem = _schema_problem(con)
         if problem is None:
-            con.execute(_MACROS)
+            session(con)
             return con, "", ""
         con.close()
     assert problem is not None

@@ -8,8 +8,9 @@ such as ``dcterms:title``, ``a:bibo:Document`` (the subject has that type),
 
 For each graph a cheap probe finds which keys it holds; then one SELECT per graph (or,
 for a big graph, one per key, so that several run side by side) is written by the store
-itself as a SPARQL CSV results file (:meth:`GraphStore.select_to_file`), and DuckDB
-reads all the files in one ``INSERT ... SELECT`` from ``read_csv``. On the embedded
+itself as a SPARQL TSV results file (:meth:`GraphStore.select_to_file`; TSV keeps each
+term whole, with its datatype or language), and DuckDB reads all the files in one
+``INSERT ... SELECT`` from ``read_csv``. On the embedded
 store no row passes through Python (a remote store's generic path serialises its rows
 once).
 """
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CLASSES",
+    "DOCUMENT_TYPES",
     "KEYS",
     "MAX_AUTHOR_POSITION",
     "PREDICATES",
@@ -51,6 +53,8 @@ __all__ = [
 #: Positions read from ordered lists such as author lists (rdf:_1 ... rdf:_N).
 MAX_AUTHOR_POSITION = 2000
 _MEMBER = "rdf:_n"
+#: The key of every rdf:type of a bibo:Document.
+DOCUMENT_TYPES = "types"
 
 #: Classes whose instances the tables need: the key is ``a:<class>``.
 CLASSES: tuple[str, ...] = (
@@ -110,6 +114,10 @@ PREDICATES: tuple[str, ...] = (
     "tkg:arxivId",
     "bibo:doi",
     "cito:cites",
+    "foaf:page",
+    "tkg:arxivPrimaryCategory",
+    "tkg:citationKey",
+    "tkg:noteOf",
     # citations (kg ingest citations): intents, influence, contexts, Semantic Scholar's counts
     "cito:usesMethodIn",
     "cito:obtainsBackgroundFrom",
@@ -198,6 +206,8 @@ def _keys() -> dict[str, Key]:
     keys["skos:prefLabel@zh"] = Key(
         "skos:prefLabel@zh", "skos:prefLabel", f'?s {label} ?o FILTER(LANGMATCHES(LANG(?o), "zh"))'
     )
+    # Every type of a document (the bibliography lists them all).
+    keys[DOCUMENT_TYPES] = Key(DOCUMENT_TYPES, "rdf:type", f"?s a {_iri('bibo:Document')} , ?o")
     # List members: the pattern is made per graph from the positions it uses (see expand).
     keys[_MEMBER] = Key(_MEMBER, "rdf:_1", "")
     return keys
@@ -253,7 +263,7 @@ def probe(store: GraphStore, graph: ox.NamedNode) -> list[Key]:
         k
         for k in KEYS.values()
         if (
-            k.name.removeprefix("a:") in present
+            (k.name.removeprefix("a:") if k.name != DOCUMENT_TYPES else "bibo:Document") in present
             if k.predicate == "rdf:type"
             else k.predicate in present
         )
@@ -267,7 +277,7 @@ SPLIT_ABOVE = 20_000
 
 @dataclass(frozen=True)
 class Task:
-    """One extraction query and the CSV file (columns s, k, o, n) it writes."""
+    """One extraction query and the TSV results file (columns s, k, o, n) it writes."""
 
     graph: ox.NamedNode
     parts: tuple[tuple[str, str], ...]  # (key name, pattern)
@@ -313,7 +323,7 @@ def expand(
             continue
         groups = [[part] for part in parts] if split else [parts]
         for group in groups:
-            tasks.append(Task(graph, tuple(group), folder / f"{len(tasks):05d}.csv"))
+            tasks.append(Task(graph, tuple(group), folder / f"{len(tasks):05d}.tsv"))
     return tasks
 
 
@@ -331,7 +341,7 @@ def stage(
     """Extract the facts of ``graphs`` into ``staging.facts`` (each graph stored as its
     integer id from ``ids``); return how many were added.
 
-    The store writes one CSV file per task, ``workers`` at a time; DuckDB then reads
+    The store writes one TSV file per task, ``workers`` at a time; DuckDB then reads
     them all in one bulk ``INSERT ... SELECT``."""
     tasks = expand(store, graphs, folder, sizes)
     if not tasks:
@@ -342,7 +352,7 @@ def stage(
     if progress:
         progress(0, len(tasks))
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        for _ in pool.map(lambda t: store.select_to_file(t.sparql, t.path), tasks):
+        for _ in pool.map(lambda t: store.select_to_file(t.sparql, t.path, fmt="tsv"), tasks):
             done += 1
             if progress:
                 progress(done, len(tasks))
@@ -360,13 +370,16 @@ def stage(
         ),
     )
     try:
+        # TSV keeps every term whole (IRI, literal with its datatype or language); the
+        # build's macros take the value and the datatype apart (kg.analytics.materialize).
         row = con.execute(
             """INSERT INTO staging.facts
-               SELECT t.g, f.s, coalesce(f.k, t.k), f.o, f.n
-               FROM read_csv(?, header = true, auto_detect = false, delim = ',', quote = '"',
-                             escape = '"', filename = true,
+               SELECT t.g, kg_value(f.s), coalesce(kg_value(f.k), t.k), kg_value(f.o),
+                      CAST(kg_value(f.n) AS INTEGER), kg_type(f.o)
+               FROM read_csv(?, header = true, auto_detect = false, delim = '\t', quote = '',
+                             escape = '', filename = true,
                              columns = {'s': 'VARCHAR', 'k': 'VARCHAR', 'o': 'VARCHAR',
-                                        'n': 'INTEGER'}) AS f
+                                        'n': 'VARCHAR'}) AS f
                JOIN stage_tasks AS t ON t.file = f.filename""",
             [files],
         ).fetchall()

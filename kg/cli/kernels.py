@@ -15,6 +15,8 @@ import typer
 from kg.cli import state
 
 if TYPE_CHECKING:
+    from rich.progress import Progress
+
     from kernels.registry import Entry
     from kernels.verify import Run
     from kg.store.base import GraphStore
@@ -143,6 +145,23 @@ def _select(store: GraphStore, names: list[str], record: bool) -> list[Entry]:
     return list(dict.fromkeys(chosen))
 
 
+def _progress(label: str, fmt: Format) -> Progress:
+    """A progress bar on stderr for a table, none for JSON or CSV."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from kg.cli.output import err_console
+
+    return Progress(
+        TextColumn(f"[bold]{label}[/] {{task.description}}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err_console(),
+        transient=True,
+        disable=fmt is not Format.table,
+    )
+
+
 def _fmt_error(value: float) -> str:
     if value != value:
         return "nan"
@@ -214,29 +233,19 @@ def mutants(
     unless every mutant is killed."""
     import time
 
-    from kg.cli.output import console, emit, emit_json, err_console
+    from kg.cli.output import console, emit, emit_json
 
     state().json_errors = fmt is Format.json
     store = state().reader()
     selected = [e for e in _select(store, list(techniques or []), record=False) if e.has_code]
     state().close_reader()  # the mutants run for minutes and read nothing more
 
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
     from kernels.mutation import MutantRun, declared_mutants, run_mutant
 
     planned = [(e, m) for e in selected for m in declared_mutants(e)]
     started = time.perf_counter()
     results: list[MutantRun] = []
-    with Progress(
-        TextColumn("[bold]mutants[/] {task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=err_console(),
-        transient=True,
-        disable=fmt is not Format.table,
-    ) as progress:
+    with _progress("mutants", fmt) as progress:
         task = progress.add_task("", total=len(planned))
         for e, m in planned:
             progress.update(task, description=f"{e.technique} / {m.name}")
@@ -339,7 +348,7 @@ def verify(
     measured below it, and -v adds every check's claim. JSON and CSV carry everything."""
     import time
 
-    from kg.cli.output import emit, emit_json, err_console
+    from kg.cli.output import emit, emit_json
 
     if as_json:
         fmt = Format.json
@@ -355,23 +364,7 @@ def verify(
     started = time.perf_counter()
     runs: list[Run] = []
     if with_code:
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            Progress,
-            TextColumn,
-            TimeElapsedColumn,
-        )
-
-        with Progress(
-            TextColumn("[bold]verifying[/] {task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            console=err_console(),
-            transient=True,
-            disable=fmt is not Format.table,
-        ) as progress:
+        with _progress("verifying", fmt) as progress:
             task = progress.add_task("", total=len(with_code))
             runs = verify_many(
                 with_code,

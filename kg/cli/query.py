@@ -10,7 +10,7 @@ import typer
 from kg.cli import state
 
 if TYPE_CHECKING:
-    from queries import NamedQuery
+    from queries import Answer, NamedQuery
 
 __all__ = ["query", "register"]
 
@@ -21,6 +21,7 @@ class QueryFormat(StrEnum):
     csv = "csv"
     tsv = "tsv"
     xml = "xml"
+    jsonl = "jsonl"
     turtle = "turtle"
     ntriples = "ntriples"
     jsonld = "jsonld"
@@ -101,13 +102,21 @@ def query(
     ] = None,
     fmt: Annotated[
         QueryFormat,
-        typer.Option("--format", "-f", help="table, or json/csv/tsv/xml (SPARQL results); "
-                     "turtle/ntriples/jsonld for CONSTRUCT/DESCRIBE."),
+        typer.Option("--format", "-f", help="table, or json/csv/tsv/xml (SPARQL results) or jsonl (JSON Lines), "
+                     "streamed row by row; turtle/ntriples/jsonld for CONSTRUCT/DESCRIBE."),
     ] = QueryFormat.table,
     limit: Annotated[
         Optional[int],  # noqa: UP045
-        typer.Option(min=1, help="Return at most this many rows."),
+        typer.Option(min=1, help="Return at most this many rows: one page, for a query with a page key "
+                     "(the cursor of the next one is printed on stderr).", show_default=False),
     ] = None,
+    after: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option(help="Start after this cursor: the one printed with the previous page.", show_default=False),
+    ] = None,
+    sparql_only: Annotated[
+        bool, typer.Option("--sparql", help="Always ask the store, even where fresh analytics tables could answer.")
+    ] = False,
     show: Annotated[
         bool, typer.Option("--show", help="Print the query and its parameters; do not run it.")
     ] = False,
@@ -116,7 +125,7 @@ def query(
     import queries
     from kg.errors import KGError, QueryError
 
-    state().json_errors = fmt is QueryFormat.json
+    state().json_errors = fmt in (QueryFormat.json, QueryFormat.jsonl)
     if list_ or name is None:
         if name is None and not list_:
             raise QueryError("name a query to run, or pass --list", hint="kg query --list shows them all.")
@@ -127,34 +136,91 @@ def query(
         _show(named)
         return
     from kg.cli.core import _stdout_bytes
-    from kg.cli.output import console, emit
     from kg.resolve import Resolver
-    from kg.results import Solutions, serialize_solutions, serialize_triples
 
     store = state().reader()
-    text, bindings = queries.prepare(named, _parse_params(param or []), Resolver(store))
-    result = store.query(text, bindings, max_rows=limit)
-    if isinstance(result, list):
+    raw = _parse_params(param or [])
+    if named.kind != "select":
+        from kg.results import serialize_solutions, serialize_triples
+
+        text, bindings = queries.prepare(named, raw, Resolver(store))
+        result = store.query(text, bindings, max_rows=limit)
+        if isinstance(result, bool):
+            if fmt is QueryFormat.table:
+                from kg.cli.output import console
+
+                console().print("yes" if result else "no")
+            else:
+                _stdout_bytes(serialize_solutions(result, "json" if fmt is QueryFormat.jsonl else fmt.value))
+            return
         rdf = {"table": "turtle", "json": "jsonld"}.get(fmt.value, fmt.value)
         if rdf not in ("turtle", "ntriples", "jsonld"):
             raise KGError(f"--format {fmt.value} is for SELECT and ASK results",
                           hint="Use turtle, ntriples or jsonld for a CONSTRUCT or DESCRIBE query.")
-        _stdout_bytes(serialize_triples(result, rdf))
+        _stdout_bytes(serialize_triples(result, rdf))  # type: ignore[arg-type]
         return
-    if fmt is QueryFormat.table:
-        if isinstance(result, bool):
-            console().print("yes" if result else "no")
-            return
-        assert isinstance(result, Solutions)
-        shown = [v for v in result.variables if v not in bindings and named.param(v) is None] or result.variables
-        rows = [{v: _compact(r[v]) for v in shown} for r in result.records()]
-        title = f"{named.title}: {len(result)} rows" + (" (cut at --limit)" if result.truncated else "")
-        emit(rows, shown, title=title)
-        return
-    if fmt.value not in ("json", "csv", "tsv", "xml"):
+    if fmt.value not in ("table", "json", "csv", "tsv", "xml", "jsonl"):
         raise KGError(f"--format {fmt.value} is for CONSTRUCT and DESCRIBE results",
-                      hint="Use table, json, csv, tsv or xml for SELECT and ASK queries.")
-    _stdout_bytes(serialize_solutions(result, fmt.value))
+                      hint="Use table, json, jsonl, csv, tsv or xml for SELECT and ASK queries.")
+    found = queries.answer(store, named, raw, Resolver(store), limit=limit, after=after,
+                           analytics=not sparql_only)
+    if fmt is QueryFormat.table:
+        _table(named, found, limit)
+    else:
+        _stream(found, fmt.value)
+    _next_page(named, found, raw, limit, fmt)
+
+
+def _table(named: NamedQuery, found: Answer, limit: int | None) -> None:
+    from kg.cli.output import emit
+    from kg.results import python_value
+
+    page = found.page
+    shown = [v for v in page.variables if named.param(v) is None] or page.variables
+    index = [page.variables.index(v) for v in shown]
+    rows = [{v: _compact(python_value(row[i])) for v, i in zip(shown, index, strict=True)} for row in page]
+    more = " (more: see --after below)" if page.next else " (cut at --limit)" if limit and len(rows) >= limit else ""
+    source = " from the DuckDB analytics tables" if found.source == "duckdb" else ""
+    emit(rows, shown, title=f"{named.title}: {len(rows)} rows{source}{more}")
+
+
+def _stream(found: Answer, fmt: str) -> None:
+    import sys
+
+    from kg.results import write_solutions
+
+    sys.stdout.flush()
+    out = sys.stdout.buffer
+    try:
+        write_solutions(found.page.variables, found.page, fmt, out)
+        if fmt in ("json", "xml"):
+            out.write(b"\n")
+        out.flush()
+    except BrokenPipeError:  # the reader stopped (| head): not an error of ours
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
+def _next_page(named: NamedQuery, found: Answer, raw: dict[str, list[str]], limit: int | None,
+               fmt: QueryFormat) -> None:
+    """Say on stderr where the rows came from (when not the store) and how to get the next page."""
+    if found.source == "sparql" and not found.fallback and found.page.next is None:
+        return
+    import shlex
+
+    from kg.cli.output import err_console
+
+    out = err_console()
+    if found.source != "sparql" or found.fallback:
+        out.print(found.note, highlight=False, markup=False)
+    if found.page.next is None:
+        return
+    args = ["kg", "query", named.name, *(f"-p {shlex.quote(k + '=' + v)}" for k, vs in raw.items() for v in vs)]
+    if fmt is not QueryFormat.table:
+        args.append(f"-f {fmt.value}")
+    args += [f"--limit {limit}", f"--after {found.page.next}"]
+    out.print("next page: " + " ".join(args), highlight=False, markup=False, soft_wrap=True)
 
 
 def register(app: typer.Typer) -> None:

@@ -20,7 +20,7 @@ from kg.results import Solutions, serialize_solutions, serialize_triples
 from kg.server.errors import EndpointError, from_kg_error
 from kg.store.base import Dataset, GraphStore
 
-__all__ = ["GRAPH_FORMATS", "Choices", "GraphJob", "Job", "NamedJob", "SparqlJob", "execute"]
+__all__ = ["GRAPH_FORMATS", "Choices", "GraphJob", "Job", "NamedJob", "Outcome", "SparqlJob", "execute"]
 
 log = logging.getLogger("kg.server")
 
@@ -58,6 +58,9 @@ class NamedJob:
     params: dict[str, str | list[str]] = field(default_factory=dict)
     choices: Choices = (("json", "application/sparql-results+json"), ("turtle", "text/turtle"))
     max_rows: int = 10_000
+    #: Read page by page: at most this many rows after the cursor ``after``.
+    page: int | None = None
+    after: str | None = None
 
 
 @dataclass(frozen=True)
@@ -72,30 +75,50 @@ class GraphJob:
 Job = SparqlJob | NamedJob | GraphJob
 
 
-def execute(store: GraphStore, job: Job) -> tuple[bytes, str]:
-    """Run ``job`` over ``store``: the answer's bytes and media type. Raises
-    :class:`EndpointError` for any answer other than success."""
+#: An answer: its bytes, its media type, and facts for the response's headers
+#: (``source``: what answered a named query; ``next``: the cursor of the next page).
+Outcome = tuple[bytes, str, dict[str, str]]
+
+
+def execute(store: GraphStore, job: Job) -> Outcome:
+    """Run ``job`` over ``store``. Raises :class:`EndpointError` for any answer other
+    than success."""
     try:
         if isinstance(job, GraphJob):
-            return _graph(store, job)
+            return (*_graph(store, job), {})
         if isinstance(job, NamedJob):
-            from kg.resolve import Resolver
-
-            named = queries.get(job.name)
-            text, bindings = queries.prepare(named, job.params, Resolver(store))
-            return answer(store.query(text, bindings, max_rows=job.max_rows), job.choices, job.max_rows)
-        try:
-            result = store.query(job.text, max_rows=job.max_rows, dataset=job.dataset)
-        except KGError as error:
-            if job.service and "malformed" not in error.message:
-                raise EndpointError(
-                    502, "the query failed, in a SERVICE call or in the query itself",
-                    "Check that the SERVICE endpoint answers SPARQL; the server does not report "
-                    "network details.", kind="ServiceFailed") from None
-            raise
-        return answer(result, job.choices, job.max_rows)
+            return _named(store, job)
+        return (*_sparql(store, job), {})
     except KGError as error:
         raise from_kg_error(error) from None
+
+
+def _named(store: GraphStore, job: NamedJob) -> Outcome:
+    from kg.resolve import Resolver
+
+    named = queries.get(job.name)
+    if job.page is None and job.after is None:
+        text, bindings = queries.prepare(named, job.params, Resolver(store))
+        return (*answer(store.query(text, bindings, max_rows=job.max_rows), job.choices, job.max_rows), {})
+    found = queries.answer(store, named, job.params, Resolver(store), limit=job.page, after=job.after)
+    rows = [dict(zip(found.page.variables, row, strict=True)) for row in found.page]
+    headers = {"source": found.source}
+    if found.page.next:
+        headers["next"] = found.page.next
+    return (*answer(Solutions(found.page.variables, rows), job.choices, job.max_rows), headers)
+
+
+def _sparql(store: GraphStore, job: SparqlJob) -> tuple[bytes, str]:
+    try:
+        result = store.query(job.text, max_rows=job.max_rows, dataset=job.dataset)
+    except KGError as error:
+        if job.service and "malformed" not in error.message:
+            raise EndpointError(
+                502, "the query failed, in a SERVICE call or in the query itself",
+                "Check that the SERVICE endpoint answers SPARQL; the server does not report "
+                "network details.", kind="ServiceFailed") from None
+        raise
+    return answer(result, job.choices, job.max_rows)
 
 
 def answer(result: object, choices: Choices, limit: int) -> tuple[bytes, str]:

@@ -398,7 +398,7 @@ class Endpoint:
         return found
 
     async def _run(self, request: Request, job: Job) -> Response:
-        data, media = await self.pool.run(job, request.is_disconnected)
+        data, media, _facts = await self.pool.run(job, request.is_disconnected)
         return Response(data, media_type=_with_charset(media))
 
     async def sparql(self, request: Request) -> Response:
@@ -570,10 +570,35 @@ class Endpoint:
             for key, value in params:
                 raw.setdefault(key, []).append(value)
             choices = _choices(request, raw.pop("format", [None])[-1])
+            limit, after = _page_params(raw)
             flat = {k: v if len(v) > 1 else v[0] for k, v in raw.items()}
-            return await self._run(request, NamedJob(named.name, flat, choices, self.settings.max_rows))
+            size = min(limit or self.settings.max_rows, self.settings.max_rows)
+            paged = limit is not None or after is not None
+            job = NamedJob(named.name, flat, choices, self.settings.max_rows,
+                           page=size if paged else None, after=after)
+            data, media, headers = await self.pool.run(job, request.is_disconnected)
+            response = Response(data, media_type=_with_charset(media))
+            if "source" in headers:
+                response.headers["X-TechKG-Answered-By"] = headers["source"]
+            if headers.get("next"):
+                next_url = request.url.include_query_params(after=headers["next"], limit=size)
+                response.headers["Link"] = f'<{next_url}>; rel="next"'
+            return response
         except EndpointError as error:
             return error_response(request, error)
+
+
+def _page_params(raw: dict[str, list[str]]) -> tuple[int | None, str | None]:
+    """``limit`` and ``after`` taken out of a named query's URL parameters."""
+    limits, afters = raw.pop("limit", []), raw.pop("after", [])
+    if len(limits) > 1 or len(afters) > 1:
+        raise EndpointError(400, "send one 'limit' and one 'after' parameter at most", kind="BadRequest")
+    limit = None
+    if limits:
+        if not limits[0].isdigit() or int(limits[0]) < 1:
+            raise EndpointError(400, f"limit={limits[0]!r} is not a positive whole number", kind="BadRequest")
+        limit = int(limits[0])
+    return limit, (afters[0] if afters else None)
 
 
 def sparql_routes(store: GraphStore, settings: ServerSettings, runner: QueryRunner,

@@ -53,7 +53,7 @@ from typing import Any
 import psutil
 
 from kg.server.errors import EndpointError
-from kg.server.jobs import Job, execute
+from kg.server.jobs import Job, Outcome, execute
 from kg.store.base import GraphStore
 
 __all__ = ["PoolLimits", "ReaderView", "RemoteView", "SnapshotView", "StoreViews", "View", "WorkerPool"]
@@ -194,7 +194,7 @@ def _limit_address_space(memory: int) -> None:
 
 
 def _worker_main(conn: Connection, memory: int) -> None:
-    """A query worker: receive (view, job), answer ("ok", bytes, media) or ("error", e)."""
+    """A query worker: receive (view, job), answer ("ok", bytes, media, headers) or ("error", e)."""
     from kg.sparqlguard import DEEP_STACK
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the server's to handle
@@ -206,8 +206,7 @@ def _worker_main(conn: Connection, memory: int) -> None:
         while True:
             store, job = jobs.get()
             try:
-                data, media = execute(store, job)
-                answers.put(("ok", data, media))
+                answers.put(("ok", *execute(store, job)))
             except EndpointError as error:
                 answers.put(("error", error))
             except MemoryError:
@@ -355,8 +354,8 @@ class WorkerPool:
             "Retry in a moment, or start the server with more `kg serve --workers` or a longer "
             "`--queue`.", headers={"Retry-After": "2"}, kind="ServerBusy")
 
-    async def run(self, job: Job, disconnected: Callable[[], Awaitable[bool]] | None = None) -> tuple[bytes, str]:
-        """Run ``job`` in a worker: the answer's bytes and media type, or EndpointError.
+    async def run(self, job: Job, disconnected: Callable[[], Awaitable[bool]] | None = None) -> Outcome:
+        """Run ``job`` in a worker: the answer (bytes, media type, header facts), or EndpointError.
         ``disconnected`` tells whether the client has gone (then the query is stopped)."""
         if self._closed:
             raise _stopping()
@@ -395,7 +394,7 @@ class WorkerPool:
             cancel.set()
             raise
         if outcome[0] == "ok":
-            return outcome[1], outcome[2]
+            return outcome[1], outcome[2], outcome[3]
         raise outcome[1]
 
     def _dispatch(self, worker: _Worker, view: View, job: Job, cancel: threading.Event) -> tuple[Any, ...]:

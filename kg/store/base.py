@@ -19,7 +19,7 @@ import abc
 import datetime as dt
 import hashlib
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -30,11 +30,13 @@ import pyoxigraph as ox
 from kg import __version__
 from kg.errors import QueryError
 from kg.graphs import PROVENANCE
+from kg.paging import SortKey
 from kg.results import QueryResult, Solutions, Term
 from kg.sparqltext import inject_values
 from kg.vocab import DCTERMS, ID, PREFIXES, PROV, RDF, RDFS, SCHEMA, TKG, datetime_literal, integer, text
 
-__all__ = ["Activity", "Dataset", "GraphInfo", "GraphStore", "Transaction", "content_hash", "prefix_block"]
+__all__ = ["Activity", "Dataset", "GraphInfo", "GraphStore", "SolutionStream", "Transaction", "content_hash",
+           "prefix_block"]
 
 SOFTWARE_AGENT = ID["agent/techkg-" + __version__]
 
@@ -102,6 +104,18 @@ class Activity:
         for key, value in sorted(self.stats.items()):
             out.append(ox.Triple(a, TKG[key], integer(value)))
         return out
+
+
+@dataclass
+class SolutionStream:
+    """SELECT solutions as they come: ``variables`` and an iterator of rows (tuples of
+    terms in variable order, None where unbound). Iterate it once."""
+
+    variables: list[str]
+    rows: Iterator[tuple[Term | None, ...]]
+
+    def __iter__(self) -> Iterator[tuple[Term | None, ...]]:
+        return self.rows
 
 
 @dataclass(frozen=True)
@@ -203,6 +217,24 @@ class GraphStore(abc.ABC):
         if not isinstance(result, Solutions):
             raise QueryError("expected a SELECT query", hint="Use kg sparql for ASK/CONSTRUCT queries.")
         return result
+
+    def stream(self, sparql: str, bindings: Mapping[str, Term | Sequence[Term]] | None = None) -> SolutionStream:
+        """A SELECT query's solutions one row at a time, without holding them all: the
+        path for results that can run into the millions. Each row is a tuple of terms
+        (None where unbound) in the order of ``variables``. Backends that can stream
+        override this; the generic one reads the whole result first."""
+        result = self.select(sparql, bindings)
+        variables = result.variables
+        return SolutionStream(variables, (tuple(row.get(v) for v in variables) for row in result.rows))
+
+    def page(self, sparql: str, key: Sequence[SortKey], limit: int | None,
+             after: Sequence[Term | None] | None) -> SolutionStream:
+        """One page of a SELECT query (see kg.paging): ``limit + 1`` rows at most, in ``key``
+        order, after the row whose key is ``after``. The server orders and cuts (the query
+        wrapped in a sub-select); a backend whose own ORDER BY is slow picks the page itself."""
+        from kg.paging import paged_query
+
+        return self.stream(paged_query(sparql, key, limit, after))
 
     def select_to_file(self, sparql: str, path: Path, *, fmt: str = "csv") -> None:
         """Write a SELECT query's solutions to ``path`` in a SPARQL 1.1 results format

@@ -8,6 +8,7 @@ Layout of a store directory::
     DIR/write.lock       the writers' lock (flock); DIR/writer.json says who holds it
     DIR/readers/         read-only views: RocksDB checkpoints, one per published state
     DIR/snapshots/       copies of user-owned graphs taken before a command replaced them
+    DIR/imports/         work folders of graph replacements (journalled diffs; kg.store.bulk)
     DIR/serve.json       written by ``kg serve`` while it runs
 
 **Why views.** pyoxigraph 0.5 offers ``Store.read_only(path)``, whose documentation says
@@ -63,8 +64,10 @@ _CURRENT = "CURRENT"
 _STALE = "STALE"
 #: Files and folders of ours that may sit in a store directory next to RocksDB's.
 PENDING_FILE = "pending.json"
+#: Work folders of graph replacements (kg.store.bulk.WORK_FOLDER).
+IMPORTS = "imports"
 OWN_NAMES = frozenset({MARKER, LOCK_FILE, HOLDER_FILE, READERS, SNAPSHOTS, SERVE_FILE, PENDING_FILE,
-                       "validation.json"})
+                       "validation.json", IMPORTS})
 
 
 def _is_rocksdb_dir(path: Path) -> bool:

@@ -244,3 +244,18 @@ def test_kg_ingest_arxiv_leaves_citation_candidates_alone_unless_named(built_sto
     before = tracked_ids(built_store)
     ingest_citations(built_store, source)
     assert ARXIV_CANDIDATE not in tracked_ids(built_store) and tracked_ids(built_store) == before
+
+
+def test_a_large_first_run_goes_through_the_bulk_loader_with_the_same_result(built_store, fresh_store, source,
+                                                                              monkeypatch) -> None:
+    import ingest.citations as module
+    from kg.build import build
+
+    build(fresh_store, validate=False)
+    ingest_citations(built_store, source)
+    monkeypatch.setattr(module, "BULK_TRIPLES", 10)
+    report = ingest_citations(fresh_store, source)
+    assert report.graph_written and sorted(map(str, fresh_store.triples(CITATIONS))) == sorted(
+        map(str, built_store.triples(CITATIONS)))
+    assert fresh_store.ask(f"ASK {{ GRAPH <https://w3id.org/techkg/graph/provenance> {{ {CITATIONS} "
+                           f"prov:wasGeneratedBy ?a . ?a rdfs:label \"kg ingest citations\" }} }}")

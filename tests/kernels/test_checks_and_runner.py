@@ -85,3 +85,50 @@ def test_cuda_without_a_gpu_is_refused_with_a_hint() -> None:
     assert "--device cpu" in err.value.hint
     with pytest.raises(KernelError, match="unknown device"):
         runner.resolve_device("tpu")
+
+
+def test_half_precision_runs_the_checks_that_declare_it_and_judges_them_like_fla(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    seen: dict[str, torch.dtype] = {}
+
+    def measured(name: str, rms: float):  # type: ignore[no-untyped-def]
+        def run(s: Setting) -> Outcome:
+            seen[name] = s.dtype
+            return Outcome(max_abs=0.5, max_rel=0.5, rms=rms)
+
+        return run
+
+    declared = _declared(
+        Check("fla", "claim", measured("fla", 0.004), tolerance=1e-5, tolerances={"float16": 0.005}),
+        Check("fp32-only", "claim", measured("fp32-only", 0.0), tolerance=1.0),
+    )
+    monkeypatch.setattr(runner, "load_verification", lambda e: declared)
+    run = runner.verify(Entry("demo", "kernel", "kernels.demo"), dtype="fp16")
+    fla, plain = run.checks
+    assert seen == {"fla": torch.float16, "fp32-only": torch.float32}
+    assert (fla.dtype, fla.measure, fla.tolerance, fla.passed) == ("float16", "rms", 0.005, True)
+    assert (plain.dtype, plain.measure, plain.tolerance) == ("float32", "rel", 1.0) and run.dtype == "float16"
+    # in float32 the same check is judged by its own measure and tolerance: max rel 0.5 fails
+    assert not runner.verify(Entry("demo", "kernel", "kernels.demo")).checks[0].passed
+    assert runner.resolve_dtype("bf16") == "bfloat16"
+    with pytest.raises(KernelError, match="unknown dtype") as err:
+        runner.resolve_dtype("int8")
+    assert "--dtype" in err.value.hint
+
+
+def test_compare_reports_non_finite_output_as_an_infinite_error() -> None:
+    out = compare(torch.tensor([1.0, 2.0]), torch.tensor([1.0, float("nan")]))
+    assert math.isinf(out.max_abs) and "non-finite" in out.detail
+    same = compare(torch.tensor([float("inf"), 1.0]), torch.tensor([float("inf"), 1.0]))
+    assert same.max_abs == 0.0 and same.rms == 0.0
+
+
+def test_default_cotangents_are_random_and_scale_a_scalar_loss() -> None:
+    from kernels.checks import gradients, random_cotangents
+
+    loss, field = random_cotangents([torch.zeros(()), torch.zeros(3, 4)])
+    assert 0.5 <= abs(loss.item()) <= 2.0 and loss.item() != 1.0
+    assert field.std() > 0.1 and not torch.equal(field, torch.ones_like(field))
+    _, (grad,) = gradients(lambda x: (x * 2).sum(), (torch.ones(3),))
+    assert torch.allclose(grad, torch.full((3,), 2 * loss.item()))  # the same draw: shapes decide

@@ -1,0 +1,340 @@
+"""Named queries answered from the DuckDB analytics tables when they are fresh.
+
+An analytic question over the whole corpus (a bibliography of 250,000 papers, the whole
+reading queue) is a scan and a sort: seconds of lookups for the store, a fraction of a
+second for DuckDB. A named query with a *twin* here is answered from the staged facts of
+the analytics file (``staging.facts``, each term with its datatype or language) when
+that file is fresh: built by this version, and every graph's provenance signature the
+same as the store's now. Otherwise it is answered by SPARQL, and the answer says why.
+
+A twin returns the very rows of its SPARQL query (the tests check it on a corpus):
+the same variables in the same order, terms of the same kinds, a SAMPLE taken from the
+best graph (kg.graphs.SOURCES order), a GROUP_CONCAT in a fixed order. Pages follow
+the query's page key with the ordering kg.paging gives SPARQL (NULL as unbound: first,
+or last when descending), so a cursor from one path continues on the other.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from decimal import Decimal
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pyoxigraph as ox
+
+from kg.vocab import XSD
+
+if TYPE_CHECKING:
+    import duckdb
+
+    from kg.paging import SortKey
+    from kg.results import Term
+    from kg.store.base import GraphStore
+    from queries import Answer, Bound, NamedQuery
+
+__all__ = ["TWINS", "Twin", "duckdb_answer", "freshness"]
+
+#: Column kinds: how a value becomes a term. "term" reads the datatype or language from
+#: the column ``<name>__d`` (as staged: NULL for an IRI, "" for xsd:string, "@en", or the
+#: datatype's IRI).
+Kind = str
+
+
+@dataclass(frozen=True)
+class Twin:
+    """The SQL twin of a named query: one column per variable (plus ``__d`` columns)."""
+
+    sql: str
+    kinds: Mapping[str, Kind]
+    #: The query's parameters the SQL reads (as $name), with how to pass them.
+    params: Mapping[str, Callable[[Any], Any]] = field(default_factory=dict)
+
+
+_STATUS = "https://w3id.org/techkg/id/status/"
+_NOT_QUEUED = (f"'{_STATUS}read'", f"'{_STATUS}skipped'")
+
+
+def _pick(key: str, name: str) -> str:
+    """One value of ``key`` per subject (the best graph's) with its datatype marker."""
+    return (f"arg_min({{'o': o, 'd': d}}, priority) FILTER (WHERE k = '{key}') AS {name}")
+
+
+def _iris(values: Any) -> list[str]:
+    return [v.value for v in (values if isinstance(values, list) else [values])]
+
+
+_LINKS = """
+  links AS (SELECT DISTINCT s AS technique, o AS paper, '{introduces}' AS role FROM staging.facts
+            WHERE k = 'tkg:primaryPaper'
+            UNION ALL
+            SELECT DISTINCT o, s, 'uses' FROM staging.facts WHERE k = 'tkg:usesTechnique')"""
+
+TWINS: dict[str, Twin] = {
+    "lineage-paper-links": Twin(
+        f"""WITH {_LINKS.format(introduces="introduces")},
+  statuses AS (SELECT DISTINCT s AS paper, o AS status FROM staging.facts WHERE k = 'tkg:readingStatus')
+SELECT technique, paper, role, status FROM links LEFT JOIN statuses USING (paper)
+WHERE CAST($technique AS VARCHAR[]) IS NULL OR list_contains(CAST($technique AS VARCHAR[]), technique)""",
+        {"technique": "iri", "paper": "iri", "role": "string", "status": "iri"},
+        {"technique": _iris},
+    ),
+    "lineage-papers": Twin(
+        f"""WITH {_LINKS.format(introduces="introduces")},
+  chosen AS (SELECT * FROM links
+            WHERE (CAST($technique AS VARCHAR[]) IS NULL OR list_contains(CAST($technique AS VARCHAR[]), technique))
+              AND (CAST($paper AS VARCHAR[]) IS NULL OR list_contains(CAST($paper AS VARCHAR[]), paper))),
+  facts AS (SELECT s, {_pick('dcterms:title', 't')}, {_pick('tkg:arxivId', 'a')}, {_pick('bibo:doi', 'doi')},
+                   {_pick('foaf:page', 'u')}, {_pick('dcterms:issued', 'i')}, {_pick('tkg:venue', 'v')},
+                   {_pick('tkg:readingStatus', 'st')}
+            FROM staging.ranked WHERE s IN (SELECT paper FROM chosen)
+              AND k IN ('dcterms:title', 'tkg:arxivId', 'bibo:doi', 'foaf:page', 'dcterms:issued', 'tkg:venue',
+                        'tkg:readingStatus')
+            GROUP BY s)
+SELECT technique, paper, role, t.o AS title, t.d AS title__d, a.o AS arxivId, a.d AS arxivId__d,
+       doi.o AS doi, doi.d AS doi__d, u.o AS url, u.d AS url__d, i.o AS issued, i.d AS issued__d,
+       v.o AS venue, v.d AS venue__d, regexp_replace(st.o, '^.*/status/', '') AS status
+FROM chosen LEFT JOIN facts ON facts.s = chosen.paper""",
+        {"technique": "iri", "paper": "iri", "role": "string", "title": "term", "arxivId": "term", "doi": "term",
+         "url": "term", "issued": "term", "venue": "term", "status": "string"},
+        {"technique": _iris, "paper": _iris},
+    ),
+    "bibliography": Twin(
+        f"""WITH papers AS (SELECT DISTINCT s AS paper FROM staging.facts WHERE k = 'tkg:readingCategory'),
+  facts AS (SELECT s, {_pick('dcterms:title', 't')}, {_pick('tkg:arxivId', 'a')}, {_pick('bibo:doi', 'doi')},
+                   {_pick('foaf:page', 'u')}, {_pick('dcterms:issued', 'i')}, {_pick('tkg:venue', 'v')},
+                   {_pick('tkg:arxivPrimaryCategory', 'pc')}, {_pick('tkg:citationKey', 'ck')},
+                   {_pick('tkg:readingStatus', 'st')},
+                   string_agg(DISTINCT o, ' ' ORDER BY o) FILTER (WHERE k = 'types') AS types,
+                   min(TRY_CAST(o AS BIGINT)) FILTER (WHERE k = 'tkg:position') AS position
+            FROM staging.ranked WHERE s IN (SELECT paper FROM papers)
+              AND k IN ('dcterms:title', 'tkg:arxivId', 'bibo:doi', 'foaf:page', 'dcterms:issued', 'tkg:venue',
+                        'tkg:arxivPrimaryCategory', 'tkg:citationKey', 'tkg:readingStatus', 'types', 'tkg:position')
+            GROUP BY s),
+  names AS (SELECT s, o FROM staging.facts WHERE k = 'foaf:name'),
+  authors AS (SELECT l.s AS paper,
+                     string_agg(DISTINCT CAST(m.n AS VARCHAR) || chr(9) || nm.o, chr(10)
+                                ORDER BY CAST(m.n AS VARCHAR) || chr(9) || nm.o) AS authors
+              FROM staging.facts AS l JOIN staging.facts AS m ON m.s = l.o AND m.k = 'rdf:_n'
+              JOIN names AS nm ON nm.s = m.o
+              WHERE l.k = 'bibo:authorList' AND l.s IN (SELECT paper FROM papers) GROUP BY l.s),
+  agents AS (SELECT f.s AS paper, f.o AS agent FROM staging.facts AS f
+             WHERE f.k = 'tkg:firstAuthor' AND f.s IN (SELECT paper FROM papers)),
+  firsts AS (SELECT a.paper,
+                    any_value({{'o': nm.o, 'd': nm.d}}) FILTER (WHERE c.k = 'a:foaf:Person') AS fa,
+                    any_value({{'o': nm.o, 'd': nm.d}}) FILTER (WHERE c.k = 'a:foaf:Group') AS tm
+             FROM agents AS a JOIN staging.facts AS c ON c.s = a.agent AND c.k IN ('a:foaf:Person', 'a:foaf:Group')
+             JOIN (SELECT s, o, d FROM staging.facts WHERE k = 'foaf:name') AS nm ON nm.s = a.agent
+             GROUP BY a.paper)
+SELECT p.paper, t.o AS title, t.d AS title__d, a.o AS arxivId, a.d AS arxivId__d, doi.o AS doi, doi.d AS doi__d,
+       u.o AS url, u.d AS url__d, i.o AS issued, i.d AS issued__d, v.o AS venue, v.d AS venue__d,
+       types, authors, fa.o AS firstAuthor, fa.d AS firstAuthor__d,
+       tm.o AS team, tm.d AS team__d, pc.o AS primaryClass, pc.d AS primaryClass__d, position,
+       ck.o AS key, ck.d AS key__d, regexp_replace(st.o, '^.*/status/', '') AS status
+FROM papers AS p LEFT JOIN facts ON facts.s = p.paper LEFT JOIN authors USING (paper) LEFT JOIN firsts USING (paper)""",
+        {"paper": "iri", "title": "term", "arxivId": "term", "doi": "term", "url": "term", "issued": "term",
+         "venue": "term", "types": "string", "authors": "string", "firstAuthor": "term", "team": "term",
+         "primaryClass": "term", "position": "integer", "key": "term", "status": "string"},
+    ),
+    "reading-queue": Twin(
+        f"""WITH labels AS (SELECT s, o, d FROM staging.facts WHERE k IN ('skos:prefLabel', 'skos:prefLabel@zh')),
+  cats AS (SELECT DISTINCT c.s AS cat, l.o AS category, l.d AS category__d FROM staging.facts AS c
+           JOIN labels AS l ON l.s = c.s
+           WHERE c.k = 'a:tkg:ReadingListCategory'
+             AND (CAST($section AS VARCHAR) IS NULL OR contains(lower(l.o), lower(CAST($section AS VARCHAR))))),
+  positioned AS (SELECT cat, category, category__d, p.o AS categoryPosition FROM cats
+                 LEFT JOIN (SELECT DISTINCT s, o FROM staging.facts WHERE k = 'tkg:position') AS p ON p.s = cats.cat),
+  queued AS (SELECT DISTINCT r.s AS paper, r.o AS cat, st.o AS status FROM staging.facts AS r
+             JOIN staging.facts AS st ON st.s = r.s AND st.k = 'tkg:readingStatus'
+             WHERE r.k = 'tkg:readingCategory' AND st.o NOT IN ({", ".join(_NOT_QUEUED)})),
+  facts AS (SELECT s, min(TRY_CAST(o AS BIGINT)) FILTER (WHERE k = 'tkg:position') AS position,
+                   min(o) FILTER (WHERE k = 'dcterms:title') AS title,
+                   min(o) FILTER (WHERE k = 'tkg:venue') AS venue,
+                   max(o) FILTER (WHERE k = 'tkg:statusChangedAt') AS changed
+            FROM staging.facts WHERE s IN (SELECT paper FROM queued)
+              AND k IN ('tkg:position', 'dcterms:title', 'tkg:venue', 'tkg:statusChangedAt') GROUP BY s)
+SELECT CAST($section AS VARCHAR) AS section, TRY_CAST(categoryPosition AS BIGINT) AS categoryPosition,
+       category, category__d,
+       q.paper, any_value(f.position) AS position, any_value(f.title) AS title,
+       min(regexp_replace(q.status, '^.*/status/', '')) AS status, any_value(f.venue) AS venue,
+       any_value(f.changed) AS changed
+FROM queued AS q JOIN positioned USING (cat) LEFT JOIN facts AS f ON f.s = q.paper
+GROUP BY categoryPosition, category, category__d, q.paper""",
+        {"section": "string", "categoryPosition": "integer", "category": "term", "paper": "iri",
+         "position": "integer", "title": "string", "status": "string", "venue": "string", "changed": "dateTime"},
+        {"section": lambda v: v.value},
+    ),
+    "read-without-note": Twin(
+        f"""WITH done AS (SELECT DISTINCT s AS paper FROM staging.facts
+                  WHERE k = 'tkg:readingStatus' AND o = '{_STATUS}read'
+                  EXCEPT SELECT s FROM staging.facts WHERE k = 'tkg:hasNote' AND o = 'true'
+                  EXCEPT SELECT o FROM staging.facts WHERE k = 'tkg:noteOf'),
+  titles AS (SELECT DISTINCT s, o, d FROM staging.facts WHERE k = 'dcterms:title'),
+  times AS (SELECT DISTINCT s, o, d FROM staging.facts WHERE k = 'tkg:statusChangedAt'),
+  cats AS (SELECT r.s AS paper, string_agg(DISTINCT l.o, ' | ' ORDER BY l.o) AS categories
+           FROM staging.facts AS r
+           JOIN staging.facts AS l ON l.s = r.o AND l.k IN ('skos:prefLabel', 'skos:prefLabel@zh')
+           WHERE r.k = 'tkg:readingCategory' AND r.s IN (SELECT paper FROM done) GROUP BY r.s)
+SELECT done.paper, t.o AS title, t.d AS title__d, cats.categories,
+       tm.o AS readAt, tm.d AS readAt__d
+FROM done JOIN titles AS t ON t.s = done.paper JOIN times AS tm ON tm.s = done.paper
+LEFT JOIN cats USING (paper)""",
+        {"paper": "iri", "title": "term", "categories": "string", "readAt": "term"},
+    ),
+}
+
+
+# -- freshness -------------------------------------------------------------------------
+
+
+def freshness(store: GraphStore, path: Path) -> tuple[duckdb.DuckDBPyConnection | None, str]:
+    """A read-only connection to the analytics file when it is fresh, else None and why."""
+    import duckdb
+
+    from kg.analytics.materialize import SCHEMA_VERSION, connect, graph_states
+
+    if not path.exists():
+        return None, "no analytics tables yet (kg analytics build makes them)"
+    try:
+        con = connect(path, read_only=True)
+    except Exception:  # noqa: BLE001 - held by a writer, or unreadable: SPARQL answers instead
+        return None, "the analytics file is being built or cannot be read"
+    try:
+        version = con.execute("SELECT value FROM staging.meta WHERE key = 'schema_version'").fetchall()
+        if not version or version[0][0] != SCHEMA_VERSION:
+            con.close()
+            return None, "the analytics tables were made by another version (kg analytics build --full)"
+        built = dict(con.execute("SELECT graph, signature FROM staging.graphs").fetchall())
+    except duckdb.Error:
+        con.close()
+        return None, "the analytics file is incomplete (kg analytics build --full)"
+    now = {g: s.signature for g, s in graph_states(store).items()}
+    if built != now:
+        changed = sorted(set(built.items()) ^ set(now.items()))
+        from kg.graphs import graph_name
+
+        names = ", ".join(sorted({graph_name(ox.NamedNode(g)) for g, _ in changed}))
+        con.close()
+        return None, f"the analytics tables are stale ({names} changed since the last kg analytics build)"
+    return con, ""
+
+
+# -- answering -------------------------------------------------------------------------
+
+_XSD_STRING = XSD.string.value
+_MISSING: Any = object()
+
+
+def _term(kind: Kind, value: Any, marker: Any = None) -> Term | None:
+    if value is None:
+        return None
+    if kind == "iri":
+        return ox.BlankNode(value[2:]) if str(value).startswith("_:") else ox.NamedNode(value)
+    if kind == "string":
+        return ox.Literal(str(value))
+    if kind == "integer":
+        return ox.Literal(str(value), datatype=XSD.integer)
+    if kind == "dateTime":
+        return ox.Literal(str(value), datatype=XSD.dateTime)
+    # "term": as staged
+    if marker is None:
+        return ox.BlankNode(value[2:]) if str(value).startswith("_:") else ox.NamedNode(value)
+    if marker == "" or marker == _XSD_STRING:
+        return ox.Literal(value)
+    if marker.startswith("@"):
+        return ox.Literal(value, language=marker[1:])
+    if marker == "_":
+        return ox.BlankNode(value[2:])
+    return ox.Literal(value, datatype=ox.NamedNode(marker))
+
+
+def _sql_value(term: Term | None) -> Any:
+    """A cursor value as the twin's SQL holds it."""
+    if term is None:
+        return None
+    if isinstance(term, ox.Literal) and term.datatype.value in (XSD.integer.value, XSD.decimal.value):
+        return Decimal(term.value)
+    return term.value  # type: ignore[union-attr]
+
+
+def _after(key: Sequence[SortKey], values: Sequence[Term | None], params: dict[str, Any]) -> str:
+    """SQL for "comes after ``values``" in the page key order (NULL as unbound: first)."""
+    condition = "FALSE"
+    for i, (part, value) in reversed(list(enumerate(zip(key, values, strict=True)))):
+        column = f'"{part.variable}"'
+        if value is None:
+            gt, eq = ("FALSE", f"{column} IS NULL") if part.descending else (f"{column} IS NOT NULL",
+                                                                              f"{column} IS NULL")
+        else:
+            params[f"after{i}"] = _sql_value(value)
+            gt = f"({column} IS NULL OR {column} < $after{i})" if part.descending else f"{column} > $after{i}"
+            eq = f"{column} = $after{i}"
+        condition = gt if condition == "FALSE" else f"({gt} OR ({eq} AND {condition}))"
+    return condition
+
+
+def duckdb_answer(
+    store: GraphStore, named: NamedQuery, bound: Mapping[str, Bound], *, limit: int | None,
+    after: Sequence[Term | None] | None,
+) -> Answer | str | None:
+    """The rows of ``named`` from fresh analytics tables; else why they cannot answer,
+    or None when the query has no twin."""
+    from kg.analytics.materialize import database_path
+    from kg.paging import page_rows
+    from queries import Answer
+
+    twin = TWINS.get(named.name)
+    if twin is None:
+        return None
+    con, why = freshness(store, database_path(store.location))
+    if con is None:
+        return why
+    params: dict[str, Any] = {}
+    for name, convert in dict(twin.params).items():
+        params[name] = convert(bound[name]) if name in bound else None
+    order = ", ".join(f'"{k.variable}" {"DESC NULLS LAST" if k.descending else "ASC NULLS FIRST"}'
+                      for k in named.page)
+    paged = limit is not None or after is not None
+    sql = f"SELECT * FROM ({twin.sql}) AS answer"
+    if after is not None:
+        sql += f" WHERE {_after(named.page, after, params)}"
+    if paged:
+        sql += f" ORDER BY {order}" + (f" LIMIT {limit + 1}" if limit is not None else "")
+    variables = list(twin.kinds)
+    rows = _rows(con, sql, params, twin.kinds)
+    page = page_rows(variables, rows, named.page if paged else (), limit)
+    return Answer(page, source="duckdb",
+                  note=f"answered from the DuckDB analytics tables (fresh) in {database_path(store.location)}")
+
+
+def _rows(con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any],
+          kinds: Mapping[str, Kind]) -> Iterator[tuple[Term | None, ...]]:
+    spill = tempfile.mkdtemp(prefix="kg-answer-")
+    try:
+        con.execute(f"SET memory_limit = '1GB'; SET temp_directory = '{spill}'")
+        result = con.execute(sql, params)
+        names = [d[0] for d in result.description]
+        plan = [(kind, names.index(v), names.index(v + "__d") if kind == "term" else None)
+                for v, kind in kinds.items()]
+        # Techniques, statuses, roles, venues repeat from row to row: each column keeps
+        # the terms it made lately.
+        caches: list[dict[tuple[Any, Any], Term | None]] = [{} for _ in plan]
+        while batch := result.fetchmany(5000):
+            for row in batch:
+                out = []
+                for (kind, i, d), cache in zip(plan, caches, strict=True):
+                    value = (row[i], row[d] if d is not None else None)
+                    term = cache.get(value, _MISSING)
+                    if term is _MISSING:
+                        if len(cache) > 20_000:
+                            cache.clear()
+                        term = cache[value] = _term(kind, *value)
+                    out.append(term)
+                yield tuple(out)
+    finally:
+        con.close()
+        import shutil
+
+        shutil.rmtree(spill, ignore_errors=True)

@@ -1,0 +1,367 @@
+"""Bulk import into the embedded store at the loader's speed, crash-safe.
+
+Two paths, both used by :meth:`kg.store.embedded.OxigraphStore.load_file`:
+
+- **A first load** (the target graph is empty) hands Oxigraph's bulk loader the file's
+  path (a stream, for a gzipped file). The provenance it records, the file's digest and
+  the number of distinct triples, is computed by :class:`FileFacts` in a thread that
+  reads the file beside the loader (which works without the GIL): no second pass after
+  the load, and no COUNT over the loaded graph.
+- **A replacement** (the graph holds data) never holds both graphs in one transaction.
+  The old graph is dumped and the new file normalised to N-Triples in a work folder,
+  DuckDB diffs the two (set difference, spilling to disk, in bounded memory), and only
+  the difference is applied: removed triples in bounded batches, added ones through the
+  bulk loader. Re-importing a refreshed dump costs what changed, not the whole graph.
+
+Crash safety of a replacement: nothing touches the store until the work folder holds
+the diff and a journal (``journal.json``, written atomically). From then on applying the
+diff is idempotent (deletions first, then additions; blank nodes keep the ids the
+journal gave them), and a process killed half-way has it finished by the next open of
+the store (:func:`resume`). A kill before the journal leaves the old graph untouched;
+after it, the next open completes the new one: the graph is always the old or the new.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import os
+import shutil
+import threading
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any, cast
+
+import pyoxigraph as ox
+
+if TYPE_CHECKING:
+    import duckdb
+
+__all__ = ["Diff", "FileFacts", "WORK_FOLDER", "apply", "diff", "open_rdf", "pending", "resume", "work_folder"]
+
+#: Where replacements keep their work, inside the store's directory.
+WORK_FOLDER = "imports"
+JOURNAL = "journal.json"
+#: Triples removed per transaction: bounded memory, few commits.
+DELETE_BATCH = 20_000
+_LINE_FORMATS = (ox.RdfFormat.N_TRIPLES, ox.RdfFormat.N_QUADS)
+#: DuckDB reads and writes N-Triples as one text column: a separator that Oxigraph's
+#: serialiser always escapes, and no quoting.
+_CSV = "header = false, delim = '\\x01', quote = '', escape = '', auto_detect = false"
+
+
+def open_rdf(path: Path, gzipped: bool) -> IO[bytes]:
+    return cast(IO[bytes], gzip.open(path, "rb")) if gzipped else path.open("rb")
+
+
+class FileFacts(threading.Thread):
+    """The SHA-256 of a file's bytes and how many distinct triples it states, worked out
+    in a thread of their own while the loader reads the same file (from the page cache).
+
+    N-Triples and N-Quads are counted by statement line (a triple written twice counts
+    once; written with different spacing, twice); other formats are parsed."""
+
+    def __init__(self, path: Path, fmt: ox.RdfFormat, gzipped: bool) -> None:
+        super().__init__(name="kg-file-facts", daemon=True)
+        self.path, self.fmt, self.gzipped = path, fmt, gzipped
+        self.digest = ""
+        self.triples = 0
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        try:
+            self._run()
+        except BaseException as exc:  # reported by result(); the loader reports bad syntax itself
+            self.error = exc
+
+    def _run(self) -> None:
+        import array
+
+        raw = _HashingReader(self.path.open("rb"))
+        with raw:
+            stream = _decompressed(raw, self.gzipped)
+            hashes = array.array("q")
+            if self.fmt in _LINE_FORMATS:
+                for line in stream:
+                    line = line.strip()
+                    if line and not line.startswith(b"#"):
+                        hashes.append(hash(line))
+            else:
+                for statement in ox.parse(stream, format=self.fmt):
+                    hashes.append(hash(f"{statement.subject} {statement.predicate} {statement.object}"))
+            for _ in iter(lambda: raw.read(1 << 20), b""):  # anything the parser left unread
+                pass
+        self.digest = "file:" + raw.sha256.hexdigest()
+        self.triples = _distinct(hashes)
+
+    def result(self) -> tuple[str, int]:
+        """(digest, distinct triples), once the thread is done."""
+        self.join()
+        if self.error is not None:
+            raise self.error
+        return self.digest, self.triples
+
+
+def _decompressed(raw: _HashingReader, gzipped: bool) -> IO[bytes]:
+    return cast(IO[bytes], gzip.GzipFile(fileobj=raw, mode="rb") if gzipped else raw)  # type: ignore[call-overload]
+
+
+def _distinct(hashes: Any) -> int:
+    if not len(hashes):
+        return 0
+    import numpy as np
+
+    return int(np.unique(np.frombuffer(hashes, dtype=np.int64)).size)
+
+
+class _HashingReader:
+    """A binary file whose bytes are hashed as they are read."""
+
+    def __init__(self, fh: IO[bytes]) -> None:
+        self.fh = fh
+        self.sha256 = hashlib.sha256()
+
+    def read(self, size: int = -1) -> bytes:
+        data = self.fh.read(size)
+        self.sha256.update(data)
+        return data
+
+    def readinto(self, buffer: Any) -> int:
+        data = self.read(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)
+
+    def readable(self) -> bool:
+        return True
+
+    def __iter__(self) -> Iterator[bytes]:
+        while line := self.readline():
+            yield line
+
+    def readline(self, size: int = -1) -> bytes:
+        data = self.fh.readline(size)
+        self.sha256.update(data)
+        return data
+
+    def close(self) -> None:
+        self.fh.close()
+
+    def __enter__(self) -> _HashingReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+# -- replacing a graph --------------------------------------------------------------------
+
+
+def work_folder(store_dir: Path | None) -> Path:
+    """A fresh work folder: inside the store's directory (so that the next open finds an
+    unfinished replacement), or a temporary one for an in-memory store."""
+    if store_dir is None:
+        import tempfile
+
+        return Path(tempfile.mkdtemp(prefix="kg-import-"))
+    folder = store_dir / WORK_FOLDER / uuid.uuid4().hex
+    folder.mkdir(parents=True)
+    return folder
+
+
+@dataclass
+class Diff:
+    """What a replacement changes, as N-Triples files in its work folder."""
+
+    folder: Path
+    graph: ox.NamedNode
+    #: Distinct triples of the new content, and the digest of the file it came from.
+    triples: int = 0
+    digest: str = ""
+    added: int = 0
+    removed: int = 0
+    files: dict[str, str] = field(default_factory=lambda: {
+        "added": "added.nt", "blank": "added-blank-nodes.nt", "removed": "removed.nt"})
+
+    def path(self, name: str) -> Path:
+        return self.folder / self.files[name]
+
+
+def _normalise(source: IO[bytes], fmt: ox.RdfFormat, out: Path, blank: Path) -> None:
+    """The triples of ``source`` (a quad format's graphs flattened) as N-Triples: those
+    with blank nodes apart, their nodes given fresh ids that stay the same on a retry."""
+    fresh: dict[str, ox.BlankNode] = {}
+
+    def node(term: Any) -> Any:
+        if isinstance(term, ox.BlankNode):
+            found = fresh.get(term.value)
+            if found is None:
+                found = fresh[term.value] = ox.BlankNode()
+            return found
+        return term
+
+    with out.open("w", encoding="utf-8") as plain, blank.open("w", encoding="utf-8") as blanks:
+        batch: list[str] = []
+        for q in ox.parse(source, format=fmt):
+            s, o = q.subject, q.object
+            if isinstance(s, ox.BlankNode) or isinstance(o, ox.BlankNode):
+                blanks.write(f"{node(s)} {q.predicate} {node(o)} .\n")
+                continue
+            batch.append(f"{s} {q.predicate} {o} .\n")
+            if len(batch) >= 10_000:
+                plain.write("".join(batch))
+                batch.clear()
+        plain.write("".join(batch))
+
+
+def _duckdb(folder: Path) -> duckdb.DuckDBPyConnection:
+    import duckdb
+
+    con = duckdb.connect()
+    spill = folder / "spill"
+    spill.mkdir(exist_ok=True)
+    con.execute(f"SET memory_limit = '1GB'; SET temp_directory = '{spill}'; SET preserve_insertion_order = false")
+    return con
+
+
+def _lines(path: Path) -> str:
+    return f"read_csv('{path}', columns = {{'t': 'VARCHAR'}}, {_CSV})"
+
+
+def diff(
+    store: ox.Store, graph: ox.NamedNode, source: Path, fmt: ox.RdfFormat, gzipped: bool, folder: Path
+) -> Diff:
+    """Work out what replacing ``graph`` by the content of ``source`` changes. Raises
+    SyntaxError (and the like) for a malformed file; the store is not touched."""
+    result = Diff(folder, graph)
+    old, new = folder / "old.nt", folder / "new.nt"
+    store.dump(str(old), ox.RdfFormat.N_TRIPLES, from_graph=graph)
+    raw = _HashingReader(source.open("rb"))
+    with raw:
+        stream = _decompressed(raw, gzipped)
+        _normalise(stream, fmt, new, result.path("blank"))
+        for _ in iter(lambda: raw.read(1 << 20), b""):
+            pass
+    result.digest = "file:" + raw.sha256.hexdigest()
+    con = _duckdb(folder)
+    try:
+        copy = "(FORMAT csv, HEADER false, QUOTE '', ESCAPE '', DELIMITER '\\x01')"
+        con.execute(f"CREATE TEMP TABLE new_lines AS SELECT DISTINCT t FROM {_lines(new)}")
+        con.execute(f"CREATE TEMP TABLE old_lines AS SELECT DISTINCT t FROM {_lines(old)} "
+                    "WHERE NOT starts_with(t, '_:') AND NOT contains(t, ' _:')")
+        con.execute(f"COPY (SELECT t FROM new_lines EXCEPT SELECT t FROM old_lines) TO '{result.path('added')}' {copy}")
+        con.execute(f"COPY (SELECT t FROM {_lines(old)} EXCEPT SELECT t FROM new_lines) "
+                    f"TO '{result.path('removed')}' {copy}")
+        with result.path("blank").open("rb") as lines:
+            blank = sum(1 for _ in lines)
+        result.triples = _scalar(con, "SELECT count(*) FROM new_lines") + blank
+        result.added = _scalar(con, f"SELECT count(*) FROM {_lines(result.path('added'))}") + blank
+        result.removed = _scalar(con, f"SELECT count(*) FROM {_lines(result.path('removed'))}")
+    finally:
+        con.close()
+    for name in ("old.nt", "new.nt"):
+        (folder / name).unlink()
+    shutil.rmtree(folder / "spill", ignore_errors=True)
+    return result
+
+
+def _scalar(con: duckdb.DuckDBPyConnection, sql: str) -> int:
+    row = con.execute(sql).fetchone()
+    return int(row[0]) if row else 0
+
+
+def write_journal(change: Diff, provenance: str) -> None:
+    """Make the replacement durable: from here on it completes, now or at the next open."""
+    for name in change.files:
+        _fsync(change.path(name))
+    record = {"graph": change.graph.value, "files": change.files, "provenance": provenance,
+              "triples": change.triples, "added": change.added, "removed": change.removed}
+    tmp = change.folder / (JOURNAL + ".tmp")
+    tmp.write_text(json.dumps(record), encoding="utf-8")
+    _fsync(tmp)
+    tmp.replace(change.folder / JOURNAL)
+    _fsync(change.folder)
+
+
+def _fsync(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def apply(store: ox.Store, folder: Path, update: Callable[[str], None]) -> None:
+    """Apply the journalled replacement in ``folder`` (again, if it was cut short) and
+    remove the folder. ``update`` runs the provenance update."""
+    record = json.loads((folder / JOURNAL).read_text(encoding="utf-8"))
+    graph = ox.NamedNode(record["graph"])
+    files = {name: folder / file for name, file in record["files"].items()}
+    _remove(store, graph, files["removed"])
+    if files["added"].stat().st_size:
+        store.bulk_load(path=str(files["added"]), format=ox.RdfFormat.N_TRIPLES, to_graph=graph)
+    if files["blank"].stat().st_size:
+        # Not through the bulk loader, which would give the nodes new ids on every retry.
+        store.extend(ox.Quad(t.subject, t.predicate, t.object, graph)
+                     for t in ox.parse(path=str(files["blank"]), format=ox.RdfFormat.N_TRIPLES))
+    update(record["provenance"])
+    store.flush()
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def _remove(store: ox.Store, graph: ox.NamedNode, removed: Path) -> None:
+    """Remove the triples listed in ``removed`` from ``graph``, a batch per transaction."""
+    batch: list[ox.Quad] = []
+
+    def flush() -> None:
+        plain = [q for q in batch if not isinstance(q.subject, ox.BlankNode) and not isinstance(q.object, ox.BlankNode)]
+        if plain:
+            body = "\n".join(f"{q.subject} {q.predicate} {q.object} ." for q in plain)
+            store.update(f"DELETE DATA {{ GRAPH {graph} {{\n{body}\n}} }}")
+        for q in batch:  # blank nodes cannot be named in DELETE DATA
+            if isinstance(q.subject, ox.BlankNode) or isinstance(q.object, ox.BlankNode):
+                store.remove(q)
+        batch.clear()
+
+    for t in ox.parse(path=str(removed), format=ox.RdfFormat.N_TRIPLES):
+        batch.append(ox.Quad(t.subject, t.predicate, t.object, graph))
+        if len(batch) >= DELETE_BATCH:
+            flush()
+    flush()
+
+
+def discard(folder: Path) -> None:
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def pending(store_dir: Path) -> list[str]:
+    """The work folders left in ``store_dir``: the graph each journalled replacement
+    replaces, "" for a folder that never got its journal."""
+    root = store_dir / WORK_FOLDER
+    if not root.is_dir():
+        return []
+    out = []
+    for folder in sorted(p for p in root.iterdir() if p.is_dir()):
+        try:
+            out.append(json.loads((folder / JOURNAL).read_text(encoding="utf-8"))["graph"])
+        except (OSError, ValueError, KeyError):
+            out.append("")
+    return out
+
+
+def resume(store: ox.Store, store_dir: Path, update: Callable[[str], None]) -> list[str]:
+    """Finish every replacement a killed process journalled, and drop the work folders of
+    those it had not (their store was never touched). Returns the graphs completed."""
+    root = store_dir / WORK_FOLDER
+    if not root.is_dir():
+        return []
+    done = []
+    for folder in sorted(p for p in root.iterdir() if p.is_dir()):
+        if (folder / JOURNAL).is_file():
+            done.append(json.loads((folder / JOURNAL).read_text(encoding="utf-8"))["graph"])
+            apply(store, folder, update)
+        else:
+            discard(folder)
+    return done

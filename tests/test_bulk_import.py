@@ -1,0 +1,169 @@
+"""`load_file` on the embedded store (kg.store.bulk): a first load records its digest and
+distinct triple count without a second pass; a replacement applies only the difference
+and, killed at any point, leaves the old graph or (completed at the next open) the new."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import subprocess
+import sys
+from pathlib import Path
+
+import pyoxigraph as ox
+import pytest
+
+from kg.errors import RDFImportError
+from kg.graphs import graph_iri
+from kg.store import bulk
+from kg.store.base import Activity
+from kg.store.embedded import OxigraphStore
+
+EX = "http://example.org/"
+G = graph_iri("bulk-test")
+NT = ox.RdfFormat.N_TRIPLES
+
+
+def _write(path: Path, items: range, *, title: str = "t", blank: bool = True, duplicate: bool = False) -> Path:
+    number = "http://www.w3.org/2001/XMLSchema#integer"
+    lines = [f'<{EX}s{i}> <{EX}title> "{title} {i}" .\n<{EX}s{i}> <{EX}n> "{i}"^^<{number}> .\n' for i in items]
+    if blank:  # one blank node with two triples: one node, before and after a retry
+        lines.append(f'_:x <{EX}about> <{EX}s0> .\n_:x <{EX}note> "{title} note" .\n')
+    if duplicate:
+        lines.append(lines[0])
+    path.write_text("".join(lines), encoding="utf-8")
+    return path
+
+
+def _content(store: OxigraphStore) -> set[str]:
+    """The graph as comparable lines, blank nodes replaced by a placeholder."""
+    out = set()
+    for q in store._store.quads_for_pattern(None, None, None, G):
+        s = "_:b" if isinstance(q.subject, ox.BlankNode) else str(q.subject)
+        o = "_:b" if isinstance(q.object, ox.BlankNode) else str(q.object)
+        out.add(f"{s} {q.predicate} {o}")
+    return out
+
+
+def _blank_nodes(store: OxigraphStore) -> int:
+    rows = store.select(f"SELECT (COUNT(DISTINCT ?b) AS ?n) WHERE {{ GRAPH {G} {{ ?b <{EX}note> ?o }} }}")
+    return int(rows.rows[0]["n"].value)  # type: ignore[union-attr]
+
+
+def _load(store: OxigraphStore, path: Path, gzipped: bool = False) -> int:
+    return store.load_file(path, graph=G, fmt=NT, gzipped=gzipped, activity=Activity("kg import rdf"))
+
+
+def _recorded(store: OxigraphStore) -> tuple[str, int]:
+    rows = store.select(f"SELECT ?h ?n WHERE {{ GRAPH <https://w3id.org/techkg/graph/provenance> {{ "
+                        f"{G} tkg:contentHash ?h ; tkg:tripleCount ?n }} }}")
+    row = rows.rows[0]
+    return row["h"].value, int(row["n"].value)  # type: ignore[union-attr]
+
+
+def test_a_first_load_records_the_file_digest_and_its_distinct_triples(tmp_path: Path) -> None:
+    data = _write(tmp_path / "a.nt", range(500), duplicate=True)
+    with OxigraphStore(tmp_path / "store") as store:
+        assert _load(store, data) == 1002 == store.count(G)  # the duplicate line counts once
+        assert _recorded(store) == ("file:" + hashlib.sha256(data.read_bytes()).hexdigest(), 1002)
+    packed = tmp_path / "b.nt.gz"
+    packed.write_bytes(gzip.compress(data.read_bytes()))
+    with OxigraphStore(tmp_path / "store2") as store:
+        assert _load(store, packed, gzipped=True) == 1002
+        assert _recorded(store)[0] == "file:" + hashlib.sha256(packed.read_bytes()).hexdigest()
+
+
+def test_a_replacement_applies_only_the_difference(tmp_path: Path) -> None:
+    with OxigraphStore(tmp_path / "store") as store:
+        _load(store, _write(tmp_path / "v1.nt", range(300)))
+        activity = Activity("kg import rdf")
+        count = store.load_file(_write(tmp_path / "v2.nt", range(100, 400)), graph=G, fmt=NT, gzipped=False,
+                                activity=activity)
+        assert count == 602
+        # 100 subjects gone and 100 new (2 triples each), the blank node's 2 triples renewed
+        assert activity.stats["removed"] == 202 and activity.stats["added"] == 202
+        with OxigraphStore(None) as fresh:
+            _load(fresh, tmp_path / "v2.nt")
+            assert _content(store) == _content(fresh)
+        assert _blank_nodes(store) == 1
+        assert _recorded(store)[1] == 602
+        assert not (tmp_path / "store" / bulk.WORK_FOLDER).exists() or not any(
+            (tmp_path / "store" / bulk.WORK_FOLDER).iterdir())
+
+
+def test_a_malformed_replacement_leaves_the_old_graph_and_no_work_behind(tmp_path: Path) -> None:
+    with OxigraphStore(tmp_path / "store") as store:
+        _load(store, _write(tmp_path / "v1.nt", range(50)))
+        before = _content(store)
+        bad = tmp_path / "bad.nt"
+        bad.write_text((tmp_path / "v1.nt").read_text() + "<broken line\n", encoding="utf-8")
+        with pytest.raises(RDFImportError, match="bad.nt"):
+            _load(store, bad)
+        assert _content(store) == before
+    assert not any((tmp_path / "store" / bulk.WORK_FOLDER).iterdir())
+
+
+#: A child that replaces the graph and is killed (os._exit) at a chosen point.
+_KILLED = """
+import os, sys
+from pathlib import Path
+import pyoxigraph as ox
+from kg.graphs import graph_iri
+from kg.store import bulk
+from kg.store.base import Activity
+from kg.store.embedded import OxigraphStore
+
+where = sys.argv[3]
+real_apply, real_journal, real_remove = bulk.apply, bulk.write_journal, bulk._remove
+
+def journal(change, provenance):
+    if where == "before-journal":
+        os._exit(9)
+    real_journal(change, provenance)
+    if where == "after-journal":
+        os._exit(9)
+
+def remove(store, graph, removed):
+    real_remove(store, graph, removed)
+    if where == "after-removals":
+        store.flush()
+        os._exit(9)
+
+def apply(store, folder, update):
+    if where == "after-additions":
+        bulk._remove(store, ox.NamedNode(sys.argv[4]), folder / "removed.nt")
+        store.bulk_load(path=str(folder / "added.nt"), format=ox.RdfFormat.N_TRIPLES,
+                        to_graph=ox.NamedNode(sys.argv[4]))
+        store.extend(ox.Quad(t.subject, t.predicate, t.object, ox.NamedNode(sys.argv[4]))
+                     for t in ox.parse(path=str(folder / "added-blank-nodes.nt"), format=ox.RdfFormat.N_TRIPLES))
+        store.flush()
+        os._exit(9)
+    real_apply(store, folder, update)
+
+bulk.write_journal, bulk._remove, bulk.apply = journal, remove, apply
+store = OxigraphStore(Path(sys.argv[1]))
+store.load_file(Path(sys.argv[2]), graph=ox.NamedNode(sys.argv[4]), fmt=ox.RdfFormat.N_TRIPLES, gzipped=False,
+                activity=Activity("kg import rdf"))
+"""
+
+
+@pytest.mark.parametrize("where", ["before-journal", "after-journal", "after-removals", "after-additions"])
+def test_a_killed_replacement_leaves_the_old_graph_or_the_next_open_completes_the_new(tmp_path: Path,
+                                                                                      where: str) -> None:
+    path = tmp_path / "store"
+    with OxigraphStore(path) as store:
+        _load(store, _write(tmp_path / "v1.nt", range(200), title="old"))
+        old = _content(store)
+    new_file = _write(tmp_path / "v2.nt", range(50, 260), title="new")
+    with OxigraphStore(None) as fresh:
+        _load(fresh, new_file)
+        new = _content(fresh)
+    child = subprocess.run([sys.executable, "-c", _KILLED, str(path), str(new_file), where, G.value],
+                           capture_output=True, text=True, timeout=120)
+    assert child.returncode == 9, child.stderr
+    with OxigraphStore(path) as store:  # the next open finishes what was journalled
+        assert _content(store) == (old if where == "before-journal" else new)
+        assert _blank_nodes(store) == 1
+        if where != "before-journal":
+            assert _recorded(store)[1] == len(new)
+    assert not any((path / bulk.WORK_FOLDER).iterdir())
