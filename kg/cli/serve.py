@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Optional
 import typer
 
 from kg.cli import state
+from kg.cli.output import Format, pick_format
 
 if TYPE_CHECKING:
     import socket
@@ -153,16 +154,21 @@ def serve(
     ] = None,
     log_level: Annotated[str, typer.Option(help="uvicorn log level: critical, error, warning, info, "
                                            "debug.")] = "info",
+    fmt: Annotated[Format, typer.Option("--format", "-f", help="How to print the addresses at start-up: "
+                                        "table, or json / csv for scripts (one object once listening).")]
+    = Format.table,
 ) -> None:
     """Serve the comparison workbench (/) and the graph as a SPARQL 1.1 endpoint (/sparql), with
     the named queries under /queries and each graph under /store."""
     import datetime as dt
+    import json
     import os
     import signal
 
-    from kg.cli.output import console, err_console
+    from kg.cli.output import console, emit_machine, err_console
     from kg.errors import KGError
 
+    fmt = pick_format(fmt)
     token = _token(token, token_file, getattr(ctx.get_parameter_source("token"), "name", "") == "COMMANDLINE")
     if allow_update and not token:
         raise KGError("--allow-update needs a token that updates must carry",
@@ -197,18 +203,24 @@ def serve(
         })
     try:
         out = console()
-        out.print(f"Serving {store.location} at {base}/", highlight=False)
-        out.print(f"  workbench      {base}/  (techniques, compare, lineage, reading list, query)",
-                  highlight=False)
-        out.print(f"  SPARQL         {base}/sparql", highlight=False)
-        out.print(f"  graph store    {base}/store?graph=IRI", highlight=False)
-        out.print(f"  named queries  {base}/queries", highlight=False)
-        out.print(f"  updates        {'allowed with the token' if allow_update else 'refused (read-only)'}",
-                  highlight=False)
-        out.print(f"  limits         {timeout:g} s and {query_memory} MiB per query, {max_rows} rows per result, "
-                  f"{workers} workers", highlight=False)
-        if origins:
-            out.print(f"  CORS           {', '.join(origins)} (/sparql, /store, /queries)", highlight=False)
+        info = {"workbench": f"{base}/", "sparql": f"{base}/sparql", "queries": f"{base}/queries",
+                "store_protocol": f"{base}/store", "store": store.location, "allow_update": allow_update,
+                "timeout": timeout, "max_rows": max_rows, "workers": workers, "pid": pid}
+        if fmt is Format.json:  # one line, so a script can read it while the server runs
+            out.file.write(json.dumps(info) + "\n")
+        elif not emit_machine(fmt, info):
+            out.print(f"Serving {store.location} at {base}/", highlight=False)
+            out.print(f"  workbench      {base}/  (techniques, compare, lineage, reading list, query)",
+                      highlight=False)
+            out.print(f"  SPARQL         {base}/sparql", highlight=False)
+            out.print(f"  graph store    {base}/store?graph=IRI", highlight=False)
+            out.print(f"  named queries  {base}/queries", highlight=False)
+            out.print(f"  updates        {'allowed with the token' if allow_update else 'refused (read-only)'}",
+                      highlight=False)
+            out.print(f"  limits         {timeout:g} s and {query_memory} MiB per query, {max_rows} rows per "
+                      f"result, {workers} workers", highlight=False)
+            if origins:
+                out.print(f"  CORS           {', '.join(origins)} (/sparql, /store, /queries)", highlight=False)
         if host not in ("127.0.0.1", "localhost", "::1"):
             err_console().print(f"[yellow]warning:[/] listening on {host}: anyone who can reach this "
                                 "address can read the graph, your reading list included.")
