@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyoxigraph as ox
 
+from kg.graphs import PROVENANCE
 from kg.vocab import XSD
 
 if TYPE_CHECKING:
@@ -51,6 +52,9 @@ class Twin:
     kinds: Mapping[str, Kind]
     #: The query's parameters the SQL reads (as $name), with how to pass them.
     params: Mapping[str, Callable[[Any], Any]] = field(default_factory=dict)
+    #: Rows the tables cannot hold (the provenance graph is not staged), asked of the
+    #: store and given to the SQL as the table ``extra``.
+    extra: Callable[[GraphStore, Mapping[str, Any]], Any] | None = None
 
 
 _STATUS = "https://w3id.org/techkg/id/status/"
@@ -186,6 +190,111 @@ LEFT JOIN cats USING (paper)""",
 }
 
 
+def _rewritten(store: GraphStore, params: Mapping[str, Any]) -> Any:
+    """new-since's "graph rewritten" rows: the provenance graph's record of each graph."""
+    import pyarrow as pa
+
+    rows = store.select(f"""SELECT ?item ?when ?activity WHERE {{ GRAPH {PROVENANCE} {{
+        ?item a prov:Bundle ; dcterms:modified ?at . BIND(STR(?at) AS ?when)
+        OPTIONAL {{ ?item prov:wasGeneratedBy ?act . ?act rdfs:label ?activity }} }} }}""")
+    since = params["since"]
+    out: dict[str, list[Any]] = {"when": [], "item": [], "detail": [], "detail__d": []}
+    for row in rows:
+        if since is not None and str(row["when"].value) < since:  # type: ignore[union-attr]
+            continue
+        activity = row["activity"]
+        out["when"].append(row["when"].value)  # type: ignore[union-attr]
+        out["item"].append(row["item"].value)  # type: ignore[union-attr]
+        out["detail"].append(activity.value if activity is not None else None)  # type: ignore[union-attr]
+        out["detail__d"].append(_marker(activity))
+    return pa.table({k: pa.array(v, pa.string()) for k, v in out.items()})
+
+
+def _marker(term: Term | None) -> str | None:
+    if not isinstance(term, ox.Literal):
+        return None
+    if term.language:
+        return "@" + term.language
+    return "" if term.datatype.value == _XSD_STRING else term.datatype.value
+
+
+_SINCE = "CAST($since AS VARCHAR)"
+TWINS["new-since"] = Twin(
+    f"""WITH dated AS (
+    SELECT DISTINCT s AS item, o AS "when", 'paper added to the reading state' AS kind FROM staging.facts
+    WHERE k = 'tkg:addedAt' AND o >= {_SINCE}
+    UNION ALL SELECT DISTINCT s, o, 'reading status changed' FROM staging.facts
+    WHERE k = 'tkg:statusChangedAt' AND o >= {_SINCE}
+    UNION ALL SELECT DISTINCT s, o, 'paper published' FROM staging.facts
+    WHERE k = 'dcterms:issued' AND o || substr('0000-01-01', length(o) + 1) >= {_SINCE}
+    UNION ALL SELECT DISTINCT d.s, d.o, 'technique dated' FROM staging.facts AS d
+    SEMI JOIN (SELECT s FROM staging.facts WHERE k = 'a:tkg:Technique') AS t ON t.s = d.s
+    WHERE d.k = 'dcterms:date' AND d.o || substr('0000-01-01', length(d.o) + 1) >= {_SINCE}
+    UNION ALL SELECT DISTINCT s, o, 'repository pushed' FROM staging.facts
+    WHERE k = 'tkg:pushedAt' AND o >= {_SINCE}),
+  items AS (SELECT DISTINCT item FROM dated),
+  titles AS (SELECT DISTINCT s, o, d FROM staging.facts WHERE k = 'dcterms:title' AND s IN (SELECT item FROM items)),
+  names AS (SELECT DISTINCT s, o, d FROM staging.facts
+            WHERE k = 'skos:prefLabel' AND d = '@en' AND s IN (SELECT item FROM items)),
+  repos AS (SELECT DISTINCT s, o, d FROM staging.facts WHERE k = 'schema:name' AND s IN (SELECT item FROM items)),
+  statuses AS (SELECT DISTINCT s, o FROM staging.facts WHERE k = 'tkg:readingStatus' AND s IN (SELECT item FROM items)),
+  venues AS (SELECT DISTINCT s, o, d FROM staging.facts WHERE k = 'tkg:venue' AND s IN (SELECT item FROM items)),
+  rows AS (
+    SELECT x."when", x.kind, x.item,
+           coalesce(t.o, n.o, r.o, x.item) AS label,
+           CASE WHEN t.o IS NOT NULL THEN t.d WHEN n.o IS NOT NULL THEN n.d WHEN r.o IS NOT NULL THEN r.d
+                ELSE '' END AS label__d,
+           coalesce(regexp_replace(st.o, '^.*/status/', ''), v.o) AS detail,
+           CASE WHEN st.o IS NOT NULL THEN '' ELSE v.d END AS detail__d
+    FROM dated AS x
+    LEFT JOIN titles AS t ON t.s = x.item LEFT JOIN names AS n ON n.s = x.item LEFT JOIN repos AS r ON r.s = x.item
+    LEFT JOIN statuses AS st ON st.s = x.item AND x.kind = 'reading status changed'
+    LEFT JOIN venues AS v ON v.s = x.item AND x.kind = 'paper published'
+    UNION ALL
+    SELECT "when", 'graph rewritten', item, item, '', detail, detail__d FROM extra)
+SELECT {_SINCE} AS since, "when", kind, item, label, label__d, detail, detail__d FROM rows""",
+    {"since": "date", "when": "string", "kind": "string", "item": "iri", "label": "term", "detail": "term"},
+    {"since": lambda v: v.value},
+    extra=_rewritten,
+)
+
+TWINS["repositories"] = Twin(
+    """WITH repos AS (SELECT DISTINCT s AS repository FROM staging.facts WHERE k = 'a:schema:SoftwareSourceCode'),
+  f AS (SELECT * FROM staging.facts WHERE s IN (SELECT repository FROM repos)),
+  licensed AS (SELECT r.repository, l.o AS lic FROM repos AS r
+               LEFT JOIN (SELECT DISTINCT s, o FROM f WHERE k = 'schema:license') AS l ON l.s = r.repository
+               WHERE CAST($licenseContains AS VARCHAR) IS NULL
+                  OR contains(lower(coalesce(l.o, '')), lower(CAST($licenseContains AS VARCHAR)))),
+  one AS (SELECT s, min(o) FILTER (WHERE k = 'schema:name') AS name,
+                 max(TRY_CAST(o AS BIGINT)) FILTER (WHERE k = 'tkg:stars') AS stars,
+                 max(o) FILTER (WHERE k = 'tkg:pushedAt') AS pushed,
+                 min(o) FILTER (WHERE k = 'tkg:archived') AS archived
+          FROM f WHERE k IN ('schema:name', 'tkg:stars', 'tkg:pushedAt', 'tkg:archived') GROUP BY s),
+  snaps AS (SELECT sn.s AS repository, max(tm.o || ' ' || st.o) AS latest, min(tm.o || ' ' || st.o) AS first
+            FROM f AS sn JOIN staging.facts AS tm ON tm.s = sn.o AND tm.k = 'prov:generatedAtTime'
+            JOIN staging.facts AS st ON st.s = sn.o AND st.k = 'tkg:stars'
+            WHERE sn.k = 'tkg:snapshot' GROUP BY sn.s),
+  names AS (SELECT DISTINCT r.o AS repository, l.o AS name FROM staging.facts AS r
+            JOIN staging.facts AS l ON l.s = r.s AND l.k = 'skos:prefLabel' AND l.d = '@en'
+            WHERE r.k = 'tkg:repository'),
+  techniques AS (SELECT repository, string_agg(DISTINCT name, ', ' ORDER BY name) AS techniques FROM names
+                 GROUP BY repository)
+SELECT CAST($licenseContains AS VARCHAR) AS licenseContains, CAST($minStars AS BIGINT) AS minStars,
+       l.repository, one.name, one.stars,
+       TRY_CAST(split_part(snaps.latest, ' ', 2) AS BIGINT) - TRY_CAST(split_part(snaps.first, ' ', 2) AS BIGINT)
+         AS starsGained,
+       one.pushed, min(l.lic) AS license, one.archived, techniques.techniques
+FROM licensed AS l LEFT JOIN one ON one.s = l.repository LEFT JOIN snaps USING (repository)
+LEFT JOIN techniques USING (repository)
+GROUP BY ALL
+HAVING coalesce(one.stars, 0) >= CAST($minStars AS BIGINT)""",
+    {"licenseContains": "string", "minStars": "integer", "repository": "iri", "name": "string", "stars": "integer",
+     "starsGained": "integer", "pushed": "dateTime", "license": "string", "archived": "boolean",
+     "techniques": "string"},
+    {"licenseContains": lambda v: v.value, "minStars": lambda v: int(v.value)},
+)
+
+
 # -- freshness -------------------------------------------------------------------------
 
 
@@ -238,6 +347,10 @@ def _term(kind: Kind, value: Any, marker: Any = None) -> Term | None:
         return ox.Literal(str(value), datatype=XSD.integer)
     if kind == "dateTime":
         return ox.Literal(str(value), datatype=XSD.dateTime)
+    if kind == "date":
+        return ox.Literal(str(value), datatype=XSD.date)
+    if kind == "boolean":
+        return ox.Literal(str(value), datatype=XSD.boolean)
     # "term": as staged
     if marker is None:
         return ox.BlankNode(value[2:]) if str(value).startswith("_:") else ox.NamedNode(value)
@@ -303,6 +416,8 @@ def duckdb_answer(
     if paged:
         sql += f" ORDER BY {order}" + (f" LIMIT {limit + 1}" if limit is not None else "")
     variables = list(twin.kinds)
+    if twin.extra is not None:
+        con.register("extra", twin.extra(store, params))
     rows = _rows(con, sql, params, twin.kinds)
     page = page_rows(variables, rows, named.page if paged else (), limit)
     return Answer(page, source="duckdb",

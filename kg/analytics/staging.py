@@ -115,6 +115,8 @@ PREDICATES: tuple[str, ...] = (
     "bibo:doi",
     "cito:cites",
     "foaf:page",
+    "skos:altLabel",
+    "schema:license",
     "tkg:arxivPrimaryCategory",
     "tkg:citationKey",
     "tkg:noteOf",
