@@ -341,7 +341,7 @@ def answer(
         fallback = found or ""
     # Bound before a page wraps the query, so that the values reach its own groups.
     text = inject_values(named.text, bound)
-    stream = store.page(text, named.page, limit, cursor) if paged else store.stream(text)
+    stream = store.page(text, named.page, limit, cursor) if paged else store.stream_ordered(text)
     note = f"answered by SPARQL on {store.location}" + (f": {fallback}" if fallback else "")
     return Answer(page_rows(stream.variables, stream.rows, named.page if paged else (), limit), note=note,
                   fallback=fallback)
