@@ -190,6 +190,34 @@ LEFT JOIN cats USING (paper)""",
 }
 
 
+TWINS["reading-queue-lineage"] = Twin(
+    f"""WITH RECURSIVE derived AS (SELECT DISTINCT s AS child, o AS parent FROM staging.facts
+                            WHERE k = 'prov:wasDerivedFrom'),
+  down(lineage) AS (SELECT CAST($technique AS VARCHAR) UNION SELECT d.child FROM derived AS d JOIN down
+                    ON d.parent = down.lineage),
+  up(lineage) AS (SELECT d.parent FROM derived AS d WHERE d.child = CAST($technique AS VARCHAR)
+                  UNION SELECT d.parent FROM derived AS d JOIN up ON d.child = up.lineage),
+  lineage AS (SELECT lineage FROM down UNION SELECT lineage FROM up),
+  links AS (SELECT DISTINCT f.s AS paper, f.o AS lineage FROM staging.facts AS f SEMI JOIN lineage AS l
+            ON l.lineage = f.o WHERE f.k = 'tkg:usesTechnique'
+            UNION SELECT DISTINCT f.o, f.s FROM staging.facts AS f SEMI JOIN lineage AS l ON l.lineage = f.s
+            WHERE f.k = 'tkg:primaryPaper'),
+  queued AS (SELECT links.paper, links.lineage, st.o AS status FROM links
+             JOIN staging.facts AS st ON st.s = links.paper AND st.k = 'tkg:readingStatus'
+             WHERE st.o NOT IN ({", ".join(_NOT_QUEUED)})),
+  names AS (SELECT s, o FROM staging.facts WHERE k = 'skos:prefLabel' AND d = '@en'),
+  titles AS (SELECT s, {_pick('dcterms:title', 't')} FROM staging.ranked
+             WHERE k = 'dcterms:title' AND s IN (SELECT paper FROM queued) GROUP BY s)
+SELECT CAST($technique AS VARCHAR) AS technique, q.paper, any_value(titles.t.o) AS title,
+       any_value(titles.t.d) AS title__d, min(regexp_replace(q.status, '^.*/status/', '')) AS status,
+       min(q.lineage) AS via, arg_min(names.o, q.lineage) AS viaName
+FROM queued AS q LEFT JOIN titles ON titles.s = q.paper LEFT JOIN names ON names.s = q.lineage
+GROUP BY q.paper""",
+    {"technique": "iri", "paper": "iri", "title": "term", "status": "string", "via": "iri", "viaName": "langEn"},
+    {"technique": lambda v: v.value},
+)
+
+
 def _rewritten(store: GraphStore, params: Mapping[str, Any]) -> Any:
     """new-since's "graph rewritten" rows: the provenance graph's record of each graph."""
     import pyarrow as pa
@@ -347,6 +375,8 @@ def _term(kind: Kind, value: Any, marker: Any = None) -> Term | None:
         return ox.Literal(str(value), datatype=XSD.integer)
     if kind == "dateTime":
         return ox.Literal(str(value), datatype=XSD.dateTime)
+    if kind == "langEn":
+        return ox.Literal(str(value), language="en")
     if kind == "date":
         return ox.Literal(str(value), datatype=XSD.date)
     if kind == "boolean":

@@ -102,6 +102,7 @@ PREDICATES: tuple[str, ...] = (
     # lineage
     *(f"tkg:{relation}" for relation in LINEAGE_RELATIONS),
     "prov:qualifiedDerivation",
+    "prov:wasDerivedFrom",
     "prov:entity",
     "tkg:relation",
     "tkg:basis",
