@@ -66,6 +66,14 @@ def _pick(key: str, name: str) -> str:
     return (f"arg_min({{'o': o, 'd': d}}, priority) FILTER (WHERE k = '{key}') AS {name}")
 
 
+def _same_language(where: str, column: str = "d") -> str:
+    """The marker of a GROUP_CONCAT's result: the language its parts share, if they all
+    share one (as Oxigraph keeps it), else a plain string."""
+    return (f"CASE WHEN count(DISTINCT {column}) FILTER (WHERE {where}) = 1 "
+            f"AND starts_with(any_value({column}) FILTER (WHERE {where}), '@') "
+            f"THEN any_value({column}) FILTER (WHERE {where}) ELSE '' END")
+
+
 def _iris(values: Any) -> list[str]:
     return [v.value for v in (values if isinstance(values, list) else [values])]
 
@@ -177,15 +185,16 @@ GROUP BY categoryPosition, category, category__d, q.paper""",
                   EXCEPT SELECT o FROM staging.facts WHERE k = 'tkg:noteOf'),
   titles AS (SELECT DISTINCT s, o, d FROM staging.facts WHERE k = 'dcterms:title'),
   times AS (SELECT DISTINCT s, o, d FROM staging.facts WHERE k = 'tkg:statusChangedAt'),
-  cats AS (SELECT r.s AS paper, string_agg(DISTINCT l.o, ' | ' ORDER BY l.o) AS categories
+  cats AS (SELECT r.s AS paper, string_agg(DISTINCT l.o, ' | ' ORDER BY l.o) AS categories,
+                  {_same_language("TRUE", "l.d")} AS categories__d
            FROM staging.facts AS r
            JOIN staging.facts AS l ON l.s = r.o AND l.k IN ('skos:prefLabel', 'skos:prefLabel@zh')
            WHERE r.k = 'tkg:readingCategory' AND r.s IN (SELECT paper FROM done) GROUP BY r.s)
-SELECT done.paper, t.o AS title, t.d AS title__d, cats.categories,
+SELECT done.paper, t.o AS title, t.d AS title__d, cats.categories, cats.categories__d,
        tm.o AS readAt, tm.d AS readAt__d
 FROM done JOIN titles AS t ON t.s = done.paper JOIN times AS tm ON tm.s = done.paper
 LEFT JOIN cats USING (paper)""",
-        {"paper": "iri", "title": "term", "categories": "string", "readAt": "term"},
+        {"paper": "iri", "title": "term", "categories": "term", "readAt": "term"},
     ),
 }
 
@@ -215,6 +224,54 @@ FROM queued AS q LEFT JOIN titles ON titles.s = q.paper LEFT JOIN names ON names
 GROUP BY q.paper""",
     {"technique": "iri", "paper": "iri", "title": "term", "status": "string", "via": "iri", "viaName": "langEn"},
     {"technique": lambda v: v.value},
+)
+
+
+TWINS["lineage-nodes"] = Twin(
+    f"""WITH techs AS (SELECT DISTINCT s FROM staging.facts WHERE k = 'a:tkg:Technique'),
+  f AS (SELECT * FROM staging.ranked WHERE s IN (SELECT s FROM techs)),
+  one AS (SELECT s, {_pick('skos:notation', 'i')}, {_pick('skos:prefLabel@zh', 'zh')},
+                 {_pick('skos:definition', 'def')}, {_pick('dcterms:date', 'dt')},
+                 {_pick('tkg:headlineResult', 'h')}, {_pick('tkg:headlineConditional', 'c')},
+                 {_pick('tkg:primaryPaper', 'p')}, {_pick('tkg:repository', 'repo')},
+                 {_pick('tkg:onComparisonPage', 'on')},
+                 arg_min({{'o': o, 'd': d}}, priority) FILTER (WHERE k = 'skos:prefLabel' AND d = '@en') AS n,
+                 string_agg(DISTINCT o, ', ' ORDER BY o) FILTER (WHERE k = 'skos:altLabel') AS aliases,
+                 {_same_language("k = 'skos:altLabel'")} AS aliases__d
+          FROM f WHERE k IN ('skos:notation', 'skos:prefLabel@zh', 'skos:definition', 'dcterms:date',
+                             'tkg:headlineResult', 'tkg:headlineConditional', 'tkg:primaryPaper', 'tkg:repository',
+                             'tkg:onComparisonPage', 'skos:prefLabel', 'skos:altLabel')
+          GROUP BY s),
+  broader AS (SELECT DISTINCT s, o AS category FROM f WHERE k = 'skos:broader'),
+  cats AS (SELECT s, {_pick('skos:notation', 'cid')}, {_pick('tkg:position', 'cpos')},
+                  arg_min({{'o': o, 'd': d}}, priority) FILTER (WHERE k = 'skos:prefLabel' AND d = '@en') AS clabel
+           FROM staging.ranked WHERE s IN (SELECT category FROM broader)
+             AND k IN ('skos:notation', 'tkg:position', 'skos:prefLabel') GROUP BY s),
+  names AS (SELECT s, o, d FROM staging.facts WHERE k = 'foaf:name'),
+  people AS (SELECT a.s, min(nm.o) AS who FROM f AS a JOIN names AS nm ON nm.s = a.o
+             WHERE a.k IN ('tkg:firstAuthor', 'tkg:responsibleTeam') GROUP BY a.s),
+  orgs AS (SELECT a.s, string_agg(DISTINCT nm.o, ', ' ORDER BY nm.o) AS organisations,
+                  {_same_language("TRUE", "nm.d")} AS organisations__d FROM f AS a
+           JOIN names AS nm ON nm.s = a.o WHERE a.k = 'tkg:organization' GROUP BY a.s),
+  -- MAX over the rows: unbound as soon as one repository has no star count (SPARQL's error rule)
+  stars AS (SELECT r.s, CASE WHEN bool_and(st.o IS NOT NULL) THEN max(TRY_CAST(st.o AS BIGINT)) END AS stars
+            FROM f AS r LEFT JOIN staging.facts AS st ON st.s = r.o AND st.k = 'tkg:stars'
+            WHERE r.k = 'tkg:repository' GROUP BY r.s)
+SELECT one.s AS technique, one.i.o AS id, one.i.d AS id__d, one.n.o AS name, one.n.d AS name__d,
+       one.zh.o AS nameZh, one.zh.d AS nameZh__d, one.aliases, one.aliases__d, b.category, cats.cid.o AS categoryId,
+       cats.cid.d AS categoryId__d, cats.clabel.o AS categoryLabel, cats.clabel.d AS categoryLabel__d,
+       cats.cpos.o AS categoryPosition, cats.cpos.d AS categoryPosition__d, one.on.o AS onPage,
+       one.on.d AS onPage__d, one.def.o AS summary, one.def.d AS summary__d, one.dt.o AS date, one.dt.d AS date__d,
+       people.who AS people, orgs.organisations, orgs.organisations__d, one.h.o AS headline, one.h.d AS headline__d,
+       one.c.o AS conditional, one.c.d AS conditional__d, one.p.o AS paper, one.repo.o AS repository, stars.stars
+FROM one JOIN broader AS b ON b.s = one.s JOIN cats ON cats.s = b.category
+LEFT JOIN people ON people.s = one.s LEFT JOIN orgs ON orgs.s = one.s LEFT JOIN stars ON stars.s = one.s
+WHERE one.i IS NOT NULL AND one.n IS NOT NULL AND one.on IS NOT NULL
+  AND cats.cid IS NOT NULL AND cats.clabel IS NOT NULL AND cats.cpos IS NOT NULL""",
+    {"technique": "iri", "id": "term", "name": "term", "nameZh": "term", "aliases": "term", "category": "iri",
+     "categoryId": "term", "categoryLabel": "term", "categoryPosition": "term", "onPage": "term",
+     "summary": "term", "date": "term", "people": "string", "organisations": "term", "headline": "term",
+     "conditional": "term", "paper": "iri", "repository": "iri", "stars": "integer"},
 )
 
 
@@ -287,7 +344,7 @@ SELECT {_SINCE} AS since, "when", kind, item, label, label__d, detail, detail__d
 )
 
 TWINS["repositories"] = Twin(
-    """WITH repos AS (SELECT DISTINCT s AS repository FROM staging.facts WHERE k = 'a:schema:SoftwareSourceCode'),
+    f"""WITH repos AS (SELECT DISTINCT s AS repository FROM staging.facts WHERE k = 'a:schema:SoftwareSourceCode'),
   f AS (SELECT * FROM staging.facts WHERE s IN (SELECT repository FROM repos)),
   licensed AS (SELECT r.repository, l.o AS lic FROM repos AS r
                LEFT JOIN (SELECT DISTINCT s, o FROM f WHERE k = 'schema:license') AS l ON l.s = r.repository
@@ -302,23 +359,23 @@ TWINS["repositories"] = Twin(
             FROM f AS sn JOIN staging.facts AS tm ON tm.s = sn.o AND tm.k = 'prov:generatedAtTime'
             JOIN staging.facts AS st ON st.s = sn.o AND st.k = 'tkg:stars'
             WHERE sn.k = 'tkg:snapshot' GROUP BY sn.s),
-  names AS (SELECT DISTINCT r.o AS repository, l.o AS name FROM staging.facts AS r
+  names AS (SELECT DISTINCT r.o AS repository, l.o AS name, l.d FROM staging.facts AS r
             JOIN staging.facts AS l ON l.s = r.s AND l.k = 'skos:prefLabel' AND l.d = '@en'
             WHERE r.k = 'tkg:repository'),
-  techniques AS (SELECT repository, string_agg(DISTINCT name, ', ' ORDER BY name) AS techniques FROM names
-                 GROUP BY repository)
+  techniques AS (SELECT repository, string_agg(DISTINCT name, ', ' ORDER BY name) AS techniques,
+                        {_same_language("TRUE")} AS techniques__d FROM names GROUP BY repository)
 SELECT CAST($licenseContains AS VARCHAR) AS licenseContains, CAST($minStars AS BIGINT) AS minStars,
        l.repository, one.name, one.stars,
        TRY_CAST(split_part(snaps.latest, ' ', 2) AS BIGINT) - TRY_CAST(split_part(snaps.first, ' ', 2) AS BIGINT)
          AS starsGained,
-       one.pushed, min(l.lic) AS license, one.archived, techniques.techniques
+       one.pushed, min(l.lic) AS license, one.archived, techniques.techniques, techniques.techniques__d
 FROM licensed AS l LEFT JOIN one ON one.s = l.repository LEFT JOIN snaps USING (repository)
 LEFT JOIN techniques USING (repository)
 GROUP BY ALL
 HAVING coalesce(one.stars, 0) >= CAST($minStars AS BIGINT)""",
     {"licenseContains": "string", "minStars": "integer", "repository": "iri", "name": "string", "stars": "integer",
      "starsGained": "integer", "pushed": "dateTime", "license": "string", "archived": "boolean",
-     "techniques": "string"},
+     "techniques": "term"},
     {"licenseContains": lambda v: v.value, "minStars": lambda v: int(v.value)},
 )
 

@@ -15,7 +15,7 @@ from kg.resolve import Resolver
 #: Columns that are SAMPLEs of values a row may have several of (two venues, from the
 #: catalog and the reading list; several lineage techniques behind one paper): any one
 #: of them is the right answer.
-SAMPLED = ("venue", "via", "viaName")
+SAMPLED = ("venue", "via", "viaName", "people", "repository")
 CASES = [(name, {}) for name in TWINS if name not in ("new-since", "reading-queue-lineage")] + [
     ("reading-queue", {"section": "distributed"}),
     ("lineage-paper-links", {"technique": "https://w3id.org/techkg/id/technique/zero"}),
@@ -26,7 +26,8 @@ CASES = [(name, {}) for name in TWINS if name not in ("new-since", "reading-queu
     ("reading-queue-lineage", {"technique": "GQA"}),
 ]
 #: GROUP_CONCAT columns and their separators: SPARQL leaves the order of the parts open.
-CONCATS = {"types": " ", "authors": "\n", "categories": " | ", "techniques": ", "}
+CONCATS = {"types": " ", "authors": "\n", "categories": " | ", "techniques": ", ", "aliases": ", ",
+           "organisations": ", "}
 
 
 def _rows(store, name: str, params: dict[str, str], *, analytics: bool):
