@@ -89,15 +89,16 @@ TWINS: dict[str, Twin] = {
         f"""WITH {_LINKS.format(introduces="introduces")},
   statuses AS (SELECT DISTINCT s AS paper, o AS status FROM staging.facts WHERE k = 'tkg:readingStatus')
 SELECT technique, paper, role, status FROM links LEFT JOIN statuses USING (paper)
-WHERE CAST($technique AS VARCHAR[]) IS NULL OR list_contains(CAST($technique AS VARCHAR[]), technique)""",
+WHERE CAST($technique AS VARCHAR[]) IS NULL OR technique IN (SELECT unnest(CAST($technique AS VARCHAR[])))""",
         {"technique": "iri", "paper": "iri", "role": "string", "status": "iri"},
         {"technique": _iris},
     ),
     "lineage-papers": Twin(
         f"""WITH {_LINKS.format(introduces="introduces")},
   chosen AS (SELECT * FROM links
-            WHERE (CAST($technique AS VARCHAR[]) IS NULL OR list_contains(CAST($technique AS VARCHAR[]), technique))
-              AND (CAST($paper AS VARCHAR[]) IS NULL OR list_contains(CAST($paper AS VARCHAR[]), paper))),
+            WHERE (CAST($technique AS VARCHAR[]) IS NULL
+                   OR technique IN (SELECT unnest(CAST($technique AS VARCHAR[]))))
+              AND (CAST($paper AS VARCHAR[]) IS NULL OR paper IN (SELECT unnest(CAST($paper AS VARCHAR[]))))),
   facts AS (SELECT s, {_pick('dcterms:title', 't')}, {_pick('tkg:arxivId', 'a')}, {_pick('bibo:doi', 'doi')},
                    {_pick('foaf:page', 'u')}, {_pick('dcterms:issued', 'i')}, {_pick('tkg:venue', 'v')},
                    {_pick('tkg:readingStatus', 'st')}
@@ -450,6 +451,28 @@ def _term(kind: Kind, value: Any, marker: Any = None) -> Term | None:
     return ox.Literal(value, datatype=ox.NamedNode(marker))
 
 
+_NUMBERS = {XSD.integer.value: int, XSD.decimal.value: float, XSD.double.value: float, XSD.float.value: float}
+
+
+def _plain(kind: Kind, value: Any, marker: Any = None) -> Any:
+    """The plain value (kg.results.python_value) of what :func:`_term` would make."""
+    if value is None:
+        return None
+    if kind == "integer":
+        return int(value)
+    if kind == "boolean":
+        return str(value) in ("true", "1")
+    if kind == "term" and marker:
+        if marker in _NUMBERS:
+            try:
+                return _NUMBERS[marker](value)
+            except ValueError:
+                return value
+        if marker == XSD.boolean.value:
+            return value in ("true", "1")
+    return str(value)
+
+
 def _sql_value(term: Term | None) -> Any:
     """A cursor value as the twin's SQL holds it."""
     if term is None:
@@ -477,10 +500,11 @@ def _after(key: Sequence[SortKey], values: Sequence[Term | None], params: dict[s
 
 def duckdb_answer(
     store: GraphStore, named: NamedQuery, bound: Mapping[str, Bound], *, limit: int | None,
-    after: Sequence[Term | None] | None,
+    after: Sequence[Term | None] | None, plain: bool = False,
 ) -> Answer | str | None:
     """The rows of ``named`` from fresh analytics tables; else why they cannot answer,
-    or None when the query has no twin."""
+    or None when the query has no twin. With ``plain``, rows hold plain values
+    (kg.results.python_value) instead of terms: no term is made only to be taken apart."""
     from kg.analytics.materialize import database_path
     from kg.paging import page_rows
     from queries import Answer
@@ -505,14 +529,14 @@ def duckdb_answer(
     variables = list(twin.kinds)
     if twin.extra is not None:
         con.register("extra", twin.extra(store, params))
-    rows = _rows(con, sql, params, twin.kinds)
+    rows = _rows(con, sql, params, twin.kinds, _plain if plain else _term)
     page = page_rows(variables, rows, named.page if paged else (), limit)
     return Answer(page, source="duckdb",
                   note=f"answered from the DuckDB analytics tables (fresh) in {database_path(store.location)}")
 
 
-def _rows(con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any],
-          kinds: Mapping[str, Kind]) -> Iterator[tuple[Term | None, ...]]:
+def _rows(con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any], kinds: Mapping[str, Kind],
+          make: Callable[[Kind, Any, Any], Any]) -> Iterator[tuple[Any, ...]]:
     spill = tempfile.mkdtemp(prefix="kg-answer-")
     try:
         con.execute(f"SET memory_limit = '1GB'; SET temp_directory = '{spill}'")
@@ -522,7 +546,7 @@ def _rows(con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any],
                 for v, kind in kinds.items()]
         # Techniques, statuses, roles, venues repeat from row to row: each column keeps
         # the terms it made lately.
-        caches: list[dict[tuple[Any, Any], Term | None]] = [{} for _ in plan]
+        caches: list[dict[tuple[Any, Any], Any]] = [{} for _ in plan]
         while batch := result.fetchmany(5000):
             for row in batch:
                 out = []
@@ -532,7 +556,7 @@ def _rows(con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any],
                     if term is _MISSING:
                         if len(cache) > 20_000:
                             cache.clear()
-                        term = cache[value] = _term(kind, *value)
+                        term = cache[value] = make(kind, *value)
                     out.append(term)
                 yield tuple(out)
     finally:
