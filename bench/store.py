@@ -1,18 +1,26 @@
-"""Store benchmark (issue #2): bulk load, lineage closure and reading queue on the
-synthetic corpus, side by side with pyoxigraph's own bulk loader and rdflib's
-in-memory Graph, in one run.
+"""Store benchmark: everyday commands against today's code, then bulk load, validation,
+lineage closure and reading queue on the synthetic corpus, side by side with pyoxigraph's
+own bulk loader and rdflib's in-memory Graph, in one run.
 
-    python -m bench.store                 # 100k papers ≈ 1.3M triples
-    python -m bench.store --papers 10000  # quicker
+    python -m bench.store                   # 100k papers ≈ 1.3M triples
+    python -m bench.store --papers 10000    # quicker
+    python -m bench.store --everyday-only   # only the everyday commands
+
+Everyday commands (issue #13), each the real ``kg`` process, timed against the same command
+of the code before issue #13 (``--baseline-rev``, checked out with ``git archive`` into a
+temporary folder) in the same run: a first ``kg build`` < 3 s, a ``kg build`` with nothing
+changed < 1 s, ``kg validate`` on the built graph < 1.5 s.
 
 Targets on a 2-core machine at 1.3M triples: ``kg import rdf`` ≥ 0.8× pyoxigraph's
-``bulk_load`` throughput; lineage closure < 10 ms; reading queue < 1 s.
+``bulk_load`` throughput; ``kg validate`` after it ≤ 0.5× the bulk load's time with memory
+flat (about a reader's); lineage closure < 10 ms; reading queue < 1 s.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import queue
 import shutil
 import statistics
@@ -21,6 +29,7 @@ import sys
 import tempfile
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -118,13 +127,122 @@ def run_rdflib(path: Path, queries: list[tuple[str, str, dict[str, str]]], cap: 
     return results
 
 
+#: The main commit issue #13 was filed against: "today's" code for the everyday baselines.
+BASELINE_REV = "e1f19fd"
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@dataclass
+class Timed:
+    wall: float
+    cpu: float
+    rss_mb: float
+    code: int
+    out: str
+
+
+def run_kg(args: list[str], *, code: Path | None = None, check: bool = True) -> Timed:
+    """One real ``kg`` process (of ``code``, a checkout, or of this tree): wall and CPU
+    seconds and peak memory, from the child's own rusage."""
+    env = {**os.environ, "PYTHONPATH": str(code or ROOT), "COLUMNS": "120"}
+    start = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-c", "import sys; from kg.cli import main; sys.argv[0] = 'kg'; main()",
+                             *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, text=True)
+    assert proc.stdout is not None
+    out = proc.stdout.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    wall = time.perf_counter() - start
+    if check and proc.returncode != 0:
+        raise RuntimeError(f"kg {' '.join(args)} failed ({proc.returncode}):\n{out[-2000:]}")
+    return Timed(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, proc.returncode, out)
+
+
+def baseline_checkout(rev: str, into: Path) -> Path | None:
+    """The tree at ``rev`` in ``into`` (git archive), or None when git cannot give it."""
+    try:
+        archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev], capture_output=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    into.mkdir(parents=True)
+    subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
+    return into
+
+
+def _median(samples: list[Timed]) -> Timed:
+    return sorted(samples, key=lambda t: t.wall)[len(samples) // 2]
+
+
+def everyday(work: Path, rev: str, runs: int) -> None:
+    """First build, a build with nothing changed, validation: this code against ``rev``."""
+    old = baseline_checkout(rev, work / "baseline")
+    rows: list[tuple[str, Timed, Timed | None, str]] = []
+
+    def measure(label: str, target: str, command: list[str], fresh: bool, old_command: list[str] | None = None,
+                setup: list[list[str]] | None = None) -> None:
+        results: dict[str, Timed | None] = {}
+        for name, code in (("new", None), ("old", old)):
+            if name == "old" and code is None:
+                results[name] = None
+                continue
+            samples = []
+            for i in range(runs):
+                store = work / f"{name}-{label.split()[0]}-{i if fresh else 0}"
+                if fresh:
+                    shutil.rmtree(store, ignore_errors=True)
+                for step in setup or []:
+                    run_kg(["--store", str(store), *step], code=code)
+                samples.append(run_kg(["--store", str(store), *(old_command if name == "old" and old_command
+                                                                 else command)], code=code, check=False))
+            results[name] = _median(samples)
+        new = results["new"]
+        assert new is not None
+        rows.append((label, new, results["old"], target))
+
+    measure("first build", "< 3 s", ["build"], True)
+    measure("build, nothing changed", "< 1 s", ["build"], False, setup=[["build"]])
+    measure("validate, nothing changed", "< 1.5 s", ["validate"], False, setup=[["build"]])
+    measure("validate --full (every constraint)", "< 1.5 s", ["validate", "--full"], False, old_command=["validate"],
+            setup=[["build"]])
+    print(f"\neveryday commands: median of {runs} runs of the real kg process; baseline = the code at {rev}")
+    print(f"{'command':36} {'now wall/cpu':>16} {'before wall/cpu':>18} {'speed-up':>9}  target")
+    for label, new, before, target in rows:
+        base = f"{before.wall:6.2f}/{before.cpu:5.2f} s" if before else "n/a (no git)"
+        ratio = f"{before.wall / new.wall:8.1f}x" if before else ""
+        print(f"{label:36} {new.wall:6.2f}/{new.cpu:5.2f} s  {base:>18} {ratio:>9}  {target}")
+
+
+def validate_at_scale(kg_store: Path, load: Timed) -> None:
+    """``kg validate`` after the bulk load, against the load's time and a reader's memory."""
+    validate = run_kg(["--store", str(kg_store), "validate", "-f", "json"], check=False)
+    again = run_kg(["--store", str(kg_store), "validate", "-f", "json"], check=False)
+    reader = run_kg(["--store", str(kg_store), "stats", "-f", "json"])
+    violations = len(json.loads(validate.out)) if validate.out.strip().startswith("[") else "?"
+    print(f"\nvalidation at this size ({violations} violations in the synthetic corpus):")
+    print(f"  kg validate after the import   {validate.wall:7.1f} s wall, {validate.cpu:6.1f} s cpu, "
+          f"{validate.rss_mb:6.0f} MB peak")
+    print(f"  kg import rdf (the bulk load)  {load.wall:7.1f} s wall, {load.cpu:6.1f} s cpu, "
+          f"{load.rss_mb:6.0f} MB peak")
+    print(f"  ratio validate / load          {validate.wall / load.wall:7.2f}x wall, "
+          f"{validate.cpu / load.cpu:6.2f}x cpu   target <= 0.50x")
+    print(f"  memory: validate {validate.rss_mb:.0f} MB vs kg stats (a reader) {reader.rss_mb:.0f} MB")
+    print(f"  kg validate again, nothing changed: {again.wall:.2f} s wall, {again.cpu:.2f} s cpu")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--papers", type=int, default=100_000)
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--rdflib-cap", type=float, default=360.0, help="seconds allowed per rdflib step")
     parser.add_argument("--skip-rdflib", action="store_true")
+    parser.add_argument("--everyday-only", action="store_true", help="only the everyday commands")
+    parser.add_argument("--everyday-runs", type=int, default=3, help="runs per everyday command (median)")
+    parser.add_argument("--baseline-rev", default=BASELINE_REV, help="the code the everyday commands are timed against")
     args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="kg-bench-everyday-") as tmp:
+        everyday(Path(tmp), args.baseline_rev, args.everyday_runs)
+    if args.everyday_only:
+        return
 
     import pyoxigraph as ox
 
@@ -143,12 +261,10 @@ def main() -> None:
         store = OxigraphStore(kg_store)
         build(store, validate=False)
         store.close()
-        kg = Path(sys.executable).with_name("kg")
-        start = time.perf_counter()
-        out = subprocess.run([str(kg), "--store", str(kg_store), "import", "rdf", str(corpus.path),
-                              "--graph", "bench", "--json"], capture_output=True, text=True, check=True)
-        kg_seconds = time.perf_counter() - start
-        loaded = json.loads(out.stdout)["triples"]
+        load = run_kg(["--store", str(kg_store), "import", "rdf", str(corpus.path), "--graph", "bench", "--json"])
+        kg_seconds = load.wall
+        loaded = json.loads(load.out[load.out.index("{"):])["triples"]
+        validate_at_scale(kg_store, load)
         raw_dir = work / "raw-store"
         start = time.perf_counter()
         raw = ox.Store(str(raw_dir))

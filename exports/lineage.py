@@ -192,7 +192,7 @@ def build_lineage(store: GraphStore, options: LineageOptions | None = None) -> L
             "organisation": row["organisations"],
             "headline": row["headline"],
             "headline_conditional": bool(row["conditional"]) if row["conditional"] is not None else None,
-            "kernel": kernels.get(iri, "missing"),
+            "kernel": kernels.get(iri, "not run"),
             "repository": row["repository"],
             "papers": 0,
         }))

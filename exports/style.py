@@ -23,12 +23,12 @@ _BASE = (
 
 FONT = "DejaVu Sans"
 
+#: Kernel state (the one vocabulary of kg.wording.KernelState) → legend text.
 KERNEL_LABELS: dict[str, str] = {
     "verified": "kernel verified",
     "failing": "kernel failing",
-    "unverified": "kernel not yet verified",
+    "not run": "kernel not run yet",
     "none": "no kernel (reasoned)",
-    "missing": "no kernel yet",
 }
 
 

@@ -13,7 +13,9 @@ exits non-zero, and never a traceback for these.
      │    ├── ReadingListError       a markdown reading list (file, line, expected)
      │    └── RDFImportError         an RDF dump given to ``kg import rdf``
      ├── ValidationError             SHACL violations in the graph
-     ├── NotFoundError               an unknown technique, paper or node
+     ├── ProtectedGraphError         a command would replace a graph TechKG or the user owns
+ ├── StatusError                 a reading status that is empty, or a typo of a known one
+ ├── NotFoundError               an unknown technique, paper or node
      ├── QueryError                  a SPARQL query failed or a named query is misused
      │    └── ParameterError         a named-query parameter is missing or mistyped
      ├── IngestError                 a source API answered badly (source, url, status)
@@ -40,11 +42,13 @@ __all__ = [
     "NotFoundError",
     "OfflineError",
     "ParameterError",
+    "ProtectedGraphError",
     "QueryError",
     "RDFImportError",
     "RateLimitError",
     "ReadingListError",
     "RemoteStoreError",
+    "StatusError",
     "StoreError",
     "StoreLockedError",
     "SyncError",
@@ -126,6 +130,15 @@ class ValidationError(KGError):
     def __init__(self, message: str, *, violations: Sequence[object] = (), hint: str | None = None):
         super().__init__(message, hint=hint)
         self.violations = list(violations)
+
+
+class ProtectedGraphError(KGError):
+    """A command would replace or drop a graph it must not: one built from the package,
+    the user's own, or TechKG's bookkeeping."""
+
+
+class StatusError(KGError):
+    """A reading status that is empty, or not a known one (custom statuses need --custom)."""
 
 
 class NotFoundError(KGError):

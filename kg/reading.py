@@ -26,48 +26,87 @@ from typing import Any
 from pyoxigraph import Literal, NamedNode, Triple
 
 from kg.catalog import Catalog
-from kg.errors import NotFoundError
+from kg.errors import NotFoundError, ReadingListError
 from kg.graphs import READING, READING_LIST
 from kg.iris import parse_arxiv_id, slugify, status_iri
 from kg.readinglist import ReadingList, entry_paper_iri, normalize_title, parse_reading_list, reading_list_triples
 from kg.results import Term, python_value
 from kg.store.base import Activity, GraphStore, Transaction
-from kg.vocab import ID, PROV, RDF, SKOS, TKG, datetime_literal, text
+from kg.vocab import BIBO, DCTERMS, ID, PROV, RDF, SKOS, TKG, boolean, datetime_literal, text
 
 __all__ = [
     "KNOWN_STATUSES",
+    "add_paper",
+    "paper_known",
+    "STATUS_ALIASES",
     "ImportReport",
     "StatusChange",
     "current_statuses",
     "import_reading_list",
     "IndexEntry",
     "reading_index",
+    "note_text",
     "reading_rows",
     "resolve_paper",
     "set_status",
     "status_change",
     "status_concept_triples",
     "status_removal",
+    "known_status",
+    "parse_status",
     "status_slug",
 ]
 
-#: The statuses TechKG knows; anything else is kept verbatim as a custom status.
+#: The statuses TechKG knows, with their labels. Anything else is a custom status: kept
+#: verbatim from Zotero, or given on purpose with ``kg reading set ... --custom``.
 KNOWN_STATUSES: dict[str, str] = {
     "to-read": "To read",
     "reading": "Reading",
     "read": "Read",
     "skipped": "Skipped",
 }
+#: Other words for the known statuses (case, spaces, hyphens and underscores do not matter).
+STATUS_ALIASES: dict[str, str] = {"toread": "to-read", "unread": "to-read", "todo": "to-read", "done": "read",
+                                   "inprogress": "reading", "skip": "skipped"}
 STATUS_SCHEME = ID["scheme/reading-status"]
-_ALIASES = {"toread": "to-read", "to read": "to-read", "unread": "to-read", "todo": "to-read",
-            "done": "read", "in progress": "reading", "skip": "skipped"}
+
+
+def _status_key(status: str) -> str:
+    return "".join(ch for ch in status.strip().casefold() if ch not in " -_")
+
+
+_BY_KEY = {**{_status_key(slug): slug for slug in KNOWN_STATUSES},
+           **{_status_key(label): slug for slug, label in KNOWN_STATUSES.items()}, **STATUS_ALIASES}
+
+
+def known_status(status: str) -> str | None:
+    """The known status ``status`` names (forgiving about case, spaces and aliases), or None."""
+    return _BY_KEY.get(_status_key(status))
 
 
 def status_slug(status: str) -> str:
     """``read``, ``to-read`` ... for known statuses (forgiving), a slug for custom ones."""
-    key = status.strip().casefold()
-    key = _ALIASES.get(key, key)
-    return key if key in KNOWN_STATUSES else slugify(status)
+    return known_status(status) or slugify(status)
+
+
+def parse_status(status: str, *, custom: bool = False) -> str:
+    """A status a person typed: a known status or one of its aliases; any other text only
+    with ``custom`` (then kept as given). A typo is refused with the closest known status."""
+    from kg.errors import StatusError
+
+    text = status.strip()
+    known = ", ".join(KNOWN_STATUSES)
+    if not text:
+        raise StatusError("a reading status cannot be empty", hint=f"Use one of: {known}.")
+    slug = known_status(text)
+    if slug is not None:
+        return slug
+    if custom:
+        return text
+    close = get_close_matches(_status_key(text), list(_BY_KEY), n=1, cutoff=0.5)
+    guess = f": did you mean {_BY_KEY[close[0]]}?" if close else ""
+    raise StatusError(f"{status!r} is not a reading status{guess}",
+                      hint=f"Use one of: {known}; or pass --custom to keep {text!r} as a status of your own.")
 
 
 def status_concept_triples(status: str) -> list[Triple]:
@@ -186,6 +225,32 @@ def set_status(
     return change
 
 
+def paper_known(store: GraphStore, paper: NamedNode) -> bool:
+    """Whether the graph holds ``paper`` as a paper."""
+    return store.ask("ASK { ?p a bibo:Document }", {"p": paper})
+
+
+def add_paper(
+    store: GraphStore, paper: NamedNode, status: str, *, title: str | None = None, via: str = "cli"
+) -> StatusChange:
+    """Add a paper the graph does not hold yet to the reading state with ``status``, in one
+    write. Without a ``title`` it is marked as needing metadata (tkg:needsMetadata), which
+    ``kg ingest arxiv`` fills in for an arXiv paper."""
+    triples = [Triple(paper, RDF.type, BIBO.Document)]
+    if title:
+        triples.append(Triple(paper, DCTERMS.title, text(title, None)))
+    else:
+        triples.append(Triple(paper, TKG.needsMetadata, boolean(True)))
+    try:
+        triples.append(Triple(paper, TKG.arxivId, text(parse_arxiv_id(paper.value).id, None)))
+    except ValueError:
+        pass
+    with store.transaction(Activity(f"add a paper ({via})", stats={"added": 1})) as tx:
+        tx.insert(READING, triples)
+        change = status_change(tx, paper, status, previous=None, via=via, first_seen=True)
+    return change
+
+
 @dataclass
 class ImportReport:
     path: str
@@ -200,10 +265,16 @@ class ImportReport:
     status_changes: int = 0
     stated_counts: tuple[int, int, int] | None = None
     unchanged: bool = False
+    #: Papers of the previous list that this one no longer has (their status went too).
+    removed: list[str] = field(default_factory=list)
+    #: (papers, read, to read) counted once per paper, for a paper listed in two sections.
+    paper_counts: tuple[int, int, int] | None = None
 
     @property
     def counts_match(self) -> bool:
-        return self.stated_counts is None or self.stated_counts == (self.entries, self.read, self.to_read)
+        """Whether the header's counts are the tables' (rows, or distinct papers)."""
+        return self.stated_counts is None or self.stated_counts in (
+            (self.entries, self.read, self.to_read), self.paper_counts)
 
 
 def _listed_statuses(store: GraphStore) -> dict[str, str]:
@@ -221,18 +292,38 @@ def import_reading_list(
     *,
     tx: Transaction | None = None,
     at: dt.datetime | None = None,
+    accept_counts: bool = False,
 ) -> ImportReport:
-    """Parse ``path`` and write it (within ``tx`` if given, else in its own transaction).
+    """Make the list in ``path`` the user's reading list (within ``tx`` if given, else in
+    its own transaction): it replaces the previous list, papers that left the list leave
+    the reading state, and papers that stay keep their statuses and notes.
 
-    A malformed file raises before anything is written."""
+    A malformed file, or one whose tables disagree with the counts its header states
+    (unless ``accept_counts``), raises before anything is written."""
     reading_list = parse_reading_list(path)
     report, triples, listed = _prepare(reading_list, catalog)
+    if not report.counts_match and not accept_counts:
+        assert report.stated_counts is not None
+        total, read, to_read = report.stated_counts
+        raise ReadingListError(
+            f"the header states {total} entries, {read} read, {to_read} to read, but the tables hold "
+            f"{report.entries} entries, {report.read} read, {report.to_read} to read",
+            path=str(path),
+            hint="Nothing was written. A table may be cut short: fix the file or its header, or pass "
+            "--accept-counts to import it as it is.",
+        )
     own_tx = tx is None
     transaction = tx or store.transaction(Activity("kg import reading-list", used=[str(path)]))
-    changed = transaction.replace_graph(READING_LIST, triples)
+    changed = transaction.replace_graph(READING_LIST, triples, sources=[str(Path(path))])
     report.unchanged = not changed
     previous_listed = _listed_statuses(store)
     current = current_statuses(store)
+    titles = _titles(store, previous_listed.keys() - {p.value for p in listed})
+    for paper_value in sorted(previous_listed.keys() - {p.value for p in listed}):
+        now_status = current.get(paper_value)
+        if now_status is not None:
+            status_removal(transaction, NamedNode(paper_value), previous=now_status[0], via="reading-list", at=at)
+        report.removed.append(titles.get(paper_value, paper_value))
     for paper, listed_status in listed.items():
         now_status = current.get(paper.value)
         before = previous_listed.get(paper.value)
@@ -243,11 +334,20 @@ def import_reading_list(
     if report.status_changes:
         transaction.insert(READING, known_status_triples())
     transaction.activity.stats.update(
-        {"entries": report.entries, "added": report.status_changes}
+        {"entries": report.entries, "added": report.status_changes, "removed": len(report.removed)}
     )
     if own_tx:
         transaction.commit()
     return report
+
+
+def _titles(store: GraphStore, papers: Iterable[str]) -> dict[str, str]:
+    wanted = [NamedNode(p) for p in papers]
+    if not wanted:
+        return {}
+    rows = store.select("SELECT ?paper (SAMPLE(?t) AS ?title) WHERE { ?paper dcterms:title ?t } GROUP BY ?paper",
+                        {"paper": wanted})
+    return {str(r["paper"]): str(r["title"]) for r in rows.records()}
 
 
 def _prepare(reading_list: ReadingList, catalog: Catalog) -> tuple[ImportReport, list[Triple], dict[NamedNode, str]]:
@@ -279,6 +379,8 @@ def _prepare(reading_list: ReadingList, catalog: Catalog) -> tuple[ImportReport,
         with_note=len(notes), categories=len(reading_list.categories),
         linked_techniques=sorted(set(linked)), unmatched=unmatched,
         stated_counts=reading_list.stated_counts,
+        paper_counts=(len(listed), sum(s == "read" for s in listed.values()),
+                      sum(s == "to-read" for s in listed.values())),
     )
     triples += status_concept_triples_for(listed.values())
     return report, triples, listed
@@ -344,7 +446,8 @@ def reading_rows(
     rows = store.select(
         f"""SELECT ?paper (SAMPLE(?t) AS ?title) (SAMPLE(?slug) AS ?status) (SAMPLE(?at) AS ?changed)
                   (GROUP_CONCAT(DISTINCT ?catLabel; separator=" | ") AS ?categories)
-                  (SAMPLE(?v) AS ?venue) (MAX(?n) AS ?note) (MIN(?pos) AS ?position)
+                  (SAMPLE(?v) AS ?venue) (MAX(?n) AS ?flag) (MIN(?pos) AS ?position)
+                  (GROUP_CONCAT(DISTINCT ?body; separator="\u001f") AS ?notes)
            WHERE {{
              ?paper tkg:readingStatus ?s .
              {filters}
@@ -354,6 +457,7 @@ def reading_rows(
              OPTIONAL {{ ?paper tkg:readingCategory/skos:prefLabel ?catLabel }}
              OPTIONAL {{ ?paper tkg:venue ?v }}
              OPTIONAL {{ ?paper tkg:hasNote ?n }}
+             OPTIONAL {{ ?noteNode tkg:noteOf ?paper ; rdf:value ?body }}
              OPTIONAL {{ ?paper tkg:position ?pos }}
            }} GROUP BY ?paper ORDER BY (!BOUND(?position)) ?position ?title""",
         bindings,
@@ -361,9 +465,38 @@ def reading_rows(
     out = []
     for record in rows.records():
         record["categories"] = [c for c in str(record["categories"] or "").split(" | ") if c]
-        record["note"] = bool(record["note"])
+        bodies = [note_text(b) for b in str(record.pop("notes") or "").split("\u001f") if b.strip()]
+        record["note"] = "\n\n".join(b for b in bodies if b) or None
+        record["has_note"] = bool(record.pop("flag")) or bool(record["note"])
         out.append(record)
     return out
+
+
+def note_text(body: str) -> str:
+    """A note's text: a Zotero note's HTML as plain paragraphs (plain text is kept as it is)."""
+    if "<" not in body:
+        return body.strip()
+    from html.parser import HTMLParser
+
+    class _Text(HTMLParser):
+        BLOCKS = {"p", "div", "br", "li", "h1", "h2", "h3", "h4", "h5", "h6", "tr", "blockquote", "pre"}
+
+        def __init__(self) -> None:
+            super().__init__(convert_charrefs=True)
+            self.parts: list[str] = []
+
+        def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+            if tag in self.BLOCKS:
+                self.parts.append("\n")
+
+        def handle_data(self, data: str) -> None:
+            self.parts.append(data)
+
+    parser = _Text()
+    parser.feed(body)
+    parser.close()
+    paragraphs = (" ".join(line.split()) for line in "".join(parser.parts).split("\n"))
+    return "\n".join(p for p in paragraphs if p)
 
 
 @dataclass(frozen=True)

@@ -1,17 +1,57 @@
-"""SHACL validation of the whole graph with pySHACL (``kg validate``).
+"""SHACL validation of the graph (``kg validate``, and the end of ``kg build``).
+
+The shapes in ``kg/shapes.ttl`` are compiled once per process into SPARQL queries
+(:mod:`kg.shacl`) that the store answers over the union of its graphs, so nothing is
+copied out of the store and memory stays flat however large the graph grows.
+
+Validating only what changed: with a :class:`ValidationCache` (the embedded store keeps
+one in ``DIR/validation.json``), each run records every graph's state (triple count, last
+change and content hash from the provenance graph) together with the predicates and classes
+it holds, and the violations each constraint found. The next run re-evaluates only the
+constraints whose predicates or classes occur in a graph that changed since (as it was then,
+or as it is now); the others keep their recorded answer. When no graph changed, nothing is
+evaluated at all. A change to the shapes or to class hierarchy (rdfs:subClassOf) evaluates
+everything.
 
 Each violation names the focus node, the property and the fix (the shapes' own
-sh:message); for catalog nodes it also names the data file that defines them.
+sh:message), and the named graphs that hold the node's offending facts, so a hint can say
+whether to fix a data file, an import or your own data.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import hashlib
+import json
+import os
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
 from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import pyoxigraph as ox
 
 from kg.store.base import GraphStore
 
-__all__ = ["Violation", "shapes_text", "validate_store", "validate_triples"]
+__all__ = [
+    "ValidationCache",
+    "ValidationRun",
+    "Violation",
+    "ontology_text",
+    "pyshacl_violations",
+    "shapes_text",
+    "validate_store",
+    "validate_triples",
+]
+
+SUBCLASS = "http://www.w3.org/2000/01/rdf-schema#subClassOf"
+RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
+#: Above this many triples in the changed graphs, their predicates are not listed (that
+#: would cost a scan of them): every constraint is evaluated instead.
+LIST_LIMIT = 200_000
 
 
 @dataclass(frozen=True)
@@ -21,10 +61,15 @@ class Violation:
     message: str
     severity: str
     value: str | None = None
+    #: The named graphs that hold the focus node's facts at ``path`` (or about it).
+    graphs: tuple[str, ...] = ()
 
     def __str__(self) -> str:
         where = f"{self.focus}" + (f" {self.path}" if self.path else "")
         return f"{where}: {self.message}"
+
+    def key(self) -> tuple[str, str, str, str]:
+        return (self.focus, self.path or "", self.message, self.value or "")
 
 
 def shapes_text() -> str:
@@ -35,8 +80,218 @@ def ontology_text() -> str:
     return (resources.files("kg") / "ontology.ttl").read_text(encoding="utf-8")
 
 
+@lru_cache(maxsize=4)
+def _compiled(text: str) -> tuple[str, list[Any]]:
+    from kg.shacl import COMPILER_VERSION, compile_shapes
+
+    digest = hashlib.sha256((COMPILER_VERSION + text).encode()).hexdigest()
+    return digest, compile_shapes(text)
+
+
+@dataclass
+class ValidationRun:
+    """What one validation did: the violations, and how much it evaluated."""
+
+    violations: list[Violation]
+    evaluated: int = 0
+    reused: int = 0
+    changed_graphs: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+class ValidationCache:
+    """The last validation's graph states and answers, in a JSON file."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def load(self) -> dict[str, Any]:
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def save(self, data: dict[str, Any]) -> None:
+        tmp = self.path.with_name(f".{self.path.name}.{uuid.uuid4().hex}.tmp")
+        try:
+            tmp.write_text(json.dumps(data), encoding="utf-8")
+            os.replace(tmp, self.path)
+        except OSError:  # a read-only store folder: validation still works, just not incrementally
+            tmp.unlink(missing_ok=True)
+
+
+def cache_for(store: GraphStore) -> ValidationCache | None:
+    """The validation cache of an embedded store on disk (others validate in full)."""
+    path = getattr(store, "path", None)
+    return ValidationCache(path / "validation.json") if isinstance(path, Path) else None
+
+
+def _graph_states(store: GraphStore) -> dict[str, list[Any]]:
+    """Each graph's state: its size, last change and content hash from the provenance graph.
+    The provenance graph records its own changes nowhere: every write changes the record
+    of some other graph, so its state is the digest of theirs."""
+    from kg.graphs import PROVENANCE
+
+    states = {info.graph.value: [info.triples, info.modified, info.hash] for info in store.graph_info()}
+    if PROVENANCE.value in states:
+        others = json.dumps(sorted((g, s) for g, s in states.items() if g != PROVENANCE.value))
+        states[PROVENANCE.value][2] = hashlib.sha256(others.encode()).hexdigest()
+    return states
+
+
+def _vocabulary(store: GraphStore, graph: str, size: int) -> dict[str, list[str]] | None:
+    """The predicates and classes a graph holds (None when it is too large to list cheaply)."""
+    if size > LIST_LIMIT:
+        return None
+    g = ox.NamedNode(graph)
+    preds = [str(r["p"]) for r in store.select(
+        f"SELECT DISTINCT ?p WHERE {{ GRAPH {g} {{ ?s ?p ?o }} }}").records()]
+    classes = [str(r["c"]) for r in store.select(
+        f"SELECT DISTINCT ?c WHERE {{ GRAPH {g} {{ ?s a ?c }} }}").records()] if RDF_TYPE in preds else []
+    return {"predicates": preds, "classes": classes}
+
+
+def validate_store(
+    store: GraphStore,
+    *,
+    cache: ValidationCache | None = None,
+    full: bool = False,
+    progress: Callable[[int, int], None] | None = None,
+) -> list[Violation]:
+    """Validate the union of all named graphs; see :func:`validate` for ``cache``."""
+    return validate(store, cache=cache, full=full, progress=progress).violations
+
+
+def validate(
+    store: GraphStore,
+    *,
+    cache: ValidationCache | None = None,
+    full: bool = False,
+    progress: Callable[[int, int], None] | None = None,
+) -> ValidationRun:
+    """Validate the union of all named graphs. With a ``cache``, evaluate only what may
+    have changed since the run that wrote it (everything when ``full``)."""
+    from kg.shacl import prebind, subclass_closure, with_subclasses
+
+    started = time.perf_counter()
+    shapes_key, constraints = _compiled(shapes_text())
+    states = _graph_states(store)
+    previous = (cache.load() if cache is not None else {}) if not full else {}
+    if previous.get("shapes") != shapes_key:
+        previous = {}
+    old_graphs: dict[str, Any] = previous.get("graphs", {})
+    answers: dict[str, list[list[Any]]] = previous.get("answers", {})
+    changed = sorted({g for g in states if old_graphs.get(g, {}).get("state") != states[g]}
+                     | {g for g in old_graphs if g not in states})
+    vocab: dict[str, dict[str, list[str]] | None] = {}
+    for g in changed:
+        if g in states:
+            vocab[g] = _vocabulary(store, g, int(states[g][0]))
+    # What the changed graphs hold, now and as recorded at the last run.
+    everything = not previous
+    preds: set[str] = set()
+    classes: set[str] = set()
+    for g in changed:
+        for known in (vocab.get(g, {"predicates": [], "classes": []}), old_graphs.get(g, {}).get("vocab")):
+            if known is None or (g in old_graphs and "vocab" not in old_graphs[g]):
+                everything = True
+                continue
+            preds.update(known["predicates"])
+            classes.update(known["classes"])
+    if SUBCLASS in preds:
+        everything = True
+    pairs = [(str(r["sub"]), str(r["sup"])) for r in store.select(
+        "SELECT DISTINCT ?sub ?sup WHERE { ?sub rdfs:subClassOf ?sup FILTER(isIRI(?sub) && isIRI(?sup)) }"
+    ).records()]
+    below = subclass_closure(pairs)
+    run = ValidationRun([], changed_graphs=changed)
+    todo = []
+    for c in constraints:
+        relevant = everything or c.id not in answers or bool(c.predicates & preds) or any(
+            cls in classes or below.get(cls, set()) & classes for cls in c.classes)
+        if relevant:
+            todo.append(c)
+        else:
+            run.reused += 1
+    for i, c in enumerate(todo):
+        if c.focus is None:
+            records = store.select(with_subclasses(c.query, below)).records()
+        else:
+            records = []
+            for focus in store.select(with_subclasses(c.focus, below)):
+                node = focus["this"]
+                if isinstance(node, ox.NamedNode | ox.BlankNode):
+                    records += store.select(prebind(c.query, str(node))).records()
+        answers[c.id] = [_row(c, r) for r in records]
+        run.evaluated += 1
+        if progress is not None:
+            progress(i + 1, len(todo))
+    live = {c.id for c in constraints}
+    answers = {k: v for k, v in answers.items() if k in live}
+    found = [Violation(*a[:5]) for key in sorted(answers) for a in answers[key]]
+    unique = {v.key(): v for v in found}
+    run.violations = _with_graphs(store, sorted(unique.values(), key=lambda v: (v.focus, v.path or "", v.message)))
+    if cache is not None:
+        graphs_out = {}
+        for g, state in states.items():
+            entry: dict[str, Any] = {"state": state}
+            if g in changed:
+                if vocab.get(g) is not None:
+                    entry["vocab"] = vocab[g]
+            elif "vocab" in old_graphs.get(g, {}):
+                entry["vocab"] = old_graphs[g]["vocab"]
+            graphs_out[g] = entry
+        cache.save({"shapes": shapes_key, "graphs": graphs_out, "answers": answers})
+    run.seconds = time.perf_counter() - started
+    return run
+
+
+def _row(c: Any, record: dict[str, Any]) -> list[Any]:
+    message = c.message
+    for name, value in record.items():
+        message = message.replace("{$" + name + "}", str(value)).replace("{?" + name + "}", str(value))
+    value = record.get("value")
+    return [str(record["this"]), c.path, message, c.severity, None if value is None else str(value)]
+
+
+def _with_graphs(store: GraphStore, violations: Sequence[Violation]) -> list[Violation]:
+    """Each violation with the named graphs holding its focus node's facts (at its path)."""
+    if not violations:
+        return []
+    from kg.graphs import PROVENANCE, graph_name
+
+    out = []
+    for v in violations[:200]:
+        focus = ox.NamedNode(v.focus) if not v.focus.startswith("_:") else None
+        if focus is None:
+            out.append(v)
+            continue
+        where = "SELECT DISTINCT ?g WHERE {{ GRAPH ?g {{ {} {} ?o }} FILTER(?g != {}) }}"
+        rows = store.select(where.format(focus, f"<{v.path}>" if v.path else "?p", PROVENANCE))
+        if not rows.rows and v.path:
+            rows = store.select(where.format(focus, "?p", PROVENANCE))
+        graphs = tuple(sorted(graph_name(r["g"]) for r in rows if isinstance(r["g"], ox.NamedNode)))
+        out.append(Violation(v.focus, v.path, v.message, v.severity, v.value, graphs))
+    return out + list(violations[200:])
+
+
 def validate_triples(ntriples: str) -> list[Violation]:
     """Validate N-Triples text against kg/shapes.ttl; return the violations (empty = valid)."""
+    from kg.store.embedded import OxigraphStore
+
+    store = OxigraphStore(None)
+    try:
+        store.update(f"INSERT DATA {{ GRAPH <urn:techkg:validate> {{\n{ntriples}\n}} }}")
+        return [Violation(v.focus, v.path, v.message, v.severity, v.value)
+                for v in validate_store(store, full=True)]
+    finally:
+        store.close()
+
+
+def pyshacl_violations(ntriples: str) -> list[Violation]:
+    """The same check with pySHACL over an rdflib copy: the reference the tests compare
+    the compiled queries with (and the engine TechKG used before)."""
     import pyshacl
     from rdflib import Graph, URIRef
     from rdflib.namespace import SH
@@ -65,9 +320,3 @@ def validate_triples(ntriples: str) -> list[Violation]:
             )
         )
     return sorted(out, key=lambda v: (v.focus, v.path or "", v.message))
-
-
-def validate_store(store: GraphStore) -> list[Violation]:
-    """Validate the union of all named graphs."""
-    triples = store.triples()
-    return validate_triples("\n".join(f"{t.subject} {t.predicate} {t.object} ." for t in triples))

@@ -23,6 +23,8 @@ __all__ = [
     "Edge",
     "LineageNode",
     "compare",
+    "comparison_markdown",
+    "plain_math",
     "kernel_status",
     "lineage_edges",
     "lineage_tree",
@@ -51,7 +53,7 @@ def technique_card(store: GraphStore, technique: NamedNode) -> dict[str, Any]:
     edges = lineage_edges(store)
     card["parents"] = [(e.parent_name, e.relation) for e in edges if e.child == technique.value]
     card["children"] = [(e.child_name, e.relation) for e in edges if e.parent == technique.value]
-    card["kernel"] = kernel_status(store).get(technique.value, "missing")
+    card["kernel"] = kernel_status(store).get(technique.value, "not run")
     card["repository_stats"] = _repo_stats(store, card.get("repository"))
     return card
 
@@ -131,29 +133,27 @@ def lineage_tree(
 
 
 def kernel_status(store: GraphStore) -> dict[str, str]:
-    """technique IRI → verified | failing | unverified | none (a reasoned "no kernel"), from
-    the latest verification run. Techniques without any kernel record are absent."""
+    """technique IRI → its kernel state (:class:`kg.wording.KernelState`: verified, failing,
+    not run, none) for every technique, from its kernel record and latest verification run."""
+    from kg.wording import KernelState, kernel_state
+
     rows = store.select(
-        """SELECT ?t ?form ?passed ?ended WHERE {
-             ?t tkg:referenceKernel ?k . OPTIONAL { ?k tkg:kernelForm ?form }
+        """SELECT ?t ?form ?passed ?ended WHERE { ?t a tkg:Technique .
+             OPTIONAL { ?t tkg:referenceKernel ?k . OPTIONAL { ?k tkg:kernelForm ?form } }
              OPTIONAL { ?run tkg:verifies ?t ; tkg:passed ?passed ; prov:endedAtTime ?ended } }"""
     )
-    latest: dict[str, tuple[datetime, str]] = {}
-    status: dict[str, str] = {}
+    forms: dict[str, str | None] = {}
+    latest: dict[str, tuple[datetime, bool]] = {}
     for r in rows.records():
         t = r["t"]
-        if r["form"] == "none":
-            status[t] = "none"
-            continue
-        status.setdefault(t, "unverified")
-        if r["ended"] is None:
-            continue
-        ended = datetime.fromisoformat(r["ended"])
-        if t not in latest or ended > latest[t][0]:
-            latest[t] = (ended, "verified" if r["passed"] else "failing")
-    for t, (_, verdict) in latest.items():
-        status[t] = verdict
-    return status
+        if r["form"] is not None or t not in forms:
+            forms[t] = r["form"]
+        if r["ended"] is not None:
+            ended = datetime.fromisoformat(r["ended"])
+            if t not in latest or ended > latest[t][0]:
+                latest[t] = (ended, bool(r["passed"]))
+    return {t: str(kernel_state(form=form, latest_passed=latest[t][1] if t in latest else None))
+            for t, form in forms.items()} | {t: str(KernelState.not_run) for t in latest if t not in forms}
 
 
 def compare(store: GraphStore, techniques: list[NamedNode]) -> dict[str, Any]:
@@ -189,6 +189,21 @@ def compare(store: GraphStore, techniques: list[NamedNode]) -> dict[str, Any]:
     return {"columns": columns, "rows": rows, "conditions": conditions, "cards": cards}
 
 
+def comparison_markdown(table: dict[str, Any]) -> str:
+    """A :func:`compare` table as GitHub-flavoured Markdown (``kg compare --markdown``, the web export)."""
+
+    def cell(value: str) -> str:
+        return value.replace("|", "\\|").replace("\n", " ")
+
+    lines = ["| Dimension | " + " | ".join(cell(c) for c in table["columns"]) + " |",
+             "|---" * (len(table["columns"]) + 1) + "|"]
+    for label, values in table["rows"]:
+        lines.append(f"| {cell(label)} | " + " | ".join(cell(v) for v in values) + " |")
+    for name, conditions in table["conditions"]:
+        lines.append(f"\n\\* {cell(name)}: {cell(conditions)}")
+    return "\n".join(lines)
+
+
 def _evidence(store: GraphStore, technique: NamedNode) -> list[str]:
     rows = store.select(
         """SELECT ?t ?label ?url WHERE { ?t tkg:evidence ?e . ?e rdfs:label ?label ; schema:url ?url ;
@@ -199,25 +214,18 @@ def _evidence(store: GraphStore, technique: NamedNode) -> list[str]:
 
 
 def _reading_summary(papers: list[dict[str, Any]]) -> str:
+    from kg.wording import reading_summary
+
     listed = [p for p in papers if p.get("status")]
-    if not listed:
-        return "no paper on the reading list"
-    read = sum(p["status"] == "read" for p in listed)
-    return f"{read}/{len(listed)} read"
+    return reading_summary(sum(p["status"] == "read" for p in listed), len(listed))
 
 
 def stats(store: GraphStore) -> dict[str, Any]:
     """Counts for ``kg stats``: techniques, categories, papers, edges, reading progress, graphs."""
-    one = store.select(
-        """SELECT
-             (COUNT(DISTINCT ?t) AS ?techniques) WHERE { ?t a tkg:Technique ; tkg:onComparisonPage true }"""
-    ).records()[0]
+    from kg.build import catalog_counts
+
     counts = {
-        "techniques": one["techniques"],
-        "lineage_only_parents": _count(store, "?t a tkg:Technique ; tkg:onComparisonPage false"),
-        "categories": _count(store, "?t a tkg:TechniqueCategory"),
-        "papers": _count(store, "?t a bibo:Document"),
-        "lineage_edges": _count(store, "?t prov:qualifiedDerivation ?d"),
+        **catalog_counts(store),
         "people": _count(store, "?t a foaf:Person"),
         "organisations": _count(store, "?t a foaf:Organization"),
         "repositories": _count(store, "?t a schema:SoftwareSourceCode"),
@@ -247,3 +255,45 @@ def stats(store: GraphStore) -> dict[str, Any]:
 def _count(store: GraphStore, pattern: str) -> int:
     rows = store.select(f"SELECT (COUNT(DISTINCT ?t) AS ?n) WHERE {{ {pattern} }}")
     return int(python_value(rows.rows[0]["n"])) if rows.rows else 0
+
+
+# -- maths -------------------------------------------------------------------------------
+
+#: Catalog texts write formulas as $...$ in LaTeX (the workbench renders them with KaTeX);
+#: in a terminal they read as the plain notation below.
+_SYMBOLS = {
+    "alpha": "α", "beta": "β", "gamma": "γ", "delta": "δ", "epsilon": "ε", "theta": "θ", "lambda": "λ",
+    "mu": "μ", "pi": "π", "sigma": "σ", "tau": "τ", "phi": "φ", "omega": "ω", "Sigma": "Σ", "Delta": "Δ",
+    "top": "ᵀ", "cdot": "·", "times": "×", "in": "∈", "leftarrow": "←", "to": "→", "rightarrow": "→",
+    "odot": "⊙", "sum": "Σ", "ell": "ℓ", "infty": "∞", "approx": "≈", "le": "≤", "ge": "≥", "pm": "±",
+    "lVert": "‖", "rVert": "‖", "lfloor": "⌊", "rfloor": "⌋", "prime": "′", "bigl": "", "bigr": "",
+    "log": "log", "exp": "exp", "max": "max", "min": "min", "tanh": "tanh",
+}
+_GROUP = r"\{([^{}]*)\}"
+
+
+def plain_math(text: str) -> str:
+    """``text`` with its ``$...$`` formulas as plain notation: ``$S_{t-1}\\,\\alpha_t k^\\top$`` →
+    ``S_{t-1}α_t kᵀ``. Text without formulas is returned unchanged."""
+    import re
+
+    if "$" not in text:
+        return text
+
+    def formula(match: re.Match[str]) -> str:
+        tex = match.group(1)
+        tex = re.sub(r"\\(?:operatorname|mathrm|text|textrm|mathbf|mathit)" + _GROUP, r"\1", tex)
+        tex = re.sub(r"\\mathbb\{R\}", "ℝ", tex)
+        tex = re.sub(r"\\hat" + _GROUP, lambda m: m.group(1) + "\u0302", tex)
+        tex = re.sub(r"\\sqrt" + _GROUP, lambda m: "√" + (m.group(1) if re.fullmatch(r"\w+", m.group(1))
+                                                          else f"({m.group(1)})"), tex)
+        tex = re.sub(r"\^\\top|\^\{\\top\}", "ᵀ", tex)
+        tex = re.sub(r"\\[,;:!]|\\quad", " ", tex)
+        tex = re.sub(r"\\([A-Za-z]+)", lambda m: _SYMBOLS.get(m.group(1), m.group(0)), tex)
+        tex = re.sub(r" ?· ?", "·", tex)
+        tex = re.sub(r"\^([23])(?![\w{])", lambda m: "²³"[int(m.group(1)) - 2], tex)
+        tex = re.sub(r"(?<=\s)-(?=\s)", "−", tex)
+        tex = re.sub(r"‖ (.+?) ‖", r"‖\1‖", re.sub(r"⌊ (.+?) ⌋", r"⌊\1⌋", tex))
+        return re.sub(r"\s{2,}", " ", tex).strip()
+
+    return re.sub(r"\$([^$]+)\$", formula, text)

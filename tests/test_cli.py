@@ -54,7 +54,7 @@ def test_build_uses_the_default_store_when_none_is_given(kg_cli, tmp_path: Path)
 def test_build_with_the_seed_reading_list(kg_cli, tmp_path: Path, seed_reading_list: Path) -> None:
     out = kg_cli("build", "-r", str(seed_reading_list), "--format", "json", "--no-validate",
                  store=tmp_path / "s", check=True)
-    assert json.loads(out.stdout)["reading_list"]["unmatched"] == []
+    assert json.loads(out.stdout)["imported"]["unmatched"] == []
 
 
 def test_show_matches_names_forgivingly(kg_cli, built_store_path: Path) -> None:
@@ -121,12 +121,12 @@ def test_import_rdf_into_a_named_graph(kg_cli, built_store_path: Path, tmp_path:
     dump.write_text('@prefix ex: <http://example.org/> .\nex:a ex:p "1" , "2" .\n', encoding="utf-8")
     out = json.loads(kg_cli("import", "rdf", str(dump), "--graph", "orkg", "--json", store=built_store_path,
                             check=True).stdout)
-    assert out["triples"] == 2 and out["graph"].endswith("/graph/orkg")
+    assert out["triples"] == 2 and out["graph"].endswith("/graph/import/orkg")
     broken = tmp_path / "broken.ttl"
     broken.write_text("ex:a ex:p", encoding="utf-8")
     bad = kg_cli("import", "rdf", str(broken), "--graph", "orkg", store=built_store_path)
     assert bad.returncode == 1 and "broken.ttl" in bad.stderr
-    orkg = "SELECT (COUNT(*) AS ?n) WHERE { GRAPH <https://w3id.org/techkg/graph/orkg> { ?s ?p ?o } }"
+    orkg = "SELECT (COUNT(*) AS ?n) WHERE { GRAPH <https://w3id.org/techkg/graph/import/orkg> { ?s ?p ?o } }"
     count = json.loads(kg_cli("sparql", orkg,
                               "-f", "json", store=built_store_path, check=True).stdout)
     assert count["results"]["bindings"][0]["n"]["value"] == "2"

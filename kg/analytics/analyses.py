@@ -10,9 +10,9 @@ Definitions used throughout:
   of a technique it introduces or uses (``by="technique"``); a paper can count in several;
 - a paper is *read* at its first change to "read" (a reading event), or, without
   events, when its current status "read" was set;
-- *kernel status* follows ``kg show``: ``none`` where a kernel makes no sense (with a
-  reason), else ``verified``/``failing`` by the latest run, ``unverified`` with no run,
-  ``missing`` with no kernel record at all;
+- *kernel status* is the one vocabulary of :mod:`kg.wording` (as ``kg show`` and the web
+  app): ``none`` where a kernel makes no sense (with a reason), else ``verified``/``failing``
+  by the latest run, ``not run`` with no run recorded;
 - a repository's *growth* is the star count of its latest snapshot minus that of its
   first; it is *stale* when archived or not pushed to for ``stale_days`` before ``as_of``.
 """
@@ -53,9 +53,26 @@ FROM cats JOIN reading_state AS rs USING (paper)
 GROUP BY category, position ORDER BY position, category""",
     "progress.timeline": """
 WITH reads AS (SELECT CAST(date_trunc($period, read_at) AS DATE) AS period, count(*) AS read
-               FROM reading_state WHERE read_at IS NOT NULL GROUP BY 1)
-SELECT period, read, CAST(sum(read) OVER (ORDER BY period) AS BIGINT) AS cumulative
-FROM reads ORDER BY period""",
+               FROM reading_state WHERE read_at IS NOT NULL GROUP BY 1),
+  -- A paper's status at the end of a period: its current one from the period it was set in
+  -- (even when older events carry later times), else its latest event up to then.
+  changes AS (SELECT paper, status, epoch(changed_at) AS rank,
+                     CAST(date_trunc($period, changed_at) AS DATE) AS period
+              FROM reading_events WHERE changed_at IS NOT NULL
+              UNION ALL
+              SELECT paper, status, 1e12, CAST(date_trunc($period, changed_at) AS DATE)
+              FROM reading_state WHERE changed_at IS NOT NULL),
+  periods AS (SELECT period FROM reads UNION SELECT period FROM changes),
+  at_end AS (SELECT p.period, c.paper, arg_max(c.status, c.rank) AS status
+             FROM periods AS p JOIN changes AS c ON c.period <= p.period GROUP BY p.period, c.paper),
+  states AS (SELECT period, count(*) FILTER (WHERE status = 'to-read') AS to_read,
+                    count(*) FILTER (WHERE status = 'reading') AS reading
+             FROM at_end GROUP BY period)
+SELECT p.period, coalesce(r.read, 0) AS read,
+       CAST(sum(coalesce(r.read, 0)) OVER (ORDER BY p.period) AS BIGINT) AS cumulative,
+       coalesce(s.to_read, 0) AS to_read, coalesce(s.reading, 0) AS reading
+FROM periods AS p LEFT JOIN reads AS r USING (period) LEFT JOIN states AS s USING (period)
+ORDER BY p.period""",
     "progress.backlog": f"""
 WITH {_CATEGORIES}
 SELECT category, count(*) AS backlog, count(*) FILTER (WHERE rs.status = 'reading') AS in_progress,
@@ -87,10 +104,13 @@ SELECT p.year, pc.category, count(*) AS papers
 FROM papers AS p JOIN paper_categories AS pc ON pc.paper = p.paper AND pc.scheme = 'technique'
 WHERE p.year IS NOT NULL GROUP BY ALL ORDER BY p.year, pc.category""",
     "papers.per_organisation": """
-SELECT coalesce(o.name, po.organisation) AS organisation, count(*) AS papers,
-       count(*) FILTER (WHERE po.via_author) AS via_authors,
-       count(*) FILTER (WHERE po.via_technique) AS via_techniques
-FROM paper_organisations AS po LEFT JOIN organisations AS o USING (organisation)
+WITH po AS (SELECT po.*, coalesce(o.canonical, po.organisation) AS canonical, o.name AS unit
+            FROM paper_organisations AS po LEFT JOIN organisations AS o USING (organisation))
+SELECT coalesce(c.name, po.canonical) AS organisation, count(DISTINCT po.paper) AS papers,
+       count(DISTINCT po.paper) FILTER (WHERE po.via_author) AS via_authors,
+       count(DISTINCT po.paper) FILTER (WHERE po.via_technique) AS via_techniques,
+       string_agg(DISTINCT po.unit, ', ' ORDER BY po.unit) FILTER (WHERE po.organisation <> po.canonical) AS units
+FROM po LEFT JOIN organisations AS c ON c.organisation = po.canonical
 GROUP BY ALL ORDER BY papers DESC, organisation LIMIT $top""",
     # -- influence (kg analytics papers --influential) ----------------------------
     "influence.most_influential": """
@@ -227,22 +247,34 @@ WITH counts AS (SELECT person, count(*) AS papers,
   orgs AS (SELECT af.person, string_agg(DISTINCT o.name, ', ') AS organisations
            FROM affiliations AS af JOIN organisations AS o USING (organisation)
            WHERE af.person IN (SELECT person FROM counts) GROUP BY af.person)
-SELECT coalesce(a.name, c.person) AS author, c.papers, c.first_author_papers, orgs.organisations
+SELECT coalesce(a.name, t.name, c.person) AS author,
+       CASE WHEN a.person IS NOT NULL THEN 'person' ELSE coalesce(t.kind, 'person') END AS kind,
+       c.papers, c.first_author_papers, orgs.organisations
 FROM counts AS c LEFT JOIN authors AS a USING (person) LEFT JOIN orgs USING (person)
+LEFT JOIN organisations AS t ON t.organisation = c.person AND a.person IS NULL
 ORDER BY c.papers DESC, c.first_author_papers DESC, author""",
     "authors.organisations": """
-WITH authors_of AS (SELECT organisation, count(DISTINCT person) AS authors FROM affiliations
-                    WHERE person IN (SELECT person FROM authorship) GROUP BY organisation),
-  papers_of AS (SELECT organisation, count(*) AS papers FROM paper_organisations
-                WHERE via_author GROUP BY organisation)
+WITH canon AS (SELECT organisation, coalesce(canonical, organisation) AS canonical FROM organisations),
+  authors_of AS (SELECT coalesce(k.canonical, af.organisation) AS organisation, count(DISTINCT person) AS authors
+                 FROM affiliations AS af LEFT JOIN canon AS k USING (organisation)
+                 WHERE person IN (SELECT person FROM authorship) GROUP BY 1),
+  papers_of AS (SELECT coalesce(k.canonical, po.organisation) AS organisation, count(DISTINCT paper) AS papers
+                FROM paper_organisations AS po LEFT JOIN canon AS k USING (organisation)
+                WHERE via_author GROUP BY 1)
 SELECT coalesce(o.name, p.organisation) AS organisation, p.papers, coalesce(a.authors, 0) AS authors
 FROM papers_of AS p LEFT JOIN authors_of AS a USING (organisation)
 LEFT JOIN organisations AS o USING (organisation)
 ORDER BY p.papers DESC, organisation LIMIT $top""",
     "authors.co_authorship": """
+WITH org_papers AS (SELECT DISTINCT po.paper, coalesce(o.canonical, po.organisation) AS organisation
+                    FROM paper_organisations AS po LEFT JOIN organisations AS o USING (organisation)
+                    WHERE po.via_author),
+  p AS (SELECT x.organisation, y.organisation AS with_organisation, count(*) AS papers
+        FROM org_papers AS x JOIN org_papers AS y ON x.paper = y.paper AND x.organisation < y.organisation
+        GROUP BY ALL)
 SELECT coalesce(oa.name, p.organisation) AS organisation,
        coalesce(ob.name, p.with_organisation) AS with_organisation, p.papers
-FROM organisation_coauthorship AS p
+FROM p
 LEFT JOIN organisations AS oa ON oa.organisation = p.organisation
 LEFT JOIN organisations AS ob ON ob.organisation = p.with_organisation
 ORDER BY p.papers DESC, organisation, with_organisation LIMIT $top""",
@@ -258,11 +290,10 @@ WITH latest AS (SELECT technique, arg_max(passed, ended_at) AS passed, max(ended
                ON r.run = c.run
              GROUP BY r.technique)
 SELECT t.name AS technique, coalesce(c.label, t.category_id) AS category, k.form,
-       CASE WHEN k.kernel IS NULL THEN 'missing'
-            WHEN k.form = 'none' THEN 'none'
+       CASE WHEN k.form = 'none' THEN 'none'
             WHEN l.passed THEN 'verified'
             WHEN l.passed IS NOT NULL THEN 'failing'
-            ELSE 'unverified' END AS status,
+            ELSE 'not run' END AS status,
        l.runs, l.last_run, ch.passed AS checks_passed, ch.total AS checks
 FROM techniques AS t
 LEFT JOIN categories AS c ON c.category_id = t.category_id
@@ -275,11 +306,10 @@ ORDER BY coalesce(c.position, 999999), technique""",
 WITH status AS (
   SELECT t.technique, coalesce(c.label, t.category_id) AS category,
          coalesce(c.position, 999999) AS position,
-         CASE WHEN k.kernel IS NULL THEN 'missing'
-              WHEN k.form = 'none' THEN 'none'
+         CASE WHEN k.form = 'none' THEN 'none'
               WHEN l.passed THEN 'verified'
               WHEN l.passed IS NOT NULL THEN 'failing'
-              ELSE 'unverified' END AS status
+              ELSE 'not run' END AS status
   FROM techniques AS t
   LEFT JOIN categories AS c ON c.category_id = t.category_id
   LEFT JOIN kernels AS k ON k.technique = t.technique
@@ -289,9 +319,8 @@ WITH status AS (
 SELECT category, count(*) AS techniques,
        count(*) FILTER (WHERE status = 'verified') AS verified,
        count(*) FILTER (WHERE status = 'failing') AS failing,
-       count(*) FILTER (WHERE status = 'unverified') AS unverified,
-       count(*) FILTER (WHERE status = 'none') AS "none",
-       count(*) FILTER (WHERE status = 'missing') AS missing
+       count(*) FILTER (WHERE status = 'not run') AS "not run",
+       count(*) FILTER (WHERE status = 'none') AS "none"
 FROM status GROUP BY category, position ORDER BY position, category""",
 }
 
@@ -331,7 +360,7 @@ ANALYSES: dict[str, tuple[tuple[tuple[str, str], ...], tuple[str, ...]]] = {
     "progress": (
         (
             ("categories", "Reading progress per category"),
-            ("timeline", "Papers read over time"),
+            ("timeline", "Read and to read over time"),
             ("backlog", "Backlog per category"),
             ("time_to_read", "Days from added to read"),
         ),

@@ -135,6 +135,7 @@ PREDICATES: tuple[str, ...] = (
     "bibo:authorList",
     "foaf:name",
     "schema:affiliation",
+    "schema:parentOrganization",
     "rdfs:label",
     # repositories
     "schema:name",

@@ -83,10 +83,11 @@ def notice(message: str) -> None:
 
 def _command() -> str:
     """``kg import rdf``: the command path only (never its arguments, which may hold secrets)."""
-    import click
-
-    ctx = click.get_current_context(silent=True)
-    return ctx.command_path if ctx is not None else "kg"
+    # The click that typer runs on (its own copy in recent typer): the package of its Context's base.
+    base = next(c for c in typer.Context.__mro__ if c.__name__ == "Context" and c.__module__.endswith(".core"))
+    package = base.__module__.rsplit(".", 1)[0]
+    ctx = importlib.import_module(package + ".globals").get_current_context(silent=True)
+    return str(ctx.command_path) if ctx is not None else "kg"
 
 
 _STATE = State()
@@ -94,6 +95,14 @@ _STATE = State()
 
 def state() -> State:
     return _STATE
+
+
+def _version(value: bool) -> None:
+    if value:
+        from kg import __version__
+
+        typer.echo(f"kg (TechKG) {__version__}, Python {sys.version.split()[0]}")
+        raise typer.Exit()
 
 
 @app.callback()
@@ -110,6 +119,9 @@ def _main(
             show_default=False,
         ),
     ] = None,
+    version: Annotated[
+        bool, typer.Option("--version", "-V", callback=_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
     wait: Annotated[
         float,
         typer.Option("--wait", envvar="KG_WAIT", min=0,
@@ -133,6 +145,8 @@ def _register() -> None:
     app.add_typer(importlib.import_module("kg.cli.export").app, name="export")
     app.add_typer(importlib.import_module("kg.cli.analytics").app, name="analytics")
     app.add_typer(importlib.import_module("kg.cli.kernels").app, name="kernels")  # kg kernels (#8)
+    app.add_typer(importlib.import_module("kg.cli.graph").app, name="graph")  # kg graph list/drop (#13)
+    importlib.import_module("kg.cli.backup").register(app)  # kg backup, restore, undo (#13)
     app.add_typer(importlib.import_module("kg.cli.suggest").app, name="suggest")  # kg suggest (#17)
     for name in ("query", "serve"):  # kg query, kg serve (issue #5)
         importlib.import_module(f"kg.cli.{name}").register(app)

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
 from kg.cli import state
+from kg.cli.output import Format, FormatOpt, JsonFlag, pick_format
 
 __all__ = ["app"]
 
@@ -20,39 +21,44 @@ _EXTENSIONS = {
 }
 _NAMES = {"ntriples": "N_TRIPLES", "nquads": "N_QUADS", "turtle": "TURTLE", "trig": "TRIG",
           "rdfxml": "RDF_XML", "jsonld": "JSON_LD", "n3": "N3"}
+FORMATS_ALLOWED = tuple(f.value for f in Format)
 
 
 @app.command("reading-list")
 def reading_list(
     file: Annotated[Path, typer.Argument(help="Markdown reading list (tab- or pipe-separated tables).")],
-    json_out: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+    accept_counts: Annotated[bool, typer.Option(
+        "--accept-counts", help="Import it even if its tables disagree with the counts its header states.")] = False,
+    fmt: FormatOpt = Format.table,
+    json_out: JsonFlag = False,
 ) -> None:
-    """Import a markdown reading list; report its counts. A malformed file changes nothing."""
+    """Make a markdown reading list your reading list, replacing the current one: entries that
+    left it leave the reading state, papers that stay keep their statuses and notes. A snapshot
+    is kept first (kg undo). A malformed file, or counts that disagree with its header, change nothing."""
     from kg.catalog import load_catalog
-    from kg.cli.output import console, emit_json
+    from kg.cli.core import _print_import
+    from kg.cli.output import console, emit_machine
     from kg.reading import import_reading_list
 
-    state().json_errors = json_out
-    report = import_reading_list(state().store(), file, load_catalog())
+    fmt = pick_format(fmt, as_json=json_out)
+    store = state().store()
+    report = import_reading_list(store, file, load_catalog(), accept_counts=accept_counts)
     data = {"path": report.path, "entries": report.entries, "papers": report.papers, "read": report.read,
             "to_read": report.to_read, "with_note": report.with_note, "categories": report.categories,
             "stated_counts": report.stated_counts, "counts_match": report.counts_match,
             "linked_techniques": report.linked_techniques, "unmatched": report.unmatched,
-            "status_changes": report.status_changes, "unchanged": report.unchanged}
-    if json_out:
-        emit_json(data)
+            "status_changes": report.status_changes, "removed": report.removed, "unchanged": report.unchanged}
+    if emit_machine(fmt, data, [{k: v for k, v in data.items() if not isinstance(v, list | tuple)}]):
         return
     out = console()
     out.print(f"Imported {file}: {report.entries} entries ({report.papers} papers), {report.read} read, "
               f"{report.to_read} to read, {report.with_note} with a note, in {report.categories} categories.")
-    if report.stated_counts:
-        verdict = "[green]matches[/]" if report.counts_match else "[red]does not match[/]"
+    if report.stated_counts and report.counts_match:
         out.print(f"The file's header states {report.stated_counts[0]}/{report.stated_counts[1]}/"
-                  f"{report.stated_counts[2]}: {verdict}.")
+                  f"{report.stated_counts[2]}: [green]matches[/].")
     out.print(f"{report.status_changes} reading statuses set or updated; "
               f"{len(report.linked_techniques)} entries are papers of catalog techniques.")
-    if report.unmatched:
-        out.print(f"[yellow]{len(report.unmatched)} entries matched no known paper and were added as new papers.[/]")
+    _print_import(report, out)
 
 
 def rdf_format(path: Path, name: str | None) -> tuple[object, bool]:
@@ -71,7 +77,7 @@ def rdf_format(path: Path, name: str | None) -> tuple[object, bool]:
         key = _EXTENSIONS.get(ext.lower())
         if key is None:
             raise RDFImportError(f"cannot tell the RDF format from the extension {ext or '(none)'!r}",
-                                 path=str(path), hint="Pass --format (" + ", ".join(_NAMES) + ").")
+                                 path=str(path), hint="Pass --syntax (" + ", ".join(_NAMES) + ").")
     return getattr(ox.RdfFormat, key), gzipped
 
 
@@ -82,38 +88,82 @@ def rdf(
     ],
     graph: Annotated[
         Optional[str],  # noqa: UP045
-        typer.Option(help="Named graph to load into (a name like 'orkg' or a full IRI). Default: the file name."),
+        typer.Option(help="Import graph to load into: import/NAME (a short name like 'orkg' becomes "
+                     "import/orkg) or a full IRI. Default: import/<file name>. TechKG's own graphs are refused."),
     ] = None,
-    fmt: Annotated[
-        Optional[str], typer.Option("--format", help="Override the format guessed from the extension.")  # noqa: UP045
+    syntax: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option("--syntax", help="The file's RDF syntax (" + ", ".join(_NAMES) + "), if its extension "
+                     "does not say.", show_default=False),
     ] = None,
-    json_out: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+    fmt: Annotated[str, typer.Option("--format", "-f", help="How to print the report: table, json or csv.")]
+    = "table",
+    json_out: JsonFlag = False,
 ) -> None:
-    """Bulk-load an RDF dump into a named graph, replacing it. A failure leaves the graph as it was."""
+    """Bulk-load an RDF dump into an import graph, replacing it. A failure leaves the graph as it was."""
     import time
 
-    from kg.cli.output import console, emit_json
+    from kg.cli.output import console, emit_machine
     from kg.errors import RDFImportError
-    from kg.graphs import graph_iri
     from kg.iris import slugify
     from kg.store.base import Activity
 
-    state().json_errors = json_out
+    if fmt.lower().replace("-", "").replace("_", "") in _NAMES:  # -f was the RDF syntax before --syntax
+        raise RDFImportError(f"-f/--format is how the report is printed; {fmt!r} is an RDF syntax",
+                             hint=f"Pass --syntax {fmt} (and -f table, json or csv for the report).")
+    if fmt not in FORMATS_ALLOWED:
+        raise RDFImportError(f"unknown report format {fmt!r}", hint="Use -f table, json or csv.")
+    report_fmt = pick_format(fmt, as_json=json_out)
     if not file.is_file():
         raise RDFImportError("no such file", path=str(file), hint="Check the path.")
-    rdf_fmt, gzipped = rdf_format(file, fmt)
-    name = graph or "import/" + slugify(file.name.removesuffix(".gz").rsplit(".", 1)[0])
-    target = graph_iri(name)
+    rdf_fmt, gzipped = rdf_format(file, syntax)
+    target = import_graph(graph or slugify(file.name.removesuffix(".gz").rsplit(".", 1)[0]))
     started = time.perf_counter()
+    activity = Activity("kg import rdf", used=[str(file)])
     count = state().store().load_file(
         file, graph=target, fmt=rdf_fmt, gzipped=gzipped,  # type: ignore[arg-type]
-        activity=Activity("kg import rdf", used=[str(file)]),
+        activity=activity,
     )
     seconds = time.perf_counter() - started
+    skipped = activity.stats.get("skipped_provenance", 0)
     data = {"file": str(file), "graph": target.value, "triples": count, "seconds": round(seconds, 3),
-            "triples_per_second": round(count / seconds) if seconds else None}
-    if json_out:
-        emit_json(data)
-    else:
-        console().print(f"Loaded {count} triples into <{target.value}> in {seconds:.1f} s "
-                        f"({data['triples_per_second']} triples/s).")
+            "triples_per_second": round(count / seconds) if seconds else None,
+            "skipped_provenance": skipped}
+    if emit_machine(report_fmt, data):
+        return
+    out = console()
+    out.print(f"Loaded {count} triples into <{target.value}> in {seconds:.1f} s "
+              f"({data['triples_per_second']} triples/s).")
+    if skipped:
+        out.print(f"Left out {skipped} provenance records of the store that wrote the file: TechKG keeps its "
+                  "own. To bring back a whole store as it was, use kg restore FILE.")
+
+
+def import_graph(name: str) -> Any:
+    """The graph ``kg import rdf`` loads into: ``import/<name>`` for a short name, or a
+    full IRI; never one of TechKG's own graphs."""
+    import pyoxigraph as ox
+
+    from kg.errors import ProtectedGraphError
+    from kg.graphs import IMPORT_PREFIX, OWNERS, SOURCES, graph_kind, graph_name
+
+    if name.startswith(("http://", "https://", "urn:")):
+        iri = ox.NamedNode(name)
+        if iri in OWNERS:
+            short = graph_name(iri)
+            raise ProtectedGraphError(
+                f"<{name}> is TechKG's own {short!r} graph ({graph_kind(iri)}-owned); kg import rdf never replaces it",
+                hint=f"Load the file into an import graph of its own: --graph import/{short}")
+        return iri
+    short = name.removeprefix("import/").strip("/")
+    if not short:
+        raise ProtectedGraphError("an import graph needs a name", hint="For example: --graph import/orkg")
+    if not name.startswith("import/") and name in SOURCES:
+        kind = graph_kind(SOURCES[name])
+        raise ProtectedGraphError(
+            f"{name!r} is TechKG's own graph ({kind}-owned: "
+            + {"package": "built from TechKG's files by kg build", "user": "your own data",
+               "internal": "TechKG's bookkeeping", "source": "refreshed from its source"}[str(kind)]
+            + "); kg import rdf never replaces it",
+            hint=f"Load the file into an import graph of its own: --graph import/{name}")
+    return ox.NamedNode(IMPORT_PREFIX + short)

@@ -64,7 +64,7 @@ def _latest_runs(store: GraphStore) -> dict[str, dict[str, Any]]:
 
 @app.command("list")
 def list_(fmt: FormatOpt = Format.table) -> None:
-    """Each technique's kernel form, module and status: verified, failing, unverified or none."""
+    """Each technique's kernel form, module and status: verified, failing, not run or none."""
     from kernels.registry import entries
     from kg.cli.output import emit
     from kg.iris import technique_iri
@@ -82,14 +82,13 @@ def list_(fmt: FormatOpt = Format.table) -> None:
         iri = technique_iri(e.technique).value
         registered.add(iri)
         run = latest.get(iri, {})
-        default = "none" if e.form == "none" else "not run"
         rows.append(
             {
                 "technique": e.technique,
                 "name": names.get(iri, (e.technique, ""))[0],
                 "form": e.form,
                 "module": e.module or "",
-                "status": status.get(iri, default),
+                "status": "none" if e.form == "none" else status.get(iri, "not run"),  # kg.wording.KernelState
                 "last_run": str(run.get("ended") or "")[:19],
                 "device": run.get("device") or "",
                 "checks": f"{run['passedChecks']}/{run['checks']}" if run else "",
@@ -104,7 +103,7 @@ def list_(fmt: FormatOpt = Format.table) -> None:
                     "name": name,
                     "form": "",
                     "module": "",
-                    "status": "missing",
+                    "status": "not run",
                     "last_run": "",
                     "device": "",
                     "checks": "",

@@ -23,17 +23,20 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 import pyoxigraph as ox
 
 from kg import __version__
 from kg.errors import QueryError
-from kg.graphs import PROVENANCE
+from kg.graphs import PROVENANCE, USER_GRAPHS, GraphKind, graph_kind
 from kg.paging import SortKey
 from kg.results import QueryResult, Solutions, Term
 from kg.sparqltext import inject_values
 from kg.vocab import DCTERMS, ID, PREFIXES, PROV, RDF, RDFS, SCHEMA, TKG, datetime_literal, integer, text
+
+if TYPE_CHECKING:
+    from kg.snapshots import Snapshot, Snapshots
 
 __all__ = ["Activity", "GraphInfo", "GraphStore", "SolutionStream", "Transaction", "content_hash", "prefix_block"]
 
@@ -96,10 +99,7 @@ class Activity:
             ox.Triple(SOFTWARE_AGENT, SCHEMA.softwareVersion, text(__version__, None)),
         ]
         for used in self.used:
-            node = ox.NamedNode(used) if "://" in used or used.startswith("urn:") else None
-            if node is None:
-                node = ox.NamedNode(Path(used).resolve().as_uri())
-            out.append(ox.Triple(a, PROV.used, node))
+            out.append(ox.Triple(a, PROV.used, source_node(used)))
         for key, value in sorted(self.stats.items()):
             out.append(ox.Triple(a, TKG[key], integer(value)))
         return out
@@ -248,30 +248,28 @@ class GraphStore(abc.ABC):
         return int(value.value) if isinstance(value, ox.Literal) else 0
 
     def graph_info(self) -> list[GraphInfo]:
-        """Each named graph with its size and what the provenance graph records about it."""
-        rows = self.select(
-            f"""
-            SELECT ?g (COUNT(*) AS ?n) ?modified ?activity ?hash WHERE {{
-              GRAPH ?g {{ ?s ?p ?o }}
-              OPTIONAL {{ GRAPH {PROVENANCE} {{
-                ?g dcterms:modified ?modified .
-                OPTIONAL {{ ?g prov:wasGeneratedBy ?act . ?act rdfs:label ?activity }}
-                OPTIONAL {{ ?g tkg:contentHash ?hash }} }} }}
-            }} GROUP BY ?g ?modified ?activity ?hash ORDER BY ?g"""
-        )
+        """Each named graph with its size and what the provenance graph records about it.
+        (Two queries: joining the provenance records to every quad while counting them
+        would cost a lookup per quad.)"""
+        counts = self.select("SELECT ?g (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } } GROUP BY ?g ORDER BY ?g")
+        records: dict[str, dict[str, str]] = {}
+        for row in self.select(
+            f"""SELECT ?g ?modified ?activity ?hash WHERE {{ GRAPH {PROVENANCE} {{
+                  ?g dcterms:modified ?modified .
+                  OPTIONAL {{ ?g prov:wasGeneratedBy ?act . ?act rdfs:label ?activity }}
+                  OPTIONAL {{ ?g tkg:contentHash ?hash }} }} }}"""
+        ):
+            g = row["g"]
+            if isinstance(g, ox.NamedNode):
+                records[g.value] = {k: row[k].value for k in ("modified", "activity", "hash")  # type: ignore[union-attr]
+                                    if row[k] is not None}
         out = []
-        for row in rows:
+        for row in counts:
             g, n = row["g"], row["n"]
             assert isinstance(g, ox.NamedNode) and isinstance(n, ox.Literal)
-            out.append(
-                GraphInfo(
-                    graph=g,
-                    triples=int(n.value),
-                    modified=row["modified"].value if row["modified"] else None,  # type: ignore[union-attr]
-                    activity=row["activity"].value if row["activity"] else None,  # type: ignore[union-attr]
-                    hash=row["hash"].value if row["hash"] else None,  # type: ignore[union-attr]
-                )
-            )
+            record = records.get(g.value, {})
+            out.append(GraphInfo(graph=g, triples=int(n.value), modified=record.get("modified"),
+                                 activity=record.get("activity"), hash=record.get("hash")))
         return out
 
     def graph_hash(self, graph: ox.NamedNode) -> str | None:
@@ -279,6 +277,19 @@ class GraphStore(abc.ABC):
             f"SELECT ?h WHERE {{ GRAPH {PROVENANCE} {{ {graph} tkg:contentHash ?h }} }} LIMIT 1"
         )
         return rows.rows[0]["h"].value if rows.rows and rows.rows[0]["h"] else None  # type: ignore[union-attr]
+
+    def replace_graphs(
+        self, graphs: Mapping[ox.NamedNode, Sequence[ox.Triple]], *, drop: Iterable[ox.NamedNode] = (),
+        then: str = "",
+    ) -> None:
+        """Replace each of ``graphs`` with its triples, drop the ``drop`` graphs and run the
+        update ``then``, as one atomic update, with no provenance of its own (``kg restore``
+        brings back the provenance it had). The embedded store stages the triples first."""
+        ops = [f"DROP SILENT GRAPH {g}" for g in [*graphs, *drop]]
+        ops += [f"INSERT DATA {{ GRAPH {g} {{\n{_ntriples(t)}\n}} }}" for g, t in graphs.items() if t]
+        if then:
+            ops.append(then)
+        self.update(prefix_block(then) + " ;\n".join(ops))
 
     def transaction(self, activity: Activity | str) -> Transaction:
         """Collect changes; they are written together, atomically, when the block ends
@@ -288,16 +299,29 @@ class GraphStore(abc.ABC):
         return Transaction(self, activity)
 
 
+def source_node(used: str) -> ox.NamedNode:
+    """The IRI of something a run read: a URL as it is, a local path as a file: URI."""
+    if "://" in used or used.startswith("urn:"):
+        return ox.NamedNode(used)
+    return ox.NamedNode(Path(used).resolve().as_uri())
+
+
 def provenance_update(
-    activity: Activity, graphs: Mapping[ox.NamedNode, tuple[str | None, int | None]], ended: dt.datetime
+    activity: Activity,
+    graphs: Mapping[ox.NamedNode, tuple[str | None, int | None]],
+    ended: dt.datetime,
+    *,
+    sources: Mapping[ox.NamedNode, Sequence[str]] | None = None,
+    dropped: Iterable[ox.NamedNode] = (),
 ) -> str:
-    """Update operations that record ``activity`` as the last generator of ``graphs``.
+    """Update operations that record ``activity`` as the last generator of ``graphs``
+    (with the files or URLs each was made from, ``sources``), and forget ``dropped`` graphs.
 
     Each graph's previous generating activity is removed once no graph refers to it,
     so the provenance graph holds one record per graph, not one per run.
     """
     ops = []
-    for graph in graphs:
+    for graph in [*graphs, *dropped]:
         ops.append(
             f"""DELETE {{ GRAPH {PROVENANCE} {{ ?act ?p ?o }} }}
 WHERE {{ GRAPH {PROVENANCE} {{ {graph} prov:wasGeneratedBy ?act . ?act ?p ?o .
@@ -316,6 +340,8 @@ WHERE {{ GRAPH {PROVENANCE} {{ {graph} prov:wasGeneratedBy ?act . ?act ?p ?o .
             triples.append(ox.Triple(graph, TKG.contentHash, text(digest, None)))
         if count is not None:
             triples.append(ox.Triple(graph, TKG.tripleCount, integer(count)))
+        for used in (sources or {}).get(graph, ()):
+            triples.append(ox.Triple(graph, PROV.hadPrimarySource, source_node(used)))
     ops.append(f"INSERT DATA {{ GRAPH {PROVENANCE} {{\n{_ntriples(triples)}\n}} }}")
     return " ;\n".join(ops)
 
@@ -333,13 +359,26 @@ class Transaction:
         self.activity = activity
         self._ops: list[str] = []
         self._touched: dict[ox.NamedNode, tuple[str | None, int | None]] = {}
+        self._sources: dict[ox.NamedNode, list[str]] = {}
+        self._dropped: list[ox.NamedNode] = []
+        self._replaced_user: set[ox.NamedNode] = set()
         self.unchanged: list[ox.NamedNode] = []
+        self._after: list[str] = []
         self.committed = False
+        #: Where the snapshot of the user's graphs goes when this transaction replaces or
+        #: drops one of them (None: the store's snapshot folder; see kg.snapshots).
+        self.snapshot_to: Snapshots | None = None
+        #: The snapshot taken at commit, if one was.
+        self.snapshot_taken: Snapshot | None = None
 
-    def replace_graph(self, graph: ox.NamedNode, triples: Iterable[ox.Triple], *, force: bool = False) -> bool:
-        """Replace ``graph`` with ``triples``. Returns False (and writes nothing) when
-        the content is identical to what the store already holds, unless ``force`` (a
-        run that checked a source and found nothing new still records its activity)."""
+    def replace_graph(
+        self, graph: ox.NamedNode, triples: Iterable[ox.Triple], *, force: bool = False,
+        sources: Sequence[str] = (),
+    ) -> bool:
+        """Replace ``graph`` with ``triples``, made from ``sources`` (files or URLs, recorded
+        as the graph's primary sources). Returns False (and writes nothing) when the
+        content is identical to what the store already holds, unless ``force`` (a run
+        that checked a source and found nothing new still records its activity)."""
         content = list(triples)
         digest = content_hash(content)
         if not force and self.store.graph_hash(graph) == digest:
@@ -349,6 +388,20 @@ class Transaction:
         if content:
             self._ops.append(f"INSERT DATA {{ GRAPH {graph} {{\n{_ntriples(content)}\n}} }}")
         self._touched[graph] = (digest, len(content))
+        if sources:
+            self._sources[graph] = list(sources)
+        if graph_kind(graph) is GraphKind.user:
+            self._replaced_user.add(graph)
+        return True
+
+    def drop_graph(self, graph: ox.NamedNode) -> bool:
+        """Remove ``graph`` and its provenance record; False when it is empty already."""
+        if self.store.count(graph) == 0:
+            return False
+        self._ops.append(f"DROP SILENT GRAPH {graph}")
+        self._dropped.append(graph)
+        if graph_kind(graph) is GraphKind.user:
+            self._replaced_user.add(graph)
         return True
 
     def insert(self, graph: ox.NamedNode, triples: Iterable[ox.Triple]) -> None:
@@ -369,21 +422,41 @@ class Transaction:
         for graph in touches:
             self._touched.setdefault(graph, (None, None))
 
+    def update_after(self, sparql: str) -> None:
+        """A raw SPARQL Update operation applied after the provenance records are written
+        (to add to them); it touches no graph's record."""
+        self._after.append(sparql)
+
     @property
     def touched(self) -> list[ox.NamedNode]:
-        return list(self._touched)
+        return [*self._touched, *self._dropped]
 
     def commit(self) -> None:
+        """Apply the changes as one update. When they replace or drop a user-owned graph,
+        a snapshot of the user's graphs is written first (see :mod:`kg.snapshots`)."""
         if self.committed:
             return
         self.committed = True
-        if not self._ops:
+        if not self._ops and not self._after:
             return
         ended = _now()
-        ops = [*self._ops, provenance_update(self.activity, self._touched, ended)]
+        touched = {g: v for g, v in self._touched.items() if g not in self._dropped}
+        ops = list(self._ops)
+        if touched or self._dropped:
+            ops.append(provenance_update(self.activity, touched, ended, sources=self._sources,
+                                         dropped=self._dropped))
+        ops += self._after
         # Data blocks hold N-Triples with full IRIs: only the other operations can use prefixes.
         written = " ".join(op for op in ops if not op.startswith(("INSERT DATA", "DELETE DATA")))
-        self.store.update(prefix_block(written) + " ;\n".join(ops))
+        request = prefix_block(written) + " ;\n".join(ops)
+        if not self._replaced_user or not any(self.store.count(g) for g in USER_GRAPHS):
+            self.store.update(request)  # nothing of the user's to lose: no snapshot
+            return
+        from kg.snapshots import kept_before
+
+        with kept_before(self.store, self.activity, folder=self.snapshot_to) as snapshot:
+            self.snapshot_taken = snapshot
+            self.store.update(request)
 
     def __enter__(self) -> Transaction:
         return self

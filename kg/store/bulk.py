@@ -37,6 +37,8 @@ from typing import IO, TYPE_CHECKING, Any, cast
 
 import pyoxigraph as ox
 
+from kg.graphs import PROVENANCE
+
 if TYPE_CHECKING:
     import duckdb
 
@@ -182,6 +184,9 @@ class Diff:
     digest: str = ""
     added: int = 0
     removed: int = 0
+    #: Quads of a quad format's provenance graph, left out: they describe the graphs of
+    #: the store that wrote the file, and TechKG keeps its own (issue #13).
+    skipped_provenance: int = 0
     files: dict[str, str] = field(default_factory=lambda: {
         "added": "added.nt", "blank": "added-blank-nodes.nt", "removed": "removed.nt"})
 
@@ -189,10 +194,12 @@ class Diff:
         return self.folder / self.files[name]
 
 
-def _normalise(source: IO[bytes], fmt: ox.RdfFormat, out: Path, blank: Path) -> None:
-    """The triples of ``source`` (a quad format's graphs flattened) as N-Triples: those
-    with blank nodes apart, their nodes given fresh ids that stay the same on a retry."""
+def _normalise(source: IO[bytes], fmt: ox.RdfFormat, out: Path, blank: Path) -> int:
+    """The triples of ``source`` (a quad format's graphs flattened, its provenance graph
+    left out) as N-Triples: those with blank nodes apart, their nodes given fresh ids that
+    stay the same on a retry. Returns how many provenance quads it left out."""
     fresh: dict[str, ox.BlankNode] = {}
+    skipped = 0
 
     def node(term: Any) -> Any:
         if isinstance(term, ox.BlankNode):
@@ -205,6 +212,9 @@ def _normalise(source: IO[bytes], fmt: ox.RdfFormat, out: Path, blank: Path) -> 
     with out.open("w", encoding="utf-8") as plain, blank.open("w", encoding="utf-8") as blanks:
         batch: list[str] = []
         for q in ox.parse(source, format=fmt):
+            if q.graph_name == PROVENANCE:
+                skipped += 1
+                continue
             s, o = q.subject, q.object
             if isinstance(s, ox.BlankNode) or isinstance(o, ox.BlankNode):
                 blanks.write(f"{node(s)} {q.predicate} {node(o)} .\n")
@@ -214,6 +224,7 @@ def _normalise(source: IO[bytes], fmt: ox.RdfFormat, out: Path, blank: Path) -> 
                 plain.write("".join(batch))
                 batch.clear()
         plain.write("".join(batch))
+    return skipped
 
 
 def _duckdb(folder: Path) -> duckdb.DuckDBPyConnection:
@@ -241,7 +252,7 @@ def diff(
     raw = _HashingReader(source.open("rb"))
     with raw:
         stream = _decompressed(raw, gzipped)
-        _normalise(stream, fmt, new, result.path("blank"))
+        result.skipped_provenance = _normalise(stream, fmt, new, result.path("blank"))
         for _ in iter(lambda: raw.read(1 << 20), b""):
             pass
     result.digest = "file:" + raw.sha256.hexdigest()

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import gzip
 import hashlib
-from collections.abc import Callable, Iterator, Mapping, Sequence
+import uuid
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO
 
@@ -21,6 +22,7 @@ from kg.graphs import PROVENANCE
 from kg.paging import SortKey
 from kg.pauses import pause_point
 from kg.results import QueryResult, Solutions, Term
+from kg.sparqlerrors import syntax_error
 from kg.sparqltext import inject_values
 from kg.store.base import Activity, GraphStore, SolutionStream, prefix_block, provenance_update
 from kg.store.folder import SERVE_FILE, ReaderLease, StoreFolder, WriterLock
@@ -169,6 +171,9 @@ class OxigraphStore(GraphStore):
             if found is not None:
                 messages.append(found[0])
                 actions.append(found[1])
+        from kg.snapshots import snapshots_for
+
+        messages += snapshots_for(self).resolve_pending(self)  # settles them as it goes: quick
         stale = self._folder.views_stale()
         if interrupted is not None:
             what = "; ".join(messages) if messages else (
@@ -223,11 +228,7 @@ class OxigraphStore(GraphStore):
                 return bool(result)
             return list(result)
         except SyntaxError as exc:
-            raise QueryError(
-                f"the SPARQL query is malformed: {exc}",
-                hint="Check the query against the SPARQL 1.1 grammar; prefixes such as tkg:, "
-                "skos:, prov: and dcterms: are predeclared.",
-            ) from None
+            raise syntax_error(sparql, str(exc)) from None
         except RuntimeError as exc:
             raise QueryError(f"the query failed: {exc}") from None
         except OSError as exc:
@@ -304,7 +305,7 @@ class OxigraphStore(GraphStore):
                 raise QueryError("expected a SELECT query")
             result.serialize(str(path), formats[fmt])
         except SyntaxError as exc:
-            raise QueryError(f"the SPARQL query is malformed: {exc}") from None
+            raise syntax_error(sparql, str(exc)) from None
         except RuntimeError as exc:
             raise QueryError(f"the query failed: {exc}") from None
         except OSError as exc:
@@ -318,7 +319,7 @@ class OxigraphStore(GraphStore):
         try:
             self._store.update(sparql, prefixes=PREFIXES)
         except SyntaxError as exc:
-            raise QueryError(f"the SPARQL update is malformed: {exc}") from None
+            raise syntax_error(sparql, str(exc), what="update") from None
         except (OSError, RuntimeError) as exc:
             raise StoreError(
                 f"the update was rejected and nothing was written: {exc}",
@@ -390,6 +391,8 @@ class OxigraphStore(GraphStore):
         folder = bulk.work_folder(self.path)
         try:
             change = bulk.diff(self._store, graph, path, fmt, gzipped, folder)
+            if change.skipped_provenance:
+                activity.stats["skipped_provenance"] = change.skipped_provenance
             activity.stats.setdefault("added", change.added)
             activity.stats.setdefault("removed", change.removed)
             provenance = prefix_block("") + provenance_update(
@@ -403,6 +406,32 @@ class OxigraphStore(GraphStore):
             self._folder.mark_stale()
         bulk.apply(self._store, folder, self.update)
         return change.triples
+
+    def replace_graphs(
+        self, graphs: Mapping[ox.NamedNode, Sequence[ox.Triple]], *, drop: Iterable[ox.NamedNode] = (),
+        then: str = "",
+    ) -> None:
+        """As :meth:`GraphStore.replace_graphs`: the triples go into staging graphs through
+        the bulk loader, and one update moves them in (recovery drops staging graphs a
+        killed process left, so the store is either as it was or wholly replaced)."""
+        self._writable()
+        staged: dict[ox.NamedNode, ox.NamedNode] = {}
+        try:
+            for graph, triples in graphs.items():
+                if triples:
+                    tmp = ox.NamedNode(_STAGING + uuid.uuid4().hex)
+                    self._store.bulk_extend(ox.Quad(t.subject, t.predicate, t.object, tmp) for t in triples)
+                    staged[graph] = tmp
+            pause_point("store.staged")
+            ops = [f"DROP SILENT GRAPH {g}" for g in [*graphs, *drop]]
+            ops += [f"MOVE SILENT {tmp} TO {g}" for g, tmp in staged.items()]
+            if then:
+                ops.append(then)
+            self.update(prefix_block(then) + " ;\n".join(ops))
+        finally:
+            for tmp in staged.values():
+                if self._store.contains_named_graph(tmp):
+                    self._store.remove_graph(tmp)
 
     def _clear(self, graph: ox.NamedNode) -> None:
         """Empty ``graph`` a batch at a time (one transaction for all would hold it all in memory)."""

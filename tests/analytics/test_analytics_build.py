@@ -204,7 +204,7 @@ def test_a_graph_without_kernels_gives_empty_kernel_tables(
         adoption = run(con, "adoption").section("most_active").rows
     finally:
         con.close()
-    assert sum(r["missing"] for r in coverage) == 39 and adoption == []
+    assert sum(r["not run"] for r in coverage) == 39 and adoption == []
 
 
 def test_a_corrupt_file_is_rebuilt_with_a_message(built_store: Any, tmp_path: Path) -> None:

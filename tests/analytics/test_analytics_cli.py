@@ -157,7 +157,7 @@ def test_charts_and_tables_from_the_command_line(
         "verified",
         "failing",
         "none",
-        "missing",
+        "not run",
     }
 
 

@@ -39,12 +39,12 @@ def test_verify_prints_each_check_and_records_the_runs(kg_cli, built_store_path:
     }
     assert rows["situ"]["status"] == "verified" and rows["situ"]["checks"] == "4/4"
     assert rows["ascend-c"]["status"] == "none" and "C++" in rows["ascend-c"]["rationale"]
-    assert rows["muon"]["status"] == "unverified"
+    assert rows["muon"]["status"] == "not run"
     card = json.loads(kg_cli("show", "situ", "-f", "json", store=built_store_path, check=True).stdout)
     assert card["kernel"] == "verified"
 
 
-def test_a_technique_without_a_registry_entry_is_listed_as_missing(kg_cli, built_store_path: Path) -> None:
+def test_a_technique_without_a_registry_entry_is_listed_as_not_run(kg_cli, built_store_path: Path) -> None:
     from kg.store.embedded import OxigraphStore
 
     with OxigraphStore(built_store_path) as store:  # a technique someone added to the graph by hand
@@ -57,8 +57,8 @@ def test_a_technique_without_a_registry_entry_is_listed_as_missing(kg_cli, built
         r["technique"]: r
         for r in json.loads(kg_cli("kernels", "list", "-f", "json", store=built_store_path, check=True).stdout)
     }
-    assert rows["my-variant"]["status"] == "missing" and rows["my-variant"]["form"] == ""
-    assert rows["eagle"]["form"] == "kernel" and rows["eagle"]["status"] != "missing"  # all are registered
+    assert rows["my-variant"]["status"] == "not run" and rows["my-variant"]["form"] == ""
+    assert rows["eagle"]["form"] == "kernel" and rows["eagle"]["form"] != ""  # all are registered
 
 
 def _invoke(store: Path, *args: str):  # type: ignore[no-untyped-def]

@@ -21,6 +21,14 @@ class KgProcess:
     proc: subprocess.Popen[str]
     lines: queue.Queue[str | None] = field(default_factory=queue.Queue)
     stderr: list[str] = field(default_factory=list)
+    pump: threading.Thread | None = None
+
+    def _close(self) -> None:
+        if self.pump is not None:
+            self.pump.join(timeout=30)
+        for stream in (self.proc.stdout, self.proc.stderr):
+            if stream is not None:
+                stream.close()
 
     def wait_for(self, text: str, timeout: float = 120) -> None:
         """Read stderr until a line contains ``text``; fail if the process ends first."""
@@ -41,16 +49,13 @@ class KgProcess:
         if self.proc.poll() is None:
             os.kill(self.proc.pid, signal.SIGKILL)
         self.proc.wait(timeout=60)
+        self._close()
 
     def finish(self, timeout: float = 300) -> tuple[int, str, str]:
-        out, _ = self.proc.communicate(timeout=timeout)
-        while True:
-            try:
-                line = self.lines.get(timeout=5)
-            except queue.Empty:
-                break
-            if line is None:
-                break
+        assert self.proc.stdout is not None
+        out = self.proc.stdout.read()
+        self.proc.wait(timeout=timeout)
+        self._close()
         return self.proc.returncode, out, "".join(self.stderr)
 
 
@@ -70,7 +75,8 @@ def start_kg(*args: str, store: Path | str, pause_at: str | None = None,
             started.lines.put(line)
         started.lines.put(None)
 
-    threading.Thread(target=pump, daemon=True).start()
+    started.pump = threading.Thread(target=pump, daemon=True)
+    started.pump.start()
     return started
 
 

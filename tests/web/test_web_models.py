@@ -14,7 +14,7 @@ from kg.server.web.pages import _linkify, _number
 def card(ident: str, **fields: Any) -> dict[str, Any]:
     base = {"id": ident, "name": ident.title(), "nameZh": None, "aliases": [], "category": "attention",
             "categoryLabel": "Attention", "categoryPosition": 1, "organisations": [], "year": "2024",
-            "kernel": "missing", "onPage": True}
+            "kernel": "not run", "onPage": True}
     return base | fields
 
 
@@ -24,9 +24,9 @@ CARDS = [
          year="2025", kernel="failing"),
     card("moba", name="Mixture of Block Attention", aliases=["MoBA"], category="moe", categoryLabel="MoE",
          categoryPosition=2, organisations=["Moonshot AI"], year="2025", kernel="none"),
-    card("mamba2", name="Mamba2", onPage=False, kernel="unverified"),
+    card("mamba2", name="Mamba2", onPage=False, kernel="not run"),
     card("muon", name="Muon", nameZh="μ子优化器", category="optimizers", categoryLabel="Optimizers",
-         categoryPosition=5, year="", kernel="missing"),
+         categoryPosition=5, year="", kernel="not run"),
 ]
 
 
@@ -43,10 +43,10 @@ def ids(filters: CardFilters) -> list[str]:
     (CardFilters(organisation="Moonshot AI"), ["kda", "moba"]),
     (CardFilters(organisation="Moonshot"), []),
     (CardFilters(year="2025", category="attention"), ["kda"]),
-    (CardFilters(kernel="none"), ["moba", "muon"]),
+    (CardFilters(kernel="none"), ["moba"]),
     (CardFilters(kernel="failing"), ["kda"]),
-    (CardFilters(kernel="unverified"), []),
-    (CardFilters(kernel="unverified", all=True), ["mamba2"]),
+    (CardFilters(kernel="not run"), ["muon"]),
+    (CardFilters(kernel="not run", all=True), ["mamba2", "muon"]),
 ])
 def test_filters_combine_and_search_names_aliases_and_chinese_names(filters: CardFilters,
                                                                     expected: list[str]) -> None:
@@ -64,15 +64,18 @@ def test_facets_count_each_choice_over_the_cards_shown() -> None:
     assert choices["category"] == [("attention", "Attention", 2), ("moe", "MoE", 1), ("optimizers", "Optimizers", 1)]
     assert ("Moonshot AI", "Moonshot AI", 2) in choices["organisation"]
     assert choices["year"] == [("2025", "2025", 2), ("2024", "2024", 1)]
-    assert choices["kernel"] == [("verified", "verified", 1), ("failing", "failing", 1), ("none", "none", 2)]
-    assert ("unverified", "unverified", 1) in facets(CARDS, include_lineage_only=True)["kernel"]
+    assert choices["kernel"] == [("verified", "verified", 1), ("failing", "failing", 1), ("not run", "not run", 1),
+                                 ("none", "none", 1)]
+    assert ("not run", "not run", 2) in facets(CARDS, include_lineage_only=True)["kernel"]
 
 
-def test_every_kernel_status_has_a_badge_and_none_covers_both_kinds_of_no_kernel() -> None:
+def test_every_kernel_state_of_the_one_vocabulary_has_a_badge() -> None:
+    from kg.wording import KernelState
+
     assert {k: v[:2] for k, v in KERNEL_BADGES.items()} == {
-        "verified": ("verified", "ok"), "failing": ("failing", "bad"), "unverified": ("unverified", "warn"),
-        "none": ("none", "muted"), "missing": ("none", "muted")}
-    assert KERNEL_BADGES["none"][2] != KERNEL_BADGES["missing"][2]
+        "verified": ("verified", "ok"), "failing": ("failing", "bad"), "not run": ("not run", "warn"),
+        "none": ("none", "muted")}
+    assert set(KERNEL_BADGES) == {str(s) for s in KernelState}
 
 
 def test_fold_ignores_case_and_accents() -> None:

@@ -22,6 +22,7 @@ from kg.results import Solutions
 from kg.store.base import GraphStore
 from kg.views import compare, kernel_status, lineage_tree, technique_card
 from kg.vocab import PREFIXES
+from kg.wording import KERNEL_STATE_MEANINGS, KernelState, reading_summary
 
 __all__ = [
     "KERNEL_BADGES",
@@ -37,20 +38,14 @@ __all__ = [
     "technique_page",
 ]
 
-#: Kernel status → (badge text, badge style, what it means). The badge "none" stands for
-#: both a reasoned "no kernel" and no kernel record at all; its title tells them apart.
+#: Kernel state (kg.wording.KernelState) → (badge text, badge style, what it means).
 KERNEL_BADGES: dict[str, tuple[str, str, str]] = {
-    "verified": ("verified", "ok", "The latest verification run of its reference kernel passed."),
-    "failing": ("failing", "bad", "The latest verification run of its reference kernel failed."),
-    "unverified": ("unverified", "warn", "It has a reference kernel that no run has verified yet."),
-    "none": ("none", "muted", "No kernel: its record explains why a kernel makes no sense."),
-    "missing": ("none", "muted", "No reference kernel is recorded yet."),
+    str(state): (str(state), style, KERNEL_STATE_MEANINGS[state])
+    for state, style in ((KernelState.verified, "ok"), (KernelState.failing, "bad"),
+                         (KernelState.not_run, "warn"), (KernelState.none, "muted"))
 }
-#: Kernel filter value → the statuses it selects.
-KERNEL_FILTERS: dict[str, tuple[str, ...]] = {
-    "verified": ("verified",), "failing": ("failing",), "unverified": ("unverified",),
-    "none": ("none", "missing"),
-}
+#: Kernel filter value → the states it selects.
+KERNEL_FILTERS: dict[str, tuple[str, ...]] = {str(state): (str(state),) for state in KernelState}
 STATUS_LABELS: dict[str, str] = dict(KNOWN_STATUSES)
 
 _READ = status_iri("read")
@@ -59,7 +54,7 @@ _READ = status_iri("read")
 _CARDS = """
 SELECT ?technique ?id ?name ?nameZh ?categoryId ?categoryLabel ?categoryPosition ?onPage
        ?firstAuthor ?team ?organisations ?aliases ?date ?headline ?conditional ?conditions
-       ?suits ?availability ?papers ?read
+       ?suits ?availability ?papers ?listed ?read
 WHERE {
   $ONLY
   ?technique a tkg:Technique ; skos:notation ?id ; skos:prefLabel ?name ; skos:broader ?category ;
@@ -85,9 +80,11 @@ WHERE {
   OPTIONAL { ?technique tkg:suitedFor ?suits }
   OPTIONAL { ?technique tkg:availability ?availability }
   OPTIONAL {
-    SELECT ?technique (COUNT(DISTINCT ?paper) AS ?papers) (COUNT(DISTINCT ?readPaper) AS ?read) WHERE {
+    SELECT ?technique (COUNT(DISTINCT ?paper) AS ?papers) (COUNT(DISTINCT ?listedPaper) AS ?listed)
+           (COUNT(DISTINCT ?readPaper) AS ?read) WHERE {
       $ONLY
       { ?technique tkg:primaryPaper ?paper } UNION { ?paper tkg:usesTechnique ?technique }
+      OPTIONAL { ?paper tkg:readingStatus ?anyStatus . BIND(?paper AS ?listedPaper) }
       OPTIONAL { ?paper tkg:readingStatus $READ . BIND(?paper AS ?readPaper) }
     } GROUP BY ?technique
   }
@@ -124,10 +121,6 @@ def _lines(value: object) -> list[str]:
     return sorted({part.strip() for part in str(value or "").split("\n") if part.strip()}, key=str.casefold)
 
 
-def _reading_badge(read: int, papers: int) -> str:
-    if not papers:
-        return "no paper recorded"
-    return f"{read} of {papers} {'paper' if papers == 1 else 'papers'} read"
 
 
 def technique_cards(store: GraphStore, *, lineage_only: bool = True) -> list[dict[str, Any]]:
@@ -141,9 +134,9 @@ def technique_cards(store: GraphStore, *, lineage_only: bool = True) -> list[dic
         if iri in cards:
             continue
         date = str(row["date"]) if row["date"] is not None else ""
-        papers, read = int(row["papers"] or 0), int(row["read"] or 0)
-        kernel = kernels.get(iri, "missing")
-        text, style, title = KERNEL_BADGES.get(kernel, KERNEL_BADGES["missing"])
+        papers, listed, read = int(row["papers"] or 0), int(row["listed"] or 0), int(row["read"] or 0)
+        kernel = kernels.get(iri, str(KernelState.not_run))
+        text, style, title = KERNEL_BADGES[kernel]
         cards[iri] = {
             "iri": iri, "id": row["id"], "name": row["name"], "nameZh": row["nameZh"],
             "category": row["categoryId"], "categoryLabel": row["categoryLabel"],
@@ -153,7 +146,7 @@ def technique_cards(store: GraphStore, *, lineage_only: bool = True) -> list[dic
             "date": date, "year": date[:4], "headline": row["headline"] or "",
             "conditional": bool(row["conditional"]), "conditions": row["conditions"] or "",
             "suits": row["suits"] or "", "availability": row["availability"] or "",
-            "papers": papers, "read": read, "readingBadge": _reading_badge(read, papers),
+            "papers": papers, "read": read, "readingBadge": reading_summary(read, listed),
             "kernel": kernel, "kernelBadge": text, "kernelStyle": style, "kernelTitle": title,
         }
     return list(cards.values())
@@ -260,12 +253,12 @@ def evidence(store: GraphStore, technique: NamedNode) -> list[dict[str, str]]:
 
 def kernel_record(store: GraphStore, technique: NamedNode) -> dict[str, Any]:
     """The reference kernel, its runs (newest first) and the checks of the latest run."""
-    status = kernel_status(store).get(technique.value, "missing")
+    status = kernel_status(store).get(technique.value, str(KernelState.not_run))
     found = store.select(_KERNEL, {"t": technique}).records()
     runs = _records(queries.run(store, "kernel-runs", {"technique": technique.value}))
     latest = runs[0] if runs else None
     checks = store.select(_CHECKS, {"run": NamedNode(latest["run"])}).records() if latest else []
-    text, style, title = KERNEL_BADGES.get(status, KERNEL_BADGES["missing"])
+    text, style, title = KERNEL_BADGES[status]
     return {"status": status, "badge": text, "style": style, "title": title,
             "kernel": found[0] if found else None, "runs": runs, "latest": latest, "checks": checks}
 
@@ -328,7 +321,8 @@ def technique_page(store: GraphStore, technique: NamedNode) -> dict[str, Any]:
         "card": card, "ids": ids, "evidence": evidence(store, technique), "sources": list(sources.values()),
         "ancestors": [_tree(c) for c in up.children], "descendants": [_tree(c) for c in down.children],
         "kernel": kernel_record(store, technique), "provenance": facts,
-        "readingBadge": _reading_badge(read, len(papers)), "citations": technique_citations(store, technique),
+        "readingBadge": reading_summary(read, sum(1 for p in papers if p.get("status"))),
+        "citations": technique_citations(store, technique),
     }
 
 
@@ -338,8 +332,7 @@ def technique_page(store: GraphStore, technique: NamedNode) -> dict[str, Any]:
 def _verification(kernel: dict[str, Any]) -> str:
     latest = kernel["latest"]
     if latest is None:
-        return {"none": "no kernel (reasoned)", "missing": "no kernel recorded"}.get(kernel["status"],
-                                                                                     "never verified")
+        return "no kernel (reasoned)" if kernel["status"] == KernelState.none else "never verified"
     verdict = "passed" if latest["passed"] else "failed"
     return (f"{verdict} {latest['passedChecks']}/{latest['checks']} checks on {latest['device']} "
             f"({latest['dtype'] or 'dtype n/a'}, torch {latest['torchVersion']}), {str(latest['ended'])[:10]}")
@@ -421,4 +414,33 @@ def reading_page(store: GraphStore, *, status: str = "", category: str = "") -> 
         "categories": shown, "all_categories": [g.name for g in groups.values()],
         "statuses": known, "counts": statuses, "total": len(index),
         "read": statuses.get("read", 0),
+        "history": reading_history(store, statuses),
     }
+
+
+def reading_history(store: GraphStore, now: Mapping[str, int]) -> list[dict[str, Any]]:
+    """Papers read and to read at the end of each day a status changed, oldest first.
+
+    The counts start from today's (``now``: status → papers) and undo, day by day back,
+    the changes the reading events record, so the last point is always today's state even
+    where a status was set without an event; the graph sends one row per day and kind of
+    change, not one per event."""
+    rows = _records(store.select("""
+        SELECT ?day ?to ?from (COUNT(?e) AS ?n) WHERE {
+          ?e a tkg:ReadingEvent ; prov:atTime ?t .
+          OPTIONAL { ?e tkg:status ?s } OPTIONAL { ?e tkg:previousStatus ?p }
+          BIND(SUBSTR(STR(?t), 1, 10) AS ?day)
+          BIND(COALESCE(REPLACE(STR(?s), "^.*/status/", ""), "") AS ?to)
+          BIND(COALESCE(REPLACE(STR(?p), "^.*/status/", ""), "") AS ?from)
+        } GROUP BY ?day ?to ?from ORDER BY ?day"""))
+    change: dict[str, Counter[str]] = {}
+    for row in rows:
+        moves = change.setdefault(str(row["day"]), Counter())
+        moves[str(row["to"])] += int(row["n"])
+        moves[str(row["from"])] -= int(row["n"])
+    counts = {"read": now.get("read", 0), "to-read": now.get("to-read", 0)}
+    history: list[dict[str, Any]] = []
+    for day in sorted(change, reverse=True):
+        history.append({"day": day, "read": counts["read"], "to_read": counts["to-read"]})
+        counts = {k: max(0, v - change[day][k]) for k, v in counts.items()}  # backdated events can overshoot
+    return history[::-1]

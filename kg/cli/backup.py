@@ -1,0 +1,114 @@
+"""``kg backup``, ``kg restore`` and ``kg undo``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from kg.cli import state
+from kg.cli.graph import FormatOpt, TableFormat, YesOpt, confirm
+
+__all__ = ["register"]
+
+
+def backup(
+    output: Annotated[Path, typer.Option("--output", "-o", help="The backup file, e.g. techkg-2026-05-01.nq.gz.")],
+    force: Annotated[bool, typer.Option("--force", help="Replace the file if it exists.")] = False,
+    fmt: FormatOpt = TableFormat.table,
+) -> None:
+    """Write every named graph, with its provenance, to one gzipped N-Quads file (kg restore reads it)."""
+    from kg.backup import backup as write
+    from kg.cli.output import console, emit, emit_json
+
+    state().json_errors = fmt is TableFormat.json
+    report = write(state().reader(), output, force=force)
+    if fmt is TableFormat.json:
+        emit_json({"path": report.path, "graphs": report.graphs, "triples": report.triples})
+    elif fmt is TableFormat.csv:
+        emit([{"graph": g, "triples": n} for g, n in report.graphs.items()], ["graph", "triples"], fmt="csv")
+    else:
+        console().print(f"Backed up {len(report.graphs)} graphs ({report.triples} triples) to {report.path}")
+
+
+def restore(
+    file: Annotated[Path, typer.Argument(help="A file written by kg backup (or a snapshot).")],
+    yes: YesOpt = False,
+    fmt: FormatOpt = TableFormat.table,
+) -> None:
+    """Make the store hold what a backup holds. Into a store that is not empty: asks first,
+    and keeps a snapshot of your own graphs (kg undo)."""
+    from kg.backup import restore as run
+    from kg.cli.output import console, emit, emit_json
+    from kg.errors import KGError
+
+    state().json_errors = fmt is TableFormat.json
+    store = state().store()
+    try:
+        report = run(store, file, yes=yes)
+    except KGError as error:
+        if yes or "--yes" not in error.hint:
+            raise
+        confirm(f"{error.message}. Restore {file} anyway?", yes=False)
+        report = run(store, file, yes=True)
+    data = {"path": report.path, "whole_store": report.whole, "graphs": report.graphs, "dropped": report.dropped,
+            "snapshot": report.snapshot}
+    if fmt is TableFormat.json:
+        emit_json(data)
+        return
+    if fmt is TableFormat.csv:
+        emit([{"graph": g, "triples": n} for g, n in report.graphs.items()], ["graph", "triples"], fmt="csv")
+        return
+    out = console()
+    what = "the whole store" if report.whole else "the graphs it holds"
+    out.print(f"Restored {what} from {report.path}: {len(report.graphs)} graphs, "
+              f"{sum(report.graphs.values())} triples.")
+    if report.dropped:
+        out.print(f"Dropped graphs the backup does not hold: {', '.join(report.dropped)}")
+    if report.snapshot:
+        out.print(f"Your graphs as they were are kept in {report.snapshot}; kg undo puts them back.")
+
+
+def undo(
+    yes: YesOpt = False,
+    fmt: FormatOpt = TableFormat.table,
+) -> None:
+    """Put your own graphs (reading state, reading list, sync state) back as they were before
+    the last command that replaced or dropped one of them."""
+    from kg.cli.output import console, emit, emit_json
+    from kg.errors import KGError
+    from kg.snapshots import describe_graphs
+    from kg.snapshots import undo as run
+
+    state().json_errors = fmt is TableFormat.json
+    store = state().store()
+    try:
+        report = run(store, yes=yes)
+    except KGError as error:
+        if yes or "--yes" not in error.hint:
+            raise
+        confirm(f"{error.message}. Undo anyway and discard them?", yes=False)
+        report = run(store, yes=True)
+    snap = report.snapshot
+    data = {"undid": snap.command, "at": snap.created, "restored": report.restored, "discarded": report.discarded,
+            "changed": report.changed, "replaced_state_kept_in": str(report.kept_as) if report.kept_as else None}
+    if fmt is TableFormat.json:
+        emit_json(data)
+        return
+    if fmt is TableFormat.csv:
+        emit([{"graph": g, "triples": n} for g, n in report.restored.items()], ["graph", "triples"], fmt="csv")
+        return
+    out = console()
+    out.print(f"Undid {snap.describe()}: restored {describe_graphs(report.restored.items())}.")
+    if not report.changed:
+        out.print("(They were already as the snapshot has them.)")
+    if report.discarded:
+        out.print("Discarded later changes: " + "; ".join(report.discarded))
+    if report.kept_as:
+        out.print(f"The state it replaced is kept in {report.kept_as} (kg restore FILE puts it back).")
+
+
+def register(app: typer.Typer) -> None:
+    for command in (backup, restore, undo):
+        app.command()(command)

@@ -1,0 +1,359 @@
+"""Snapshots of the user's own graphs, and ``kg undo``.
+
+Before a transaction replaces or drops a user-owned graph (the reading state, the user's
+reading list, the Zotero sync state, lineage decisions; see :data:`kg.graphs.USER_GRAPHS`)
+it writes the content of *all* of them to a snapshot file, so that one ``kg undo`` puts
+the user's whole state back as it was before that command. The last
+:data:`SNAPSHOT_LIMIT` snapshots are kept:
+
+- embedded store: in ``DIR/snapshots/`` next to the database;
+- remote endpoint: in the per-user data directory, one folder per endpoint URL (its hash;
+  ``endpoint.txt`` names the URL without credentials), because a SPARQL endpoint has no
+  folder of ours;
+- in-memory store: in a temporary folder that lives as long as the process.
+
+A snapshot is an N-Quads file (gzip) with a JSON sidecar. It is written (to a temporary
+name, then renamed) *before* the transaction commits and marked ``pending``; after the
+commit it is marked ``kept``. If the process is killed in between, the next writer
+resolves it: kept when the transaction's activity is in the provenance graph (the commit
+happened), removed otherwise. ``kg undo`` restores the newest kept snapshot, keeps the
+state it replaces in ``snapshots/undone/`` (put it back with ``kg restore FILE``) and
+removes the snapshot it used.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import gzip
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+import uuid
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, cast
+
+import pyoxigraph as ox
+
+from kg.errors import KGError, NotFoundError
+from kg.graphs import PROVENANCE, USER_GRAPHS, graph_name
+from kg.pauses import pause_point
+from kg.store.base import Activity, GraphStore, content_hash
+
+__all__ = [
+    "SNAPSHOT_LIMIT",
+    "Snapshot",
+    "Snapshots",
+    "UndoReport",
+    "snapshots_for",
+    "kept_before",
+    "undo",
+]
+
+SNAPSHOT_LIMIT = 20
+HEADER = "# techkg-snapshot"
+_MEMORY_FOLDERS: dict[int, Path] = {}
+
+
+@dataclass
+class Snapshot:
+    """One snapshot: the user's graphs as they were before ``command`` changed them."""
+
+    id: str
+    folder: Path
+    created: str
+    command: str
+    activity: str
+    graphs: dict[str, int] = field(default_factory=dict)
+    state: str = "pending"  # pending -> kept; "undoing" while kg undo restores it
+    undoer: str | None = None
+    #: Each user graph's content hash right after the command, so that kg undo can tell
+    #: whether anything changed them since.
+    after: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def path(self) -> Path:
+        return self.folder / f"{self.id}.nq.gz"
+
+    @property
+    def sidecar(self) -> Path:
+        return self.folder / f"{self.id}.json"
+
+    def save(self) -> None:
+        tmp = self.folder / f"tmp-{uuid.uuid4().hex}.json"
+        tmp.write_text(json.dumps({
+            "id": self.id, "created": self.created, "command": self.command, "activity": self.activity,
+            "graphs": self.graphs, "state": self.state, "undoer": self.undoer, "after": self.after,
+        }, indent=2) + "\n", encoding="utf-8")
+        os.replace(tmp, self.sidecar)
+
+    def remove(self) -> None:
+        for path in (self.path, self.sidecar):
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+
+    def content(self) -> dict[ox.NamedNode, list[ox.Triple]]:
+        """The graphs the snapshot holds (a graph that was empty is absent)."""
+        return read_quads(self.path)
+
+    def describe(self) -> str:
+        return f"`{self.command}` at {self.created[:19].replace('T', ' ')} UTC"
+
+
+class Snapshots:
+    """The snapshot folder of one store."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+
+    def all(self) -> list[Snapshot]:
+        """Every snapshot in the folder, newest first (pending ones included)."""
+        out: list[Snapshot] = []
+        if not self.folder.is_dir():
+            return out
+        for sidecar in self.folder.glob("*.json"):
+            if sidecar.name.startswith("tmp-"):
+                continue
+            try:
+                data = json.loads(sidecar.read_text(encoding="utf-8"))
+                snap = Snapshot(id=data["id"], folder=self.folder, created=data["created"], command=data["command"],
+                                activity=data["activity"], graphs=dict(data.get("graphs", {})),
+                                state=data.get("state", "pending"), undoer=data.get("undoer"),
+                                after=dict(data.get("after", {})))
+            except (OSError, ValueError, KeyError, TypeError):
+                continue
+            if snap.path.exists():
+                out.append(snap)
+        return sorted(out, key=lambda s: s.id, reverse=True)
+
+    def kept(self) -> list[Snapshot]:
+        return [s for s in self.all() if s.state == "kept"]
+
+    def take(self, store: GraphStore, activity: Activity) -> Snapshot:
+        """Write the user's graphs as they are now; the snapshot is pending until :meth:`keep`."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        now = dt.datetime.now(dt.UTC)
+        snap = Snapshot(id=now.strftime("%Y%m%dT%H%M%S.%fZ") + "-" + uuid.uuid4().hex[:6], folder=self.folder,
+                        created=now.isoformat(timespec="seconds"), command=activity.label,
+                        activity=activity.iri.value)
+        graphs = {g: store.triples(g) for g in USER_GRAPHS}
+        snap.graphs = {graph_name(g): len(t) for g, t in graphs.items() if t}
+        write_quads(snap.path, graphs, header=f"{HEADER} command={activity.label!r} created={snap.created}")
+        snap.save()
+        return snap
+
+    def keep(self, snap: Snapshot, store: GraphStore) -> None:
+        """Mark ``snap`` kept once its command committed (and prune to the last 20)."""
+        snap.state = "kept"
+        snap.after = user_hashes(store)
+        snap.save()
+        for old in self.kept()[SNAPSHOT_LIMIT:]:
+            old.remove()
+
+    def resolve_pending(self, store: GraphStore) -> list[str]:
+        """Settle snapshots left pending by a killed process; say what was done."""
+        said = []
+        if self.folder.is_dir():
+            for leftover in [*self.folder.glob(".*.tmp"), *self.folder.glob("tmp-*.json")]:
+                leftover.unlink(missing_ok=True)
+        for snap in self.all():
+            if snap.state == "pending":
+                if _committed(store, snap.activity):
+                    self.keep(snap, store)
+                    said.append(f"kept the snapshot taken before {snap.describe()}, which completed")
+                else:
+                    snap.remove()
+                    said.append(f"removed the snapshot of {snap.describe()}, which changed nothing")
+            elif snap.state == "undoing" and snap.undoer:
+                if _committed(store, snap.undoer):
+                    snap.remove()
+                    said.append(f"finished `kg undo` of {snap.describe()}")
+                else:
+                    snap.state, snap.undoer = "kept", None
+                    snap.save()
+                    said.append(f"`kg undo` of {snap.describe()} did not happen; its snapshot is kept")
+        return said
+
+
+@contextlib.contextmanager
+def kept_before(store: GraphStore, activity: Activity, *, folder: Snapshots | None = None) -> Iterator[Snapshot]:
+    """Snapshot the user's graphs, run the block (the one write that changes them), then
+    keep the snapshot. If the block raises, the snapshot is removed: nothing changed."""
+    snapshots = folder or snapshots_for(store)
+    snapshots.resolve_pending(store)
+    snap = snapshots.take(store, activity)
+    pause_point("snapshot.taken")
+    try:
+        yield snap
+    except BaseException:
+        snap.remove()
+        raise
+    snapshots.keep(snap, store)
+
+
+def snapshots_for(store: GraphStore) -> Snapshots:
+    """The snapshot folder of ``store`` (see the module documentation for where)."""
+    path = getattr(store, "path", None)
+    if isinstance(path, Path):
+        return Snapshots(path / "snapshots")
+    if store.location == ":memory:":
+        folder = _MEMORY_FOLDERS.get(id(store))
+        if folder is None:
+            folder = Path(tempfile.mkdtemp(prefix="techkg-snapshots-"))
+            _MEMORY_FOLDERS[id(store)] = folder
+            import atexit
+
+            atexit.register(shutil.rmtree, folder, True)
+        return Snapshots(folder)
+    from platformdirs import user_data_path
+
+    key = hashlib.sha256(store.location.encode()).hexdigest()[:16]
+    folder = user_data_path("techkg", appauthor=False) / "snapshots" / key
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "endpoint.txt").write_text(store.location + "\n", encoding="utf-8")
+    return Snapshots(folder)
+
+
+def _committed(store: GraphStore, activity: str) -> bool:
+    return store.ask(f"ASK {{ GRAPH {PROVENANCE} {{ <{activity}> a prov:Activity }} }}")
+
+
+# -- N-Quads files ---------------------------------------------------------------------
+
+
+def write_quads(path: Path, graphs: dict[ox.NamedNode, list[ox.Triple]], *, header: str) -> int:
+    """Write ``graphs`` as gzipped N-Quads to ``path``, atomically (temporary file, fsync,
+    rename): a killed process leaves the old file or none, never half of one."""
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
+    count = 0
+    try:
+        with tmp.open("wb") as raw:
+            with gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=6, mtime=0) as out:
+                out.write((header + "\n").encode())
+                for graph, triples in graphs.items():
+                    if triples:
+                        out.write(ox.serialize([ox.Quad(t.subject, t.predicate, t.object, graph) for t in triples],
+                                               format=ox.RdfFormat.N_QUADS) or b"")
+                        count += len(triples)
+                        pause_point("quads.writing")
+            raw.flush()
+            os.fsync(raw.fileno())
+        os.replace(tmp, path)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
+    return count
+
+
+def _open_binary(path: Path) -> IO[bytes]:
+    return cast(IO[bytes], gzip.open(path, "rb")) if path.suffix == ".gz" else path.open("rb")
+
+
+def read_header(path: Path) -> str:
+    try:
+        with _open_binary(path) as fh:
+            first = fh.readline().decode("utf-8")
+    except (OSError, UnicodeDecodeError, EOFError):
+        return ""
+    return first.strip() if first.startswith("#") else ""
+
+
+def read_quads(path: Path) -> dict[ox.NamedNode, list[ox.Triple]]:
+    """The named graphs of an N-Quads file (gzipped or not); triples in the default graph
+    are refused: every TechKG graph is named."""
+    from kg.errors import RDFImportError
+
+    graphs: dict[ox.NamedNode, list[ox.Triple]] = {}
+    try:
+        with _open_binary(path) as fh:
+            for quad in ox.parse(fh, format=ox.RdfFormat.N_QUADS):
+                if not isinstance(quad.graph_name, ox.NamedNode):
+                    raise RDFImportError("it holds triples outside any named graph", path=str(path),
+                                         hint="A TechKG backup names the graph of every triple (N-Quads).")
+                graphs.setdefault(quad.graph_name, []).append(ox.Triple(quad.subject, quad.predicate, quad.object))
+    except (SyntaxError, ValueError, OSError, EOFError, gzip.BadGzipFile) as exc:
+        raise RDFImportError(f"it is not a readable N-Quads file: {exc}", path=str(path),
+                             hint="Give a file written by kg backup (FILE.nq.gz) or a snapshot.") from None
+    return graphs
+
+
+# -- kg undo ---------------------------------------------------------------------------
+
+
+@dataclass
+class UndoReport:
+    snapshot: Snapshot
+    restored: dict[str, int]
+    discarded: list[str]
+    kept_as: Path | None
+    changed: bool
+
+
+def user_hashes(store: GraphStore) -> dict[str, str]:
+    """Each user graph → a hash of its content."""
+    return {g.value: content_hash(store.triples(g)) for g in USER_GRAPHS}
+
+
+def later_changes(store: GraphStore, snap: Snapshot) -> list[str]:
+    """What changed a user graph after the command ``snap`` was taken for (by content:
+    an undo that put a graph back as it was is no change)."""
+    now = user_hashes(store)
+    changed = [g for g, digest in now.items() if digest != snap.after.get(g, digest)]
+    if not changed:
+        return []
+    rows = store.select(
+        f"""SELECT ?g ?label ?ended WHERE {{ GRAPH {PROVENANCE} {{ ?g prov:wasGeneratedBy ?act .
+              ?act rdfs:label ?label OPTIONAL {{ ?act prov:endedAtTime ?ended }} }} }}""",
+        {"g": [ox.NamedNode(g) for g in changed]},
+    ).records()
+    said = {str(r["g"]): f"{graph_name(ox.NamedNode(r['g']))} by `{r['label']}` at {str(r['ended'] or '')[:19]}"
+            for r in rows}
+    return sorted(said.get(g, f"{graph_name(ox.NamedNode(g))} (emptied)") for g in changed)
+
+
+def undo(store: GraphStore, *, yes: bool = False) -> UndoReport:
+    """Put the user's graphs back as the newest snapshot has them."""
+    snaps = snapshots_for(store)
+    snaps.resolve_pending(store)
+    kept = snaps.kept()
+    if not kept:
+        raise NotFoundError("there is nothing to undo: no command has replaced your graphs yet",
+                            hint="Snapshots are taken before a command replaces or drops your reading list, "
+                            f"reading state or sync state; they are kept in {snaps.folder}.")
+    snap = kept[0]
+    discarded = later_changes(store, snap)
+    if discarded and not yes:
+        raise KGError(
+            f"your graphs changed after {snap.describe()}: " + "; ".join(discarded),
+            hint="kg undo would discard those changes too. Pass --yes to undo anyway (the state it replaces "
+            "is kept under snapshots/undone/, and kg restore FILE puts it back).",
+        )
+    content = snap.content()
+    activity = Activity("kg undo", used=[str(snap.path)])
+    snap.state, snap.undoer = "undoing", activity.iri.value
+    snap.save()
+    try:
+        with store.transaction(activity) as tx:
+            tx.snapshot_to = Snapshots(snaps.folder / "undone")
+            for graph in USER_GRAPHS:
+                triples = content.get(graph, [])
+                if triples:
+                    tx.replace_graph(graph, triples)
+                else:
+                    tx.drop_graph(graph)
+    except BaseException:
+        snap.state, snap.undoer = "kept", None
+        snap.save()
+        raise
+    snap.remove()
+    taken = tx.snapshot_taken
+    return UndoReport(snapshot=snap, restored={graph_name(g): len(t) for g, t in content.items()},
+                      discarded=discarded, kept_as=taken.path if taken else None, changed=bool(tx.touched))
+
+
+def describe_graphs(counts: Iterable[tuple[str, int]]) -> str:
+    return ", ".join(f"{name} ({n} triples)" for name, n in counts) or "no graph (they were empty)"

@@ -1,0 +1,159 @@
+"""Backup, restore and undo round trips, through the real ``kg`` command."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pyoxigraph as ox
+
+from kg.build import default_reading_list
+from kg.graphs import PROVENANCE, USER_GRAPHS
+from kg.snapshots import SNAPSHOT_LIMIT, Snapshots
+from kg.store.embedded import OxigraphStore
+from tests.store.lists import my_list
+
+
+def _json(kg_cli, *args: str, store: Path) -> object:
+    return json.loads(kg_cli(*args, "-f", "json", store=store, check=True).stdout)
+
+
+def quads(store_path: Path) -> set[str]:
+    """Every quad of the store, as N-Quads lines."""
+    with OxigraphStore.open_reader(store_path) as store:
+        return {f"{t.subject} {t.predicate} {t.object} {g} ." for g in store.named_graphs() for t in store.triples(g)}
+
+
+def user_state(store_path: Path) -> dict[str, set[str]]:
+    with OxigraphStore.open_reader(store_path) as store:
+        return {g.value: {str(t) for t in store.triples(g)} for g in USER_GRAPHS}
+
+
+def test_restore_into_an_empty_store_gives_the_same_store(kg_cli, built_store_path: Path, tmp_path: Path) -> None:
+    kg_cli("build", store=built_store_path, check=True)
+    kg_cli("reading", "set", "GPipe", "read", store=built_store_path, check=True)
+    extra = tmp_path / "extract.nt"
+    extra.write_text('<http://example.org/a> <http://example.org/p> "1" .\n', encoding="utf-8")
+    kg_cli("import", "rdf", str(extra), store=built_store_path, check=True)
+    backup = tmp_path / "techkg.nq.gz"
+    made = _json(kg_cli, "backup", "-o", str(backup), store=built_store_path)
+    assert made["graphs"]["provenance"] > 0 and made["graphs"]["import/extract"] == 1  # type: ignore[index]
+    assert gzip.open(backup, "rt").readline().startswith("# techkg-backup")
+    again = kg_cli("backup", "-o", str(backup), store=built_store_path)
+    assert again.returncode == 1 and "--force" in again.stderr
+
+    fresh = tmp_path / "fresh"
+    restored = _json(kg_cli, "restore", str(backup), store=fresh)
+    assert restored["whole_store"] is True and restored["snapshot"] is None  # type: ignore[index]
+    before = _json(kg_cli, "stats", store=built_store_path)
+    after = _json(kg_cli, "stats", store=fresh)
+    record = len(quads(fresh)) - len(quads(built_store_path))
+    assert 0 < record < 20  # the restore's own record in the provenance graph, and nothing else
+    for stats in (before, after):  # apart from it, kg stats is the same
+        for g in stats["graphs"]:  # type: ignore[index]
+            if g["graph"] == "provenance":
+                g["triples"] = None
+        stats["triples"] = None  # type: ignore[index]
+    assert before == after
+    differing = quads(fresh) ^ quads(built_store_path)
+    assert differing and all(line.endswith(f"{PROVENANCE} .") for line in differing)
+    assert kg_cli("validate", store=fresh).returncode == 0
+    assert _json(kg_cli, "build", store=fresh)["up_to_date"] is True  # type: ignore[index]
+
+
+def test_restore_into_a_store_in_use_asks_and_kg_undo_brings_the_users_graphs_back(
+    kg_cli, built_store_path: Path, tmp_path: Path
+) -> None:
+    backup = tmp_path / "b.nq.gz"
+    kg_cli("backup", "-o", str(backup), store=built_store_path, check=True)
+    kg_cli("reading", "set", "GPipe", "read", store=built_store_path, check=True)
+    mine = user_state(built_store_path)
+    refused = kg_cli("restore", str(backup), store=built_store_path, input="")
+    assert refused.returncode == 1 and "--yes" in refused.stderr and user_state(built_store_path) == mine
+    done = _json(kg_cli, "restore", str(backup), "--yes", store=built_store_path)
+    assert done["snapshot"]  # type: ignore[index]
+    assert user_state(built_store_path) != mine
+    kg_cli("undo", store=built_store_path, check=True)
+    assert user_state(built_store_path) == mine
+
+
+def test_a_broken_backup_changes_nothing(kg_cli, built_store_path: Path, tmp_path: Path) -> None:
+    broken = tmp_path / "broken.nq.gz"
+    with gzip.open(broken, "wt") as fh:
+        fh.write("# techkg-backup\n<http://example.org/a> <http://example.org/p> \"1\" <urn:g> .\n<broken\n")
+    before = quads(built_store_path)
+    out = kg_cli("restore", str(broken), "--yes", store=built_store_path)
+    assert out.returncode == 1 and "broken.nq.gz" in out.stderr
+    assert quads(built_store_path) == before
+
+
+def test_undo_walks_back_one_replacement_at_a_time(kg_cli, built_store_path: Path, tmp_path: Path) -> None:
+    states = [user_state(built_store_path)]
+    for i, read in enumerate((10, 12)):
+        kg_cli("import", "reading-list", str(my_list(tmp_path / f"l{i}.md", read=read, drop=i + 1)),
+               store=built_store_path, check=True)
+        states.append(user_state(built_store_path))
+    assert states[0] != states[1] != states[2]
+    first = _json(kg_cli, "undo", store=built_store_path)
+    assert first["undid"] == "kg import reading-list" and first["changed"] is True  # type: ignore[index]
+    assert user_state(built_store_path) == states[1]
+    kg_cli("undo", store=built_store_path, check=True)
+    assert user_state(built_store_path) == states[0]
+    nothing = kg_cli("undo", store=built_store_path)
+    assert nothing.returncode == 1 and "nothing to undo" in nothing.stderr
+
+
+def test_undo_after_a_later_change_asks_and_keeps_what_it_replaces(kg_cli, built_store_path: Path,
+                                                                   tmp_path: Path) -> None:
+    before = user_state(built_store_path)
+    kg_cli("import", "reading-list", str(my_list(tmp_path / "l.md", read=12)), store=built_store_path, check=True)
+    kg_cli("reading", "set", "GPipe", "reading", store=built_store_path, check=True)
+    later = user_state(built_store_path)
+    asked = kg_cli("undo", store=built_store_path, input="")
+    assert asked.returncode == 1 and "by `set reading status (cli)`" in " ".join(asked.stderr.split())
+    assert user_state(built_store_path) == later
+    done = _json(kg_cli, "undo", "--yes", store=built_store_path)
+    assert user_state(built_store_path) == before
+    assert any("reading by `set reading status (cli)`" in d for d in done["discarded"])  # type: ignore[index]
+    kept = Path(done["replaced_state_kept_in"])  # type: ignore[index]
+    assert kept.parent.name == "undone"
+    kg_cli("restore", str(kept), "--yes", store=built_store_path, check=True)  # and back again
+    assert user_state(built_store_path) == later
+
+
+def test_only_the_last_twenty_snapshots_are_kept(kg_cli, built_store_path: Path, tmp_path: Path) -> None:
+    lists = [my_list(tmp_path / f"l{i}.md", read=8 + i % 5, drop=1 + i % 3) for i in range(5)]
+    with OxigraphStore(built_store_path) as store:
+        from kg.catalog import load_catalog
+        from kg.reading import import_reading_list
+
+        catalog = load_catalog()
+        for i in range(SNAPSHOT_LIMIT + 3):
+            import_reading_list(store, lists[i % 5] if i % 2 else default_reading_list(), catalog)
+    kept = Snapshots(built_store_path / "snapshots").kept()
+    assert len(kept) == SNAPSHOT_LIMIT
+    assert len(list((built_store_path / "snapshots").glob("*.nq.gz"))) == SNAPSHOT_LIMIT
+
+
+def test_snapshots_of_a_remote_store_live_in_the_users_data_directory(tmp_path: Path) -> None:
+    from kg.snapshots import snapshots_for
+
+    class Remote:  # only what snapshots_for looks at
+        location = "http://127.0.0.1:7878/query"
+
+    folder = snapshots_for(Remote()).folder  # type: ignore[arg-type]
+    assert folder.is_relative_to(tmp_path.parent.parent) or "techkg" in str(folder)
+    assert (folder / "endpoint.txt").read_text().strip() == Remote.location
+    assert snapshots_for(Remote()).folder == folder  # the same endpoint, the same folder
+
+
+def test_a_snapshot_file_holds_exactly_the_users_graphs(built_store_path: Path) -> None:
+    with OxigraphStore(built_store_path) as store:
+        from kg.catalog import load_catalog
+        from kg.reading import import_reading_list
+
+        import_reading_list(store, my_list(built_store_path.parent / "l.md", read=11), load_catalog())
+    (snap,) = Snapshots(built_store_path / "snapshots").kept()
+    graphs = {q.graph_name for q in ox.parse(gzip.open(snap.path).read(), format=ox.RdfFormat.N_QUADS)}
+    assert graphs and graphs <= set(USER_GRAPHS)

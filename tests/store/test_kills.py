@@ -1,0 +1,172 @@
+"""Crash safety: a ``kg`` process killed with SIGKILL at any moment of a write leaves the
+store fully old or fully new, and the next command says that it is recovering and what.
+
+Each case runs the real command to a named pause point (``kg.pauses``) and kills it there;
+a few more kill it after a delay, wherever it happens to be."""
+
+from __future__ import annotations
+
+import shutil
+import time
+from pathlib import Path
+
+import pyoxigraph as ox
+import pytest
+
+from kg.graphs import PROVENANCE, READING, USER_GRAPHS
+from kg.store.base import content_hash
+from kg.store.embedded import OxigraphStore
+from tests.store.lists import my_list
+from tests.store.processes import kill_at, start_kg
+
+
+def _digest(store: OxigraphStore, graph: ox.NamedNode) -> str:
+    """A graph's content hash; for the reading state, of what does not depend on when the
+    run happened (events have fresh IRIs and times): each paper's status, and how many
+    events and removals there are."""
+    if graph != READING:
+        return content_hash(store.triples(graph))
+    statuses = sorted(f"{r['p']} {r['s']}" for r in store.select(
+        f"SELECT ?p ?s WHERE {{ GRAPH {READING} {{ ?p tkg:readingStatus ?s }} }}").records())
+    events = store.select(f"SELECT (COUNT(?e) AS ?n) WHERE {{ GRAPH {READING} {{ ?e tkg:paper ?p }} }}").rows
+    return f"{hash(tuple(statuses))}:{events[0]['n']}"
+
+
+def fingerprint(store_path: Path) -> dict[str, str]:
+    """Each graph's content, provenance left out (its run records differ run to run)."""
+    with OxigraphStore.open_reader(store_path) as store:
+        return {g.value: _digest(store, g) for g in store.named_graphs() if g != PROVENANCE}
+
+
+def user_fingerprint(store_path: Path) -> dict[str, str]:
+    with OxigraphStore.open_reader(store_path) as store:
+        return {g.value: _digest(store, g) for g in USER_GRAPHS}
+
+
+@pytest.fixture
+def two_stores(built_store_path: Path, tmp_path: Path) -> tuple[Path, Path]:
+    """The built store, and a copy of it to run the command on uninterrupted."""
+    other = tmp_path / "uninterrupted"
+    shutil.copytree(built_store_path, other)
+    return built_store_path, other
+
+
+def _case(kg_cli, stores: tuple[Path, Path], point: str, *args: str, next_says: str) -> tuple[dict, dict, dict]:
+    """Kill ``kg ARGS`` at ``point`` on one store; run it whole on the other; return the
+    fingerprints (old, new, after the kill and the next command)."""
+    victim, whole = stores
+    old = fingerprint(victim)
+    kg_cli(*args, store=whole, check=True)
+    new = fingerprint(whole)
+    kill_at(point, *args, store=victim)
+    after_kill = kg_cli("--wait", "0", "reading", "set", "Switch Transformers", "skipped", store=victim,
+                        check=True)
+    assert "recovering" in after_kill.stderr and next_says in " ".join(after_kill.stderr.split()), after_kill.stderr
+    kg_cli("--wait", "0", "reading", "set", "Switch Transformers", "skipped", store=whole, check=True)
+    # compare once both have had the same follow-up write
+    return old, new, fingerprint(victim)
+
+
+YES = ("--yes",)
+
+
+@pytest.mark.parametrize("point, outcome, says", [
+    ("snapshot.taken", "old", "which changed nothing"),
+    ("store.before-commit", "old", "was interrupted"),
+    ("store.after-commit", "new", "kept the snapshot taken before `kg import reading-list`"),
+])
+def test_killed_reading_list_import(kg_cli, two_stores, tmp_path: Path, point: str, outcome: str, says: str) -> None:
+    mine = my_list(tmp_path / "my.md", read=12, drop=3)
+    old, new, after = _case(kg_cli, two_stores, point, "import", "reading-list", str(mine), next_says=says)
+    _, whole = two_stores
+    expected = fingerprint(whole) if outcome == "new" else None
+    if outcome == "new":
+        assert after == expected
+    else:
+        assert after != fingerprint(whole) and set(after) == set(old) | set(after)
+        kg_cli("import", "reading-list", str(mine), store=two_stores[0], check=True)  # the import still works
+    if outcome == "new":
+        kg_cli("undo", "--yes", store=two_stores[0], check=True)  # and the snapshot was kept: undo works
+
+
+def test_killed_restore_leaves_the_store_as_it_was_and_the_next_command_says_it_cleans_up(
+    kg_cli, two_stores, tmp_path: Path
+) -> None:
+    victim, whole = two_stores
+    backup = tmp_path / "b.nq.gz"
+    kg_cli("reading", "set", "GPipe", "read", store=whole, check=True)
+    kg_cli("backup", "-o", str(backup), store=whole, check=True)
+    old = fingerprint(victim)
+    kill_at("store.staged", "restore", str(backup), "--yes", store=victim)
+    out = kg_cli("--wait", "0", "graph", "list", "-f", "json", store=victim, check=True)
+    assert fingerprint(victim) == old  # a reader sees the old store, and says nothing of a writer's job
+    nxt = kg_cli("--wait", "0", "reading", "set", "Switch Transformers", "skipped", store=victim, check=True)
+    assert "staging graph" in nxt.stderr and "unchanged" in nxt.stderr
+    assert "staging" not in out.stdout
+    kill_at("store.after-commit", "restore", str(backup), "--yes", store=victim)
+    kg_cli("--wait", "0", "graph", "list", store=victim, check=True)
+    assert fingerprint(victim) == fingerprint(whole)  # the whole backup, although no view was published yet
+
+
+def test_killed_undo_and_graph_drop(kg_cli, two_stores, tmp_path: Path) -> None:
+    victim, _ = two_stores
+    kg_cli("import", "reading-list", str(my_list(tmp_path / "l.md", read=10)), store=victim, check=True)
+    imported = user_fingerprint(victim)
+    kill_at("store.before-commit", "undo", store=victim)
+    # the next command, here one that only reads, says what it recovers
+    listed = kg_cli("reading", "list", store=victim, check=True)
+    assert "`kg undo` of `kg import reading-list`" in " ".join(listed.stderr.split())
+    assert "did not happen" in listed.stderr
+    assert user_fingerprint(victim) == imported
+    kg_cli("undo", store=victim, check=True)  # the undo that did not happen can be done
+    undone = user_fingerprint(victim)
+    assert undone != imported
+    extra = tmp_path / "x.nt"
+    extra.write_text('<http://example.org/a> <http://example.org/p> "1" .\n', encoding="utf-8")
+    kg_cli("import", "rdf", str(extra), store=victim, check=True)
+    before = fingerprint(victim)
+    kill_at("store.before-commit", "graph", "drop", "import/x", "--yes", store=victim)
+    assert fingerprint(victim) == before
+    kill_at("store.after-commit", "graph", "drop", "import/x", "--yes", store=victim)
+    assert "https://w3id.org/techkg/graph/import/x" not in fingerprint(victim)
+
+
+def test_a_killed_backup_leaves_no_file(kg_cli, built_store_path: Path, tmp_path: Path) -> None:
+    target = tmp_path / "b.nq.gz"
+    kill_at("quads.writing", "backup", "-o", str(target), store=built_store_path)
+    assert not target.exists()
+    kg_cli("backup", "-o", str(target), store=built_store_path, check=True)
+    assert target.exists()
+
+
+def test_a_killed_first_load_into_an_empty_graph_is_removed_by_the_next_writer(
+    kg_cli, built_store_path: Path, tmp_path: Path
+) -> None:
+    dump = tmp_path / "big.nt"
+    dump.write_text("".join(f'<http://example.org/s{i}> <http://example.org/p> "{i}" .\n' for i in range(2000)),
+                    encoding="utf-8")
+    before = fingerprint(built_store_path)
+    kill_at("store.loaded", "import", "rdf", str(dump), store=built_store_path)
+    nxt = kg_cli("--wait", "0", "reading", "set", "GPipe", "read", store=built_store_path, check=True)
+    said = " ".join(nxt.stderr.split())
+    assert "recovering: `kg import rdf`" in said and "removing 2,000 triples of an unfinished load" in said
+    after = fingerprint(built_store_path)
+    assert "https://w3id.org/techkg/graph/import/big" not in after
+    assert {g: h for g, h in after.items() if "reading" not in g} == {
+        g: h for g, h in before.items() if "reading" not in g}
+
+
+@pytest.mark.parametrize("delay", [0.6, 1.0, 1.5, 2.2])
+def test_a_build_replacing_the_list_killed_at_any_moment_leaves_old_or_new(
+    kg_cli, two_stores, tmp_path: Path, delay: float
+) -> None:
+    victim, whole = two_stores
+    mine = my_list(tmp_path / "my.md", read=11, drop=2)
+    old = user_fingerprint(victim)
+    kg_cli("build", "-r", str(mine), store=whole, check=True)
+    new = user_fingerprint(whole)
+    process = start_kg("build", "-r", str(mine), store=victim)
+    time.sleep(delay)
+    process.kill()
+    kg_cli("--wait", "0", "graph", "list", store=victim, check=True)
+    assert user_fingerprint(victim) in (old, new)
