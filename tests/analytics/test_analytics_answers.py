@@ -26,7 +26,7 @@ CASES = [(name, {}) for name in TWINS if name not in ("new-since", "reading-queu
     ("reading-queue-lineage", {"technique": "GQA"}),
 ]
 #: GROUP_CONCAT columns and their separators: SPARQL leaves the order of the parts open.
-CONCATS = {"types": " ", "authors": "\n", "categories": " | ", "techniques": ", ", "aliases": ", ",
+CONCATS = {"types": " ", "authors": "\n", "venues": "\n", "categories": " | ", "techniques": ", ", "aliases": ", ",
            "organisations": ", "}
 
 

@@ -355,7 +355,7 @@ class Workbench:
 
         lineage = build_lineage(store, LineageOptions(root=root, include_private=True, with_citations=True,
                                                       clustered=True))
-        for node, attrs in lineage.graph.nodes(data=True):  # a folded part opens as its own lineage
+        for _node, attrs in lineage.graph.nodes(data=True):  # a folded part opens as its own lineage
             if attrs["kind"] == "cluster":
                 anchor = lineage.graph.nodes[attrs["anchor"]]
                 attrs["href"] = "/lineage?root=" + quote(str(anchor.get("slug") or attrs["anchor"]))
