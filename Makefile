@@ -3,10 +3,11 @@
 # make picture  redraw the README's docs/lineage.svg the same way, from a fresh store
 # make test   set everything up, run ruff and mypy, then the test suite
 # make bench  run the benchmarks in bench/ (slow; prints ratios against baselines)
+# make notebooks  run notebooks/*.ipynb against a fresh store and save them with their outputs
 
 VENV := .venv/bin
 
-.PHONY: setup demo test bench picture
+.PHONY: setup demo test bench picture notebooks
 
 setup:
 	./scripts/setup
@@ -32,3 +33,6 @@ picture: setup
 	$(VENV)/kg --store .kg-demo/picture-store build
 	$(VENV)/kg --store .kg-demo/picture-store kernels verify GDN KDA Mamba2
 	$(VENV)/kg --store .kg-demo/picture-store export lineage -o docs/lineage.svg --force
+
+notebooks: setup
+	$(VENV)/python scripts/run-notebooks

@@ -7,10 +7,21 @@ once and stored in the graph (``tkg:citationKey`` in the ``exports`` named graph
 written through one store transaction), so it never changes afterwards, even when the
 title or the author list is corrected. A clash gets a letter: ``yang2024gateda``.
 
-Entries are ``@misc`` (``@techreport`` for reports); arXiv papers carry ``eprint``,
-``archivePrefix = {arXiv}`` and, when known, ``primaryClass``. Only the first author
-is recorded for most papers; their entries say ``and others``. Reading status is
-private and is written (as JabRef's ``readstatus`` field) only with ``include_private``.
+The entry type follows the venue (:func:`parse_venue`): ``@inproceedings`` with a
+``booktitle`` for conferences (NeurIPS, ICML, ICLR, SC, OSDI, SOSP, MLSys, ...),
+``@article`` with a ``journal`` for journals (JMLR, PVLDB, ...), ``@techreport`` with an
+``institution`` for reports whose institution is known, and ``@misc`` for the rest:
+arXiv-only papers carry ``eprint``, ``archivePrefix = {arXiv}``, ``primaryClass`` when
+known and ``howpublished = {arXiv:ID}`` (so that plain.bst shows the id). Every dated
+entry has a year: the venue's, else the paper's date, else the year in its arXiv id.
+Where no source dates a paper (software, documentation), it gets ``date = {XXXX}``,
+EDTF's unspecified year, instead of an invented one. An entry without authors gets a
+``key`` to sort by and stays ``@misc``, as the styles require an author for the other
+types. The output gives no warnings with ``bibtex`` and ``plain`` nor with ``biber
+--tool --validate-datamodel`` (tests/exports check both). Only the first author is
+recorded for most papers; their entries say ``and others``. Reading status is private
+and is written (as JabRef's ``readstatus`` field, which biber ignores with a warning)
+only with ``include_private``.
 """
 
 from __future__ import annotations
@@ -32,10 +43,12 @@ from kg.vocab import BASE, BIBO, FABIO, TKG, text
 __all__ = [
     "EXPORTS_GRAPH",
     "BibEntry",
+    "Venue",
     "base_key",
     "bibliography",
     "citation_keys",
     "latex_escape",
+    "parse_venue",
     "protect_title",
     "render_bibtex",
 ]
@@ -165,6 +178,195 @@ def _url_safe(value: str) -> str:
     return value.replace("{", "%7B").replace("}", "%7D").replace(" ", "%20")
 
 
+#: Conferences by the acronym a venue string starts with: their proceedings' name.
+CONFERENCES: dict[str, str] = {
+    "NeurIPS": "Advances in Neural Information Processing Systems",
+    "NIPS": "Advances in Neural Information Processing Systems",
+    "ICML": "International Conference on Machine Learning",
+    "ICLR": "International Conference on Learning Representations",
+    "AAAI": "AAAI Conference on Artificial Intelligence",
+    "IJCAI": "International Joint Conference on Artificial Intelligence",
+    "COLM": "Conference on Language Modeling",
+    "ACL": "Annual Meeting of the Association for Computational Linguistics",
+    "EMNLP": "Conference on Empirical Methods in Natural Language Processing",
+    "NAACL": "Conference of the North American Chapter of the Association for Computational Linguistics",
+    "CVPR": "IEEE/CVF Conference on Computer Vision and Pattern Recognition",
+    "ICCV": "IEEE/CVF International Conference on Computer Vision",
+    "ECCV": "European Conference on Computer Vision",
+    "KDD": "ACM SIGKDD Conference on Knowledge Discovery and Data Mining",
+    "MLSys": "Conference on Machine Learning and Systems",
+    "SC": "International Conference for High Performance Computing, Networking, Storage and Analysis",
+    "OSDI": "USENIX Symposium on Operating Systems Design and Implementation",
+    "SOSP": "ACM Symposium on Operating Systems Principles",
+    "NSDI": "USENIX Symposium on Networked Systems Design and Implementation",
+    "USENIX ATC": "USENIX Annual Technical Conference",
+    "ATC": "USENIX Annual Technical Conference",
+    "FAST": "USENIX Conference on File and Storage Technologies",
+    "EuroSys": "European Conference on Computer Systems",
+    "ASPLOS": "ACM International Conference on Architectural Support for Programming Languages and Operating Systems",
+    "PPoPP": "ACM SIGPLAN Symposium on Principles and Practice of Parallel Programming",
+    "PLDI": "ACM SIGPLAN Conference on Programming Language Design and Implementation",
+    "CGO": "IEEE/ACM International Symposium on Code Generation and Optimization",
+    "ISCA": "International Symposium on Computer Architecture",
+    "MICRO": "IEEE/ACM International Symposium on Microarchitecture",
+    "HPCA": "IEEE International Symposium on High-Performance Computer Architecture",
+    "HPDC": "International Symposium on High-Performance Parallel and Distributed Computing",
+    "IPDPS": "IEEE International Parallel and Distributed Processing Symposium",
+    "ICS": "ACM International Conference on Supercomputing",
+    "SoCC": "ACM Symposium on Cloud Computing",
+    "SIGCOMM": "ACM SIGCOMM Conference",
+    "Middleware": "ACM/IFIP International Middleware Conference",
+    "EuroMLSys": "Workshop on Machine Learning and Systems",
+}
+#: Journals by acronym: their titles.
+JOURNALS: dict[str, str] = {
+    "JMLR": "Journal of Machine Learning Research",
+    "TMLR": "Transactions on Machine Learning Research",
+    "PVLDB": "Proceedings of the VLDB Endowment",
+    "VLDB": "Proceedings of the VLDB Endowment",  # VLDB papers appear in PVLDB
+    "TPDS": "IEEE Transactions on Parallel and Distributed Systems",
+    "TACO": "ACM Transactions on Architecture and Code Optimization",
+    "TOCS": "ACM Transactions on Computer Systems",
+    "CACM": "Communications of the ACM",
+    "Nature": "Nature",
+    "Science": "Science",
+}
+_YEAR = re.compile(r"(?:(?<!\d)((?:19|20)\d{2})(?!\d)|['’](\d{2})\b)")
+_VOLUME = re.compile(r"\bvol(?:ume)?\.?\s*(\d+)", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Venue:
+    """What a venue string says: ``kind`` is conference, journal, arxiv, report or other."""
+
+    kind: str
+    name: str  # the booktitle, journal or howpublished text ("" when nothing is known)
+    year: str | None = None
+    volume: str | None = None
+
+    @property
+    def rank(self) -> int:
+        """How much the venue tells, to pick one of several (a known conference beats "arXiv'24")."""
+        return {"conference": 4, "journal": 4, "report": 2, "other": 1, "arxiv": 1}[self.kind] + (
+            self.year is not None) + (self.volume is not None) if self.name or self.kind == "arxiv" else 0
+
+
+def parse_venue(text: str | None) -> Venue:
+    """``ICLR'24`` → conference "International Conference on Learning Representations (ICLR)", 2024;
+    ``JMLR vol. 23 (2022)`` → journal, volume 23, 2022; ``arXiv preprint`` → arxiv."""
+    raw = " ".join((text or "").split())
+    if not raw or raw.lower() in ("unknown venue", "unknown", "?"):
+        return Venue("other", "")
+    found = _YEAR.search(raw)
+    year = (found.group(1) or "20" + found.group(2)) if found else None
+    volume = _VOLUME.search(raw)
+    name = _YEAR.sub("", _VOLUME.sub("", raw))
+    name = re.sub(r"\(\s*\)|\s+[·,;]\s*$|^\s*[·,;]\s+", "", name)
+    name = re.sub(r"\s+", " ", re.sub(r"\s*·\s*$", "", name)).strip(" ·,;")
+    lowered = name.lower()
+    vol = volume.group(1) if volume else None
+    if lowered.startswith("arxiv"):
+        return Venue("report" if "report" in lowered else "arxiv", "", year, vol)
+    for table, kind in ((CONFERENCES, "conference"), (JOURNALS, "journal")):
+        for acronym in sorted(table, key=len, reverse=True):
+            if re.fullmatch(rf"{re.escape(acronym)}(?:\s+(?:conference|workshop))?", name, re.IGNORECASE) or \
+                    re.match(rf"{re.escape(acronym)}\b(?!-)", name) and len(name) <= len(acronym) + 12:
+                full = table[acronym]  # a conference's proceedings keep the acronym people know it by
+                return Venue(kind, f"{full} ({acronym})" if kind == "conference" else full, year, vol)
+    if re.search(r"\b(proceedings|conference|symposium|workshop)\b", lowered):
+        return Venue("conference", name, year, vol)
+    if re.search(r"\b(journal|transactions|letters)\b", lowered):
+        return Venue("journal", name, year, vol)
+    if re.search(r"\b(technical report|tech\.? report|white ?paper)\b", lowered):
+        return Venue("report", name, year, vol)
+    return Venue("other", raw, year, vol)
+
+
+def _best_venue(values: Iterable[str]) -> Venue:
+    parsed = [parse_venue(v) for v in values if v]
+    return max(parsed, key=lambda v: v.rank, default=Venue("other", ""))
+
+
+def _entry(r: dict[str, Any], names: list[str], *, include_private: bool) -> tuple[str, dict[str, str]]:
+    """The entry type and fields of one bibliography row."""
+    types = set(str(r["types"] or "").split())
+    venue = _best_venue(str(r.get("venues") or r["venue"] or "").split("\n"))
+    arxiv = r["arxivId"]
+    author = _author_field(names, r["firstAuthor"], r["team"])
+    issued = str(r["issued"] or "")
+    year = (venue.year if venue.kind in ("conference", "journal") else None) or (
+        issued[:4] if issued[:4].isdigit() else None) or venue.year or _arxiv_year(arxiv)
+    report = BIBO.Report.value in types or venue.kind == "report"
+    if not year:  # only a @misc may lack a year in the styles
+        kind = "misc"
+    elif report and r["team"]:
+        kind = "techreport"
+    elif author and venue.kind in ("conference", "journal"):
+        kind = "inproceedings" if venue.kind == "conference" else "article"
+    else:
+        kind = "misc"
+    fields: dict[str, str] = {}
+    if author:
+        fields["author"] = author
+    fields["title"] = protect_title(str(r["title"] or r["paper"]))
+    if kind == "inproceedings":
+        fields["booktitle"] = latex_escape(venue.name)
+    elif kind == "article":
+        fields["journal"] = latex_escape(venue.name)
+        if venue.volume:
+            fields["volume"] = venue.volume
+    elif kind == "techreport":
+        fields["institution"] = latex_escape(str(r["team"]))
+    if year:
+        fields["year"] = year
+        if len(issued) > 4 and issued.startswith(year):
+            fields["date"] = issued[:10]
+    else:  # no source dates it (software, docs): EDTF's unspecified year, which biber reads as such
+        fields["date"] = "XXXX"
+    if arxiv:
+        fields["eprint"] = arxiv
+        fields["archivePrefix"] = "arXiv"
+        if r["primaryClass"]:
+            fields["primaryClass"] = latex_escape(r["primaryClass"])
+    if r["doi"]:
+        fields["doi"] = _url_safe(r["doi"])
+    url = (f"https://arxiv.org/abs/{arxiv}" if arxiv else
+           f"https://doi.org/{r['doi']}" if r["doi"] else r["url"] or (
+               r["paper"] if not r["paper"].startswith(BASE) else None))
+    if url:
+        fields["url"] = _url_safe(url)
+    if kind == "misc":
+        if arxiv:
+            fields["howpublished"] = f"arXiv:{arxiv}"
+        elif venue.name:
+            fields["howpublished"] = latex_escape(venue.name)
+        elif FABIO.Preprint.value in types:
+            fields["howpublished"] = "Preprint"
+        if report:
+            fields["note"] = "Technical report"
+        if not author:  # the styles sort by author, else by this key
+            fields["key"] = latex_escape(_sort_word(str(r["title"] or r["paper"])))
+    if include_private and r["status"]:
+        fields["readstatus"] = latex_escape(r["status"])
+    return kind, fields
+
+
+def _arxiv_year(arxiv: str | None) -> str | None:
+    """The year in an arXiv id: 2412.06464 → 2024, hep-th/9901001 → 1999."""
+    if not arxiv:
+        return None
+    digits = re.search(r"(?:^|/)(\d{2})(\d{2})", arxiv)
+    if not digits:
+        return None
+    yy = int(digits.group(1))
+    return str(1900 + yy if yy >= 91 else 2000 + yy)
+
+
+def _sort_word(title: str) -> str:
+    words = re.findall(r"[\w-]+", title)
+    return words[0] if words else title
+
+
 def bibliography(store: GraphStore, *, papers: Iterable[str] | None = None,
                  include_private: bool = False) -> list[BibEntry]:
     """Entries for ``papers`` (IRIs, in that order), or for the reading list in its order.
@@ -179,42 +381,7 @@ def bibliography(store: GraphStore, *, papers: Iterable[str] | None = None,
     keys = citation_keys(store, chosen, authors)
     entries = []
     for r in chosen:
-        types = set(str(r["types"] or "").split())
-        kind = "techreport" if BIBO.Report.value in types else "misc"
-        fields: dict[str, str] = {}
-        author = _author_field(authors.get(r["paper"], []), r["firstAuthor"], r["team"])
-        if author:
-            fields["author"] = author
-        fields["title"] = protect_title(str(r["title"] or r["paper"]))
-        issued = str(r["issued"] or "")
-        if issued[:4].isdigit():
-            fields["year"] = issued[:4]
-            if len(issued) > 4:
-                fields["date"] = issued[:10]
-        if r["arxivId"]:
-            fields["eprint"] = r["arxivId"]
-            fields["archivePrefix"] = "arXiv"
-            if r["primaryClass"]:
-                fields["primaryClass"] = latex_escape(r["primaryClass"])
-        if r["doi"]:
-            fields["doi"] = _url_safe(r["doi"])
-        url = (f"https://arxiv.org/abs/{r['arxivId']}" if r["arxivId"] else
-               f"https://doi.org/{r['doi']}" if r["doi"] else r["url"] or (
-                   r["paper"] if not r["paper"].startswith(BASE) else None))
-        if url:
-            fields["url"] = _url_safe(url)
-        if r["venue"]:
-            venue = latex_escape(r["venue"])
-            if kind == "techreport":
-                if r["team"]:
-                    fields["institution"] = latex_escape(r["team"])
-                fields["note"] = venue
-            elif not (r["arxivId"] and venue.lower().startswith("arxiv")):
-                fields["howpublished"] = venue
-        if FABIO.Preprint.value in types and "howpublished" not in fields and not r["arxivId"]:
-            fields["howpublished"] = "Preprint"
-        if include_private and r["status"]:
-            fields["readstatus"] = latex_escape(r["status"])
+        kind, fields = _entry(r, authors.get(r["paper"], []), include_private=include_private)
         entries.append(BibEntry(r["paper"], keys[r["paper"]], kind, fields))
     return entries
 

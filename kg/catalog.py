@@ -54,7 +54,10 @@ __all__ = [
     "Catalog",
     "Category",
     "Edge",
+    "Names",
+    "Organisation",
     "Paper",
+    "Person",
     "Technique",
     "catalog_triples",
     "data_dir",
@@ -183,11 +186,61 @@ class Edge:
 
 
 @dataclass
+class Organisation:
+    """An organisation of organisations.toml: its other names, its parent, its author teams."""
+
+    name: str
+    where: Where
+    aliases: list[str] = field(default_factory=list)
+    part_of: str | None = None
+    teams: list[str] = field(default_factory=list)
+
+    @property
+    def iri(self) -> NamedNode:
+        return org_iri(self.name)
+
+
+@dataclass
+class Person:
+    """A person of people.toml, known under ``aliases`` too."""
+
+    name: str
+    where: Where
+    aliases: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Names:
+    """One name, and so one node, per organisation and per person: every alias maps to it."""
+
+    organisations: dict[str, Organisation] = field(default_factory=dict)
+    people: dict[str, Person] = field(default_factory=dict)
+    _orgs: dict[str, str] = field(default_factory=dict, repr=False)
+    _people: dict[str, str] = field(default_factory=dict, repr=False)
+
+    def organisation(self, name: str) -> str:
+        """The canonical name of the organisation called ``name`` (``name`` if it has no entry)."""
+        return self._orgs.get(name.casefold(), name)
+
+    def person(self, name: str) -> str:
+        return self._people.get(name.casefold(), name)
+
+    def teams(self) -> dict[str, list[str]]:
+        """team name → the organisations it belongs to."""
+        out: dict[str, list[str]] = {}
+        for org in self.organisations.values():
+            for team in org.teams:
+                out.setdefault(team, []).append(org.name)
+        return out
+
+
+@dataclass
 class Catalog:
     categories: dict[str, Category]
     techniques: dict[str, Technique]
     papers: dict[str, Paper]
     edges: list[Edge]
+    names: Names = field(default_factory=Names)
 
     def on_page(self) -> list[Technique]:
         return [t for t in self.techniques.values() if t.on_page]
@@ -454,6 +507,59 @@ def _load_edges(path: Path, techniques: dict[str, Technique]) -> list[Edge]:
     return edges
 
 
+def _load_names(root: Path) -> Names:
+    """organisations.toml and people.toml (both optional): canonical names and their aliases."""
+    names = Names()
+    for filename, header, allowed in (("organisations.toml", "organisation", {"name", "aliases", "part_of", "teams"}),
+                                      ("people.toml", "person", {"name", "aliases"})):
+        path = root / filename
+        if not path.exists():
+            continue
+        data, raw = _read_toml(path)
+        index_of = names._orgs if header == "organisation" else names._people
+        for index, entry in enumerate(data.get(header, [])):
+            t = _Table(entry, raw, path, header, index, allowed)
+            name = t.string("name", required=True) or ""
+            for label in (name, *t.strs("aliases")):
+                taken = index_of.get(label.casefold())
+                if taken is not None:
+                    raise t.where.error(f"the name {label!r} is already given to {taken!r}",
+                                        hint=f"Each name in {filename} picks out one {header}; keep it on one entry.")
+                index_of[label.casefold()] = name
+            if header == "organisation":
+                names.organisations[name] = Organisation(name, t.where, t.strs("aliases"), t.string("part_of"),
+                                                         t.strs("teams"))
+            else:
+                names.people[name] = Person(name, t.where, t.strs("aliases"))
+    for org in names.organisations.values():
+        if org.part_of is None:
+            continue
+        parent = names.organisation(org.part_of)
+        if parent not in names.organisations:
+            raise org.where.error(f"part_of {org.part_of!r} of {org.name!r} is not an organisation in the file",
+                                  hint="Add an [[organisation]] entry for the parent, or fix the name.")
+        org.part_of, seen = parent, {org.name}
+        above: str | None = parent
+        while above is not None:  # the units of an organisation never loop back to it
+            if above in seen:
+                raise org.where.error(f"{org.name!r} is part of itself through part_of")
+            seen.add(above)
+            above = names.organisations[above].part_of if above in names.organisations else None
+    return names
+
+
+def _canonical(catalog: Catalog) -> None:
+    """Rewrite the names of people and organisations of techniques and papers to their canonical form."""
+    names = catalog.names
+    for tech in catalog.techniques.values():
+        tech.organisations = list(dict.fromkeys(names.organisation(o) for o in tech.organisations))
+        if tech.first_author:
+            tech.first_author = names.person(tech.first_author)
+    for paper in catalog.papers.values():
+        if paper.first_author:
+            paper.first_author = names.person(paper.first_author)
+
+
 def load_catalog(directory: Path | None = None) -> Catalog:
     """Read and check the catalog under ``directory`` (default: the packaged data)."""
     root = directory or data_dir()
@@ -473,7 +579,9 @@ def load_catalog(directory: Path | None = None) -> Catalog:
                 )
             aliases[key] = tech.id
     edges = _load_edges(root / "lineage.toml", techniques)
-    return Catalog(categories, techniques, papers, edges)
+    catalog = Catalog(categories, techniques, papers, edges, _load_names(root))
+    _canonical(catalog)
+    return catalog
 
 
 # -- triples ---------------------------------------------------------------------------
@@ -513,6 +621,27 @@ def paper_triples(paper: Paper) -> Iterator[Triple]:
             yield Triple(node, TKG.firstAuthor, agent)
 
 
+def names_triples(names: Names) -> Iterator[Triple]:
+    """Organisations with their other names and parents, their teams, and people's other names."""
+    for org in names.organisations.values():
+        node, triples = _agent(org.name, FOAF.Organization)
+        yield from triples
+        for alias in org.aliases:
+            yield Triple(node, SKOS.altLabel, text(alias, None))
+        if org.part_of:
+            yield Triple(node, SCHEMA.parentOrganization, org_iri(org.part_of))
+    for team, parents in names.teams().items():
+        node, triples = _agent(team, FOAF.Group)
+        yield from triples
+        for parent in parents:
+            yield Triple(node, SCHEMA.parentOrganization, org_iri(parent))
+    for person in names.people.values():
+        node, triples = _agent(person.name, FOAF.Person)
+        yield from triples
+        for alias in person.aliases:
+            yield Triple(node, SKOS.altLabel, text(alias, None))
+
+
 def catalog_triples(catalog: Catalog) -> Iterator[Triple]:
     """Every triple of the ``catalog`` named graph."""
     yield Triple(SCHEME, RDF.type, SKOS.ConceptScheme)
@@ -533,6 +662,7 @@ def catalog_triples(catalog: Catalog) -> Iterator[Triple]:
 
     for paper in catalog.papers.values():
         yield from paper_triples(paper)
+    yield from names_triples(catalog.names)
 
     for tech in catalog.techniques.values():
         node = tech.iri

@@ -45,6 +45,7 @@ __all__ = [
     "import_reading_list",
     "IndexEntry",
     "reading_index",
+    "note_text",
     "reading_rows",
     "resolve_paper",
     "set_status",
@@ -445,7 +446,8 @@ def reading_rows(
     rows = store.select(
         f"""SELECT ?paper (SAMPLE(?t) AS ?title) (SAMPLE(?slug) AS ?status) (SAMPLE(?at) AS ?changed)
                   (GROUP_CONCAT(DISTINCT ?catLabel; separator=" | ") AS ?categories)
-                  (SAMPLE(?v) AS ?venue) (MAX(?n) AS ?note) (MIN(?pos) AS ?position)
+                  (SAMPLE(?v) AS ?venue) (MAX(?n) AS ?flag) (MIN(?pos) AS ?position)
+                  (GROUP_CONCAT(DISTINCT ?body; separator="\u001f") AS ?notes)
            WHERE {{
              ?paper tkg:readingStatus ?s .
              {filters}
@@ -455,6 +457,7 @@ def reading_rows(
              OPTIONAL {{ ?paper tkg:readingCategory/skos:prefLabel ?catLabel }}
              OPTIONAL {{ ?paper tkg:venue ?v }}
              OPTIONAL {{ ?paper tkg:hasNote ?n }}
+             OPTIONAL {{ ?noteNode tkg:noteOf ?paper ; rdf:value ?body }}
              OPTIONAL {{ ?paper tkg:position ?pos }}
            }} GROUP BY ?paper ORDER BY (!BOUND(?position)) ?position ?title""",
         bindings,
@@ -462,9 +465,38 @@ def reading_rows(
     out = []
     for record in rows.records():
         record["categories"] = [c for c in str(record["categories"] or "").split(" | ") if c]
-        record["note"] = bool(record["note"])
+        bodies = [note_text(b) for b in str(record.pop("notes") or "").split("\u001f") if b.strip()]
+        record["note"] = "\n\n".join(b for b in bodies if b) or None
+        record["has_note"] = bool(record.pop("flag")) or bool(record["note"])
         out.append(record)
     return out
+
+
+def note_text(body: str) -> str:
+    """A note's text: a Zotero note's HTML as plain paragraphs (plain text is kept as it is)."""
+    if "<" not in body:
+        return body.strip()
+    from html.parser import HTMLParser
+
+    class _Text(HTMLParser):
+        BLOCKS = {"p", "div", "br", "li", "h1", "h2", "h3", "h4", "h5", "h6", "tr", "blockquote", "pre"}
+
+        def __init__(self) -> None:
+            super().__init__(convert_charrefs=True)
+            self.parts: list[str] = []
+
+        def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+            if tag in self.BLOCKS:
+                self.parts.append("\n")
+
+        def handle_data(self, data: str) -> None:
+            self.parts.append(data)
+
+    parser = _Text()
+    parser.feed(body)
+    parser.close()
+    paragraphs = (" ".join(line.split()) for line in "".join(parser.parts).split("\n"))
+    return "\n".join(p for p in paragraphs if p)
 
 
 @dataclass(frozen=True)

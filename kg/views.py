@@ -23,6 +23,8 @@ __all__ = [
     "Edge",
     "LineageNode",
     "compare",
+    "comparison_markdown",
+    "plain_math",
     "kernel_status",
     "lineage_edges",
     "lineage_tree",
@@ -187,6 +189,21 @@ def compare(store: GraphStore, techniques: list[NamedNode]) -> dict[str, Any]:
     return {"columns": columns, "rows": rows, "conditions": conditions, "cards": cards}
 
 
+def comparison_markdown(table: dict[str, Any]) -> str:
+    """A :func:`compare` table as GitHub-flavoured Markdown (``kg compare --markdown``, the web export)."""
+
+    def cell(value: str) -> str:
+        return value.replace("|", "\\|").replace("\n", " ")
+
+    lines = ["| Dimension | " + " | ".join(cell(c) for c in table["columns"]) + " |",
+             "|---" * (len(table["columns"]) + 1) + "|"]
+    for label, values in table["rows"]:
+        lines.append(f"| {cell(label)} | " + " | ".join(cell(v) for v in values) + " |")
+    for name, conditions in table["conditions"]:
+        lines.append(f"\n\\* {cell(name)}: {cell(conditions)}")
+    return "\n".join(lines)
+
+
 def _evidence(store: GraphStore, technique: NamedNode) -> list[str]:
     rows = store.select(
         """SELECT ?t ?label ?url WHERE { ?t tkg:evidence ?e . ?e rdfs:label ?label ; schema:url ?url ;
@@ -238,3 +255,45 @@ def stats(store: GraphStore) -> dict[str, Any]:
 def _count(store: GraphStore, pattern: str) -> int:
     rows = store.select(f"SELECT (COUNT(DISTINCT ?t) AS ?n) WHERE {{ {pattern} }}")
     return int(python_value(rows.rows[0]["n"])) if rows.rows else 0
+
+
+# -- maths -------------------------------------------------------------------------------
+
+#: Catalog texts write formulas as $...$ in LaTeX (the workbench renders them with KaTeX);
+#: in a terminal they read as the plain notation below.
+_SYMBOLS = {
+    "alpha": "α", "beta": "β", "gamma": "γ", "delta": "δ", "epsilon": "ε", "theta": "θ", "lambda": "λ",
+    "mu": "μ", "pi": "π", "sigma": "σ", "tau": "τ", "phi": "φ", "omega": "ω", "Sigma": "Σ", "Delta": "Δ",
+    "top": "ᵀ", "cdot": "·", "times": "×", "in": "∈", "leftarrow": "←", "to": "→", "rightarrow": "→",
+    "odot": "⊙", "sum": "Σ", "ell": "ℓ", "infty": "∞", "approx": "≈", "le": "≤", "ge": "≥", "pm": "±",
+    "lVert": "‖", "rVert": "‖", "lfloor": "⌊", "rfloor": "⌋", "prime": "′", "bigl": "", "bigr": "",
+    "log": "log", "exp": "exp", "max": "max", "min": "min", "tanh": "tanh",
+}
+_GROUP = r"\{([^{}]*)\}"
+
+
+def plain_math(text: str) -> str:
+    """``text`` with its ``$...$`` formulas as plain notation: ``$S_{t-1}\\,\\alpha_t k^\\top$`` →
+    ``S_{t-1}α_t kᵀ``. Text without formulas is returned unchanged."""
+    import re
+
+    if "$" not in text:
+        return text
+
+    def formula(match: re.Match[str]) -> str:
+        tex = match.group(1)
+        tex = re.sub(r"\\(?:operatorname|mathrm|text|textrm|mathbf|mathit)" + _GROUP, r"\1", tex)
+        tex = re.sub(r"\\mathbb\{R\}", "ℝ", tex)
+        tex = re.sub(r"\\hat" + _GROUP, lambda m: m.group(1) + "\u0302", tex)
+        tex = re.sub(r"\\sqrt" + _GROUP, lambda m: "√" + (m.group(1) if re.fullmatch(r"\w+", m.group(1))
+                                                          else f"({m.group(1)})"), tex)
+        tex = re.sub(r"\^\\top|\^\{\\top\}", "ᵀ", tex)
+        tex = re.sub(r"\\[,;:!]|\\quad", " ", tex)
+        tex = re.sub(r"\\([A-Za-z]+)", lambda m: _SYMBOLS.get(m.group(1), m.group(0)), tex)
+        tex = re.sub(r" ?· ?", "·", tex)
+        tex = re.sub(r"\^([23])(?![\w{])", lambda m: "²³"[int(m.group(1)) - 2], tex)
+        tex = re.sub(r"(?<=\s)-(?=\s)", "−", tex)
+        tex = re.sub(r"‖ (.+?) ‖", r"‖\1‖", re.sub(r"⌊ (.+?) ⌋", r"⌊\1⌋", tex))
+        return re.sub(r"\s{2,}", " ", tex).strip()
+
+    return re.sub(r"\$([^$]+)\$", formula, text)

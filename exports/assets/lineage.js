@@ -365,8 +365,20 @@
       filters.appendChild(chip);
     });
 
-    fitButton.addEventListener("click", function () { cy.animate({ fit: { padding: 24 } }, { duration: 250 }); });
-    window.addEventListener("resize", function () { cy.resize(); });
+    function fitAll() {
+      cy.resize();
+      cy.fit(cy.elements(":visible"), 24);
+    }
+    fitButton.addEventListener("click", function () {
+      cy.animate({ fit: { eles: cy.elements(":visible"), padding: 24 } }, { duration: 250 });
+    });
+    // Fit once the frame has its final size, and again whenever the window changes size.
+    var resizing = null;
+    window.addEventListener("resize", function () {
+      window.clearTimeout(resizing);
+      resizing = window.setTimeout(fitAll, 120);
+    });
+    window.requestAnimationFrame(fitAll);
 
     var view = {
       cy: cy,

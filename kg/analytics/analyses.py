@@ -53,9 +53,26 @@ FROM cats JOIN reading_state AS rs USING (paper)
 GROUP BY category, position ORDER BY position, category""",
     "progress.timeline": """
 WITH reads AS (SELECT CAST(date_trunc($period, read_at) AS DATE) AS period, count(*) AS read
-               FROM reading_state WHERE read_at IS NOT NULL GROUP BY 1)
-SELECT period, read, CAST(sum(read) OVER (ORDER BY period) AS BIGINT) AS cumulative
-FROM reads ORDER BY period""",
+               FROM reading_state WHERE read_at IS NOT NULL GROUP BY 1),
+  -- A paper's status at the end of a period: its current one from the period it was set in
+  -- (even when older events carry later times), else its latest event up to then.
+  changes AS (SELECT paper, status, epoch(changed_at) AS rank,
+                     CAST(date_trunc($period, changed_at) AS DATE) AS period
+              FROM reading_events WHERE changed_at IS NOT NULL
+              UNION ALL
+              SELECT paper, status, 1e12, CAST(date_trunc($period, changed_at) AS DATE)
+              FROM reading_state WHERE changed_at IS NOT NULL),
+  periods AS (SELECT period FROM reads UNION SELECT period FROM changes),
+  at_end AS (SELECT p.period, c.paper, arg_max(c.status, c.rank) AS status
+             FROM periods AS p JOIN changes AS c ON c.period <= p.period GROUP BY p.period, c.paper),
+  states AS (SELECT period, count(*) FILTER (WHERE status = 'to-read') AS to_read,
+                    count(*) FILTER (WHERE status = 'reading') AS reading
+             FROM at_end GROUP BY period)
+SELECT p.period, coalesce(r.read, 0) AS read,
+       CAST(sum(coalesce(r.read, 0)) OVER (ORDER BY p.period) AS BIGINT) AS cumulative,
+       coalesce(s.to_read, 0) AS to_read, coalesce(s.reading, 0) AS reading
+FROM periods AS p LEFT JOIN reads AS r USING (period) LEFT JOIN states AS s USING (period)
+ORDER BY p.period""",
     "progress.backlog": f"""
 WITH {_CATEGORIES}
 SELECT category, count(*) AS backlog, count(*) FILTER (WHERE rs.status = 'reading') AS in_progress,
@@ -87,10 +104,13 @@ SELECT p.year, pc.category, count(*) AS papers
 FROM papers AS p JOIN paper_categories AS pc ON pc.paper = p.paper AND pc.scheme = 'technique'
 WHERE p.year IS NOT NULL GROUP BY ALL ORDER BY p.year, pc.category""",
     "papers.per_organisation": """
-SELECT coalesce(o.name, po.organisation) AS organisation, count(*) AS papers,
-       count(*) FILTER (WHERE po.via_author) AS via_authors,
-       count(*) FILTER (WHERE po.via_technique) AS via_techniques
-FROM paper_organisations AS po LEFT JOIN organisations AS o USING (organisation)
+WITH po AS (SELECT po.*, coalesce(o.canonical, po.organisation) AS canonical, o.name AS unit
+            FROM paper_organisations AS po LEFT JOIN organisations AS o USING (organisation))
+SELECT coalesce(c.name, po.canonical) AS organisation, count(DISTINCT po.paper) AS papers,
+       count(DISTINCT po.paper) FILTER (WHERE po.via_author) AS via_authors,
+       count(DISTINCT po.paper) FILTER (WHERE po.via_technique) AS via_techniques,
+       string_agg(DISTINCT po.unit, ', ' ORDER BY po.unit) FILTER (WHERE po.organisation <> po.canonical) AS units
+FROM po LEFT JOIN organisations AS c ON c.organisation = po.canonical
 GROUP BY ALL ORDER BY papers DESC, organisation LIMIT $top""",
     # -- influence (kg analytics papers --influential) ----------------------------
     "influence.most_influential": """
@@ -234,18 +254,27 @@ FROM counts AS c LEFT JOIN authors AS a USING (person) LEFT JOIN orgs USING (per
 LEFT JOIN organisations AS t ON t.organisation = c.person AND a.person IS NULL
 ORDER BY c.papers DESC, c.first_author_papers DESC, author""",
     "authors.organisations": """
-WITH authors_of AS (SELECT organisation, count(DISTINCT person) AS authors FROM affiliations
-                    WHERE person IN (SELECT person FROM authorship) GROUP BY organisation),
-  papers_of AS (SELECT organisation, count(*) AS papers FROM paper_organisations
-                WHERE via_author GROUP BY organisation)
+WITH canon AS (SELECT organisation, coalesce(canonical, organisation) AS canonical FROM organisations),
+  authors_of AS (SELECT coalesce(k.canonical, af.organisation) AS organisation, count(DISTINCT person) AS authors
+                 FROM affiliations AS af LEFT JOIN canon AS k USING (organisation)
+                 WHERE person IN (SELECT person FROM authorship) GROUP BY 1),
+  papers_of AS (SELECT coalesce(k.canonical, po.organisation) AS organisation, count(DISTINCT paper) AS papers
+                FROM paper_organisations AS po LEFT JOIN canon AS k USING (organisation)
+                WHERE via_author GROUP BY 1)
 SELECT coalesce(o.name, p.organisation) AS organisation, p.papers, coalesce(a.authors, 0) AS authors
 FROM papers_of AS p LEFT JOIN authors_of AS a USING (organisation)
 LEFT JOIN organisations AS o USING (organisation)
 ORDER BY p.papers DESC, organisation LIMIT $top""",
     "authors.co_authorship": """
+WITH org_papers AS (SELECT DISTINCT po.paper, coalesce(o.canonical, po.organisation) AS organisation
+                    FROM paper_organisations AS po LEFT JOIN organisations AS o USING (organisation)
+                    WHERE po.via_author),
+  p AS (SELECT x.organisation, y.organisation AS with_organisation, count(*) AS papers
+        FROM org_papers AS x JOIN org_papers AS y ON x.paper = y.paper AND x.organisation < y.organisation
+        GROUP BY ALL)
 SELECT coalesce(oa.name, p.organisation) AS organisation,
        coalesce(ob.name, p.with_organisation) AS with_organisation, p.papers
-FROM organisation_coauthorship AS p
+FROM p
 LEFT JOIN organisations AS oa ON oa.organisation = p.organisation
 LEFT JOIN organisations AS ob ON ob.organisation = p.with_organisation
 ORDER BY p.papers DESC, organisation, with_organisation LIMIT $top""",
@@ -331,7 +360,7 @@ ANALYSES: dict[str, tuple[tuple[tuple[str, str], ...], tuple[str, ...]]] = {
     "progress": (
         (
             ("categories", "Reading progress per category"),
-            ("timeline", "Papers read over time"),
+            ("timeline", "Read and to read over time"),
             ("backlog", "Backlog per category"),
             ("time_to_read", "Days from added to read"),
         ),

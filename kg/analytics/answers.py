@@ -108,6 +108,7 @@ FROM chosen LEFT JOIN facts ON facts.s = chosen.paper""",
                    {_pick('tkg:arxivPrimaryCategory', 'pc')}, {_pick('tkg:citationKey', 'ck')},
                    {_pick('tkg:readingStatus', 'st')},
                    string_agg(DISTINCT o, ' ' ORDER BY o) FILTER (WHERE k = 'types') AS types,
+                   string_agg(DISTINCT o, chr(10) ORDER BY o) FILTER (WHERE k = 'tkg:venue') AS venues,
                    min(TRY_CAST(o AS BIGINT)) FILTER (WHERE k = 'tkg:position') AS position
             FROM staging.ranked WHERE s IN (SELECT paper FROM papers)
               AND k IN ('dcterms:title', 'tkg:arxivId', 'bibo:doi', 'foaf:page', 'dcterms:issued', 'tkg:venue',
@@ -129,13 +130,14 @@ FROM chosen LEFT JOIN facts ON facts.s = chosen.paper""",
              JOIN (SELECT s, o, d FROM staging.facts WHERE k = 'foaf:name') AS nm ON nm.s = a.agent
              GROUP BY a.paper)
 SELECT p.paper, t.o AS title, t.d AS title__d, a.o AS arxivId, a.d AS arxivId__d, doi.o AS doi, doi.d AS doi__d,
-       u.o AS url, u.d AS url__d, i.o AS issued, i.d AS issued__d, v.o AS venue, v.d AS venue__d,
+       u.o AS url, u.d AS url__d, i.o AS issued, i.d AS issued__d, v.o AS venue, v.d AS venue__d, venues,
        types, authors, fa.o AS firstAuthor, fa.d AS firstAuthor__d,
        tm.o AS team, tm.d AS team__d, pc.o AS primaryClass, pc.d AS primaryClass__d, position,
        ck.o AS key, ck.d AS key__d, regexp_replace(st.o, '^.*/status/', '') AS status
 FROM papers AS p LEFT JOIN facts ON facts.s = p.paper LEFT JOIN authors USING (paper) LEFT JOIN firsts USING (paper)""",
         {"paper": "iri", "title": "term", "arxivId": "term", "doi": "term", "url": "term", "issued": "term",
-         "venue": "term", "types": "string", "authors": "string", "firstAuthor": "term", "team": "term",
+         "venue": "term", "venues": "string", "types": "string", "authors": "string", "firstAuthor": "term",
+         "team": "term",
          "primaryClass": "term", "position": "integer", "key": "term", "status": "string"},
     ),
     "reading-queue": Twin(

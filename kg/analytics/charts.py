@@ -86,38 +86,29 @@ def _empty(ax: Axes, message: str) -> None:
 
 
 def progress_chart(report: Report) -> Figure:
-    """Papers read per period (bars) and the running total (line)."""
+    """Papers read so far and papers still to read, at the end of each period: two lines on
+    one axis, each labelled with its latest value."""
     rows = report.section("timeline").rows
-    fig, ax = _figure("Papers read over time")
+    fig, ax = _figure("Read and to read over time")
     if not rows:
-        _empty(ax, "No paper has been marked read yet.\nMark one with: kg reading set PAPER read")
+        _empty(ax, "No reading status has been recorded yet.\nBuild the graph, or mark a paper with: "
+               "kg reading set PAPER read")
         return fig
     periods = [r["period"] for r in rows]
-    width = (
-        20
-        if len(periods) < 2
-        else max(
-            1, int(0.7 * min((b - a).days for a, b in zip(periods, periods[1:], strict=False)))
-        )
-    )
-    ax.bar(
-        periods, [r["read"] for r in rows], width=width, color=PALETTE[0], label="read in period"
-    )
-    ax.set_ylabel("papers read")
-    total = ax.twinx()
-    total.plot(
-        periods,
-        [r["cumulative"] for r in rows],
-        color=PALETTE[1],
-        marker="o",
-        markersize=3,
-        label="cumulative",
-    )
-    total.set_ylabel("cumulative")
-    total.grid(False)
-    total.spines["right"].set_visible(True)
-    handles = ax.get_legend_handles_labels()[0] + total.get_legend_handles_labels()[0]
-    ax.legend(handles, [str(h.get_label()) for h in handles], loc="upper left")
+    top = max(max(r["cumulative"], r["to_read"]) for r in rows) * 1.12 + 1
+    read, to_read = rows[-1]["cumulative"], rows[-1]["to_read"]
+    apart = (7 if abs(read - to_read) < 0.05 * top else 0) * (1 if read >= to_read else -1)
+    series = (("cumulative", "read", STATUS_COLOURS["verified"], apart),  # end labels of close lines move apart
+              ("to_read", "to read", PALETTE[1], -apart))
+    for key, label, colour, nudge in series:
+        values = [r[key] for r in rows]
+        ax.plot(periods, values, color=colour, marker="o", markersize=4, linewidth=2.2, label=label)
+        ax.annotate(f"{label}: {values[-1]}", (periods[-1], values[-1]), xytext=(6, nudge),
+                    textcoords="offset points", va="center", color=colour, fontweight="bold")
+    ax.set_ylabel("papers")
+    ax.set_ylim(bottom=0, top=top)
+    ax.margins(x=0.08)
+    ax.legend(loc="upper left")
     fig.autofmt_xdate()
     return fig
 

@@ -132,6 +132,7 @@ PREDICATES: tuple[str, ...] = (
     "bibo:authorList",
     "foaf:name",
     "schema:affiliation",
+    "schema:parentOrganization",
     "rdfs:label",
     # repositories
     "schema:name",

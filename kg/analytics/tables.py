@@ -204,14 +204,23 @@ SELECT a AS person, name, source_graph, source_modified FROM a""",
     ),
     Table(
         "organisations",
-        "Organisations and teams (kind: organisation or team).",
+        "Organisations and teams (kind: organisation or team), each with the organisation it is "
+        "part of (parent) and the one the analyses count it under (canonical: the top of that chain).",
         f"""
-WITH {_pivot(["foaf:Organization", "foaf:Group"], "o", [("name", "foaf:name")])},
+WITH RECURSIVE {_pivot(["foaf:Organization", "foaf:Group"], "o",
+                       [("name", "foaf:name"), ("parent", "schema:parentOrganization")])},
   kinds AS (SELECT s, bool_or(k = 'a:foaf:Organization') AS is_org FROM staging.ranked
-            WHERE k IN ('a:foaf:Organization', 'a:foaf:Group') GROUP BY s)
-SELECT o AS organisation, name, CASE WHEN kinds.is_org THEN 'organisation' ELSE 'team' END AS kind,
-       source_graph, source_modified
-FROM o JOIN kinds ON kinds.s = o.o ORDER BY name, organisation""",
+            WHERE k IN ('a:foaf:Organization', 'a:foaf:Group') GROUP BY s),
+  up(organisation, top, depth) AS (
+    SELECT o, o, 0 FROM o
+    UNION ALL
+    SELECT up.organisation, p.parent, up.depth + 1 FROM up JOIN o AS p ON p.o = up.top
+    WHERE p.parent IS NOT NULL AND up.depth < 16),
+  canonical AS (SELECT organisation, arg_max(top, depth) AS canonical FROM up GROUP BY organisation)
+SELECT o.o AS organisation, name, CASE WHEN kinds.is_org THEN 'organisation' ELSE 'team' END AS kind,
+       o.parent, canonical.canonical, source_graph, source_modified
+FROM o JOIN kinds ON kinds.s = o.o JOIN canonical ON canonical.organisation = o.o
+ORDER BY name, organisation""",
     ),
     Table(
         "techniques",

@@ -97,6 +97,14 @@ def state() -> State:
     return _STATE
 
 
+def _version(value: bool) -> None:
+    if value:
+        from kg import __version__
+
+        typer.echo(f"kg (TechKG) {__version__}, Python {sys.version.split()[0]}")
+        raise typer.Exit()
+
+
 @app.callback()
 def _main(
     ctx: typer.Context,
@@ -111,6 +119,9 @@ def _main(
             show_default=False,
         ),
     ] = None,
+    version: Annotated[
+        bool, typer.Option("--version", "-V", callback=_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
     wait: Annotated[
         float,
         typer.Option("--wait", envvar="KG_WAIT", min=0,

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Optional
 import typer
 
 from kg.cli import state
+from kg.cli.output import CsvFlag, Format, FormatOpt, JsonFlag, pick_format
 
 if TYPE_CHECKING:
     from kg.analytics.analyses import Report
@@ -58,12 +59,13 @@ class Scheme(StrEnum):
     technique = "technique"
 
 
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print every section as JSON.")]
-CsvOpt = Annotated[bool, typer.Option("--csv", help="Print one section (see --section) as CSV.")]
+ReportFormatOpt = Annotated[Format, typer.Option(
+    "--format", "-f", help="table; json (every section, or the one --section names); csv (one section: "
+    "--section, default the first).")]
 SectionOpt = Annotated[
     Optional[str],  # noqa: UP045
     typer.Option(
-        "--section", help="With --csv or a table: only this section (default for --csv: the first)."
+        "--section", help="Only this section (for -f csv, default: the first)."
     ),
 ]
 ChartOpt = Annotated[
@@ -160,13 +162,13 @@ def _database(refresh: bool) -> Path:
     return path
 
 
-def _emit_report(report: Report, *, json_out: bool, csv_out: bool, section: str | None) -> None:
+def _emit_report(report: Report, *, fmt: Format, section: str | None) -> None:
     from kg.cli.output import emit, emit_json
 
-    if json_out:
+    if fmt is Format.json:
         emit_json(report.section(section).rows if section else report.to_dict())
         return
-    if csv_out:
+    if fmt is Format.csv:
         chosen = report.section(section) if section else report.sections[0]
         emit(chosen.rows, chosen.columns, fmt="csv")
         return
@@ -178,6 +180,7 @@ def _analysis(
     name: str,
     *,
     refresh: bool,
+    fmt: Format,
     json_out: bool,
     csv_out: bool,
     section: str | None,
@@ -187,11 +190,7 @@ def _analysis(
     from kg.analytics import analyses, connect
     from kg.errors import AnalyticsError
 
-    state().json_errors = json_out
-    if json_out and csv_out:
-        raise AnalyticsError(
-            "--json and --csv cannot be combined", hint="Choose one output format."
-        )
+    fmt = pick_format(fmt, as_json=json_out, as_csv=csv_out)
     if chart is not None:
         from kg.analytics.charts import CHARTS, FORMATS
 
@@ -210,7 +209,7 @@ def _analysis(
         report = analyses.run(con, name, **options)
     finally:
         con.close()
-    _emit_report(report, json_out=json_out, csv_out=csv_out, section=section)
+    _emit_report(report, fmt=fmt, section=section)
     if chart is not None:
         from kg.analytics.charts import save
 
@@ -223,15 +222,18 @@ def build_(
     full: Annotated[
         bool, typer.Option("--full", help="Start afresh instead of updating what changed.")
     ] = False,
-    json_out: JsonOpt = False,
+    fmt: FormatOpt = Format.table,
+    json_out: JsonFlag = False,
 ) -> None:
     """Materialise the graph into DuckDB; only tables whose graphs changed are made again."""
-    from kg.cli.output import console, emit, emit_json
+    from kg.cli.output import console, emit, emit_machine
 
-    state().json_errors = json_out
+    fmt = pick_format(fmt, as_json=json_out)
     report = _run_build(full)
-    if json_out:
-        emit_json(report.to_dict())
+    if fmt is Format.csv:
+        emit([{"table": t, "rows": n} for t, n in report.rebuilt.items()], ["table", "rows"], fmt="csv")
+        return
+    if emit_machine(fmt, report.to_dict()):
         return
     out = console()
     if report.mode == "up to date":
@@ -263,8 +265,9 @@ def progress(
     ] = Period.month,
     as_of: AsOfOpt = None,
     chart: ChartOpt = None,
-    json_out: JsonOpt = False,
-    csv_out: CsvOpt = False,
+    fmt: ReportFormatOpt = Format.table,
+    json_out: JsonFlag = False,
+    csv_out: CsvFlag = False,
     section: SectionOpt = None,
     refresh: RefreshOpt = True,
 ) -> None:
@@ -272,6 +275,7 @@ def progress(
     _analysis(
         "progress",
         refresh=refresh,
+        fmt=fmt,
         json_out=json_out,
         csv_out=csv_out,
         section=section,
@@ -286,8 +290,9 @@ def progress(
 def papers(
     top: TopOpt = 10,
     chart: ChartOpt = None,
-    json_out: JsonOpt = False,
-    csv_out: CsvOpt = False,
+    fmt: ReportFormatOpt = Format.table,
+    json_out: JsonFlag = False,
+    csv_out: CsvFlag = False,
     section: SectionOpt = None,
     refresh: RefreshOpt = True,
     influential: Annotated[bool, typer.Option(
@@ -298,6 +303,7 @@ def papers(
     _analysis(
         "influence" if influential else "papers",
         refresh=refresh,
+        fmt=fmt,
         json_out=json_out,
         csv_out=csv_out,
         section=section,
@@ -309,8 +315,9 @@ def papers(
 @app.command()
 def lineage(
     top: TopOpt = 10,
-    json_out: JsonOpt = False,
-    csv_out: CsvOpt = False,
+    fmt: ReportFormatOpt = Format.table,
+    json_out: JsonFlag = False,
+    csv_out: CsvFlag = False,
     section: SectionOpt = None,
     refresh: RefreshOpt = True,
 ) -> None:
@@ -318,6 +325,7 @@ def lineage(
     _analysis(
         "lineage",
         refresh=refresh,
+        fmt=fmt,
         json_out=json_out,
         csv_out=csv_out,
         section=section,
@@ -334,8 +342,9 @@ def adoption(
     ] = 180,
     as_of: AsOfOpt = None,
     chart: ChartOpt = None,
-    json_out: JsonOpt = False,
-    csv_out: CsvOpt = False,
+    fmt: ReportFormatOpt = Format.table,
+    json_out: JsonFlag = False,
+    csv_out: CsvFlag = False,
     section: SectionOpt = None,
     refresh: RefreshOpt = True,
 ) -> None:
@@ -343,6 +352,7 @@ def adoption(
     _analysis(
         "adoption",
         refresh=refresh,
+        fmt=fmt,
         json_out=json_out,
         csv_out=csv_out,
         section=section,
@@ -356,8 +366,9 @@ def adoption(
 @app.command()
 def authors(
     top: TopOpt = 10,
-    json_out: JsonOpt = False,
-    csv_out: CsvOpt = False,
+    fmt: ReportFormatOpt = Format.table,
+    json_out: JsonFlag = False,
+    csv_out: CsvFlag = False,
     section: SectionOpt = None,
     refresh: RefreshOpt = True,
 ) -> None:
@@ -365,6 +376,7 @@ def authors(
     _analysis(
         "authors",
         refresh=refresh,
+        fmt=fmt,
         json_out=json_out,
         csv_out=csv_out,
         section=section,
@@ -379,8 +391,9 @@ def kernels(
         bool, typer.Option("--all", help="Include techniques not on the comparison page.")
     ] = False,
     chart: ChartOpt = None,
-    json_out: JsonOpt = False,
-    csv_out: CsvOpt = False,
+    fmt: ReportFormatOpt = Format.table,
+    json_out: JsonFlag = False,
+    csv_out: CsvFlag = False,
     section: SectionOpt = None,
     refresh: RefreshOpt = True,
 ) -> None:
@@ -388,6 +401,7 @@ def kernels(
     _analysis(
         "kernels",
         refresh=refresh,
+        fmt=fmt,
         json_out=json_out,
         csv_out=csv_out,
         section=section,
@@ -401,8 +415,9 @@ def sql(
     query: Annotated[
         str, typer.Argument(help='SQL for DuckDB, e.g. "SELECT * FROM papers LIMIT 5".')
     ],
-    json_out: JsonOpt = False,
-    csv_out: CsvOpt = False,
+    fmt: FormatOpt = Format.table,
+    json_out: JsonFlag = False,
+    csv_out: CsvFlag = False,
     max_rows: Annotated[
         int, typer.Option("--max-rows", min=1, help="Rows shown in a terminal table.")
     ] = 100,
@@ -413,16 +428,16 @@ def sql(
     from kg.analytics.sql import run_sql
     from kg.cli.output import emit, emit_json, err_console
 
-    state().json_errors = json_out
+    fmt = pick_format(fmt, as_json=json_out, as_csv=csv_out)
     path = _database(refresh)
     con = connect(path, read_only=True)
     try:
         columns, rows = run_sql(con, query)
     finally:
         con.close()
-    if json_out:
+    if fmt is Format.json:
         emit_json(rows)
-    elif csv_out:
+    elif fmt is Format.csv:
         emit(rows, columns, fmt="csv")
     elif not columns:
         err_console().print("OK")
@@ -430,7 +445,7 @@ def sql(
         emit(rows[:max_rows], columns)
         if len(rows) > max_rows:
             err_console().print(
-                f"[dim]{len(rows) - max_rows} more rows; raise --max-rows or use --csv[/]"
+                f"[dim]{len(rows) - max_rows} more rows; raise --max-rows or use -f csv[/]"
             )
 
 
@@ -445,24 +460,24 @@ def export(
     force: Annotated[
         bool, typer.Option("--force", help="Replace Parquet files already in the folder.")
     ] = False,
-    json_out: JsonOpt = False,
+    fmt: FormatOpt = Format.table,
+    json_out: JsonFlag = False,
     refresh: RefreshOpt = True,
 ) -> None:
     """Write every analytics table as Parquet, for pandas, polars, the DuckDB CLI or Spark."""
     from kg.analytics import connect
     from kg.analytics.sql import export_parquet
-    from kg.cli.output import console, emit_json
+    from kg.cli.output import console, emit_machine
 
-    state().json_errors = json_out
+    fmt = pick_format(fmt, as_json=json_out)
     path = _database(refresh)
     con = connect(path, read_only=True)
     try:
         written = export_parquet(con, parquet, force=force)
     finally:
         con.close()
-    if json_out:
-        emit_json({"folder": str(parquet), "tables": written})
-    else:
+    rows = [{"table": t, "rows": n, "file": str(parquet / f"{t}.parquet")} for t, n in written.items()]
+    if not emit_machine(fmt, {"folder": str(parquet), "tables": written}, rows, ["table", "rows", "file"]):
         console().print(
             f"Wrote {len(written)} tables ({sum(written.values()):,} rows) as Parquet to {parquet}"
         )

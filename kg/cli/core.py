@@ -2,19 +2,28 @@
 
 from __future__ import annotations
 
-from enum import Enum, StrEnum
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import typer
 
 from kg.cli import state
+from kg.cli.output import Format, FormatOpt, pick_format
 
 __all__ = ["register"]
 
 
-class TableFormat(StrEnum):
+class LineageFormat(StrEnum):
+    tree = "tree"
     table = "table"
+    json = "json"
+    csv = "csv"
+
+
+class CompareFormat(StrEnum):
+    table = "table"
+    markdown = "markdown"
     json = "json"
     csv = "csv"
 
@@ -36,13 +45,6 @@ class Direction(StrEnum):
     both = "both"
 
 
-FormatOpt = Annotated[TableFormat, typer.Option("--format", "-f", help="Output format.")]
-
-
-def _json_errors(fmt: Enum) -> None:
-    state().json_errors = fmt.value == "json"
-
-
 def build(
     data: Annotated[Optional[Path], typer.Option(help="Catalog directory (default: the packaged kg/data).")] = None,  # noqa: UP045
     reading_list: Annotated[
@@ -55,17 +57,17 @@ def build(
     accept_counts: Annotated[bool, typer.Option(
         "--accept-counts", help="Import a reading list whose tables disagree with its header's counts.")] = False,
     force: Annotated[bool, typer.Option("--force", help="Build even if no input changed since the last one.")] = False,
-    fmt: FormatOpt = TableFormat.table,
+    fmt: FormatOpt = Format.table,
 ) -> None:
     """Load the catalog (and your reading list, if none is there yet or with -r) into the store,
     validate it and print a summary. With nothing changed since the last build, it does nothing."""
     from kernels import registry
     from kg.build import build as run_build
     from kg.build import build_inputs, up_to_date
-    from kg.cli.output import console, emit_json
+    from kg.cli.output import console, emit_machine
     from kg.validate import cache_for, validate_store
 
-    _json_errors(fmt)
+    fmt = pick_format(fmt)
     extra = [Path(registry.__file__)]  # the kernel registry is recorded too (below)
     reader = state().reader()
     if force or not up_to_date(reader, build_inputs(data, reading_list, extra=extra)):
@@ -106,9 +108,7 @@ def build(
         "triples": report.triples,
         "violations": [str(v) for v in report.violations],
     }
-    if fmt is TableFormat.json:
-        emit_json(summary)
-    else:
+    if not emit_machine(fmt, summary):
         out = console()
         out.print(f"[bold]Built the graph[/] in {store.location}" if not report.up_to_date else
                   f"[bold]Up to date[/]: no input changed since the last build of {store.location}")
@@ -184,13 +184,13 @@ def _validation_error(violations: list[Any]) -> Exception:
 
 def stats(
     techniques: Annotated[bool, typer.Option("--techniques", help="List every technique.")] = False,
-    fmt: FormatOpt = TableFormat.table,
+    fmt: FormatOpt = Format.table,
 ) -> None:
     """Counts of what the graph holds, per category, per reading status and per named graph."""
     from kg.cli.output import console, emit, emit_json
     from kg.views import stats as compute
 
-    _json_errors(fmt)
+    fmt = pick_format(fmt)
     store = state().reader()
     if techniques:
         rows = store.select(
@@ -201,8 +201,8 @@ def stats(
         emit(rows, ["id", "name", "category", "onPage"], fmt=fmt.value, title="Techniques")
         return
     data = compute(store)
-    if fmt is not TableFormat.table:
-        if fmt is TableFormat.json:
+    if fmt is not Format.table:
+        if fmt is Format.json:
             emit_json(data)
         else:
             emit([{"what": k, "count": v} for k, v in data["counts"].items()], fmt="csv")
@@ -217,20 +217,31 @@ def stats(
 
 def show(
     technique: Annotated[str, typer.Argument(help="Technique name, alias, id or IRI (forgiving).")],
-    fmt: FormatOpt = TableFormat.table,
+    fmt: FormatOpt = Format.table,
 ) -> None:
     """A technique's card: what it is, its papers, repository, lineage, kernel and reading status."""
-    from kg.cli.output import emit_json
+    from kg.cli.output import emit_machine
     from kg.resolve import resolve_technique
     from kg.views import technique_card
 
-    _json_errors(fmt)
+    fmt = pick_format(fmt)
     store = state().reader()
     card = technique_card(store, resolve_technique(store, technique))
-    if fmt is TableFormat.json:
-        emit_json(card)
-        return
-    _print_card(card)
+    if not emit_machine(fmt, card, _card_rows(card), ["field", "value"]):
+        _print_card(card)
+
+
+def _card_rows(card: dict[str, Any]) -> list[dict[str, Any]]:
+    """A card as field/value rows for CSV: its facts, then dimensions, lineage and papers."""
+    rows = [{"field": k, "value": v} for k, v in card.items()
+            if k not in ("dimensions", "parents", "children", "papers", "repository_stats") and v is not None]
+    rows += [{"field": f"dimension: {label}", "value": value} for label, value in card["dimensions"]]
+    rows += [{"field": f"repository {k}", "value": v}
+             for k, v in (card.get("repository_stats") or {}).items() if v is not None]
+    rows += [{"field": "derives from", "value": f"{name} ({relation})"} for name, relation in card["parents"]]
+    rows += [{"field": "derived into", "value": f"{name} ({relation})"} for name, relation in card["children"]]
+    rows += [{"field": f"paper ({p['role']})", "value": p.get("title") or p["paper"]} for p in card["papers"]]
+    return rows
 
 
 def _print_card(card: dict[str, Any]) -> None:
@@ -239,6 +250,7 @@ def _print_card(card: dict[str, Any]) -> None:
     from rich.table import Table
 
     from kg.cli.output import console
+    from kg.views import plain_math
 
     def e(value: Any) -> str:
         return escape(str(value)) if value is not None else "—"
@@ -281,7 +293,7 @@ def _print_card(card: dict[str, Any]) -> None:
         dims.add_column(style="bold", no_wrap=True)
         dims.add_column(overflow="fold")
         for label, value in card["dimensions"]:
-            dims.add_row(e(label), e(value))
+            dims.add_row(e(label), e(plain_math(value)))
         out.print(dims)
     lineage = [f"derives from {e(n)} ({r})" for n, r in card["parents"]]
     lineage += [f"{e(n)} derives from it ({r})" for n, r in card["children"]]
@@ -297,17 +309,18 @@ def lineage(
     technique: Annotated[str, typer.Argument(help="Technique name, alias, id or IRI.")],
     direction: Annotated[Direction, typer.Option(help="Ancestors (up), descendants (down) or both.")] = Direction.both,
     depth: Annotated[int, typer.Option(min=1, help="Follow at most this many steps.")] = 10,
-    fmt: Annotated[str, typer.Option("--format", "-f", help="tree or json.")] = "tree",
+    fmt: Annotated[LineageFormat, typer.Option(
+        "--format", "-f", help="tree, or table / json / csv (one row per step).")] = LineageFormat.tree,
 ) -> None:
     """Ancestors and descendants of a technique, as a tree with the typed relations."""
     from rich.markup import escape
     from rich.tree import Tree
 
-    from kg.cli.output import console, emit_json
+    from kg.cli.output import console, emit, emit_json
     from kg.resolve import resolve_technique
     from kg.views import LineageNode, lineage_tree
 
-    state().json_errors = fmt == "json"
+    state().json_errors = fmt is LineageFormat.json
     store = state().reader()
     node = resolve_technique(store, technique)
     up, down = lineage_tree(store, node, direction=direction.value, depth=depth)
@@ -318,9 +331,23 @@ def lineage(
             out.update(basis=n.basis, note=n.note)
         return out
 
-    if fmt == "json":
+    if fmt is LineageFormat.json:
         emit_json({"technique": node.value, "ancestors": as_dict(up)["children"],
                    "descendants": as_dict(down)["children"]})
+        return
+    if fmt in (LineageFormat.table, LineageFormat.csv):
+        rows: list[dict[str, Any]] = []
+
+        def walk(n: LineageNode, level: int, side: str) -> None:
+            for child in n.children:
+                rows.append({"side": side, "depth": level, "technique": child.name, "relation": child.relation,
+                             "of": n.name, "iri": child.iri})
+                walk(child, level + 1, side)
+
+        walk(up, 1, "ancestor")
+        walk(down, 1, "descendant")
+        columns = ["side", "depth", "technique", "relation", "of"] + (["iri"] if fmt is LineageFormat.csv else [])
+        emit(rows, columns, fmt=fmt.value, title=f"Lineage of {up.name}: {len(rows)} steps")
         return
 
     def add(tree: Tree, n: LineageNode, arrow: str) -> None:
@@ -343,58 +370,43 @@ def lineage(
 
 def compare(
     techniques: Annotated[list[str], typer.Argument(help="2 to 4 technique names, aliases or ids.")],
-    markdown: Annotated[bool, typer.Option("--markdown", help="Print a Markdown table.")] = False,
-    fmt: Annotated[str, typer.Option("--format", "-f", help="table, markdown or json.")] = "table",
+    markdown: Annotated[bool, typer.Option("--markdown", help="Print a Markdown table (same as -f markdown).")] = False,
+    fmt: Annotated[CompareFormat, typer.Option("--format", "-f", help="Output format.")] = CompareFormat.table,
 ) -> None:
     """Side-by-side comparison over the comparison page's dimensions, plus lineage, kernels and reading."""
-    from kg.cli.output import emit_json
+    from kg.cli.output import emit, emit_json
     from kg.errors import KGError
     from kg.resolve import resolve_technique
     from kg.views import compare as compute
+    from kg.views import comparison_markdown, plain_math
 
-    state().json_errors = fmt == "json"
+    state().json_errors = fmt is CompareFormat.json
     if not 2 <= len(techniques) <= 4:
         raise KGError(f"compare takes 2 to 4 techniques, got {len(techniques)}",
                       hint="Example: kg compare GDN KDA Mamba2")
     store = state().reader()
     nodes = [resolve_technique(store, t) for t in techniques]
     table = compute(store, nodes)
-    if fmt == "json":
+    if fmt is CompareFormat.json:
         emit_json({"columns": table["columns"], "rows": table["rows"], "conditions": table["conditions"]})
         return
-    if markdown or fmt == "markdown":
+    if markdown or fmt is CompareFormat.markdown:
         print(comparison_markdown(table))
         return
+    columns = ["dimension", *table["columns"]]
+    rows = [dict(zip(columns, [label, *values], strict=True)) for label, values in table["rows"]]
+    if fmt is CompareFormat.csv:
+        emit(rows, columns, fmt="csv")
+        return
+    rows = [{k: plain_math(v) for k, v in row.items()} for row in rows]  # formulas as plain notation
     from rich.markup import escape
-    from rich.table import Table
 
     from kg.cli.output import console
 
-    t = Table(title="Side by side", show_lines=True, header_style="bold")
-    t.add_column("Dimension", style="bold cyan", no_wrap=True)
-    for c in table["columns"]:
-        t.add_column(escape(c), overflow="fold", ratio=1)
-    for label, values in table["rows"]:
-        t.add_row(escape(label), *[escape(v) for v in values])
+    emit(rows, columns, title="Side by side", headers={"dimension": "Dimension"}, lines=True)
     out = console()
-    out.print(t)
     for name, conditions in table["conditions"]:
         out.print(f"[dim]* {escape(name)}: {escape(conditions)}[/]")
-
-
-def comparison_markdown(table: dict[str, Any]) -> str:
-    """The comparison as a GitHub-flavoured Markdown table."""
-
-    def cell(value: str) -> str:
-        return value.replace("|", "\\|").replace("\n", " ")
-
-    lines = ["| Dimension | " + " | ".join(cell(c) for c in table["columns"]) + " |",
-             "|---" * (len(table["columns"]) + 1) + "|"]
-    for label, values in table["rows"]:
-        lines.append(f"| {cell(label)} | " + " | ".join(cell(v) for v in values) + " |")
-    for name, conditions in table["conditions"]:
-        lines.append(f"\n\\* {cell(name)}: {cell(conditions)}")
-    return "\n".join(lines)
 
 
 def sparql(
@@ -405,11 +417,15 @@ def sparql(
     """Run any SPARQL query over the union of the named graphs (prefixes tkg:, skos:, ... predeclared)."""
     from kg.cli.output import console, emit
     from kg.results import Solutions, serialize_solutions, serialize_triples
+    from kg.sparqlerrors import is_update, update_refused
 
-    _json_errors(fmt)
+    state().json_errors = fmt is SparqlFormat.json
     path = Path(query)
     is_file = len(query) < 4096 and path.suffix in (".rq", ".sparql") and path.exists()
     text = path.read_text(encoding="utf-8") if is_file else query
+    if is_update(text):
+        raise update_refused("kg sparql", instead="the endpoint: kg serve --allow-update --token TOKEN, "
+                             "then POST update=... to /sparql with Authorization: Bearer TOKEN")
     result = state().reader().query(text, max_rows=limit)
     write = _stdout_bytes
     if isinstance(result, list):
@@ -442,17 +458,17 @@ def _stdout_bytes(data: bytes) -> None:
 
 def validate(
     full: Annotated[bool, typer.Option("--full", help="Evaluate every constraint, not only what changed.")] = False,
-    fmt: FormatOpt = TableFormat.table,
+    fmt: FormatOpt = Format.table,
 ) -> None:
     """Check the graph against the SHACL shapes (kg/shapes.ttl); exit 1 on any violation.
     Only the constraints that a change since the last validation can affect are evaluated."""
     from kg.cli.output import console, emit
     from kg.validate import cache_for, validate_store
 
-    _json_errors(fmt)
+    fmt = pick_format(fmt)
     store = state().reader()
     violations = validate_store(store, cache=cache_for(store), full=full)
-    if fmt is not TableFormat.table:
+    if fmt is not Format.table:
         emit([{"focus": v.focus, "path": v.path, "message": v.message, "value": v.value, "graphs": list(v.graphs)}
               for v in violations], ["focus", "path", "message", "value", "graphs"], fmt=fmt.value)
     elif not violations:
@@ -466,7 +482,7 @@ def validate(
 
 def provenance(
     node: Annotated[str, typer.Argument(help="A node IRI, technique name, arXiv id or GitHub owner/name.")],
-    fmt: FormatOpt = TableFormat.table,
+    fmt: FormatOpt = Format.table,
 ) -> None:
     """Where each fact about a node came from: its named graph, the run that wrote it, what that run read, and when."""
     import pyoxigraph as ox
@@ -477,7 +493,7 @@ def provenance(
     from kg.iris import parse_arxiv_id
     from kg.resolve import resolve_technique
 
-    _json_errors(fmt)
+    fmt = pick_format(fmt)
     store = state().reader()
     if node.startswith(("http://", "https://", "urn:")):
         iri = ox.NamedNode(node)
@@ -520,7 +536,7 @@ def provenance(
         sources = used.get(r["graph"], set())
         r["source"] = " ".join(sorted(sources & defined or sources))
         r["graph"] = graph_name(ox.NamedNode(r["graph"]))
-        if fmt is TableFormat.table:
+        if fmt is Format.table:
             r["property"] = _compact(r["property"])
             value = str(r["value"])
             r["value"] = value if len(value) <= 80 else value[:77] + "..."

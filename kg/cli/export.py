@@ -37,6 +37,10 @@ class RdfFormatName(StrEnum):
     jsonld = "jsonld"
 
 
+class BibFormatName(StrEnum):
+    bibtex = "bibtex"
+
+
 class Direction(StrEnum):
     up = "up"
     down = "down"
@@ -141,6 +145,8 @@ def bibtex(
                                                         "instead of the reading list.")] = None,
     direction: DirectionOpt = Direction.both,
     depth: DepthOpt = 10,
+    fmt: Annotated[BibFormatName, typer.Option(
+        "--format", "-f", help="Output format (BibTeX, read by bibtex and biber alike).")] = BibFormatName.bibtex,
     force: ForceOpt = False,
     include_private: PrivateOpt = False,
 ) -> None:

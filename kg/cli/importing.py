@@ -8,6 +8,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from kg.cli import state
+from kg.cli.output import Format, FormatOpt, JsonFlag, pick_format
 
 __all__ = ["app"]
 
@@ -20,6 +21,7 @@ _EXTENSIONS = {
 }
 _NAMES = {"ntriples": "N_TRIPLES", "nquads": "N_QUADS", "turtle": "TURTLE", "trig": "TRIG",
           "rdfxml": "RDF_XML", "jsonld": "JSON_LD", "n3": "N3"}
+FORMATS_ALLOWED = tuple(f.value for f in Format)
 
 
 @app.command("reading-list")
@@ -27,20 +29,18 @@ def reading_list(
     file: Annotated[Path, typer.Argument(help="Markdown reading list (tab- or pipe-separated tables).")],
     accept_counts: Annotated[bool, typer.Option(
         "--accept-counts", help="Import it even if its tables disagree with the counts its header states.")] = False,
-    json_out: Annotated[bool, typer.Option("--json", help="Print the report as JSON (same as -f json).")] = False,
-    fmt: Annotated[str, typer.Option("--format", "-f", help="table, json or csv.")] = "table",
+    fmt: FormatOpt = Format.table,
+    json_out: JsonFlag = False,
 ) -> None:
     """Make a markdown reading list your reading list, replacing the current one: entries that
     left it leave the reading state, papers that stay keep their statuses and notes. A snapshot
     is kept first (kg undo). A malformed file, or counts that disagree with its header, change nothing."""
     from kg.catalog import load_catalog
     from kg.cli.core import _print_import
-    from kg.cli.output import console, emit, emit_json
+    from kg.cli.output import console, emit_machine
     from kg.reading import import_reading_list
 
-    if json_out:
-        fmt = "json"
-    state().json_errors = fmt == "json"
+    fmt = pick_format(fmt, as_json=json_out)
     store = state().store()
     report = import_reading_list(store, file, load_catalog(), accept_counts=accept_counts)
     data = {"path": report.path, "entries": report.entries, "papers": report.papers, "read": report.read,
@@ -48,11 +48,7 @@ def reading_list(
             "stated_counts": report.stated_counts, "counts_match": report.counts_match,
             "linked_techniques": report.linked_techniques, "unmatched": report.unmatched,
             "status_changes": report.status_changes, "removed": report.removed, "unchanged": report.unchanged}
-    if fmt == "json":
-        emit_json(data)
-        return
-    if fmt == "csv":
-        emit([{k: v for k, v in data.items() if not isinstance(v, list | tuple)}], fmt="csv")
+    if emit_machine(fmt, data, [{k: v for k, v in data.items() if not isinstance(v, list | tuple)}]):
         return
     out = console()
     out.print(f"Imported {file}: {report.entries} entries ({report.papers} papers), {report.read} read, "
@@ -81,7 +77,7 @@ def rdf_format(path: Path, name: str | None) -> tuple[object, bool]:
         key = _EXTENSIONS.get(ext.lower())
         if key is None:
             raise RDFImportError(f"cannot tell the RDF format from the extension {ext or '(none)'!r}",
-                                 path=str(path), hint="Pass --format (" + ", ".join(_NAMES) + ").")
+                                 path=str(path), hint="Pass --syntax (" + ", ".join(_NAMES) + ").")
     return getattr(ox.RdfFormat, key), gzipped
 
 
@@ -95,23 +91,32 @@ def rdf(
         typer.Option(help="Import graph to load into: import/NAME (a short name like 'orkg' becomes "
                      "import/orkg) or a full IRI. Default: import/<file name>. TechKG's own graphs are refused."),
     ] = None,
-    fmt: Annotated[
-        Optional[str], typer.Option("--format", help="Override the format guessed from the extension.")  # noqa: UP045
+    syntax: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option("--syntax", help="The file's RDF syntax (" + ", ".join(_NAMES) + "), if its extension "
+                     "does not say.", show_default=False),
     ] = None,
-    json_out: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+    fmt: Annotated[str, typer.Option("--format", "-f", help="How to print the report: table, json or csv.")]
+    = "table",
+    json_out: JsonFlag = False,
 ) -> None:
     """Bulk-load an RDF dump into an import graph, replacing it. A failure leaves the graph as it was."""
     import time
 
-    from kg.cli.output import console, emit_json
+    from kg.cli.output import console, emit_machine
     from kg.errors import RDFImportError
     from kg.iris import slugify
     from kg.store.base import Activity
 
-    state().json_errors = json_out
+    if fmt.lower().replace("-", "").replace("_", "") in _NAMES:  # -f was the RDF syntax before --syntax
+        raise RDFImportError(f"-f/--format is how the report is printed; {fmt!r} is an RDF syntax",
+                             hint=f"Pass --syntax {fmt} (and -f table, json or csv for the report).")
+    if fmt not in FORMATS_ALLOWED:
+        raise RDFImportError(f"unknown report format {fmt!r}", hint="Use -f table, json or csv.")
+    report_fmt = pick_format(fmt, as_json=json_out)
     if not file.is_file():
         raise RDFImportError("no such file", path=str(file), hint="Check the path.")
-    rdf_fmt, gzipped = rdf_format(file, fmt)
+    rdf_fmt, gzipped = rdf_format(file, syntax)
     target = import_graph(graph or slugify(file.name.removesuffix(".gz").rsplit(".", 1)[0]))
     started = time.perf_counter()
     activity = Activity("kg import rdf", used=[str(file)])
@@ -124,8 +129,7 @@ def rdf(
     data = {"file": str(file), "graph": target.value, "triples": count, "seconds": round(seconds, 3),
             "triples_per_second": round(count / seconds) if seconds else None,
             "skipped_provenance": skipped}
-    if json_out:
-        emit_json(data)
+    if emit_machine(report_fmt, data):
         return
     out = console()
     out.print(f"Loaded {count} triples into <{target.value}> in {seconds:.1f} s "

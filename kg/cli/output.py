@@ -1,23 +1,94 @@
-"""Printing results: rich tables in the terminal, or JSON / CSV for other programs."""
+"""Printing results: tables that fit the terminal, or JSON / CSV for other programs.
+
+Every command takes ``-f/--format`` (:data:`FormatOpt`: table, json or csv) and prints
+through :func:`emit` (rows), :func:`emit_json` or :func:`emit_machine` (a summary that
+has a table view of its own).
+
+A table never splits a number, an id or a word: each column is at least as wide as its
+longest word. Short columns (ids, statuses, counts, dates) stay on one line and the prose
+columns share what is left, folding at spaces. When that cannot fit the terminal (a pipe
+counts as 80 columns unless ``COLUMNS`` says otherwise), the rows are printed as records:
+one block of ``key: value`` lines per row.
+"""
 
 from __future__ import annotations
 
 import csv
+import io
 import json
 import sys
-from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+import textwrap
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
 
 if TYPE_CHECKING:
-    from rich.console import Console
+    from rich.console import Console, RenderableType
 
     from kg.errors import KGError
 
-__all__ = ["FORMATS", "console", "emit", "emit_json", "err_console", "print_error"]
+__all__ = [
+    "FORMATS",
+    "Format",
+    "FormatOpt",
+    "JsonFlag",
+    "CsvFlag",
+    "console",
+    "emit",
+    "emit_json",
+    "emit_machine",
+    "err_console",
+    "pick_format",
+    "print_error",
+    "render",
+    "shorten",
+]
 
-FORMATS = ("table", "json", "csv")
-#: Columns no wider than this stay on one line in a table; wider ones wrap.
-SHORT_COLUMN = 12
+
+class Format(StrEnum):
+    """The output formats every command takes."""
+
+    table = "table"
+    json = "json"
+    csv = "csv"
+
+
+FORMATS = tuple(f.value for f in Format)
+FormatOpt = Annotated[Format, typer.Option("--format", "-f", help="Output format: table, json or csv.")]
+#: The older spellings of ``-f json`` and ``-f csv``, still understood but no longer shown.
+JsonFlag = Annotated[bool, typer.Option("--json", hidden=True, help="Same as -f json.")]
+CsvFlag = Annotated[bool, typer.Option("--csv", hidden=True, help="Same as -f csv.")]
+
+
+def pick_format(fmt: Format | str, *, as_json: bool = False, as_csv: bool = False) -> Format:
+    """The format a command prints in (``--json``/``--csv`` are old spellings of ``-f``), with
+    errors reported as JSON when the output is JSON."""
+    from kg.cli import state
+    from kg.errors import KGError
+
+    chosen = Format(str(fmt))
+    if as_json and as_csv:
+        raise KGError("--json and --csv cannot be combined", hint="Choose one: -f json or -f csv.")
+    if as_json or as_csv:
+        alias = Format.json if as_json else Format.csv
+        if chosen not in (Format.table, alias):
+            raise KGError(f"--{alias.value} and -f {chosen.value} disagree", hint=f"Pass only -f {chosen.value}.")
+        chosen = alias
+    state().json_errors = chosen is Format.json
+    return chosen
+
+
+#: A column whose cells are all at most this wide is short: it stays on one line.
+SHORT_COLUMN = 16
+#: A prose column narrower than this reads badly; below it a table becomes records.
+PROSE_FLOOR = 14
+
+
+#: Tables printed by this process: a titled table after another is set off by a blank line.
+_PRINTED = {"tables": 0}
 
 
 def console() -> Console:
@@ -38,8 +109,56 @@ def _plain(value: Any) -> Any:
     return "" if value is None else value
 
 
+def shorten(text: str, width: int) -> str:
+    """``text`` on one line, cut at a word boundary to at most ``width`` characters with "…"."""
+    flat = " ".join(str(text).split())
+    if len(flat) <= width:
+        return flat
+    cut = flat[: width - 1]
+    if " " in cut and not flat[width - 1].isspace():
+        cut = cut.rsplit(" ", 1)[0]
+    return cut.rstrip(" ,;:.") + "…"
+
+
 def emit_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n")
+
+
+def _flatten(data: Any, prefix: str = "") -> list[dict[str, Any]]:
+    """A nested summary as ``key, value`` rows (``reading_list.entries``, lists joined)."""
+    if isinstance(data, Mapping):
+        rows: list[dict[str, Any]] = []
+        for key, value in data.items():
+            rows += _flatten(value, f"{prefix}.{key}" if prefix else str(key))
+        return rows
+    if isinstance(data, list | tuple) and any(isinstance(v, Mapping | list | tuple) for v in data):
+        return [row for i, value in enumerate(data) for row in _flatten(value, f"{prefix}.{i}")]
+    return [{"key": prefix, "value": _plain(data)}]
+
+
+def emit_machine(
+    fmt: str,
+    data: Any,
+    records: Sequence[Mapping[str, Any]] | None = None,
+    columns: Sequence[str] | None = None,
+) -> bool:
+    """Print ``data`` for ``-f json``, or ``records`` (default: ``data`` flattened to key/value
+    rows) for ``-f csv``, and return True; return False for ``-f table``, so the caller
+    prints its own view::
+
+        if emit_machine(fmt, summary):
+            return
+    """
+    fmt = str(fmt)
+    if fmt == Format.json:
+        emit_json(data)
+        return True
+    if fmt == Format.csv:
+        if records is None:
+            records, columns = _flatten(data), ["key", "value"]
+        emit(records, columns, fmt="csv")
+        return True
+    return False
 
 
 def emit(
@@ -49,44 +168,211 @@ def emit(
     fmt: str = "table",
     title: str | None = None,
     headers: Mapping[str, str] | None = None,
+    short: Mapping[str, int] | None = None,
+    lines: bool = False,
 ) -> None:
-    """Print ``records`` as a rich table, a JSON array or CSV."""
+    """Print ``records`` as a table that fits the terminal, a JSON array or CSV.
+
+    ``headers`` renames columns in the table (JSON and CSV keep the keys); ``short`` cuts
+    the named columns to that many characters in the table only (JSON and CSV are whole);
+    ``lines`` rules a line between rows.
+    """
     columns = list(columns or (records[0].keys() if records else []))
-    if fmt == "json":
+    fmt = str(fmt)
+    if fmt == Format.json:
         emit_json([{c: r.get(c) for c in columns} for r in records])
         return
-    if fmt == "csv":
+    if fmt == Format.csv:
         writer = csv.writer(sys.stdout, lineterminator="\n")
         writer.writerow(columns)
         for r in records:
             writer.writerow([_plain(r.get(c)) for c in columns])
         return
-    from rich.table import Table
-
-    table = Table(title=title, show_lines=False, header_style="bold")
-    cells = [[str(_plain(r.get(c))) for c in columns] for r in records]
-    names = [(headers or {}).get(c, c) for c in columns]
-    widths = [max([len(name), *(len(row[i]) for row in cells)]) for i, name in enumerate(names)]
-    short = [w <= SHORT_COLUMN for w in widths]
     out = console()
-    # Ids, statuses, counts and dates stay whole and the prose wraps, as long as that
-    # leaves the prose columns room; otherwise every column folds.
-    room = out.width - 3 * len(columns) - 1 - sum(w for w, s in zip(widths, short, strict=True) if s)
-    keep_short = room >= 16 * short.count(False)
-    for name, width, is_short in zip(names, widths, short, strict=True):
-        if is_short and keep_short:
-            table.add_column(name, no_wrap=True, min_width=width)
-        else:
-            table.add_column(name, overflow="fold")
-    for row in cells:
-        table.add_row(*[_escape(value) for value in row])
-    out.print(table)
+    if _PRINTED["tables"] and title:
+        out.print()
+    _PRINTED["tables"] += 1
+    out.print(_renderable(records, columns, width=out.width, title=title, headers=headers, short=short, lines=lines),
+              crop=False)
 
 
-def _escape(value: str) -> str:
+def render(
+    records: Sequence[Mapping[str, Any]],
+    columns: Sequence[str] | None = None,
+    *,
+    width: int,
+    title: str | None = None,
+    headers: Mapping[str, str] | None = None,
+    short: Mapping[str, int] | None = None,
+    lines: bool = False,
+) -> str:
+    """The text :func:`emit` prints for a terminal ``width`` columns wide (no colours)."""
+    from rich.console import Console
+
+    columns = list(columns or (records[0].keys() if records else []))
+    out = Console(width=width, record=True, color_system=None, force_terminal=False, soft_wrap=False,
+                  file=io.StringIO())
+    out.print(_renderable(records, columns, width=width, title=title, headers=headers, short=short, lines=lines),
+              crop=False)
+    return out.export_text()
+
+
+@dataclass
+class _Column:
+    name: str
+    natural: int  # the widest cell line, or the header if wider
+    cells: int  # the widest cell line
+    header: int  # the header's longest word: headers fold at spaces
+    word: int  # the longest word of a cell
+    piece: int  # the longest piece of a cell when hyphenated compounds may break after a hyphen
+    spaced: bool  # some cell has a space to fold at
+    numeric: bool
+    typical: int  # the mean width of its non-empty cells: how the spare room is shared
+
+    @property
+    def whole(self) -> bool:
+        """Ids, statuses, counts and dates: one line each (the header may fold)."""
+        return self.cells <= SHORT_COLUMN or not self.spaced
+
+    @property
+    def floor(self) -> int:
+        if self.whole:
+            return max(self.cells, self.header)
+        return max(self.piece, self.header, min(self.natural, PROSE_FLOOR))
+
+
+def _wrapper(width: int) -> textwrap.TextWrapper:
+    # Breaks at spaces, and after the hyphen of a compound of letters ("Communication-|Computation");
+    # never inside a word, a number, a date or "S_{t-1}".
+    return textwrap.TextWrapper(width=max(width, 1), break_long_words=False, break_on_hyphens=True)
+
+
+def _measure(name: str, cells: list[str]) -> _Column:
+    from rich.cells import cell_len
+
+    lines = [line for c in cells for line in (c.splitlines() or [""])]
+    pieces = textwrap.TextWrapper.wordsep_re  # the pieces _wrapper breaks lines between
+    return _Column(
+        name=name,
+        natural=max([cell_len(name), *(cell_len(line) for line in lines)]),
+        cells=max((cell_len(line) for line in lines), default=0),
+        header=max((cell_len(w) for w in name.split()), default=0),
+        word=max((cell_len(w) for line in lines for w in line.split()), default=0),
+        piece=max((cell_len(p.strip()) for line in lines for p in pieces.split(line) if p), default=0),
+        spaced=any(" " in c.strip() for c in cells),
+        numeric=any(cells) and all(_is_number(c) for c in cells if c),
+        typical=max(1, sum(cell_len(c) for c in cells if c) // max(1, sum(1 for c in cells if c))),
+    )
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text.replace(",", ""))
+    except ValueError:
+        return False
+    return True
+
+
+#: What a table costs beyond its cells: a space, a rule and a space between two columns.
+GUTTER = 3
+
+
+def _layout(cols: list[_Column], width: int) -> list[int] | None:
+    """Column widths that fit ``width`` without splitting a word, or None (print records)."""
+    room = width - GUTTER * (len(cols) - 1)
+    floor = [c.floor for c in cols]
+    if sum(floor) > room:
+        # Let short phrases ("arXiv preprint") fold too before giving up on the table.
+        floor = [max(c.word, c.header) if c.whole and c.spaced else f for c, f in zip(cols, floor, strict=True)]
+        if sum(floor) > room:
+            return None
+    widths = list(floor)
+    spare = room - sum(widths)
+    # Give what is left to the columns that want more, in proportion to their typical cell.
+    while spare > 0:
+        wanting = [i for i, c in enumerate(cols) if widths[i] < c.natural]
+        if not wanting:
+            break
+        total = sum(cols[i].typical for i in wanting) or 1
+        given = 0
+        for i in wanting:
+            share = max(1, cols[i].typical * spare // total)
+            share = min(share, cols[i].natural - widths[i], spare - given)
+            widths[i] += share
+            given += share
+            if given >= spare:
+                break
+        spare -= given
+    return widths
+
+
+def _renderable(
+    records: Sequence[Mapping[str, Any]],
+    columns: Sequence[str],
+    *,
+    width: int,
+    title: str | None,
+    headers: Mapping[str, str] | None,
+    short: Mapping[str, int] | None,
+    lines: bool,
+) -> RenderableType:
+    from rich import box
+    from rich.console import Group
     from rich.markup import escape
+    from rich.table import Table
+    from rich.text import Text
 
-    return escape(value)
+    cells = [[_cell(r.get(c), (short or {}).get(c)) for c in columns] for r in records]
+    # Headers are labels: techniques_in_lineage reads (and folds) as "techniques in lineage".
+    names = [(headers or {}).get(c) or c.replace("_", " ") for c in columns]
+    cols = [_measure(name, [row[i] for row in cells]) for i, name in enumerate(names)]
+    widths = _layout(cols, width) if columns else []
+    if widths is None:
+        return _records(names, cells, width=width, title=title)
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, show_lines=lines, header_style="bold")
+    for col, w in zip(cols, widths, strict=True):
+        table.add_column(escape(col.name), width=w, overflow="fold",
+                         justify="right" if col.numeric else "left")
+    wrappers = [None if col.whole else _wrapper(w) for col, w in zip(cols, widths, strict=True)]
+    for row in cells:
+        table.add_row(*[escape(_fold(value, wrap)) for value, wrap in zip(row, wrappers, strict=True)])
+    return Group(Text(title, style="bold"), table) if title else table
+
+
+def _fold(value: str, wrap: textwrap.TextWrapper | None) -> str:
+    """A prose cell folded to its column (rich then leaves it as it is); short cells unchanged."""
+    if wrap is None:
+        return value
+    return "\n".join(part for line in (value.splitlines() or [""]) for part in (wrap.wrap(line) or [""]))
+
+
+def _cell(value: Any, limit: int | None) -> str:
+    text = str(_plain(value))
+    return shorten(text, limit) if limit else text
+
+
+def _records(names: list[str], cells: list[list[str]], *, width: int, title: str | None) -> RenderableType:
+    """One block of ``key: value`` lines per row; values fold at spaces, words stay whole."""
+    from rich.console import Group
+    from rich.text import Text
+
+    key_width = max(len(n) for n in names) + 2
+    room = max(width - key_width, 20)
+    blocks: list[RenderableType] = [Text(title, style="bold")] if title else []
+    for index, row in enumerate(cells):
+        if index or title:
+            blocks.append(Text(""))
+        for position, (name, value) in enumerate(zip(names, row, strict=True)):
+            if not value and position:
+                continue  # an empty field says nothing in a record
+            text = Text(no_wrap=True, overflow="ignore")
+            text.append(f"{name}:".ljust(key_width), style="bold")
+            folded = [part for line in (value.splitlines() or [""])
+                      for part in (textwrap.wrap(line, room, break_long_words=False, break_on_hyphens=False)
+                                   or [""])]
+            text.append(("\n" + " " * key_width).join(folded))
+            blocks.append(text)
+    return Group(*blocks)
 
 
 def print_error(error: KGError, *, as_json: bool = False) -> None:
@@ -99,7 +385,3 @@ def print_error(error: KGError, *, as_json: bool = False) -> None:
     out.print(f"[bold red]error:[/] {escape(error.message)}")
     if error.hint:
         out.print(f"[yellow]hint:[/] {escape(error.hint)}")
-
-
-def lines(items: Iterable[str]) -> str:
-    return "\n".join(items)

@@ -54,7 +54,7 @@ def _compact(value: Any) -> str:
     return text
 
 
-def _list(fmt: QueryFormat) -> None:
+def _list(fmt: QueryFormat, *, verbose: bool = False) -> None:
     import queries
     from kg.cli.output import emit, emit_json
 
@@ -71,8 +71,48 @@ def _list(fmt: QueryFormat) -> None:
             for row, q in zip(rows, queries.all_queries(), strict=True)
         ])
         return
-    emit(rows, ["name", "description", "parameters"], fmt="csv" if fmt is QueryFormat.csv else "table",
-         title=f"{len(rows)} named queries (run one with: kg query NAME --param KEY=VALUE)")
+    if fmt is QueryFormat.csv:
+        emit(rows, ["name", "title", "description", "parameters"], fmt="csv")
+        return
+    if verbose:
+        _list_verbose(queries.all_queries())
+    else:
+        _list_short(queries.all_queries())
+
+
+def _list_short(named: list[NamedQuery]) -> None:
+    """One line per query: its name and title, cut to the terminal's width."""
+    from rich.text import Text
+
+    from kg.cli.output import console, shorten
+
+    out = console()
+    width = max(len(q.name) for q in named) + 2
+    out.print(Text(f"{len(named)} named queries; run one with kg query NAME -p KEY=VALUE, details with -v",
+                   style="bold"))
+    for q in named:
+        line = Text(q.name.ljust(width), style="cyan")
+        line.append(shorten(q.title, max(out.width - width, 10)))
+        out.print(line, no_wrap=True, crop=False)
+
+
+def _list_verbose(named: list[NamedQuery]) -> None:
+    """Each query's title, description, parameters and result columns."""
+    from rich.padding import Padding
+    from rich.text import Text
+
+    from kg.cli.output import console
+
+    out = console()
+    for index, q in enumerate(named):
+        if index:
+            out.print()
+        out.print(Text.assemble((q.name, "bold cyan"), "  ", (q.title, "bold")))
+        lines = [q.description] if q.description else []
+        lines += [f"-p {p.name}=…  {p.signature}" + (f": {p.description}" if p.description else "") for p in q.params]
+        lines += [f"returns {q.returns} ({q.kind})" if q.returns else f"a {q.kind} query"]
+        for line in lines:
+            out.print(Padding(Text(line), (0, 0, 0, 2)))
 
 
 def _show(named: NamedQuery) -> None:
@@ -93,7 +133,10 @@ def query(
         typer.Argument(help="The named query to run (see --list).", show_default=False),
     ] = None,
     list_: Annotated[
-        bool, typer.Option("--list", "-l", help="List the named queries with their descriptions.")
+        bool, typer.Option("--list", "-l", help="List the named queries, one line each.")
+    ] = False,
+    verbose: Annotated[
+        bool, typer.Option("--verbose", "-v", help="With --list: each query's description, parameters and results.")
     ] = False,
     param: Annotated[
         Optional[list[str]],  # noqa: UP045
@@ -129,7 +172,7 @@ def query(
     if list_ or name is None:
         if name is None and not list_:
             raise QueryError("name a query to run, or pass --list", hint="kg query --list shows them all.")
-        _list(fmt)
+        _list(fmt, verbose=verbose)
         return
     named = queries.get(name)
     if show:

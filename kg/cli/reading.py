@@ -7,6 +7,7 @@ from typing import Annotated, Optional
 import typer
 
 from kg.cli import state
+from kg.cli.output import Format, FormatOpt, pick_format
 
 __all__ = ["app"]
 
@@ -19,18 +20,34 @@ def list_(
         Optional[str], typer.Option(help="Only this status: to-read, reading, read, skipped, ...")  # noqa: UP045
     ] = None,
     category: Annotated[Optional[str], typer.Option(help="Only categories containing this text.")] = None,  # noqa: UP045
-    fmt: Annotated[str, typer.Option("--format", "-f", help="table, json or csv.")] = "table",
+    fmt: FormatOpt = Format.table,
 ) -> None:
-    """The reading list with each paper's current status."""
+    """The reading list with each paper's current status, note and the time of its last change."""
     from kg.cli.output import emit
     from kg.reading import reading_rows
 
-    state().json_errors = fmt == "json"
+    fmt = pick_format(fmt)
     rows = reading_rows(state().reader(), status=status, category=category)
     for r in rows:
-        r["changed"] = str(r["changed"] or "")[:10]
-    emit(rows, ["status", "title", "categories", "venue", "note", "changed"], fmt=fmt,
-         title=f"Reading list: {len(rows)} papers")
+        if fmt is Format.table:
+            r["changed"] = _local_time(r["changed"])
+            r["note"] = r["note"] or ("📝" if r["has_note"] else "")  # flagged in the list, text not synced
+    columns = ["status", "title", "categories", "venue", "note", "changed"]
+    if fmt is not Format.table:
+        columns += ["has_note", "paper"]
+    emit(rows, columns, fmt=fmt, title=f"Reading list: {len(rows)} papers", short={"note": 48})
+
+
+def _local_time(value: object) -> str:
+    """An xsd:dateTime as the reader's local time to the minute: 2026-03-04 17:05."""
+    import datetime as dt
+
+    if not value:
+        return ""
+    moment = value if isinstance(value, dt.datetime) else dt.datetime.fromisoformat(str(value))
+    if moment.tzinfo is not None:
+        moment = moment.astimezone()
+    return moment.strftime("%Y-%m-%d %H:%M")
 
 
 @app.command("set")
@@ -41,15 +58,15 @@ def set_(
     add: Annotated[bool, typer.Option(
         "--add", help="Add the paper if the graph does not hold it (marked as needing metadata: "
         "kg ingest arxiv fills it in).")] = False,
-    fmt: Annotated[str, typer.Option("--format", "-f", help="table, json or csv.")] = "table",
+    fmt: FormatOpt = Format.table,
 ) -> None:
     """Change a paper's reading status (recorded with its date; the next Zotero sync picks it up)."""
-    from kg.cli.output import console, emit
+    from kg.cli.output import console, emit_machine
     from kg.errors import NotFoundError
     from kg.iris import paper_iri, slugify
     from kg.reading import add_paper, paper_known, parse_status, resolve_paper, set_status
 
-    state().json_errors = fmt == "json"
+    fmt = pick_format(fmt)
     value = parse_status(status, custom=custom)  # a typo fails before the store is opened
     store = state().store()
     try:
@@ -68,9 +85,8 @@ def set_(
                             "metadata: kg ingest arxiv fills in its title and authors).")
     before = change.previous or "no status"
     record = {"paper": node.value, "previous": change.previous, "status": change.status, "added": added,
-              "at": change.at.isoformat()}
-    if fmt != "table":
-        emit([record], list(record), fmt=fmt)
+              "at": change.at.isoformat(), "via": change.via}
+    if emit_machine(fmt, record, [record], list(record)):
         return
     out = console()
     out.print(f"{node.value}: {before} → [bold]{change.status}[/]")

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Optional
 import typer
 
 from kg.cli import state
+from kg.cli.output import Format, pick_format
 
 if TYPE_CHECKING:
     import socket
@@ -82,16 +83,21 @@ def serve(
     ] = None,
     log_level: Annotated[str, typer.Option(help="uvicorn log level: critical, error, warning, info, "
                                            "debug.")] = "info",
+    fmt: Annotated[Format, typer.Option("--format", "-f", help="How to print the addresses at start-up: "
+                                        "table, or json / csv for scripts (one object once listening).")]
+    = Format.table,
 ) -> None:
     """Serve the comparison workbench (/) and the graph as a SPARQL 1.1 endpoint (/sparql), with
     the named queries under /queries."""
     import datetime as dt
+    import json
     import os
     import signal
 
-    from kg.cli.output import console, err_console
+    from kg.cli.output import console, emit_machine, err_console
     from kg.errors import KGError
 
+    fmt = pick_format(fmt)
     if allow_update and not token:
         raise KGError("--allow-update needs a token that updates must carry",
                       hint="Pass --token TOKEN (or set KG_SERVE_TOKEN); clients send "
@@ -120,14 +126,20 @@ def serve(
         })
     try:
         out = console()
-        out.print(f"Serving {store.location} at {base}/", highlight=False)
-        out.print(f"  workbench      {base}/  (techniques, compare, lineage, reading list, query)",
-                  highlight=False)
-        out.print(f"  SPARQL         {base}/sparql", highlight=False)
-        out.print(f"  named queries  {base}/queries", highlight=False)
-        out.print(f"  updates        {'allowed with the token' if allow_update else 'refused (read-only)'}",
-                  highlight=False)
-        out.print(f"  limits         {timeout:g} s per query, {max_rows} rows per result", highlight=False)
+        info = {"workbench": f"{base}/", "sparql": f"{base}/sparql", "queries": f"{base}/queries",
+                "store": store.location, "allow_update": allow_update, "timeout": timeout, "max_rows": max_rows,
+                "pid": pid}
+        if fmt is Format.json:  # one line, so a script can read it while the server runs
+            out.file.write(json.dumps(info) + "\n")
+        elif not emit_machine(fmt, info):
+            out.print(f"Serving {store.location} at {base}/", highlight=False)
+            out.print(f"  workbench      {base}/  (techniques, compare, lineage, reading list, query)",
+                      highlight=False)
+            out.print(f"  SPARQL         {base}/sparql", highlight=False)
+            out.print(f"  named queries  {base}/queries", highlight=False)
+            out.print(f"  updates        {'allowed with the token' if allow_update else 'refused (read-only)'}",
+                      highlight=False)
+            out.print(f"  limits         {timeout:g} s per query, {max_rows} rows per result", highlight=False)
         if host not in ("127.0.0.1", "localhost", "::1"):
             err_console().print(f"[yellow]warning:[/] listening on {host}: anyone who can reach this "
                                 "address can read the graph.")

@@ -22,6 +22,7 @@ from kg.graphs import PROVENANCE
 from kg.paging import SortKey
 from kg.pauses import pause_point
 from kg.results import QueryResult, Solutions, Term
+from kg.sparqlerrors import syntax_error
 from kg.sparqltext import inject_values
 from kg.store.base import Activity, GraphStore, SolutionStream, prefix_block, provenance_update
 from kg.store.folder import SERVE_FILE, ReaderLease, StoreFolder, WriterLock
@@ -227,11 +228,7 @@ class OxigraphStore(GraphStore):
                 return bool(result)
             return list(result)
         except SyntaxError as exc:
-            raise QueryError(
-                f"the SPARQL query is malformed: {exc}",
-                hint="Check the query against the SPARQL 1.1 grammar; prefixes such as tkg:, "
-                "skos:, prov: and dcterms: are predeclared.",
-            ) from None
+            raise syntax_error(sparql, str(exc)) from None
         except RuntimeError as exc:
             raise QueryError(f"the query failed: {exc}") from None
         except OSError as exc:
@@ -293,7 +290,7 @@ class OxigraphStore(GraphStore):
                 raise QueryError("expected a SELECT query")
             result.serialize(str(path), formats[fmt])
         except SyntaxError as exc:
-            raise QueryError(f"the SPARQL query is malformed: {exc}") from None
+            raise syntax_error(sparql, str(exc)) from None
         except RuntimeError as exc:
             raise QueryError(f"the query failed: {exc}") from None
         except OSError as exc:
@@ -307,7 +304,7 @@ class OxigraphStore(GraphStore):
         try:
             self._store.update(sparql, prefixes=PREFIXES)
         except SyntaxError as exc:
-            raise QueryError(f"the SPARQL update is malformed: {exc}") from None
+            raise syntax_error(sparql, str(exc), what="update") from None
         except (OSError, RuntimeError) as exc:
             raise StoreError(
                 f"the update was rejected and nothing was written: {exc}",

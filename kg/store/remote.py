@@ -46,6 +46,7 @@ from kg import __version__
 from kg.errors import KGError, QueryError, RDFImportError, RemoteStoreError, StoreError
 from kg.iris import skolem
 from kg.results import QueryResult, Solutions, Term
+from kg.sparqlerrors import predeclared, syntax_error, undeclared_prefixes
 from kg.sparqltext import inject_values
 from kg.store.base import Activity, GraphStore, prefix_block, provenance_update
 from kg.store.embedded import _STAGING, _file_digest, _open
@@ -218,7 +219,7 @@ class RemoteStore(GraphStore):
 
     # -- HTTP ----------------------------------------------------------------------
 
-    def _fail(self, response: httpx.Response, what: str) -> KGError:
+    def _fail(self, response: httpx.Response, what: str, sparql: str | None = None) -> KGError:
         status = response.status_code
         url = redact(str(response.request.url).split("?")[0])
         try:
@@ -227,10 +228,11 @@ class RemoteStore(GraphStore):
             body = ""
         body = re.sub(r"\s+", " ", body)[:500] or response.reason_phrase
         if status == 400 and what == "query":
+            if sparql and undeclared_prefixes(sparql):
+                return syntax_error(sparql, body)
             return QueryError(
                 f"the SPARQL endpoint rejected the query: {body}",
-                hint="Check the query against the SPARQL 1.1 grammar; prefixes such as tkg:, "
-                "skos:, prov: and dcterms: are predeclared.",
+                hint="Check the query against the SPARQL 1.1 grammar; predeclared prefixes: " + predeclared() + ".",
             )
         if what == "update" and (status == 400 or status >= 500):
             return RemoteStoreError(
@@ -340,7 +342,7 @@ class RemoteStore(GraphStore):
                 "POST", url, data={"query": text, **dataset}, headers={"Accept": _ACCEPT}
             ) as response:
                 if response.status_code >= 300:
-                    raise self._fail(response, "query")
+                    raise self._fail(response, "query", text)
                 self._server = response.headers.get("server", "").lower()
                 media = _media_type(response)
                 reader = io.BufferedReader(_ResponseReader(response))
@@ -387,7 +389,7 @@ class RemoteStore(GraphStore):
         try:
             with self._client.stream("POST", url, data=data, headers={"Accept": media[fmt]}) as response:
                 if response.status_code >= 300:
-                    raise self._fail(response, "query")
+                    raise self._fail(response, "query", sparql)
                 if _media_type(response) != media[fmt]:
                     raise RemoteStoreError(
                         f"the endpoint answered {_media_type(response) or 'no content type'}, not {media[fmt]}",

@@ -102,7 +102,7 @@ def test_unknown_options_and_sections_are_refused_with_a_hint(duckdb_conn: Any) 
 @pytest.mark.parametrize(
     ("name", "title"),
     [
-        ("progress", "Papers read over time"),
+        ("progress", "Read and to read over time"),
         ("papers", "Papers per year by technique category"),
         ("adoption", "Repository stars over time"),
         ("kernels", "Reference kernel coverage per category"),

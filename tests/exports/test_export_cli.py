@@ -71,7 +71,7 @@ def test_bibtex_export_keeps_its_keys_from_one_run_to_the_next(kg_cli, built_sto
     assert len(keys) > 40 and keys == re.findall(r"^@\w+\{([^,]+),", second.read_text(), re.M)
     lineage = tmp_path / "gdn.bib"
     kg_cli("export", "bibtex", "--lineage", "GDN", "-o", str(lineage), store=built_store_path, check=True)
-    assert "@misc{yang2024gated," in lineage.read_text()
+    assert "@inproceedings{yang2024gated," in lineage.read_text()
 
 
 def test_vendored_cytoscape_matches_its_recorded_checksum_and_licence() -> None:

@@ -45,7 +45,7 @@ def test_page_is_self_contained(built_store) -> None:
 def test_page_shows_every_technique_and_loads_nothing(built_store, page: Any, tmp_path: Path) -> None:
     open_page(page, render_page(build_lineage(built_store)), tmp_path)
     assert page.get_attribute(".tkg-stats", "data-techniques") == "44"
-    assert page.inner_text(".tkg-stats").startswith("44 techniques · 26 lineage relations")
+    assert page.inner_text(".tkg-stats").startswith("44 techniques · 28 lineage relations")
     assert page.evaluate("TechKGLineage.views[0].cy.nodes('.technique').length") == 44
     assert page.locator(".tkg-chip").count() == 9
     page.screenshot(path=str(tmp_path / "lineage-page.png"))

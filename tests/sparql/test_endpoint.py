@@ -65,7 +65,7 @@ def test_sparqlwrapper_gets_a_graph_as_turtle(endpoint: str) -> None:
 def test_sparqlwrapper_sees_a_malformed_query_as_400_with_the_parser_message(endpoint: str) -> None:
     with pytest.raises(QueryBadFormed) as err:
         wrapper(endpoint, "SELECT WHERE {", JSON).queryAndConvert()
-    assert "malformed" in str(err.value) and "1:" in str(err.value)
+    assert "malformed" in str(err.value) and "line 1, column" in str(err.value)
 
 
 # -- the protocol with plain httpx -----------------------------------------------------------
@@ -260,7 +260,7 @@ def test_named_queries_have_their_own_urls(endpoint: str) -> None:
                        params=[("technique", "GDN"), ("technique", "KDA"), ("format", "csv")])
     assert as_csv.headers["content-type"].startswith("text/csv") and len(as_csv.text.strip().splitlines()) == 1 + 28
     posted = httpx.post(f"{endpoint}/queries/descendants", data={"technique": "MQA"})
-    assert posted.json()["results"]["bindings"][0]["descendantName"]["value"] == "Grouped-Query Attention"
+    assert "Grouped-Query Attention" in {b["descendantName"]["value"] for b in posted.json()["results"]["bindings"]}
     text = httpx.get(f"{endpoint}/queries/ancestors.rq")
     assert text.headers["content-type"].startswith("application/sparql-query") and "# title:" in text.text
     ttl = httpx.get(f"{endpoint}/queries/lineage-subgraph", params={"technique": "KDA"})

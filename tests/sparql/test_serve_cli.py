@@ -32,7 +32,7 @@ def test_serve_publishes_its_url_and_other_commands_are_pointed_to_it(kg_cli, bu
         assert kg_cli("stats", store=built_store_path).returncode == 0  # readers are never blocked
         through = kg_cli("query", "descendants", "-p", "technique=MQA", "-f", "json", store=url, check=True)
         rows = json.loads(through.stdout)["results"]["bindings"]
-        assert rows[0]["descendantName"]["value"] == "Grouped-Query Attention"
+        assert "Grouped-Query Attention" in {r["descendantName"]["value"] for r in rows}
         refused = kg_cli("reading", "set", "GPipe", "read", store=url)
         assert refused.returncode == 1 and "read-only" in refused.stderr and "--allow-update" in refused.stderr
         proc.send_signal(signal.SIGTERM)

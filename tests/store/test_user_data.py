@@ -122,7 +122,7 @@ def test_replacing_the_list_keeps_statuses_and_notes_of_papers_that_stay(kg_cli,
     rows = {r["title"]: r for r in _json(kg_cli, "reading", "list", store=built_store_path)}  # type: ignore[union-attr]
     gpipe = next(r for t, r in rows.items() if t.startswith("GPipe"))
     assert gpipe["status"] == "reading"
-    assert sum(r["note"] for r in rows.values()) >= 5
+    assert sum(bool(r["has_note"]) for r in rows.values()) >= 5
 
 
 # 4. statuses were not validated
@@ -139,9 +139,9 @@ def test_a_status_typo_an_empty_status_and_an_unknown_paper_are_refused(kg_cli, 
     assert _graphs(kg_cli, built_store_path) == before
     assert kg_cli("reading", "set", "GPipe", "In Progress", store=built_store_path, check=True)
     custom = _json(kg_cli, "reading", "set", "GPipe", "On hold", "--custom", store=built_store_path)
-    assert custom[0]["status"] == "on-hold"  # type: ignore[index]
+    assert custom["status"] == "on-hold"  # type: ignore[index]
     added = _json(kg_cli, "reading", "set", "9999.99999", "read", "--add", store=built_store_path)
-    assert added[0]["added"] is True  # type: ignore[index]
+    assert added["added"] is True  # type: ignore[index]
     assert kg_cli("validate", store=built_store_path).returncode == 0
     papers = _json(kg_cli, "sparql", "SELECT ?p WHERE { ?p tkg:needsMetadata true ; tkg:arxivId \"9999.99999\" }",
                    store=built_store_path)
@@ -206,7 +206,9 @@ def test_stats_counts_lineage_edges_not_children(kg_cli, built_store_path: Path)
     counts = _json(kg_cli, "stats", store=built_store_path)["counts"]  # type: ignore[index]
     edges = _json(kg_cli, "sparql", "SELECT (COUNT(?d) AS ?n) WHERE { ?d a prov:Derivation }",
                   store=built_store_path)["results"]["bindings"][0]["n"]["value"]  # type: ignore[index]
-    assert counts["lineage_edges"] == int(edges) == 26
+    children = _json(kg_cli, "sparql", "SELECT (COUNT(DISTINCT ?c) AS ?n) WHERE { ?c prov:wasDerivedFrom ?p }",
+                     store=built_store_path)["results"]["bindings"][0]["n"]["value"]  # type: ignore[index]
+    assert counts["lineage_edges"] == int(edges) > int(children)  # techniques with two parents count twice
 
 
 def test_provenance_cites_the_catalog_file_that_defines_the_technique(kg_cli, built_store_path: Path) -> None:

@@ -12,7 +12,6 @@ NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "03-zotero-sync.i
 
 def test_zotero_sync_notebook_executes(tmp_path: Path) -> None:
     nb = nbformat.read(NOTEBOOK, as_version=4)
-    assert all(not cell.get("outputs") for cell in nb.cells if cell.cell_type == "code"), "outputs must be cleared"
     NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
     text = "".join(out.get("text", "") + str(out.get("data", {}).get("text/plain", ""))
                    for cell in nb.cells if cell.cell_type == "code" for out in cell.get("outputs", []))

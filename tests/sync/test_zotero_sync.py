@@ -200,7 +200,8 @@ def test_a_note_added_in_zotero_reaches_the_graph_and_back(built_store, emulator
     assert [(c.side, c.fields) for c in report.changes if c.side == "graph"][0][1][0].startswith("note:")
     [(note, body)] = graph_edits.notes_of(built_store, GPIPE).items()
     assert body == "<p>Bubble = (p-1)/m</p>"
-    assert next(r for r in reading_rows(built_store) if r["paper"] == GPIPE.value)["note"] is True
+    listed = next(r for r in reading_rows(built_store) if r["paper"] == GPIPE.value)
+    assert listed["has_note"] is True and listed["note"] == "Bubble = (p-1)/m"  # the note's text, without the HTML
     graph_edits.edit_note(built_store, NamedNode(note), "<p>Bubble = (p-1)/(m+p-1)</p>")
     _synced(built_store, api)
     [child] = _lib(emulator).children(key)

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.browser
 
 TECHNIQUE = "https://w3id.org/techkg/id/technique/"
 OUR_SCRIPTS = {"/static/app.js", "/static/query.js", "/static/lineage-page.js", "/assets/lineage/cytoscape.min.js",
-               "/assets/lineage/lineage.js"}
+               "/assets/lineage/lineage.js", "/static/katex/katex.min.js", "/static/math.js"}
 
 
 def cards(page: Any) -> list[str]:

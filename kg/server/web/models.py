@@ -414,4 +414,33 @@ def reading_page(store: GraphStore, *, status: str = "", category: str = "") -> 
         "categories": shown, "all_categories": [g.name for g in groups.values()],
         "statuses": known, "counts": statuses, "total": len(index),
         "read": statuses.get("read", 0),
+        "history": reading_history(store, statuses),
     }
+
+
+def reading_history(store: GraphStore, now: Mapping[str, int]) -> list[dict[str, Any]]:
+    """Papers read and to read at the end of each day a status changed, oldest first.
+
+    The counts start from today's (``now``: status → papers) and undo, day by day back,
+    the changes the reading events record, so the last point is always today's state even
+    where a status was set without an event; the graph sends one row per day and kind of
+    change, not one per event."""
+    rows = _records(store.select("""
+        SELECT ?day ?to ?from (COUNT(?e) AS ?n) WHERE {
+          ?e a tkg:ReadingEvent ; prov:atTime ?t .
+          OPTIONAL { ?e tkg:status ?s } OPTIONAL { ?e tkg:previousStatus ?p }
+          BIND(SUBSTR(STR(?t), 1, 10) AS ?day)
+          BIND(COALESCE(REPLACE(STR(?s), "^.*/status/", ""), "") AS ?to)
+          BIND(COALESCE(REPLACE(STR(?p), "^.*/status/", ""), "") AS ?from)
+        } GROUP BY ?day ?to ?from ORDER BY ?day"""))
+    change: dict[str, Counter[str]] = {}
+    for row in rows:
+        moves = change.setdefault(str(row["day"]), Counter())
+        moves[str(row["to"])] += int(row["n"])
+        moves[str(row["from"])] -= int(row["n"])
+    counts = {"read": now.get("read", 0), "to-read": now.get("to-read", 0)}
+    history: list[dict[str, Any]] = []
+    for day in sorted(change, reverse=True):
+        history.append({"day": day, "read": counts["read"], "to_read": counts["to-read"]})
+        counts = {k: max(0, v - change[day][k]) for k, v in counts.items()}  # backdated events can overshoot
+    return history[::-1]

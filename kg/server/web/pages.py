@@ -81,6 +81,68 @@ def _linkify(value: object) -> Markup:
     return Markup("".join(out))
 
 
+def _prose(value: object) -> Markup:
+    """Catalog prose for a page: its ``$...$`` formulas become ``<span class="math">`` holding the
+    plain notation, with the LaTeX for KaTeX (static/math.js) to render; URLs become links."""
+    from kg.views import plain_math
+
+    text = str(value if value is not None else "")
+    out: list[str] = []
+    last = 0
+    for match in re.finditer(r"\$([^$]+)\$", text):
+        out.append(str(_linkify(text[last:match.start()])))
+        tex, plain = escape(match.group(1)), escape(plain_math(match.group(0)))
+        out.append(f'<span class="math" data-tex="{tex}">{plain}</span>')
+        last = match.end()
+    out.append(str(_linkify(text[last:])))
+    return Markup("".join(out))
+
+
+def _history_chart(history: list[dict[str, Any]]) -> Markup:
+    """Papers read and to read over time as two lines, each labelled with its latest value:
+    an inline SVG (attributes only, so the page's policy needs no inline style)."""
+    import datetime as dt
+
+    if not history:
+        return Markup("")
+    points: list[tuple[dt.date, int, int]] = [(dt.date.fromisoformat(h["day"]), int(h["read"]), int(h["to_read"]))
+                                              for h in history]
+    today = dt.datetime.now(dt.UTC).date()
+    if points[-1][0] < today:  # the statuses hold until today
+        points.append((today, points[-1][1], points[-1][2]))
+    if len(points) < 2:
+        return Markup("")
+    width, height, left, right, top, bottom = 720, 210, 40, 120, 14, 28
+    first, last = points[0][0], points[-1][0]
+    days = max((last - first).days, 1)
+    peak = max(max(p[1], p[2]) for p in points) or 1
+
+    def x(day: dt.date) -> float:
+        return left + (width - left - right) * (day - first).days / days
+
+    def y(value: int) -> float:
+        return top + (height - top - bottom) * (1 - value / peak)
+
+    out = [f'<svg class="history" viewBox="0 0 {width} {height}" role="img" aria-labelledby="history-title">',
+           '<title id="history-title">Papers read and to read over time</title>']
+    for value in sorted({0, peak // 2, peak}):
+        out.append(f'<line class="grid" x1="{left}" x2="{width - right}" y1="{y(value):.1f}" y2="{y(value):.1f}"/>')
+        out.append(f'<text class="axis" x="{left - 6}" y="{y(value) + 4:.1f}" text-anchor="end">{value}</text>')
+    out.append(f'<text class="axis" x="{left}" y="{height - 6}">{first.isoformat()}</text>')
+    out.append(f'<text class="axis" x="{width - right}" y="{height - 6}" text-anchor="end">{last.isoformat()}</text>')
+    read, to_read = points[-1][1], points[-1][2]
+    apart = (7 if abs(y(read) - y(to_read)) < 14 else 0) * (1 if read >= to_read else -1)
+    for values, label, colour, nudge in (([p[1] for p in points], "read", "#1a7f37", -apart),
+                                         ([p[2] for p in points], "to read", "#bf8700", apart)):
+        line = " ".join(f"{x(p[0]):.1f},{y(v):.1f}" for p, v in zip(points, values, strict=True))
+        out.append(f'<polyline class="series" fill="none" stroke="{colour}" stroke-width="2.5" points="{line}"/>')
+        end = values[-1]
+        out.append(f'<text class="end" x="{x(last) + 8:.1f}" y="{y(end) + 4 + nudge:.1f}" fill="{colour}">'
+                   f"{label}: {end}</text>")
+    out.append("</svg>")
+    return Markup("".join(out))
+
+
 def _technique_path(iri: str, ids: dict[str, str] | None = None) -> str:
     ident = (ids or {}).get(iri) or iri.removeprefix(_TECHNIQUE_BASE)
     return "/techniques/" + ident
@@ -98,6 +160,8 @@ def _environment() -> Environment:
     env = Environment(loader=PackageLoader("kg.server", "templates"), autoescape=select_autoescape(default=True),
                       trim_blocks=True, lstrip_blocks=True)
     env.filters["linkify"] = _linkify
+    env.filters["prose"] = _prose
+    env.filters["history_chart"] = _history_chart
     env.filters["number"] = _number
     env.filters["technique_path"] = _technique_path
     env.globals["navigation"] = NAVIGATION
@@ -214,11 +278,12 @@ class Workbench:
         if data["card"]["id"] != ident:
             return RedirectResponse(f"/techniques/{data['card']['id']}", status_code=308)
         return self.render(request, "technique.html", title=data["card"]["name"], data=data, card=data["card"],
-                           page="technique")
+                           page="technique", math=True)
 
     # -- Compare -------------------------------------------------------------------------
 
-    async def _comparison(self, request: Request) -> tuple[list[str], dict[str, Any] | None, str]:
+    async def _comparison(self, request: Request) -> tuple[list[str], dict[str, Any] | None, str, int]:
+        """(the ids the pickers keep, the comparison or None, what is wrong with the request, the status)."""
         from kg.resolve import resolve_technique
 
         wanted: list[str] = []
@@ -227,46 +292,55 @@ class Workbench:
                 if part.strip() and part.strip() not in wanted:
                     wanted.append(part.strip())
         if not wanted:
-            return wanted, None, ""
-        if len(wanted) > 4:
-            return wanted, None, f"Pick 2 to 4 techniques to compare; the link names {len(wanted)}."
-        if len(wanted) == 1:
-            return wanted, None, ""
+            return [], None, "", 200
         store = self.store(request)
 
-        def resolve_all() -> list[NamedNode]:
+        def resolve_each() -> tuple[list[NamedNode], list[str]]:
             nodes: list[NamedNode] = []
+            problems: list[str] = []
             for name in wanted:
-                node = resolve_technique(store, name)
+                try:
+                    node = resolve_technique(store, name)
+                except NotFoundError as error:
+                    close = f". Did you mean: {', '.join(error.suggestions)}?" if error.suggestions else ""
+                    problems.append(error.message[:1].upper() + error.message[1:] + close)
+                    continue
                 if node not in nodes:
                     nodes.append(node)
-            return nodes
+            return nodes, problems
 
-        nodes = await self.call(request, resolve_all)
-        if len(nodes) < 2:
-            return wanted, None, "These names are one technique: pick at least two different ones."
-        return wanted, await self.call(request, models.comparison, store, nodes), ""
+        nodes, problems = await self.call(request, resolve_each)
+        picks = [node.value.removeprefix(_TECHNIQUE_BASE) for node in nodes]
+        if problems:
+            return picks[:4], None, " ".join(p if p.endswith("?") else p + "." for p in problems), 404
+        if len(nodes) > 4:
+            return picks[:4], None, f"Pick 2 to 4 techniques to compare; the link names {len(nodes)}.", 400
+        if len(nodes) == 1:
+            if len(wanted) > 1:
+                return picks, None, "These names are one technique: pick at least two different ones.", 400
+            return picks, None, "", 200
+        return picks, await self.call(request, models.comparison, store, nodes), "", 200
 
     async def compare(self, request: Request) -> Response:
-        from kg.cli.core import comparison_markdown
+        from kg.views import comparison_markdown
 
-        wanted, table, problem = await self._comparison(request)
+        picks, table, problem, status = await self._comparison(request)
         cards = await self.call(request, models.technique_choices, self.store(request))
-        chosen = table["ids"] if table else []
+        chosen = table["ids"] if table else picks
         share = "/compare?" + urlencode([("t", i) for i in chosen]) if table else ""
         markdown = comparison_markdown(table) if table else ""
-        return self.render(request, "compare.html", title="Compare", status_code=400 if problem else 200, table=table,
-                           problem=problem, cards=cards, chosen=chosen or wanted, share=share, markdown=markdown,
+        return self.render(request, "compare.html", title="Compare", status_code=status, math=True,
+                           table=table, problem=problem, cards=cards, chosen=chosen, share=share, markdown=markdown,
                            share_url=str(request.base_url).rstrip("/") + share,
                            markdown_url=share.replace("/compare?", "/compare.md?", 1))
 
     async def compare_markdown(self, request: Request) -> Response:
-        from kg.cli.core import comparison_markdown
+        from kg.views import comparison_markdown
 
-        _wanted, table, problem = await self._comparison(request)
+        _picks, table, problem, status = await self._comparison(request)
         if table is None:
             return PlainTextResponse((problem or "Pick 2 to 4 techniques, e.g. /compare.md?t=gdn&t=kda") + "\n",
-                                     status_code=400)
+                                     status_code=status if problem else 400)
         name = "-vs-".join(table["ids"])
         return Response(comparison_markdown(table) + "\n", media_type="text/markdown; charset=utf-8",
                         headers={"Content-Disposition": f'attachment; filename="techkg-{name}.md"'})

@@ -1,0 +1,224 @@
+"""One set of habits across commands: -f/--format everywhere, --version, a short query list,
+notes in the reading list, SPARQL errors that say what is wrong, tables that fit 80 columns."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+
+NARROW = {"COLUMNS": "80"}
+
+
+def _leaf_commands() -> list[tuple[str, object]]:
+    import typer.main
+
+    from kg.cli import app
+
+    out: list[tuple[str, object]] = []
+
+    def walk(command: object, path: str) -> None:
+        children = getattr(command, "commands", None)
+        if children:
+            for name, child in children.items():
+                walk(child, f"{path} {name}".strip())
+        else:
+            out.append((path, command))
+
+    walk(typer.main.get_command(app), "")
+    return out
+
+
+def test_every_command_takes_a_format_option() -> None:
+    commands = _leaf_commands()
+    assert len(commands) > 25
+    missing = [path for path, command in commands
+               if not any("--format" in getattr(p, "opts", ()) and "-f" in getattr(p, "opts", ())
+                          for p in command.params)]  # type: ignore[attr-defined]
+    assert missing == []
+
+
+def test_version_is_the_package_version(kg_cli) -> None:
+    out = kg_cli("--version", check=True).stdout
+    version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    assert out.startswith(f"kg (TechKG) {version}")
+    assert kg_cli("-V", check=True).stdout == out
+
+
+def test_show_as_csv_is_field_value_rows(kg_cli, built_store_path: Path) -> None:
+    out = kg_cli("show", "GDN", "-f", "csv", store=built_store_path, check=True).stdout
+    rows = {r["field"]: r["value"] for r in csv.DictReader(io.StringIO(out))}
+    assert rows["name"] == "Gated DeltaNet"
+    assert rows["arxivId"] == "2412.06464"
+    assert any(k.startswith("dimension: ") for k in rows) and "derives from" in rows
+
+
+def test_compare_and_lineage_take_csv(kg_cli, built_store_path: Path) -> None:
+    out = kg_cli("compare", "GDN", "KDA", "-f", "csv", store=built_store_path, check=True).stdout
+    table = list(csv.DictReader(io.StringIO(out)))
+    assert list(table[0]) == ["dimension", "Gated DeltaNet", "Kimi Delta Attention"]
+    out = kg_cli("lineage", "KDA", "--direction", "up", "-f", "csv", store=built_store_path, check=True).stdout
+    steps = list(csv.DictReader(io.StringIO(out)))
+    assert {"Gated DeltaNet", "DeltaNet"} <= {s["technique"] for s in steps}
+    assert {s["side"] for s in steps} == {"ancestor"}
+
+
+def test_build_summary_as_csv(kg_cli, tmp_path: Path) -> None:
+    out = kg_cli("build", "--no-validate", "-f", "csv", store=tmp_path / "s", check=True).stdout
+    rows = {r["key"]: r["value"] for r in csv.DictReader(io.StringIO(out))}
+    assert rows["techniques"] == "39" and rows["reading_list.entries"] == "53"
+
+
+def test_import_rdf_reads_the_syntax_from_syntax_and_reports_in_the_format(kg_cli, built_store_path: Path,
+                                                                           tmp_path: Path) -> None:
+    dump = tmp_path / "extract.data"
+    dump.write_text("<http://example.org/a> <http://example.org/b> <http://example.org/c> .\n")
+    old = kg_cli("import", "rdf", str(dump), "--graph", "x", "-f", "ntriples", store=built_store_path)
+    assert old.returncode == 1 and "--syntax ntriples" in old.stderr
+    out = kg_cli("import", "rdf", str(dump), "--graph", "x", "--syntax", "ntriples", "-f", "json",
+                 store=built_store_path, check=True).stdout
+    assert json.loads(out)["triples"] == 1
+
+
+def test_query_list_is_one_line_per_query_and_verbose_says_the_rest(kg_cli) -> None:
+    import queries
+
+    named = queries.all_queries()
+    lines = kg_cli("query", "--list", env=NARROW, check=True).stdout.splitlines()
+    assert len(lines) == len(named) + 1
+    assert all(len(line) <= 80 for line in lines)
+    for line, q in zip(lines[1:], named, strict=True):
+        assert re.match(rf"{re.escape(q.name)} +\S", line)
+    verbose = kg_cli("query", "--list", "--verbose", check=True).stdout
+    ancestors = queries.get("ancestors")
+    assert " ".join(ancestors.description.split()[:6]) in " ".join(verbose.split())
+    assert "-p technique=" in verbose and "returns ?ancestor" in verbose
+    assert len(verbose.splitlines()) > 3 * len(named)
+
+
+def _add_note(store_path: Path, title: str, body: str) -> str:
+    from pyoxigraph import Literal, NamedNode, Triple
+
+    from kg.graphs import graph_iri
+    from kg.reading import reading_rows
+    from kg.store.base import Activity
+    from kg.store.embedded import OxigraphStore
+    from kg.vocab import RDF, TKG
+
+    store = OxigraphStore(store_path)
+    try:
+        paper = next(r["paper"] for r in reading_rows(store) if r["title"] == title)
+        note = NamedNode("https://w3id.org/techkg/id/note/test-1")
+        with store.transaction(Activity("test: a synced Zotero note")) as tx:
+            tx.insert(graph_iri("zotero"), [Triple(note, RDF.type, TKG.Note),
+                                            Triple(note, TKG.noteOf, NamedNode(paper)),
+                                            Triple(note, RDF.value, Literal(body))])
+    finally:
+        store.close()
+    return str(paper)
+
+
+def test_reading_list_shows_notes_short_in_tables_and_whole_in_json_and_csv(kg_cli, built_store_path: Path) -> None:
+    title = "Mixed Precision Training"
+    html = ("<p>Loss scaling keeps small FP16 gradients from flushing to zero; master weights stay in FP32 "
+            "so that tiny updates are not lost.</p><p>Read with the Micikevicius et al. appendix.</p>")
+    _add_note(built_store_path, title, html)
+    table = kg_cli("reading", "list", "--category", "Numerics", store=built_store_path, check=True).stdout
+    assert "Loss scaling keeps small FP16" in table and "appendix" not in table and "…" in table
+    assert "<p>" not in table
+    rows = json.loads(kg_cli("reading", "list", "-f", "json", store=built_store_path, check=True).stdout)
+    row = next(r for r in rows if r["title"] == title)
+    assert row["note"].startswith("Loss scaling") and row["note"].endswith("appendix.")
+    assert "\n" in row["note"] and row["has_note"] is True
+    out = kg_cli("reading", "list", "-f", "csv", store=built_store_path, check=True).stdout
+    assert next(r for r in csv.DictReader(io.StringIO(out)) if r["title"] == title)["note"] == row["note"]
+
+
+def test_reading_list_shows_the_time_of_the_last_change(kg_cli, built_store_path: Path) -> None:
+    import datetime as dt
+
+    kg_cli("reading", "set", "GPipe", "reading", store=built_store_path, check=True)
+    rows = json.loads(kg_cli("reading", "list", "-f", "json", store=built_store_path, check=True).stdout)
+    changed = dt.datetime.fromisoformat(next(r for r in rows if r["title"].startswith("GPipe"))["changed"])
+    assert abs((dt.datetime.now(dt.UTC) - changed).total_seconds()) < 120
+    table = kg_cli("reading", "list", "--status", "reading", store=built_store_path, check=True).stdout
+    assert changed.astimezone().strftime("%Y-%m-%d %H:%M") in table
+
+
+def test_reading_set_reports_as_json(kg_cli, built_store_path: Path) -> None:
+    out = json.loads(kg_cli("reading", "set", "GPipe", "read", "-f", "json", store=built_store_path,
+                            check=True).stdout)
+    assert (out["previous"], out["status"], out["via"]) == ("to-read", "read", "cli")
+
+
+def test_an_unknown_prefix_is_named_with_the_predeclared_ones(kg_cli, built_store_path: Path) -> None:
+    out = kg_cli("sparql", "SELECT ?x WHERE { ?x foo:bar ?y }", store=built_store_path)
+    assert out.returncode == 1
+    text = " ".join(out.stderr.split())
+    assert "unknown prefix foo:" in text and "tkg:, " in text and "skos:" in text
+    assert "\\u{" not in out.stderr
+
+
+def test_an_update_is_refused_by_kg_sparql_and_changes_nothing(kg_cli, built_store_path: Path) -> None:
+    before = kg_cli("sparql", "SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }", "-f", "csv",
+                    store=built_store_path, check=True).stdout
+    out = kg_cli("sparql", "PREFIX ex: <http://example.org/>\nINSERT DATA { ex:a ex:b ex:c }", store=built_store_path)
+    assert out.returncode == 1
+    text = " ".join(out.stderr.split())
+    assert "updates are not run by kg sparql; use" in text and "--allow-update" in text
+    assert "expected CONSTRUCT" not in text
+    after = kg_cli("sparql", "SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }", "-f", "csv",
+                   store=built_store_path, check=True).stdout
+    assert after == before
+
+
+def test_a_syntax_error_is_shown_at_its_place(kg_cli, built_store_path: Path) -> None:
+    out = kg_cli("sparql", "SELECT ?x WHERE { ?x ?p ?y", store=built_store_path)
+    assert out.returncode == 1
+    assert "line 1, column" in out.stderr and "^" in out.stderr and "\\u{" not in out.stderr
+
+
+@pytest.mark.parametrize("width", [80, 100, 160])
+def test_kernels_list_fits_the_terminal_without_splitting_ids(kg_cli, built_store_path: Path, width: int) -> None:
+    from kernels.registry import entries
+
+    text = kg_cli("kernels", "list", env={"COLUMNS": str(width)}, store=built_store_path, check=True).stdout
+    assert all(len(line.rstrip()) <= width for line in text.splitlines())
+    words = set(text.split())
+    assert {e.technique for e in entries()} <= words
+
+
+def test_no_consumer_imports_the_cli() -> None:
+    offenders = [str(path.relative_to(ROOT)) for folder in ("kg", "exports", "ingest", "queries", "kernels")
+                 for path in (ROOT / folder).rglob("*.py")
+                 if "cli" not in path.relative_to(ROOT).parts
+                 and re.search(r"^\s*(from|import) kg\.cli\b", path.read_text(encoding="utf-8"), re.MULTILINE)]
+    assert offenders == []
+
+
+def test_serve_prints_its_addresses_as_one_json_line(built_store_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    import httpx
+
+    exe = Path(sys.executable).with_name("kg")
+    with subprocess.Popen([str(exe), "--store", str(built_store_path), "serve", "--port", "0", "-f", "json",
+                           "--log-level", "warning"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                          env={**os.environ, "COLUMNS": "80"}) as proc:
+        try:
+            assert proc.stdout is not None
+            info = json.loads(proc.stdout.readline())
+            assert info["sparql"] == info["workbench"] + "sparql" and info["allow_update"] is False
+            assert httpx.get(info["workbench"], timeout=30).status_code == 200
+        finally:
+            proc.terminate()
+            proc.wait(timeout=30)
