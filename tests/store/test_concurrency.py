@@ -106,6 +106,15 @@ def test_cli_readers_answer_while_a_writer_holds_the_store(kg_cli, built_store_p
         holder.close()
 
 
+def test_two_kg_stats_at_once_both_answer_the_same(built_store_path: Path) -> None:
+    StoreFolder(built_store_path).mark_stale()  # as a killed writer leaves it: both race to publish a view
+    first, second = (start_kg("--wait", "0", "stats", "-f", "json", store=built_store_path) for _ in range(2))
+    (code1, out1, err1), (code2, out2, err2) = first.finish(), second.finish()
+    assert code1 == 0 and code2 == 0, (err1, err2)
+    assert json.loads(out1) == json.loads(out2)
+    assert "in use" not in err1 + err2
+
+
 def test_a_reader_sees_a_write_once_it_is_committed(built_store_path: Path) -> None:
     writer = OxigraphStore(built_store_path, command="test")
     reader = OxigraphStore.open_reader(built_store_path)

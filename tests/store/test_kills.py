@@ -136,7 +136,13 @@ def test_a_killed_backup_leaves_no_file(kg_cli, built_store_path: Path, tmp_path
     kill_at("quads.writing", "backup", "-o", str(target), store=built_store_path)
     assert not target.exists()
     kg_cli("backup", "-o", str(target), store=built_store_path, check=True)
-    assert target.exists()
+    first = target.read_bytes()
+    kg_cli("reading", "set", "GPipe", "read", store=built_store_path, check=True)
+    kill_at("quads.writing", "backup", "-o", str(target), "--force", store=built_store_path)
+    assert target.read_bytes() == first  # a killed backup over an earlier one leaves that one whole
+    fresh = tmp_path / "fresh"
+    kg_cli("restore", str(target), store=fresh, check=True)
+    assert user_fingerprint(fresh) != user_fingerprint(built_store_path)  # the backup from before the change
 
 
 def test_a_killed_first_load_into_an_empty_graph_is_removed_by_the_next_writer(
