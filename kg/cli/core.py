@@ -75,16 +75,12 @@ def build(
         store = state().store()
     else:
         store = reader  # nothing to write: a reader answers, and no writer waits for us
-    report = run_build(store, data=data, reading_list=reading_list, validate=False,
-                       accept_counts=accept_counts, force=force, extra_inputs=extra)
-    if not report.up_to_date:
-        from kernels.record import record
+    from kernels.record import record_registry
 
-        # Which techniques have a kernel and which have none (reasoned), for every view
-        # of the graph; runs are added by kg kernels verify. Written only when it changed.
-        if record(store, label="kg build"):
-            report.changed.append("kernels")
-            report.triples = store.count()
+    # Which techniques have a kernel and which have none (reasoned), for every view of the
+    # graph, in the build's own transaction; runs are added by kg kernels verify.
+    report = run_build(store, data=data, reading_list=reading_list, validate=False, accept_counts=accept_counts,
+                       force=force, extra_inputs=extra, also=lambda tx: record_registry(store, tx))
     if validate:
         report.violations = validate_store(store, cache=cache_for(store))
     r, imported = report.reading, report.imported

@@ -227,6 +227,11 @@ class GraphStore(abc.ABC):
         variables = result.variables
         return SolutionStream(variables, (tuple(row.get(v) for v in variables) for row in result.rows))
 
+    def stream_ordered(self, sparql: str) -> SolutionStream:
+        """:meth:`stream` for a query whose order the caller wants kept as is; a backend
+        may sort the rows itself where that is faster than the store's ORDER BY."""
+        return self.stream(sparql)
+
     def page(self, sparql: str, key: Sequence[SortKey], limit: int | None,
              after: Sequence[Term | None] | None) -> SolutionStream:
         """One page of a SELECT query (see kg.paging): ``limit + 1`` rows at most, in ``key``

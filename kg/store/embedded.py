@@ -277,6 +277,21 @@ class OxigraphStore(GraphStore):
         variables = [v.value for v in result.variables]
         return SolutionStream(variables, self._rows(result))
 
+    def stream_ordered(self, sparql: str) -> SolutionStream:
+        """Like :meth:`stream`, but a result ordered by variables alone is sorted here,
+        each term read once, rather than by Oxigraph, which reads IRIs and long strings
+        back from disk at every comparison (3x the whole query for 2,700 titles). The
+        rows are then held until sorted, as the store would hold them."""
+        from kg.paging import key_function, order_of, without_order
+
+        key = order_of(sparql)
+        if key is None:
+            return self.stream(sparql)
+        stream = self.stream(without_order(sparql))
+        if any(k.variable not in stream.variables for k in key):
+            return self.stream(sparql)
+        return SolutionStream(stream.variables, iter(sorted(stream.rows, key=key_function(key, stream.variables))))
+
     def page(self, sparql: str, key: Sequence[SortKey], limit: int | None,
              after: Sequence[Term | None] | None) -> SolutionStream:
         """A page picked in Python from the query's rows, unordered: Oxigraph's ORDER BY reads

@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable
 from functools import wraps
 from importlib import resources
 from typing import Any, TypeVar
-from urllib.parse import parse_qsl, urlencode
+from urllib.parse import parse_qsl, quote, urlencode
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup, escape
@@ -363,7 +363,12 @@ class Workbench:
         from exports.html import page_data
         from exports.lineage import LineageOptions, build_lineage
 
-        lineage = build_lineage(store, LineageOptions(root=root, include_private=True, with_citations=True))
+        lineage = build_lineage(store, LineageOptions(root=root, include_private=True, with_citations=True,
+                                                      clustered=True))
+        for _node, attrs in lineage.graph.nodes(data=True):  # a folded part opens as its own lineage
+            if attrs["kind"] == "cluster":
+                anchor = lineage.graph.nodes[attrs["anchor"]]
+                attrs["href"] = "/lineage?root=" + quote(str(anchor.get("slug") or attrs["anchor"]))
         data = page_data(lineage, positions=False)
         # Graphviz lays the graph out as in the HTML export (a few hundred ms); the layout
         # depends only on what the elements hold, so it is kept for requests that show the
