@@ -1,4 +1,5 @@
-"""Run every benchmark in bench/ one after another: ``python -m bench [name ...]``."""
+"""Run benchmarks in bench/ one after another: ``python -m bench [name ...]``, or one
+benchmark with its options: ``python -m bench scale --papers 100000``."""
 
 from __future__ import annotations
 
@@ -7,18 +8,24 @@ import sys
 import time
 
 BENCHMARKS = ("store", "ingest", "zotero", "queries", "analytics", "exports", "kernels", "web", "citations")
+#: Run only when named: ``scale`` takes about 15 minutes at its default size.
+BY_NAME = ("scale",)
 
 
 def main() -> None:
-    names = sys.argv[1:] or list(BENCHMARKS)
-    unknown = [n for n in names if n not in BENCHMARKS]
+    argv = sys.argv[1:]
+    split = next((i for i, arg in enumerate(argv) if arg.startswith("-")), len(argv))
+    names, options = argv[:split] or list(BENCHMARKS), argv[split:]
+    unknown = [n for n in names if n not in BENCHMARKS + BY_NAME]
     if unknown:
-        sys.exit(f"unknown benchmark {unknown[0]!r}; choose from: {', '.join(BENCHMARKS)}")
+        sys.exit(f"unknown benchmark {unknown[0]!r}; choose from: {', '.join(BENCHMARKS + BY_NAME)}")
+    if options and len(names) != 1:
+        sys.exit("options go to one benchmark: python -m bench NAME [options], e.g. python -m bench web --papers 10000")
     failed = []
     for name in names:
         print(f"\n=== bench.{name} " + "=" * 60, flush=True)
         start = time.perf_counter()
-        sys.argv = [f"bench.{name}"]
+        sys.argv = [f"bench.{name}", *options]
         try:
             runpy.run_module(f"bench.{name}", run_name="__main__")
         except SystemExit as stop:  # a benchmark's own main() ends with sys.exit(code)

@@ -75,16 +75,12 @@ def build(
         store = state().store()
     else:
         store = reader  # nothing to write: a reader answers, and no writer waits for us
-    report = run_build(store, data=data, reading_list=reading_list, validate=False,
-                       accept_counts=accept_counts, force=force, extra_inputs=extra)
-    if not report.up_to_date:
-        from kernels.record import record
+    from kernels.record import record_registry
 
-        # Which techniques have a kernel and which have none (reasoned), for every view
-        # of the graph; runs are added by kg kernels verify. Written only when it changed.
-        if record(store, label="kg build"):
-            report.changed.append("kernels")
-            report.triples = store.count()
+    # Which techniques have a kernel and which have none (reasoned), for every view of the
+    # graph, in the build's own transaction; runs are added by kg kernels verify.
+    report = run_build(store, data=data, reading_list=reading_list, validate=False, accept_counts=accept_counts,
+                       force=force, extra_inputs=extra, also=lambda tx: record_registry(store, tx))
     if validate:
         report.violations = validate_store(store, cache=cache_for(store))
     r, imported = report.reading, report.imported
@@ -418,15 +414,20 @@ def sparql(
     from kg.cli.output import console, emit
     from kg.results import Solutions, serialize_solutions, serialize_triples
     from kg.sparqlerrors import is_update, update_refused
+    from kg.sparqlguard import check_query, run_deep
 
     state().json_errors = fmt is SparqlFormat.json
     path = Path(query)
     is_file = len(query) < 4096 and path.suffix in (".rq", ".sparql") and path.exists()
     text = path.read_text(encoding="utf-8") if is_file else query
+    # Bounded before pyoxigraph parses it, and parsed on a deep stack: no query text
+    # can overflow the parser's stack and kill the process.
+    check_query(text)
     if is_update(text):
-        raise update_refused("kg sparql", instead="the endpoint: kg serve --allow-update --token TOKEN, "
-                             "then POST update=... to /sparql with Authorization: Bearer TOKEN")
-    result = state().reader().query(text, max_rows=limit)
+        raise update_refused("kg sparql", instead="the endpoint: kg serve --allow-update with KG_SERVE_TOKEN "
+                             "set, then POST update=... to /sparql with Authorization: Bearer TOKEN")
+    store = state().reader()
+    result = run_deep(lambda: store.query(text, max_rows=limit))
     write = _stdout_bytes
     if isinstance(result, list):
         rdf = {"table": "turtle", "json": "jsonld"}.get(fmt.value, fmt.value)
