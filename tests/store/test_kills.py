@@ -191,6 +191,7 @@ _FOLLOW_UP = ("--wait", "0", "reading", "set", "Switch Transformers", "skipped")
     ("undo", "snapshot.taken", "old"),
     ("undo", "store.after-commit", "new"),
     ("restore", "snapshot.taken", "old"),
+    ("reimport-rdf", "store.journalled", "new"),
 ])
 def test_every_write_path_killed_at_each_moment_leaves_old_or_new_and_the_next_command_says_so(
     kg_cli, two_stores, tmp_path: Path, command: str, point: str, outcome: str
@@ -201,6 +202,11 @@ def test_every_write_path_killed_at_each_moment_leaves_old_or_new_and_the_next_c
     extra = tmp_path / "x.nt"
     extra.write_text('<http://example.org/a> <http://example.org/p> "1" .\n', encoding="utf-8")
     mine = my_list(tmp_path / "my.md", read=9, drop=2)
+    if command == "reimport-rdf":  # an import graph that holds data: replaced by the difference
+        for store in (victim, whole, untouched):
+            kg_cli("import", "rdf", str(extra), store=store, check=True)
+        extra.write_text("".join(f'<http://example.org/s{i}> <http://example.org/p> "{i}" .\n' for i in range(500)),
+                         encoding="utf-8")
     if command in ("undo", "restore"):  # something to undo, or a backup of another state
         for store in (victim, whole, untouched):
             kg_cli("import", "reading-list", str(mine), store=store, check=True)
@@ -209,6 +215,7 @@ def test_every_write_path_killed_at_each_moment_leaves_old_or_new_and_the_next_c
         for store in (victim, whole, untouched):
             kg_cli("reading", "set", "GPipe", "skipped", store=store, check=True)
     args = {"set": ("reading", "set", "GPipe", "read"), "import-rdf": ("import", "rdf", str(extra)),
+            "reimport-rdf": ("import", "rdf", str(extra)),
             "build-r": ("build", "-r", str(mine)), "undo": ("undo", "--yes"),
             "restore": ("restore", str(tmp_path / "b.nq.gz"), "--yes")}[command]
     kg_cli(*args, store=whole, check=True)
