@@ -134,8 +134,9 @@ def test_killed_undo_and_graph_drop(kg_cli, two_stores, tmp_path: Path) -> None:
 def test_a_killed_backup_leaves_no_file(kg_cli, built_store_path: Path, tmp_path: Path) -> None:
     target = tmp_path / "b.nq.gz"
     kill_at("quads.writing", "backup", "-o", str(target), store=built_store_path)
-    assert not target.exists()
+    assert not target.exists() and len(list(tmp_path.glob(".b.nq.gz.*.tmp"))) == 1  # a hidden temporary file
     kg_cli("backup", "-o", str(target), store=built_store_path, check=True)
+    assert not list(tmp_path.glob(".b.nq.gz.*"))  # the next backup to the file removed it
     first = target.read_bytes()
     kg_cli("reading", "set", "GPipe", "read", store=built_store_path, check=True)
     kill_at("quads.writing", "backup", "-o", str(target), "--force", store=built_store_path)
@@ -143,6 +144,8 @@ def test_a_killed_backup_leaves_no_file(kg_cli, built_store_path: Path, tmp_path
     fresh = tmp_path / "fresh"
     kg_cli("restore", str(target), store=fresh, check=True)
     assert user_fingerprint(fresh) != user_fingerprint(built_store_path)  # the backup from before the change
+    kg_cli("backup", "-o", str(target), "--force", store=built_store_path, check=True)
+    assert target.read_bytes() != first and not list(tmp_path.glob(".b.nq.gz.*"))
 
 
 def test_a_killed_first_load_into_an_empty_graph_is_removed_by_the_next_writer(
