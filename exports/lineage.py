@@ -48,6 +48,8 @@ __all__ = [
 DIRECTIONS = ("up", "down", "both")
 #: Node keys of the clusters of a clustered lineage (``cluster:`` + the anchor's IRI).
 CLUSTER_PREFIX = "cluster:"
+#: A clustered lineage folds the techniques from outside the catalog when there are more than this.
+FOLD_ABOVE = 300
 
 #: Node attributes holding reading-status counts (private: filled only on request).
 READING_COUNTS: dict[str, str] = {
@@ -80,9 +82,10 @@ class LineageOptions:
     with_repositories: bool = False
     include_private: bool = False
     with_citations: bool = False
-    #: Without a root, keep the catalog's techniques and fold every other one into a
+    #: Without a root, and when more than :data:`FOLD_ABOVE` techniques come from outside
+    #: the catalog, keep the catalog's techniques and fold every other one into a
     #: ``cluster`` node under its nearest catalog ancestor (counted there): the view of a
-    #: store that holds thousands of techniques.
+    #: store that holds thousands of techniques. A user's few own techniques stay in view.
     clustered: bool = False
 
 
@@ -318,11 +321,14 @@ def _papers(store: GraphStore, graph: nx.MultiDiGraph, *, include_private: bool,
 
 def _fold(store: GraphStore, graph: nx.MultiDiGraph, keep: set[str]) -> tuple[set[str], dict[str, int]]:
     """The catalog's techniques among ``keep``, and for each, how many of the others derive
-    from it with no catalog technique between (their nearest catalog ancestor)."""
+    from it with no catalog technique between (their nearest catalog ancestor); ``keep``
+    as it is when no more than :data:`FOLD_ABOVE` are others."""
     from kg.graphs import CATALOG
 
     rows = store.select(f"SELECT ?t WHERE {{ GRAPH {CATALOG} {{ ?t a tkg:Technique }} }}")
     catalog = {row["t"].value for row in rows} & keep  # type: ignore[union-attr]
+    if len(keep - catalog) <= FOLD_ABOVE:
+        return keep, {}
     folded: Counter[str] = Counter()
     for node in keep - catalog:
         seen, frontier, anchor = {node}, [node], None

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from kg.store.base import GraphStore
     from queries import Answer, Bound, NamedQuery
 
-__all__ = ["TWINS", "Twin", "duckdb_answer", "freshness"]
+__all__ = ["TWINS", "ReadingOverview", "Twin", "duckdb_answer", "freshness", "reading_overview"]
 
 #: Column kinds: how a value becomes a term. "term" reads the datatype or language from
 #: the column ``<name>__d`` (as staged: NULL for an IRI, "" for xsd:string, "@en", or the
@@ -381,6 +381,74 @@ HAVING coalesce(one.stars, 0) >= CAST($minStars AS BIGINT)""",
      "techniques": "term"},
     {"licenseContains": lambda v: v.value, "minStars": lambda v: int(v.value)},
 )
+
+
+# -- the reading page -------------------------------------------------------------------
+
+
+@dataclass
+class ReadingOverview:
+    """What the reading page needs, from the tables: each category's counts per status,
+    every paper's status counted once, and the papers each category shows first."""
+
+    #: category label → (its position, {status: papers}); a paper counts in each of its categories.
+    categories: dict[str, tuple[int | None, dict[str, int]]]
+    statuses: dict[str, int]
+    #: category label → the IRIs of its first papers (list order: position, then title) and
+    #: how many more match.
+    shown: dict[str, tuple[list[str], int]]
+
+
+_READING = """
+WITH cats AS (SELECT s AS cat, min(o) AS label FROM staging.facts
+              WHERE k IN ('skos:prefLabel', 'skos:prefLabel@zh')
+                AND s IN (SELECT s FROM staging.facts WHERE k = 'a:tkg:ReadingListCategory') GROUP BY s),
+  catpos AS (SELECT s AS cat, min(TRY_CAST(o AS BIGINT)) AS position FROM staging.facts
+             WHERE k = 'tkg:position' AND s IN (SELECT cat FROM cats) GROUP BY s),
+  status AS (SELECT s AS paper, regexp_replace(min(o), '^.*/status/', '') AS status FROM staging.facts
+             WHERE k = 'tkg:readingStatus' GROUP BY s),
+  listed AS (SELECT DISTINCT r.s AS paper, c.label FROM staging.facts AS r JOIN cats AS c ON c.cat = r.o
+             WHERE r.k = 'tkg:readingCategory'),
+  pos AS (SELECT s AS paper, min(TRY_CAST(o AS BIGINT)) AS position FROM staging.facts
+          WHERE k = 'tkg:position' AND s IN (SELECT paper FROM status) GROUP BY s),
+  titles AS (SELECT s AS paper, min(o) AS title FROM staging.facts
+             WHERE k = 'dcterms:title' AND s IN (SELECT paper FROM status) GROUP BY s)"""
+
+
+def reading_overview(con: duckdb.DuckDBPyConnection, *, status: str, wanted: str, limit: int) -> ReadingOverview:
+    """The reading page's numbers and first papers (``limit`` per category); ``status``
+    ("" for all) and ``wanted`` (case- and accent-blind text of category names, "" for all)
+    narrow the papers shown, not the counts. Closes ``con``."""
+    try:
+        counts = con.execute(f"""{_READING}
+            SELECT c.label, any_value(p.position), s.status, count(*) FROM listed AS l
+            JOIN cats AS c ON c.label = l.label LEFT JOIN catpos AS p ON p.cat = c.cat
+            JOIN status AS s ON s.paper = l.paper GROUP BY c.label, s.status""").fetchall()
+        statuses = dict(con.execute(f"{_READING} SELECT status, count(*) FROM status GROUP BY status").fetchall())
+        rows = con.execute(f"""{_READING},
+            entries AS (SELECT s.paper, coalesce(l.label, 'Not in a category') AS label, p.position,
+                               CASE WHEN p.position IS NULL THEN t.title END AS title
+                        FROM status AS s LEFT JOIN listed AS l USING (paper) LEFT JOIN pos AS p USING (paper)
+                        LEFT JOIN titles AS t USING (paper)
+                        WHERE ($status = '' OR s.status = $status)
+                          AND ($wanted = ''
+                               OR contains(strip_accents(lower(coalesce(l.label, 'Not in a category'))), $wanted))),
+            ranked AS (SELECT *, row_number() OVER (PARTITION BY label ORDER BY position IS NULL, position,
+                                                    coalesce(title, ''), paper) AS n,
+                              count(*) OVER (PARTITION BY label) AS total FROM entries)
+            SELECT label, paper, total FROM ranked WHERE n <= $limit ORDER BY label, n""",
+            {"status": status, "wanted": wanted, "limit": limit}).fetchall()
+    finally:
+        con.close()
+    categories: dict[str, tuple[int | None, dict[str, int]]] = {}
+    for label, position, slug, n in counts:
+        categories.setdefault(label, (position, {}))[1][slug] = n
+    shown: dict[str, tuple[list[str], int]] = {}
+    for label, paper, total in rows:
+        papers, _more = shown.get(label, ([], 0))
+        papers.append(paper)
+        shown[label] = (papers, total - len(papers))
+    return ReadingOverview(categories, statuses, shown)
 
 
 # -- freshness -------------------------------------------------------------------------

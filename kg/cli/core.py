@@ -414,15 +414,20 @@ def sparql(
     from kg.cli.output import console, emit
     from kg.results import Solutions, serialize_solutions, serialize_triples
     from kg.sparqlerrors import is_update, update_refused
+    from kg.sparqlguard import check_query, run_deep
 
     state().json_errors = fmt is SparqlFormat.json
     path = Path(query)
     is_file = len(query) < 4096 and path.suffix in (".rq", ".sparql") and path.exists()
     text = path.read_text(encoding="utf-8") if is_file else query
+    # Bounded before pyoxigraph parses it, and parsed on a deep stack: no query text
+    # can overflow the parser's stack and kill the process.
+    check_query(text)
     if is_update(text):
-        raise update_refused("kg sparql", instead="the endpoint: kg serve --allow-update --token TOKEN, "
-                             "then POST update=... to /sparql with Authorization: Bearer TOKEN")
-    result = state().reader().query(text, max_rows=limit)
+        raise update_refused("kg sparql", instead="the endpoint: kg serve --allow-update with KG_SERVE_TOKEN "
+                             "set, then POST update=... to /sparql with Authorization: Bearer TOKEN")
+    store = state().reader()
+    result = run_deep(lambda: store.query(text, max_rows=limit))
     write = _stdout_bytes
     if isinstance(result, list):
         rdf = {"table": "turtle", "json": "jsonld"}.get(fmt.value, fmt.value)

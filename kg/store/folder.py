@@ -218,12 +218,14 @@ class StoreFolder:
         if serve.exists():
             try:
                 info = json.loads(serve.read_text())
-                url = info["sparql"]
-                return (
-                    f"`kg serve` (pid {info.get('pid', '?')}) holds it. Run the command against its "
-                    f"endpoint instead: kg --store {url} ..., or stop the server first."
-                )
-            except (OSError, ValueError, KeyError):
+                url, pid = info["sparql"], int(info["pid"])
+                if _pid_alive(pid):
+                    return (
+                        f"`kg serve` (pid {pid}) holds it. Run the command against its "
+                        f"endpoint instead: kg --store {url} ..., or stop the server first."
+                    )
+                # else: a server that was killed left its serve.json behind; it names nobody.
+            except (OSError, ValueError, KeyError, TypeError):
                 pass
         return ("Wait for the other kg command to finish (or give it longer with --wait SECONDS), stop the "
                 "`kg serve` that holds it, or use another store with --store DIR (or KG_STORE). Commands "

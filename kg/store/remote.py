@@ -42,13 +42,14 @@ from urllib.parse import urljoin, urlsplit, urlunsplit
 import httpx
 import pyoxigraph as ox
 
-from kg import __version__
+from kg import __version__, rdfxml
 from kg.errors import KGError, QueryError, RDFImportError, RemoteStoreError, StoreError
 from kg.iris import skolem
 from kg.results import QueryResult, Solutions, Term
 from kg.sparqlerrors import predeclared, syntax_error, undeclared_prefixes
+from kg.sparqlguard import names_dataset
 from kg.sparqltext import inject_values
-from kg.store.base import Activity, GraphStore, prefix_block, provenance_update
+from kg.store.base import Activity, Dataset, GraphStore, prefix_block, provenance_update
 from kg.store.embedded import _STAGING, _file_digest, _open
 
 __all__ = ["EndpointSpec", "RemoteStore", "parse_spec"]
@@ -353,7 +354,7 @@ class RemoteStore(GraphStore):
                     return Solutions.from_pyoxigraph(parsed, max_rows)
                 if media in _GRAPH_TYPES:
                     return [ox.Triple(q.subject, q.predicate, q.object)
-                            for q in ox.parse(reader, _GRAPH_TYPES[media])]
+                            for q in rdfxml.parse(reader, _GRAPH_TYPES[media], source=self.location)]
                 raise RemoteStoreError(
                     f"the endpoint at {self.location} answered with {media or 'no content type'}, "
                     "not SPARQL results",
@@ -376,7 +377,13 @@ class RemoteStore(GraphStore):
         text = prefix_block(sparql) + sparql
         if bindings:  # GraphStore.query has already inlined them; direct callers may not
             text = inject_values(text, bindings)
-        return self._request_query(text, self._dataset(), max_rows)
+        # The query's own FROM / FROM NAMED win over the union parameters.
+        return self._request_query(text, {} if names_dataset(sparql) else self._dataset(), max_rows)
+
+    def _query_dataset(self, sparql: str, dataset: Dataset, max_rows: int | None) -> QueryResult:
+        params = {"default-graph-uri": [g.value for g in dataset.default] or [_NO_GRAPH],
+                  "named-graph-uri": [g.value for g in dataset.named] or [_NO_GRAPH]}
+        return self._request_query(prefix_block(sparql) + sparql, params, max_rows)
 
     def select_to_file(self, sparql: str, path: Path, *, fmt: str = "csv") -> None:
         """Stream the endpoint's own SPARQL results (csv, tsv, json, xml) into ``path``."""
@@ -385,7 +392,7 @@ class RemoteStore(GraphStore):
         if fmt not in media:
             raise ValueError(f"unknown results format {fmt!r}; use one of {', '.join(media)}")
         url = self.spec.query
-        data = {"query": prefix_block(sparql) + sparql, **self._dataset()}
+        data = {"query": prefix_block(sparql) + sparql, **({} if names_dataset(sparql) else self._dataset())}
         try:
             with self._client.stream("POST", url, data=data, headers={"Accept": media[fmt]}) as response:
                 if response.status_code >= 300:
@@ -422,6 +429,8 @@ class RemoteStore(GraphStore):
         Quad formats are flattened into ``graph``. Without a Graph Store Protocol URL
         the triples go up in chunked ``INSERT DATA`` requests; blank nodes are then
         skolemized so that one node stays one node across chunks."""
+        if fmt == ox.RdfFormat.RDF_XML:
+            rdfxml.check(path, gzipped=gzipped)  # no entity bombs reach the parser
         direct = not self._raw_ask(f"ASK {{ GRAPH {graph} {{ ?s ?p ?o }} }}")
         target = graph if direct else ox.NamedNode(_STAGING + uuid.uuid4().hex)
         try:
@@ -558,7 +567,7 @@ class RemoteStore(GraphStore):
             except httpx.HTTPError as exc:
                 raise self._transport_error(exc, url, "query") from None
             spool.seek(0)
-            for q in ox.parse(spool, _GRAPH_TYPES.get(media, ox.RdfFormat.N_TRIPLES)):
+            for q in rdfxml.parse(spool, _GRAPH_TYPES.get(media, ox.RdfFormat.N_TRIPLES), source=self.location):
                 yield ox.Triple(q.subject, q.predicate, q.object)
 
     def named_graphs(self) -> list[ox.NamedNode]:
