@@ -219,7 +219,7 @@ class StoreFolder:
             try:
                 info = json.loads(serve.read_text())
                 url, pid = info["sparql"], int(info["pid"])
-                if _pid_alive(pid):
+                if pid_alive(pid):
                     return (
                         f"`kg serve` (pid {pid}) holds it. Run the command against its "
                         f"endpoint instead: kg --store {url} ..., or stop the server first."
