@@ -235,6 +235,10 @@ def test_service_and_load_send_no_request_and_tell_no_port_from_another(serve, b
         load = httpx.post(f"{base}/sparql", data={"update": f"LOAD <http://127.0.0.1:{listener.port}/x.ttl>"},
                           headers={"Authorization": "Bearer t0ken"})
         assert load.status_code == 403 and "LOAD is off" in load.text
+        insert = httpx.post(f"{base}/sparql", headers={"Authorization": "Bearer t0ken"}, data={
+            "update": "INSERT { GRAPH <https://w3id.org/techkg/graph/import/x> { ?s ?p ?o } } WHERE "
+                      f"{{ SERVICE <http://127.0.0.1:{listener.port}/sparql> {{ ?s ?p ?o }} }}"})
+        assert insert.status_code == 403 and "SERVICE is off" in insert.text
     assert not listener.connected()
 
 
