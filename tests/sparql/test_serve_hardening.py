@@ -53,6 +53,14 @@ def test_the_workbench_never_answers_cross_origin_even_with_cors_origins(built_s
     assert "http://tools.example can read the whole graph" in " ".join(err.split())
 
 
+@pytest.mark.parametrize("origin", ["null", "http://tools.example/page", "tools.example", "file://"])
+def test_an_origin_that_is_not_one_is_refused_before_serving(built_store_path: Path, origin: str) -> None:
+    proc = subprocess.run([str(KG), "--store", str(built_store_path), "serve", "--port", "0", "--cors-origin", origin],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1 and "is not an origin" in proc.stderr and "Traceback" not in proc.stderr
+    assert not (built_store_path / "serve.json").exists()
+
+
 def test_the_access_log_keeps_paths_and_names_but_no_values(built_store_path: Path) -> None:
     with kg_serve(built_store_path, "--log-level", "info", ready=READY) as (proc, info):
         url = str(info["sparql"])
