@@ -233,8 +233,16 @@ def serve(
         app = create_app(store, settings, extra_routes=workbench_routes())
         # Stop within seconds: requests still running after 3 s are cancelled and the
         # query workers killed, so the store is released at once.
+        # The log goes to stderr, the access log included: stdout holds only the addresses
+        # (one JSON line with -f json), for a script to read.
+        import copy
+
+        from uvicorn.config import LOGGING_CONFIG
+
+        log_config = copy.deepcopy(LOGGING_CONFIG)
+        log_config["handlers"]["access"]["stream"] = "ext://sys.stderr"
         config = uvicorn.Config(app, log_level=log_level, lifespan="on", timeout_graceful_shutdown=3,
-                                access_log=log_level in ("info", "debug"))
+                                access_log=log_level in ("info", "debug"), log_config=log_config)
         redact_access_log()
         _server_class()(config, app.state.pool).run(sockets=[sock])
     finally:
