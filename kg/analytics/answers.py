@@ -143,20 +143,23 @@ WHERE (CAST($technique AS VARCHAR[]) IS NULL OR technique IN (SELECT unnest(CAST
               AND k IN ('dcterms:title', 'tkg:arxivId', 'bibo:doi', 'foaf:page', 'dcterms:issued', 'tkg:venue',
                         'tkg:arxivPrimaryCategory', 'tkg:citationKey', 'tkg:readingStatus', 'types', 'tkg:position')
             GROUP BY s),
-  names AS (SELECT s, o FROM staging.facts WHERE k = 'foaf:name'),
-  authors AS (SELECT l.s AS paper,
-                     string_agg(DISTINCT CAST(m.n AS VARCHAR) || chr(9) || nm.o, chr(10)
-                                ORDER BY CAST(m.n AS VARCHAR) || chr(9) || nm.o) AS authors
-              FROM staging.facts AS l JOIN staging.facts AS m ON m.s = l.o AND m.k = 'rdf:_n'
-              JOIN names AS nm ON nm.s = m.o
-              WHERE l.k = 'bibo:authorList' AND l.s IN (SELECT paper FROM papers) GROUP BY l.s),
+  lists AS (SELECT s AS paper, o AS list FROM staging.facts
+            WHERE k = 'bibo:authorList' AND s IN (SELECT paper FROM papers)),
+  members AS (SELECT s AS list, n, o FROM staging.facts WHERE k = 'rdf:_n' AND s IN (SELECT list FROM lists)),
   agents AS (SELECT f.s AS paper, f.o AS agent FROM staging.facts AS f
              WHERE f.k = 'tkg:firstAuthor' AND f.s IN (SELECT paper FROM papers)),
+  names AS (SELECT s, o, d FROM staging.facts WHERE k = 'foaf:name'
+            AND (s IN (SELECT o FROM members) OR s IN (SELECT agent FROM agents))),
+  authors AS (SELECT l.paper,
+                     string_agg(DISTINCT CAST(m.n AS VARCHAR) || chr(9) || nm.o, chr(10)
+                                ORDER BY CAST(m.n AS VARCHAR) || chr(9) || nm.o) AS authors
+              FROM lists AS l JOIN members AS m ON m.list = l.list JOIN names AS nm ON nm.s = m.o
+              GROUP BY l.paper),
   firsts AS (SELECT a.paper,
                     any_value({{'o': nm.o, 'd': nm.d}}) FILTER (WHERE c.k = 'a:foaf:Person') AS fa,
                     any_value({{'o': nm.o, 'd': nm.d}}) FILTER (WHERE c.k = 'a:foaf:Group') AS tm
              FROM agents AS a JOIN staging.facts AS c ON c.s = a.agent AND c.k IN ('a:foaf:Person', 'a:foaf:Group')
-             JOIN (SELECT s, o, d FROM staging.facts WHERE k = 'foaf:name') AS nm ON nm.s = a.agent
+             JOIN names AS nm ON nm.s = a.agent
              GROUP BY a.paper)
 SELECT p.paper, t.o AS title, t.d AS title__d, a.o AS arxivId, a.d AS arxivId__d, doi.o AS doi, doi.d AS doi__d,
        u.o AS url, u.d AS url__d, i.o AS issued, i.d AS issued__d, v.o AS venue, v.d AS venue__d, venues,
