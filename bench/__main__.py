@@ -1,5 +1,5 @@
-"""Run every benchmark in bench/ one after another: ``python -m bench [name ...]``; options
-after the names go to each of them (``python -m bench queries --store virtuoso``)."""
+"""Run benchmarks in bench/ one after another: ``python -m bench [name ...]``, or one
+benchmark with its options: ``python -m bench scale --papers 100000``."""
 
 from __future__ import annotations
 
@@ -8,15 +8,24 @@ import sys
 import time
 
 BENCHMARKS = ("store", "ingest", "zotero", "queries", "analytics", "exports", "kernels", "web", "citations")
+#: Run only when named: ``scale`` takes about 15 minutes at its default size.
+BY_NAME = ("scale",)
 
 
 def main() -> None:
-    args = sys.argv[1:]
-    first_option = next((i for i, a in enumerate(args) if a.startswith("-")), len(args))
-    names, options = args[:first_option] or list(BENCHMARKS), args[first_option:]
-    unknown = [n for n in names if n not in BENCHMARKS]
+    argv = sys.argv[1:]
+    if argv in (["-h"], ["--help"]):
+        print(f"usage: python -m bench [NAME ...] | python -m bench NAME [options]\n\n{__doc__.strip()}\n\n"
+              f"benchmarks: {', '.join(BENCHMARKS)}; only when named: {', '.join(BY_NAME)}.\n"
+              "python -m bench.NAME --help lists one benchmark's options.")
+        return
+    split = next((i for i, arg in enumerate(argv) if arg.startswith("-")), len(argv))
+    names, options = argv[:split] or list(BENCHMARKS), argv[split:]
+    unknown = [n for n in names if n not in BENCHMARKS + BY_NAME]
     if unknown:
-        sys.exit(f"unknown benchmark {unknown[0]!r}; choose from: {', '.join(BENCHMARKS)}")
+        sys.exit(f"unknown benchmark {unknown[0]!r}; choose from: {', '.join(BENCHMARKS + BY_NAME)}")
+    if options and len(names) != 1:
+        sys.exit("options go to one benchmark: python -m bench NAME [options], e.g. python -m bench web --papers 10000")
     failed = []
     for name in names:
         print(f"\n=== bench.{name} " + "=" * 60, flush=True)

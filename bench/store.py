@@ -147,7 +147,8 @@ def run_kg(args: list[str], *, code: Path | None = None, check: bool = True) -> 
     env = {**os.environ, "PYTHONPATH": str(code or ROOT), "COLUMNS": "120"}
     start = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-c", "import sys; from kg.cli import main; sys.argv[0] = 'kg'; main()",
-                             *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, text=True)
+                             *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, text=True,
+                            cwd=code or ROOT)  # `python -c` puts the working directory first on sys.path
     assert proc.stdout is not None
     out = proc.stdout.read()
     _, status, usage = os.wait4(proc.pid, 0)

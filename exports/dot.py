@@ -137,8 +137,14 @@ def render_dot(lineage: Lineage, *, title: str | None = None, only: Collection[s
         elif data["kind"] == "repository":
             out.append(f'  {ids[node]} [label={_label(data)}, shape=component, style="filled", '
                        f'fillcolor="#f6f8fa", color="#8c959f", fontsize=9];')
+        elif data["kind"] == "cluster":  # techniques folded under their catalog ancestor
+            out.append(f'  {ids[node]} [label={_label(data)}, shape=folder, style="filled,dashed", '
+                       f'fillcolor="#f6f8fa", color="#8c959f", fontsize=9];')
     for parent, child, _key, data in graph.edges(keys=True, data=True):
         if parent not in keep or child not in keep:
+            continue
+        if data["kind"] == "cluster":
+            out.append(f'  {ids[parent]} -> {ids[child]} [style="dotted", color="#8c959f", arrowhead=none];')
             continue
         relation = ("suggested " if data["kind"] == "suggested" else "") + data["relation"]
         attrs = [f"label={quoted(relation)}"]

@@ -24,7 +24,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import networkx as nx
-from pyoxigraph import NamedNode
 
 import queries
 from kg.errors import ExportError
@@ -34,6 +33,7 @@ from kg.store.base import GraphStore
 from kg.views import kernel_status
 
 __all__ = [
+    "CLUSTER_PREFIX",
     "DIRECTIONS",
     "READING_COUNTS",
     "Category",
@@ -46,6 +46,10 @@ __all__ = [
 ]
 
 DIRECTIONS = ("up", "down", "both")
+#: Node keys of the clusters of a clustered lineage (``cluster:`` + the anchor's IRI).
+CLUSTER_PREFIX = "cluster:"
+#: A clustered lineage folds the techniques from outside the catalog when there are more than this.
+FOLD_ABOVE = 300
 
 #: Node attributes holding reading-status counts (private: filled only on request).
 READING_COUNTS: dict[str, str] = {
@@ -78,6 +82,11 @@ class LineageOptions:
     with_repositories: bool = False
     include_private: bool = False
     with_citations: bool = False
+    #: Without a root, and when more than :data:`FOLD_ABOVE` techniques come from outside
+    #: the catalog, keep the catalog's techniques and fold every other one into a
+    #: ``cluster`` node under its nearest catalog ancestor (counted there): the view of a
+    #: store that holds thousands of techniques. A user's few own techniques stay in view.
+    clustered: bool = False
 
 
 @dataclass(frozen=True)
@@ -159,7 +168,7 @@ def build_lineage(store: GraphStore, options: LineageOptions | None = None) -> L
         raise ExportError(f"--depth must be at least 1, not {options.depth}",
                           hint="Give the number of lineage steps to follow, e.g. --depth 2.")
 
-    rows = _records(queries.run(store, "lineage-nodes"))
+    rows = queries.records(store, "lineage-nodes")
     kernels = kernel_status(store)
     graph = nx.MultiDiGraph(name="TechKG lineage")
     categories: dict[str, Category] = {}
@@ -195,7 +204,7 @@ def build_lineage(store: GraphStore, options: LineageOptions | None = None) -> L
         if row["repository"]:
             repositories[row["repository"]] = {"technique": iri, "stars": row["stars"]}
 
-    for edge in _records(queries.run(store, "lineage-relations")):
+    for edge in queries.records(store, "lineage-relations"):
         if edge["parent"] in graph and edge["child"] in graph:
             graph.add_edge(edge["parent"], edge["child"], key=edge["relation"], **_scalar({
                 "kind": "lineage", "relation": edge["relation"], "basis": edge["basis"], "note": edge["note"],
@@ -203,6 +212,9 @@ def build_lineage(store: GraphStore, options: LineageOptions | None = None) -> L
 
     root = resolve_technique(store, options.root).value if options.root else None
     keep = _selection(store, graph, options, categories, root)
+    folded: dict[str, int] = {}
+    if options.clustered and root is None:
+        keep, folded = _fold(store, graph, keep)
     graph.remove_nodes_from([n for n in list(graph) if n not in keep])
 
     papers, totals, statuses = _papers(store, graph, include_private=options.include_private)
@@ -215,6 +227,12 @@ def build_lineage(store: GraphStore, options: LineageOptions | None = None) -> L
             for status, attr in READING_COUNTS.items():
                 graph.nodes[technique][attr] = counts.pop(status, 0)
             graph.nodes[technique][_OTHER_STATUS] = sum(counts.values())
+
+    for anchor, count in folded.items():
+        node = CLUSTER_PREFIX + anchor
+        graph.add_node(node, kind="cluster", label=f"{count:,} derived technique{'s' if count != 1 else ''}",
+                       count=count, anchor=anchor)
+        graph.add_edge(anchor, node, key="cluster", kind="cluster")
 
     if options.with_citations:
         _add_citations(store, graph)
@@ -269,18 +287,16 @@ def _papers(store: GraphStore, graph: nx.MultiDiGraph, *, include_private: bool,
     links: dict[str, list[tuple[str, str]]] = {}
     totals: Counter[str] = Counter()
     statuses: dict[str, list[str]] = {}
-    result = queries.run(store, "lineage-paper-links", {"technique": sorted(graph)})
-    assert isinstance(result, Solutions)
-    for row in result.rows:
-        technique = row["technique"].value  # type: ignore[union-attr]
+    for row in queries.records(store, "lineage-paper-links", {"technique": sorted(graph)}):
+        technique = row["technique"]
         if technique not in graph:
             continue
-        paper, role = row["paper"].value, row["role"].value  # type: ignore[union-attr]
+        paper, role = row["paper"], row["role"]
         totals[technique] += 1
         links.setdefault(technique, []).append((role, paper))
         status = row["status"]
-        if include_private and isinstance(status, NamedNode):
-            statuses.setdefault(technique, []).append(status.value.rsplit("/status/", 1)[-1])
+        if include_private and status is not None:
+            statuses.setdefault(technique, []).append(str(status).rsplit("/status/", 1)[-1])
     if sum(totals.values()) > DETAIL_LIMIT:
         for items in links.values():
             items.sort(key=lambda item: (item[0] != "introduces", item[1]))
@@ -289,7 +305,7 @@ def _papers(store: GraphStore, graph: nx.MultiDiGraph, *, include_private: bool,
     wanted = sorted({paper for items in links.values() for _, paper in items})
     papers: dict[str, list[PaperRef]] = {}
     for start in range(0, len(wanted), 2000):
-        records = _records(queries.run(store, "lineage-papers", {"paper": wanted[start:start + 2000]}))
+        records = queries.records(store, "lineage-papers", {"paper": wanted[start:start + 2000]})
         for record in records:
             technique = record["technique"]
             if (record["role"], record["paper"]) not in allowed.get(technique, ()):
@@ -301,6 +317,37 @@ def _papers(store: GraphStore, graph: nx.MultiDiGraph, *, include_private: bool,
                 venue=record["venue"], status=record["status"] if include_private else None,
             ))
     return papers, dict(totals), statuses
+
+
+def _fold(store: GraphStore, graph: nx.MultiDiGraph, keep: set[str]) -> tuple[set[str], dict[str, int]]:
+    """The catalog's techniques among ``keep``, and for each, how many of the others derive
+    from it with no catalog technique between (their nearest catalog ancestor); ``keep``
+    as it is when no more than :data:`FOLD_ABOVE` are others."""
+    from kg.graphs import CATALOG
+
+    rows = store.select(f"SELECT ?t WHERE {{ GRAPH {CATALOG} {{ ?t a tkg:Technique }} }}")
+    catalog = {row["t"].value for row in rows} & keep  # type: ignore[union-attr]
+    if len(keep - catalog) <= FOLD_ABOVE:
+        return keep, {}
+    folded: Counter[str] = Counter()
+    for node in keep - catalog:
+        seen, frontier, anchor = {node}, [node], None
+        while frontier and anchor is None:  # breadth first: the nearest catalog ancestor
+            following = []
+            for current in frontier:
+                for parent in sorted(graph.predecessors(current)):
+                    if parent in catalog:
+                        anchor = parent
+                        break
+                    if parent not in seen:
+                        seen.add(parent)
+                        following.append(parent)
+                if anchor is not None:
+                    break
+            frontier = following
+        if anchor is not None:
+            folded[anchor] += 1
+    return catalog, dict(folded)
 
 
 def _within(graph: nx.MultiDiGraph, start: str, depth: int) -> set[str]:

@@ -31,7 +31,7 @@ import httpx
 from arxiv import _feed
 from pyoxigraph import NamedNode, Triple
 
-from ingest.http import describe_status, expect_xml, safe_url, send, stats_for
+from ingest.http import commit_cache, describe_status, expect_xml, safe_url, send, stats_for
 from ingest.merge import Bundle, IngestReport, merge
 from ingest.safexml import parse_lxml
 from kg.errors import IngestError, OfflineError
@@ -155,6 +155,7 @@ class _FeedClient(arxiv.Client):  # type: ignore[misc]  # the arxiv package ship
         root = parse_lxml(body, source="arxiv", url=where)
         _raise_error_entries(root, where, 200)
         feed = _feed.parse(body)
+        commit_cache(response)
         if not feed.results and not first_page:
             raise IngestError(f"arxiv: {where} returned an empty page in the middle of the results",
                               source="arxiv", url=where,

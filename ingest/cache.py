@@ -1,7 +1,8 @@
 """The on-disk HTTP cache: conditional requests, free refreshes, and ``--offline``.
 
 Every successful answer (HTTP 200) to a GET, and to a POST that asks for it (GraphQL
-queries), is kept on disk as two files under ``<root>/<source>/<xx>/``: the body, and
+queries), that its source has parsed (:func:`ingest.http.commit_cache`) is kept on
+disk as two files under ``<root>/<source>/<xx>/``: the body, and
 a small JSON record with the status, the URL without credentials, a few response
 headers (content type, ``ETag``, ``Last-Modified``, ``Link``, ``Last-Modified-Version``)
 and when it was stored. Request headers, and so tokens, are never written.
@@ -167,7 +168,14 @@ class CacheTransport(httpx.BaseTransport):
             self.cache.refresh(request.method, request.url, body, response.headers)
             return self._from_cache(request, cached, "revalidated")
         if response.status_code == 200:
-            self.cache.put(request.method, request.url, body, 200, response.headers, response.read())
+            # Kept only once the source has parsed the body (ingest.http.commit_cache): an
+            # answer that is truncated, malformed or refused never comes back from the cache.
+            content, headers, url, method = response.read(), response.headers, request.url, request.method
+
+            def keep() -> None:
+                self.cache.put(method, url, body, 200, headers, content)
+
+            response.extensions["techkg_cache_put"] = keep
         return response
 
     def _missing(self, request: httpx.Request) -> OfflineError:

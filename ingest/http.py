@@ -3,7 +3,12 @@
 :func:`build_client` returns a client that
 
 - names TechKG and a contact in its User-Agent (``--contact`` or ``KG_CONTACT``);
-- has timeouts;
+- has a deadline: ``timeout`` bounds each attempt as a whole, connection, headers and
+  body together, so a server that drips one byte a second cannot hold a run (retries
+  are counted apart, each with a deadline of its own);
+- caps every body at ``max_body`` bytes *after* decompression (64 MiB by default,
+  ``KG_MAX_RESPONSE_MIB`` to change it), decompressing in bounded steps, so a small
+  gzip bomb never inflates in memory;
 - retries connection errors, timeouts, truncated bodies and 5xx answers with
   exponential backoff and jitter, honouring ``Retry-After`` (and ``429``/``503`` with
   ``Retry-After``);
@@ -11,7 +16,9 @@
   at a time (arXiv asks for one request every 3 s and no parallel connections), and
   Zotero's ``Backoff`` header pauses the next request to that host;
 - answers through the on-disk HTTP cache (:mod:`ingest.cache`) when one is given:
-  conditional requests, and ``offline`` mode that never touches the network.
+  conditional requests, and ``offline`` mode that never touches the network. A body
+  is written to the cache only once its source has parsed it (:func:`commit_cache`;
+  :func:`expect_json` does it for JSON), so a broken answer is never replayed.
 
 Conventions every source follows (the Zotero sync included):
 
@@ -29,6 +36,7 @@ Conventions every source follows (the Zotero sync included):
 
 from __future__ import annotations
 
+import contextvars
 import email.utils
 import json
 import os
@@ -37,9 +45,10 @@ import re
 import threading
 import time
 import weakref
+import zlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import httpx
@@ -55,6 +64,8 @@ __all__ = [
     "RetryingTransport",
     "build_client",
     "cache_for",
+    "commit_cache",
+    "max_body_default",
     "describe_status",
     "expect_json",
     "expect_xml",
@@ -69,9 +80,14 @@ __all__ = [
 ]
 
 HOMEPAGE = "https://w3id.org/techkg"
+#: The largest body an answer may have once decompressed, unless KG_MAX_RESPONSE_MIB says otherwise.
+MAX_BODY = 64 << 20
+#: The encodings TechKG asks for, and decodes in bounded steps.
+ACCEPT_ENCODING = "gzip, deflate"
 _RETRY_STATUSES = frozenset({500, 502, 503, 504})
 _SENSITIVE_PARAMS = re.compile(r"(?i)^(.*token.*|.*key.*|.*secret.*|password|passwd|auth|sig|signature)$")
 _SECRETS: set[str] = set()
+_T = TypeVar("_T")
 _SECRETS_LOCK = threading.Lock()
 
 
@@ -248,6 +264,154 @@ def _gate(url: httpx.URL) -> _HostGate:
         return _GATES.setdefault(key, _HostGate())
 
 
+def max_body_default() -> int:
+    """``KG_MAX_RESPONSE_MIB`` in bytes, else :data:`MAX_BODY`."""
+    raw = os.environ.get("KG_MAX_RESPONSE_MIB", "").strip()
+    try:
+        return max(1, int(float(raw) * (1 << 20))) if raw else MAX_BODY
+    except ValueError:
+        raise IngestError(f"KG_MAX_RESPONSE_MIB={raw!r} is not a number of MiB",
+                          hint="Set it to e.g. 256, or unset it for the default of 64.") from None
+
+
+#: When the attempt now being made must be over (time.monotonic()), or None.
+_DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar("techkg_http_deadline", default=None)
+
+
+def _left(timeout: float | None, expired: type[Exception]) -> float | None:
+    deadline = _DEADLINE.get()
+    if deadline is None:
+        return timeout
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise expired("the request ran past its deadline")
+    return left if timeout is None else min(timeout, left)
+
+
+class _DeadlineStream:
+    """A network stream whose every read and write ends by the attempt's deadline."""
+
+    def __init__(self, inner: Any, expired: type[Exception]) -> None:
+        self.inner = inner
+        self.expired = expired
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        data: bytes = self.inner.read(max_bytes, _left(timeout, self.expired))
+        return data
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        self.inner.write(buffer, _left(timeout, self.expired))
+
+    def close(self) -> None:
+        self.inner.close()
+
+    def start_tls(self, ssl_context: Any, server_hostname: str | None = None, timeout: float | None = None) -> Any:
+        return _DeadlineStream(self.inner.start_tls(ssl_context, server_hostname, _left(timeout, self.expired)),
+                               self.expired)
+
+    def get_extra_info(self, info: str) -> Any:
+        return self.inner.get_extra_info(info)
+
+
+class _DeadlineBackend:
+    """httpcore's network backend with :class:`_DeadlineStream` streams (for httpcore
+    and httpcore2 alike: ``expired`` is the library's own read timeout)."""
+
+    def __init__(self, inner: Any, expired: type[Exception]) -> None:
+        self.inner = inner
+        self.expired = expired
+
+    def connect_tcp(self, host: str, port: int, timeout: float | None = None, local_address: str | None = None,
+                    socket_options: Any = None) -> _DeadlineStream:
+        stream = self.inner.connect_tcp(host, port, _left(timeout, self.expired), local_address, socket_options)
+        return _DeadlineStream(stream, self.expired)
+
+    def connect_unix_socket(self, path: str, timeout: float | None = None, socket_options: Any = None) -> Any:
+        return _DeadlineStream(self.inner.connect_unix_socket(path, _left(timeout, self.expired), socket_options),
+                               self.expired)
+
+    def sleep(self, seconds: float) -> None:
+        self.inner.sleep(seconds)
+
+
+def with_deadlines(transport: _T) -> _T:
+    """Give an ``httpx.HTTPTransport`` (or httpx2's) streams that honour the deadline
+    :class:`RetryingTransport` sets for each attempt. Returns ``transport``."""
+    pool = getattr(transport, "_pool", None)
+    backend = getattr(pool, "_network_backend", None)
+    if backend is not None and not isinstance(backend, _DeadlineBackend):
+        core = __import__(type(pool).__module__.split(".")[0])
+        pool._network_backend = _DeadlineBackend(backend, core.ReadTimeout)  # type: ignore[union-attr]
+    return transport
+
+
+class ResponseTooLarge(IngestError):
+    """An answer larger than the cap once decompressed."""
+
+
+def _decoder(encoding: str, url: str) -> Any:
+    if encoding in ("", "identity"):
+        return None
+    if encoding in ("gzip", "x-gzip"):
+        return zlib.decompressobj(wbits=31)
+    if encoding == "deflate":
+        return zlib.decompressobj(wbits=15)
+    raise IngestError(f"{url} answered in the encoding {encoding!r}, which TechKG did not ask for",
+                      url=url, hint="The server ignores Accept-Encoding; nothing was written.")
+
+
+def bounded_body(response: Any, limit: int, url: str) -> bytes:
+    """The decoded body of a streamed ``response`` (from ``url``), decompressed in
+    bounded steps; :class:`ResponseTooLarge` past ``limit`` bytes."""
+    codings = [c.strip().lower() for c in response.headers.get("content-encoding", "").split(",") if c.strip()]
+    codings = [c for c in codings if c != "identity"]
+    if len(codings) > 1:
+        raise IngestError(f"{url} answered with stacked encodings ({', '.join(codings)})", url=url,
+                          hint="TechKG decodes one gzip or deflate layer; nothing was written.")
+    encoding = codings[0] if codings else ""
+    decoder = _decoder(encoding, url)
+    out = bytearray()
+
+    def too_large() -> ResponseTooLarge:
+        return ResponseTooLarge(
+            f"the answer from {url} is larger than {limit:,} bytes" + (" once decompressed" if encoding else ""),
+            url=url, hint="Nothing was written. If the answer is genuine, raise the cap with "
+            "KG_MAX_RESPONSE_MIB (in MiB).")
+
+    for raw in response.iter_raw():
+        data = raw
+        while data:
+            if decoder is None:
+                out += data
+                data = b""
+            else:
+                try:
+                    out += decoder.decompress(data, limit + 1 - len(out))
+                except zlib.error:
+                    if encoding != "deflate" or out:
+                        raise IngestError(f"the compressed answer from {url} is corrupt", url=url,
+                                          hint="Run again later; nothing was written.") from None
+                    decoder = zlib.decompressobj(wbits=-15)  # raw deflate, as some servers send
+                    continue
+                data = decoder.unconsumed_tail
+            if len(out) > limit:
+                raise too_large()
+    if decoder is not None:
+        out += decoder.flush()
+        if len(out) > limit:
+            raise too_large()
+    return bytes(out)
+
+
+def _decoded(response: Any, content: bytes, request: Any) -> Any:
+    """A response like ``response`` (to ``request``) holding the decoded ``content``."""
+    headers = [(k, v) for k, v in response.headers.multi_items()
+               if k.lower() not in ("content-encoding", "content-length", "transfer-encoding")]
+    extensions = {k: v for k, v in response.extensions.items() if k in ("http_version", "reason_phrase")}
+    return type(response)(response.status_code, headers=headers, content=content, request=request,
+                          extensions=extensions)
+
+
 class RetryingTransport:
     """Spacing, one-at-a-time, ``Backoff`` and retries around a real transport: the loop
     that :class:`PoliteTransport` (httpx) and the Zotero transport (httpx2, pyzotero's
@@ -267,7 +431,8 @@ class RetryingTransport:
     retry_statuses: frozenset[int] = _RETRY_STATUSES
 
     def __init__(self, inner: Any, *, politeness: Politeness, retry: RetryPolicy, stats: HttpStats,
-                 own_gate: bool = False, retry_statuses: frozenset[int] | None = None) -> None:
+                 own_gate: bool = False, retry_statuses: frozenset[int] | None = None,
+                 deadline: float | None = None, max_body: int | None = None) -> None:
         self.inner = inner
         self.politeness = politeness
         self.retry = retry
@@ -275,11 +440,21 @@ class RetryingTransport:
         self._own_gate = _HostGate() if own_gate else None
         if retry_statuses is not None:
             self.retry_statuses = retry_statuses
+        #: Seconds one attempt may take, all of it (None: the request's read timeout).
+        self.deadline = deadline
+        #: Bytes a body may have once decompressed.
+        self.max_body = max_body if max_body is not None else max_body_default()
 
     def gate(self, request: Any) -> _HostGate:
         """The spacing and ``Backoff`` state that ``request`` waits on: its host's, shared
         by every client in this process, or with ``own_gate`` this transport's alone."""
         return self._own_gate or _gate(request.url)
+
+    def _deadline(self, request: Any) -> float:
+        if self.deadline is not None:
+            return self.deadline
+        timeout = request.extensions.get("timeout", {}).get("read")
+        return float(timeout) if timeout else 300.0
 
     def retryable(self, request: Any) -> bool:
         """Whether ``request`` may be sent again: GET, HEAD and OPTIONS, and a POST with
@@ -308,17 +483,20 @@ class RetryingTransport:
             try:
                 self._turn(gate)
                 self.stats.requests += 1
+                token = _DEADLINE.set(time.monotonic() + self._deadline(request))
                 try:
-                    response = self.inner.handle_request(request)
+                    streamed = self.inner.handle_request(request)
                     try:
-                        response.read()
+                        body = bounded_body(streamed, self.max_body, safe_url(request.url))
+                        response = _decoded(streamed, body, request)
                     finally:
-                        response.close()
+                        streamed.close()
                 except self.transport_errors:
                     if last:
                         raise
                     response = None
                 finally:
+                    _DEADLINE.reset(token)
                     with gate.state:
                         gate.last_end = time.monotonic()
                 if response is not None:
@@ -363,7 +541,8 @@ class _ProxyRouter(httpx.BaseTransport):
 
     def __init__(self, direct: httpx.BaseTransport, proxies: dict[str, str], no_proxy: list[str]) -> None:
         self.direct = direct
-        self.proxied = {scheme: httpx.HTTPTransport(retries=0, proxy=url) for scheme, url in proxies.items()}
+        self.proxied = {scheme: with_deadlines(httpx.HTTPTransport(retries=0, proxy=url))
+                        for scheme, url in proxies.items()}
         self.no_proxy = no_proxy
 
     def _bypass(self, host: str) -> bool:
@@ -384,7 +563,7 @@ class _ProxyRouter(httpx.BaseTransport):
 
 
 def _network_transport() -> httpx.BaseTransport:
-    direct = httpx.HTTPTransport(retries=0)
+    direct = with_deadlines(httpx.HTTPTransport(retries=0))
     env = {k.lower(): v for k, v in os.environ.items() if k.lower().endswith("_proxy") and v.strip()}
     proxies = {scheme: env[f"{scheme}_proxy"] for scheme in ("https", "http", "all") if f"{scheme}_proxy" in env}
     if not proxies:
@@ -411,6 +590,7 @@ def build_client(
     offline: bool = False,
     transport: httpx.BaseTransport | None = None,
     retry_statuses: frozenset[int] | None = None,
+    max_body: int | None = None,
 ) -> httpx.Client:
     """An ``httpx.Client`` for ``source`` (``arxiv``, ``github``, ``zotero`` ...).
 
@@ -419,6 +599,8 @@ def build_client(
     :class:`ingest.cache.HttpCache`; with ``offline=True`` every answer comes from it
     and a missing one raises :class:`kg.errors.OfflineError`. ``transport`` replaces
     the network transport (tests pass ``httpx.MockTransport`` for pure-logic checks).
+    ``timeout`` is the deadline of each attempt as a whole; ``max_body`` caps every
+    decoded body (default :func:`max_body_default`).
     Redirects are followed (httpx drops ``Authorization`` when a redirect leaves the
     origin). Proxies come from ``HTTPS_PROXY``/``HTTP_PROXY``/``ALL_PROXY`` and ``NO_PROXY``.
     ``retry_statuses`` replaces the statuses retried without ``Retry-After`` (500, 502,
@@ -426,9 +608,10 @@ def build_client(
     """
     stats = HttpStats()
     inner: httpx.BaseTransport = transport or _network_transport()
+    deadline = timeout if isinstance(timeout, int | float) else None
     polite: httpx.BaseTransport = PoliteTransport(
         inner, politeness=politeness or Politeness(), retry=retry or RetryPolicy(), stats=stats,
-        retry_statuses=retry_statuses)
+        retry_statuses=retry_statuses, deadline=deadline, max_body=max_body)
     if cache is not None or offline:
         from ingest.cache import CacheTransport
 
@@ -436,7 +619,7 @@ def build_client(
             raise IngestError("offline mode needs a cache", source=source,
                               hint="Give --cache-dir, or drop --offline.")
         polite = CacheTransport(polite, cache=cache, offline=offline, stats=stats, source=source)
-    all_headers = {"User-Agent": user_agent(contact)}
+    all_headers = {"User-Agent": user_agent(contact), "Accept-Encoding": ACCEPT_ENCODING}
     all_headers.update(headers or {})
     if token:
         register_secret(token)
@@ -516,13 +699,22 @@ def expect_json(response: httpx.Response, *, source: str) -> Any:
             hint="The API may be down or behind a login or proxy page, or --api-url points at a web "
                  "page rather than the API. Check it and run again; nothing was written.")
     try:
-        return json.loads(response.content)
+        data = json.loads(response.content)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise IngestError(
             f"{source}: the JSON from {url} is malformed or truncated ({exc}; {len(response.content)} bytes)",
             source=source, url=url, status=response.status_code,
             hint="Run again later; if it persists the API (or --api-url) is not answering properly. "
                  "Nothing was written.") from None
+    commit_cache(response)
+    return data
+
+
+def commit_cache(response: httpx.Response) -> None:
+    """The source parsed ``response``: now the cache may keep it (see :mod:`ingest.cache`)."""
+    keep = response.extensions.get("techkg_cache_put")
+    if keep is not None:
+        keep()
 
 
 def expect_xml(response: httpx.Response, *, source: str) -> bytes:

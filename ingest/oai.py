@@ -35,7 +35,7 @@ from xml.etree.ElementTree import Element
 import httpx
 
 from ingest.arxiv import ArxivRecord, ingest_records
-from ingest.http import describe_status, expect_xml, safe_url, send, stats_for
+from ingest.http import commit_cache, describe_status, expect_xml, safe_url, send, stats_for
 from ingest.merge import IngestReport
 from ingest.safexml import parse_defused
 from kg.errors import IngestError
@@ -282,6 +282,7 @@ class OaiHarvester:
                 raise describe_status(response, source="arxiv-oai", what="harvesting")
             root = parse_defused(expect_xml(response, source="arxiv-oai"), source="arxiv-oai", url=url)
             records, deleted, token, total, response_date = parse_page(root, url=url)
+            commit_cache(response)
             staged.parent.mkdir(parents=True, exist_ok=True)
             with staged.open("a", encoding="utf-8") as fh:
                 for record in records:

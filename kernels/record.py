@@ -23,7 +23,7 @@ from kernels.registry import ENTRIES, Entry
 from kernels.verify import Run
 from kg.graphs import KERNELS
 from kg.iris import technique_iri
-from kg.store.base import Activity, GraphStore
+from kg.store.base import Activity, GraphStore, Transaction
 from kg.vocab import DCTERMS, ID, PROV, RDF, RDFS, TKG, XSD, boolean, datetime_literal, text
 
 __all__ = ["kernel_iri", "record", "registry_triples", "run_triples"]
@@ -108,6 +108,16 @@ DELETE {{ GRAPH {KERNELS} {{ ?k ?p ?o }} }}
 WHERE {{ GRAPH {KERNELS} {{ ?k a tkg:ReferenceKernel ; ?p ?o }} }}"""
 
 
+def record_registry(store: GraphStore, tx: Transaction, registry: Sequence[Entry] | None = None) -> None:
+    """Write the kernel registry in ``tx`` (replacing the recorded one) when it differs from it."""
+    wanted = registry_triples(registry if registry is not None else ENTRIES)
+    current = store.query(_CURRENT_REGISTRY)
+    assert isinstance(current, list)
+    if {str(t) for t in current} != {str(t) for t in wanted}:
+        tx.update(_DROP_REGISTRY, touches=[KERNELS])
+        tx.insert(KERNELS, wanted)
+
+
 def record(
     store: GraphStore,
     runs: Sequence[Run] = (),
@@ -119,16 +129,10 @@ def record(
 
     ``registry`` defaults to the whole of :data:`kernels.registry.ENTRIES`. Returns True
     when anything was written."""
-    wanted = registry_triples(registry if registry is not None else ENTRIES)
-    current = store.query(_CURRENT_REGISTRY)
-    assert isinstance(current, list)
-    same = {str(t) for t in current} == {str(t) for t in wanted}
     failed = sum(not r.passed for r in runs)
     activity = Activity(label, stats={"added": len(runs), "failed": failed})
     with store.transaction(activity) as tx:
-        if not same:
-            tx.update(_DROP_REGISTRY, touches=[KERNELS])
-            tx.insert(KERNELS, wanted)
+        record_registry(store, tx, registry)
         for run in runs:
             tx.insert(KERNELS, run_triples(run))
         changed = bool(tx.touched)

@@ -17,7 +17,7 @@ Everything a build writes goes in one transaction: either all of it changes or n
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -27,7 +27,7 @@ import pyoxigraph as ox
 
 from kg import __version__
 from kg.graphs import CATALOG, ONTOLOGY, PROVENANCE, READING_LIST, graph_name
-from kg.store.base import Activity, GraphStore, source_node
+from kg.store.base import Activity, GraphStore, Transaction, source_node
 from kg.validate import Violation, cache_for, validate_store
 from kg.vocab import TKG, text
 
@@ -182,10 +182,13 @@ def build(
     accept_counts: bool = False,
     force: bool = False,
     extra_inputs: Sequence[Path] = (),
+    also: Callable[[Transaction], None] | None = None,
 ) -> BuildReport:
     """Build the graph (see the module documentation). Bad input raises before anything is
     written; ``reading_list`` replaces the user's list (counts checked against its header
-    unless ``accept_counts``)."""
+    unless ``accept_counts``). ``also`` adds writes of the caller's to the build's one
+    transaction (the CLI records the kernel registry, one of ``extra_inputs``), so that a
+    build killed at any moment never leaves the inputs recorded as built without them."""
     inputs = build_inputs(data, reading_list, extra=extra_inputs)
     if not force and up_to_date(store, inputs):
         counts, reading = store_summary(store)
@@ -194,14 +197,15 @@ def build(
                              triples=store.count(),
                              unchanged=[graph_name(g) for g in (ONTOLOGY, CATALOG, READING_LIST)])
     else:
-        report = _write(store, data=data, reading_list=reading_list, inputs=inputs, accept_counts=accept_counts)
+        report = _write(store, data=data, reading_list=reading_list, inputs=inputs, accept_counts=accept_counts,
+                        also=also)
     if validate:
         report.violations = validate_store(store, cache=cache_for(store))
     return report
 
 
 def _write(store: GraphStore, *, data: Path | None, reading_list: Path | None, inputs: str,
-           accept_counts: bool) -> BuildReport:
+           accept_counts: bool, also: Callable[[Transaction], None] | None) -> BuildReport:
     from kg.catalog import catalog_triples, load_catalog
     from kg.reading import import_reading_list, known_status_triples
 
@@ -226,6 +230,8 @@ def _write(store: GraphStore, *, data: Path | None, reading_list: Path | None, i
         tx.update_after(f"DELETE WHERE {{ GRAPH {PROVENANCE} {{ {CATALOG} tkg:buildInputs ?h }} }} ;\n"
                         f"DELETE WHERE {{ GRAPH {PROVENANCE} {{ ?file tkg:defines ?node }} }} ;\n"
                         f"INSERT DATA {{ GRAPH {PROVENANCE} {{ {' '.join(stamps)} }} }}")
+        if also is not None:
+            also(tx)
     _, reading = store_summary(store)
     if imported is not None:
         reading.source = imported.path

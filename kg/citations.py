@@ -25,6 +25,7 @@ from pyoxigraph import NamedNode
 
 from kg.graphs import CITATIONS
 from kg.iris import skolem
+from kg.sparqltext import values_block
 from kg.store.base import GraphStore
 from kg.vocab import CITO, TKG
 
@@ -105,9 +106,17 @@ def citations_of(store: GraphStore, papers: list[NamedNode] | None = None, *,
     ``of_techniques``, made by the techniques' primary papers), with intents, the
     influential flag and the context sentences.
 
-    Two plain queries, the links and the contexts: each row costs the store an index
-    seek, so nothing is read that the answer does not need (an OPTIONAL around the
-    contexts would make Oxigraph evaluate them for every citation of the graph)."""
+    Two plain queries, the links and the contexts, with the papers bound (VALUES): each
+    row costs the store an index seek, so nothing is read that the answer does not need
+    (an OPTIONAL around the contexts would make Oxigraph evaluate them for every citation
+    of the graph, and a join with ``tkg:primaryPaper`` outside the citations graph makes it
+    walk every citation node). With ``of_techniques`` the primary papers are read first."""
+    if of_techniques:
+        primary = [row["p"] for row in store.select("SELECT DISTINCT ?p WHERE { ?t tkg:primaryPaper ?p }").rows]
+        if papers is not None:
+            wanted = {p.value for p in papers}
+            primary = [p for p in primary if isinstance(p, NamedNode) and p.value in wanted]
+        papers = [p for p in primary if isinstance(p, NamedNode)]
     bindings: dict[str, Any] = {}
     for name, given in (("citing", papers), ("cited", cited)):
         if given is not None:
@@ -115,11 +124,12 @@ def citations_of(store: GraphStore, papers: list[NamedNode] | None = None, *,
                 return []
             bindings[name] = given
     g = CITATIONS
-    where = "?technique tkg:primaryPaper ?citing ." if of_techniques else ""
+    # The VALUES go inside the GRAPH group: outside it, Oxigraph evaluates the group first.
+    bound = values_block(bindings) if bindings else ""
     props = ", ".join(str(p) for p in sorted(CITATION_PREDICATES, key=str))
     out: dict[tuple[str, str], CitationRecord] = {}
-    links = store.select(f"SELECT DISTINCT ?citing ?prop ?cited WHERE {{ {where} GRAPH {g} {{ ?citing ?prop ?cited }} "
-                         f"FILTER(?prop IN ({props})) }}", bindings)
+    links = store.select(f"SELECT DISTINCT ?citing ?prop ?cited WHERE {{ GRAPH {g} {{ {bound} ?citing ?prop ?cited }} "
+                         f"FILTER(?prop IN ({props})) }}")
     for row in links.records():
         record = out.setdefault((row["citing"], row["cited"]), CitationRecord(row["citing"], row["cited"]))
         if row["prop"] == INFLUENTIAL.value:
@@ -129,9 +139,9 @@ def citations_of(store: GraphStore, papers: list[NamedNode] | None = None, *,
             record.intents.add(intent)
     texts: dict[tuple[str, str], dict[int, tuple[str, set[str]]]] = {}
     rows = store.select(
-        f"""SELECT DISTINCT ?citing ?cited ?x ?text ?pos ?intent WHERE {{ {where} GRAPH {g} {{
+        f"""SELECT DISTINCT ?citing ?cited ?x ?text ?pos ?intent WHERE {{ GRAPH {g} {{ {bound}
               ?c cito:hasCitingEntity ?citing ; cito:hasCitedEntity ?cited ; tkg:citationContext ?x .
-              ?x rdf:value ?text ; tkg:position ?pos . OPTIONAL {{ ?x tkg:intent ?intent }} }} }}""", bindings)
+              ?x rdf:value ?text ; tkg:position ?pos . OPTIONAL {{ ?x tkg:intent ?intent }} }} }}""")
     for row in rows.records():
         key = (row["citing"], row["cited"])
         slot = texts.setdefault(key, {}).setdefault(int(row["pos"]), (str(row["text"]), set()))

@@ -40,6 +40,7 @@ __all__ = [
     "decode_cursor",
     "encode_cursor",
     "key_function",
+    "order_of",
     "page_rows",
     "paged_query",
     "parse_key",
@@ -235,6 +236,23 @@ def after_filter(key: Sequence[SortKey], values: Sequence[Term | None]) -> str:
         gt, eq = _gt_eq(part, value)
         condition = gt if condition == "false" else f"({gt} || ({eq} && {condition}))"
     return condition
+
+
+def order_of(query: str) -> tuple[SortKey, ...] | None:
+    """The outermost ORDER BY of ``query`` as sort keys, when it orders by variables alone
+    and nothing (LIMIT, OFFSET) follows it; else None."""
+    code = _code(query)
+    outside = _depth_zero(code)
+    for m in re.finditer(r"(?i)\bORDER\s+BY\b", code):
+        if outside[m.start()]:
+            clause = code[m.end():].strip()
+            if re.search(r"(?i)\b(LIMIT|OFFSET)\b", clause):
+                return None
+            try:
+                return parse_key(clause)
+            except ValueError:
+                return None
+    return None
 
 
 def without_order(query: str) -> str:

@@ -22,12 +22,16 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
-from pyoxigraph import NamedNode
+from pyoxigraph import Literal, NamedNode
 
 from kg.graphs import CITATIONS, READING
+from kg.results import Term
+from kg.sparqltext import values_block
 from kg.store.base import GraphStore
+from kg.vocab import CITO, TKG
 
 __all__ = ["ReadingSuggestion", "add_to_reading_list", "reading_suggestions", "seeds"]
 
@@ -82,10 +86,12 @@ def seeds(store: GraphStore, technique: NamedNode | None = None) -> dict[str, st
             else:
                 uses.append(row["p"])
     else:
-        # (An OPTIONAL date and a GROUP BY here would cost seconds on a large list.)
-        read = store.select(f"""SELECT ?p ?at WHERE {{ ?p tkg:readingStatus <{_READ}> ; tkg:statusChangedAt ?at }}
-                                ORDER BY DESC(?at) ?p LIMIT {READ_SEEDS}""")
-        uses = list(dict.fromkeys(r["p"] for r in read.records()))
+        # The most recent reads, sorted here: Oxigraph's ORDER BY on dates costs more than
+        # reading every dated read (an OPTIONAL date and a GROUP BY would cost seconds).
+        read = store.select(f"SELECT ?p ?at WHERE {{ ?p tkg:readingStatus <{_READ}> ; tkg:statusChangedAt ?at }}")
+        dated = sorted(((row["p"].value, row["at"]) for row in read.rows if isinstance(row["p"], NamedNode)),
+                       key=lambda item: (_newest_first(item[1]), item[0]))
+        uses = list(dict.fromkeys(p for p, _at in dated[:READ_SEEDS]))
         if len(uses) < READ_SEEDS:  # statuses set without a date
             undated = store.select(f"SELECT ?p WHERE {{ ?p tkg:readingStatus <{_READ}> }} LIMIT {READ_SEEDS}")
             uses = list(dict.fromkeys([*uses, *(r["p"] for r in undated.records())]))[:READ_SEEDS]
@@ -104,6 +110,19 @@ def seeds(store: GraphStore, technique: NamedNode | None = None) -> dict[str, st
     return out
 
 
+def _newest_first(at: Term | None) -> tuple[int, float, str]:
+    """A sort key for ``ORDER BY DESC(?at)``: dates and times by their instant (a date or
+    time without a zone taken as UTC), newest first, then anything else by its text."""
+    text = at.value if isinstance(at, Literal) else ""
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        return (1, 0.0, text)
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return (0, -moment.timestamp(), "")
+
+
 def _short(title: str, width: int = 48) -> str:
     return f"“{title}”" if len(title) <= width else f"“{title[:width - 1].rstrip()}…”"
 
@@ -120,35 +139,31 @@ def _titles(store: GraphStore, papers: Sequence[str]) -> dict[str, str]:
 def _evidence_rows(store: GraphStore, seed_nodes: list[NamedNode]) -> list[dict[str, Any]]:
     """(candidate, seed, kind[, n]) rows from the citations graph, for every seed.
 
-    Co-citation is counted here from two index lookups (who cites a seed; what those
-    papers cite) rather than by one self-join, which Oxigraph plans poorly."""
+    Two queries per chunk of seeds, both walks from the bound seeds (index seeks, never a
+    scan of the citations): the typed links into and out of a seed, and the papers cited
+    together with a seed, counted by the store."""
     out: list[dict[str, Any]] = []
     g = CITATIONS
+    method, influential = CITO.usesMethodIn.value, TKG.citesInfluentially.value
+    kinds = {(False, method): "cites-method", (False, influential): "cites-influential",
+             (True, method): "method-of", (True, influential): "influence-of",
+             (False, TKG.recommendedFor.value): "recommended"}
     for start in range(0, len(seed_nodes), 5000):
-        chunk = {"seed": seed_nodes[start:start + 5000]}
-        out += store.select(
-            f"""SELECT ?cand ?seed ?kind WHERE {{ GRAPH {g} {{
-                  {{ ?cand cito:usesMethodIn ?seed BIND("cites-method" AS ?kind) }}
-                  UNION {{ ?cand tkg:citesInfluentially ?seed BIND("cites-influential" AS ?kind) }}
-                  UNION {{ ?seed cito:usesMethodIn ?cand BIND("method-of" AS ?kind) }}
-                  UNION {{ ?seed tkg:citesInfluentially ?cand BIND("influence-of" AS ?kind) }}
-                  UNION {{ ?cand tkg:recommendedFor ?seed BIND("recommended" AS ?kind) }} }} }}""", chunk).records()
-    citers: dict[str, set[str]] = defaultdict(set)  # citing paper -> the seeds it cites
-    for start in range(0, len(seed_nodes), 5000):
-        rows = store.select(f"SELECT ?x ?seed WHERE {{ GRAPH {g} {{ ?x cito:cites ?seed }} }}",
-                            {"seed": seed_nodes[start:start + 5000]})
+        # The VALUES go inside the GRAPH group: outside it, Oxigraph evaluates the group first.
+        bound = values_block({"seed": seed_nodes[start:start + 5000]})
+        rows = store.select(
+            f"""SELECT ?cand ?seed ?p ?out WHERE {{ GRAPH {g} {{ {bound}
+                  {{ ?cand ?p ?seed FILTER(?p IN (cito:usesMethodIn, tkg:citesInfluentially, tkg:recommendedFor))
+                     BIND(false AS ?out) }}
+                  UNION {{ ?seed ?p ?cand FILTER(?p IN (cito:usesMethodIn, tkg:citesInfluentially))
+                           BIND(true AS ?out) }} }} }}""")
         for row in rows.records():
-            citers[row["x"]].add(row["seed"])
-    together: dict[tuple[str, str], int] = defaultdict(int)
-    papers = [NamedNode(x) for x in citers]
-    for start in range(0, len(papers), 5000):
-        rows = store.select(f"SELECT ?x ?cand WHERE {{ GRAPH {g} {{ ?x cito:cites ?cand }} }}",
-                            {"x": papers[start:start + 5000]})
-        for row in rows.records():
-            for seed in citers[row["x"]]:
-                if seed != row["cand"]:
-                    together[(row["cand"], seed)] += 1
-    out += [{"cand": cand, "seed": seed, "kind": "co-cited", "n": n} for (cand, seed), n in together.items()]
+            kind = kinds[(bool(row["out"]), row["p"])]
+            out.append({"cand": row["cand"], "seed": row["seed"], "kind": kind})
+        rows = store.select(
+            f"""SELECT ?cand ?seed (COUNT(?x) AS ?n) WHERE {{ GRAPH {g} {{ {bound}
+                  ?x cito:cites ?seed . ?x cito:cites ?cand }} FILTER(?cand != ?seed) }} GROUP BY ?cand ?seed""")
+        out += [{"cand": r["cand"], "seed": r["seed"], "kind": "co-cited", "n": r["n"]} for r in rows.records()]
     return out
 
 

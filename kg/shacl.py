@@ -260,8 +260,10 @@ def _path(shapes: _Shapes, prop: ox.NamedNode | ox.BlankNode) -> ox.NamedNode:
     return path
 
 
-def _cid(shape: Term, path: str | None, component: str, extra: str = "") -> str:
-    digest = hashlib.sha256(f"{shape}|{path}|{component}|{extra}".encode()).hexdigest()[:10]
+def _cid(shape: Term, path: str | None, component: str, query: str) -> str:
+    """A constraint's id, the same in every process (so that cached answers are found):
+    from its shape, path, component and query, never from blank-node labels of the shapes."""
+    digest = hashlib.sha256(f"{shape}|{path}|{component}|{query}".encode()).hexdigest()[:12]
     return f"{component}:{digest}"
 
 
@@ -278,8 +280,9 @@ def _property_constraints(shapes: _Shapes, shape: Term, prop: ox.NamedNode | ox.
     out = []
 
     def add(component: str, query: str, classes: Iterable[str] = (), extra: str = "") -> None:
-        out.append(Constraint(_cid(shape, path.value, component, extra + str(prop)), str(shape), path.value, message,
-                              severity, query, frozenset({*target.classes, *classes}), predicates))
+        cid = _cid(shape, path.value, component, query + extra + message)
+        out.append(Constraint(cid, str(shape), path.value, message, severity, query,
+                              frozenset({*target.classes, *classes}), predicates))
 
     low = _integer(shapes.one(prop, "minCount"), "minCount")
     if low is not None and low > 0:
@@ -330,7 +333,7 @@ def _sparql_constraint(shapes: _Shapes, shape: Term, node: ox.NamedNode | ox.Bla
     iris = set(re.findall(r"<([^>]+)>", inner))
     for name, base in declared:
         iris |= {base + local for local in re.findall(rf"\b{name}:(\w+)", inner)}
-    return Constraint(_cid(shape, None, "sparql", select), str(shape), None, message, severity, query,
+    return Constraint(_cid(shape, None, "sparql", select + message), str(shape), None, message, severity, query,
                       frozenset(target.classes), frozenset({*iris, *target.predicates}), focus=focus)
 
 
@@ -367,8 +370,9 @@ def _node_or(shapes: _Shapes, shape: Term, alternatives: Term, target: _Target,
     head = minus[0][len("(NOT EXISTS "):-1] if minus else ""
     query = (f"SELECT ?this WHERE {{ {target.pattern} " + (f"MINUS {head} " if head else "")
              + (f"FILTER({' && '.join(rest)}) " if rest else "") + "}")
-    return Constraint(_cid(shape, None, "or"), str(shape), None, message or "violates every alternative of sh:or",
-                      severity, query, frozenset(classes), frozenset(predicates))
+    text = message or "violates every alternative of sh:or"
+    return Constraint(_cid(shape, None, "or", query + text), str(shape), None, text, severity, query,
+                      frozenset(classes), frozenset(predicates))
 
 
 def prebind(query: str, this: str) -> str:

@@ -30,11 +30,13 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from pyoxigraph import NamedNode
+from pyoxigraph import Literal, NamedNode
 
 from kg.citations import CitationRecord, citations_of
 from kg.errors import NotFoundError
+from kg.results import python_value
 from kg.store.base import GraphStore
+from kg.vocab import DCTERMS, SKOS, TKG
 
 __all__ = [
     "Evidence",
@@ -66,6 +68,8 @@ _CUES: tuple[tuple[str, str | None], ...] = (
 )
 _CUE_PATTERNS = tuple((re.compile(p, re.IGNORECASE), r) for p, r in _CUES)
 DERIVES_FROM = "derivesFrom"
+_NOTATION, _PREF_LABEL, _ALT_LABEL = SKOS.notation.value, SKOS.prefLabel.value, SKOS.altLabel.value
+_DATE, _PRIMARY_PAPER = DCTERMS.date.value, TKG.primaryPaper.value
 
 
 @functools.lru_cache(maxsize=65536)
@@ -162,23 +166,27 @@ class LineageReport:
 
 def techniques(store: GraphStore) -> dict[str, TechniqueInfo]:
     """Every technique with its id, English name, aliases, date and primary papers."""
+    # The properties of each technique in one walk (index seeks from ?t), assembled here:
+    # OPTIONALs for the labels, dates and papers would multiply rows and cost twice as much.
     rows = store.select(
-        """SELECT ?t ?id ?name ?label ?date ?paper WHERE {
-             ?t a tkg:Technique ; skos:notation ?id ; skos:prefLabel ?name . FILTER(LANG(?name) = "en")
-             OPTIONAL { ?t skos:altLabel ?label }
-             OPTIONAL { ?t dcterms:date ?date }
-             OPTIONAL { ?t tkg:primaryPaper ?paper } }"""
+        """SELECT ?t ?p ?o WHERE { ?t a tkg:Technique ; ?p ?o
+             FILTER(?p IN (skos:notation, skos:prefLabel, skos:altLabel, dcterms:date, tkg:primaryPaper)) }"""
     )
+    props: dict[str, dict[str, list[Any]]] = defaultdict(lambda: defaultdict(list))
+    for row in rows.rows:
+        t, o = row["t"], row["o"]
+        if isinstance(t, NamedNode) and isinstance(row["p"], NamedNode) and o is not None:
+            props[t.value][row["p"].value].append(o)
     parts: dict[str, dict[str, Any]] = {}
-    for row in rows.records():
-        part = parts.setdefault(row["t"], {"id": str(row["id"]), "name": str(row["name"]), "labels": {},
-                                           "date": None, "papers": {}})
-        if row["label"] is not None:
-            part["labels"][str(row["label"])] = None
-        if row["date"] is not None:
-            part["date"] = str(row["date"])
-        if row["paper"] is not None:
-            part["papers"][row["paper"]] = None
+    for iri, by in props.items():
+        names = [o for o in by[_PREF_LABEL] if isinstance(o, Literal) and o.language == "en"]
+        if not by[_NOTATION] or not names:
+            continue
+        dates = by[_DATE]
+        parts[iri] = {"id": str(python_value(by[_NOTATION][0])), "name": names[0].value,
+                      "labels": dict.fromkeys(o.value for o in by[_ALT_LABEL]),
+                      "date": dates[-1].value if dates else None,
+                      "papers": dict.fromkeys(o.value for o in by[_PRIMARY_PAPER])}
     return {iri: TechniqueInfo(iri, p["id"], p["name"], tuple(dict.fromkeys([p["name"], *p["labels"]])),
                                p["date"], tuple(p["papers"])) for iri, p in parts.items()}
 
@@ -204,6 +212,7 @@ class _Names:
         self.exact: dict[str, set[str]] = defaultdict(set)
         self.folded: dict[str, set[str]] = defaultdict(set)
         self.starts: dict[str, int] = {}  # first folded word of a label of several words -> its longest length
+        self._seen: dict[str, frozenset[str]] = {}
         for info in known.values():
             for label in (label.strip() for label in info.labels):
                 if len(label) < 2:
@@ -224,7 +233,15 @@ class _Names:
                 return word, word[: -len(ending)]
         return (word,)
 
-    def named(self, sentence: str) -> set[str]:
+    def named(self, sentence: str) -> frozenset[str]:
+        """The IRIs of the techniques ``sentence`` names (remembered: a sentence is asked about
+        once per parent it might back)."""
+        found = self._seen.get(sentence)
+        if found is None:
+            found = self._seen[sentence] = frozenset(self._named(sentence))
+        return found
+
+    def _named(self, sentence: str) -> set[str]:
         words = [w for w in (w.strip(_EDGE_PUNCTUATION) for w in sentence.split()) if w]
         out: set[str] = set()
         covered: set[int] = set()

@@ -80,12 +80,17 @@ def ontology_text() -> str:
     return (resources.files("kg") / "ontology.ttl").read_text(encoding="utf-8")
 
 
+def _shapes_key(text: str) -> str:
+    from kg.shacl import COMPILER_VERSION
+
+    return hashlib.sha256((COMPILER_VERSION + text).encode()).hexdigest()
+
+
 @lru_cache(maxsize=4)
 def _compiled(text: str) -> tuple[str, list[Any]]:
-    from kg.shacl import COMPILER_VERSION, compile_shapes
+    from kg.shacl import compile_shapes
 
-    digest = hashlib.sha256((COMPILER_VERSION + text).encode()).hexdigest()
-    return digest, compile_shapes(text)
+    return _shapes_key(text), compile_shapes(text)
 
 
 @dataclass
@@ -175,12 +180,19 @@ def validate(
     from kg.shacl import prebind, subclass_closure, with_subclasses
 
     started = time.perf_counter()
-    shapes_key, constraints = _compiled(shapes_text())
+    text = shapes_text()
+    shapes_key = _shapes_key(text)
     states = _graph_states(store)
     previous = (cache.load() if cache is not None else {}) if not full else {}
     if previous.get("shapes") != shapes_key:
         previous = {}
     old_graphs: dict[str, Any] = previous.get("graphs", {})
+    if previous and "violations" in previous and {g: e.get("state") for g, e in old_graphs.items()} == states:
+        # Nothing changed since the last run: its answer stands, nothing is compiled or evaluated.
+        found = [Violation(v[0], v[1], v[2], v[3], v[4], tuple(v[5])) for v in previous["violations"]]
+        return ValidationRun(found, reused=len(previous.get("answers", {})),
+                             seconds=time.perf_counter() - started)
+    _, constraints = _compiled(text)
     answers: dict[str, list[list[Any]]] = previous.get("answers", {})
     changed = sorted({g for g in states if old_graphs.get(g, {}).get("state") != states[g]}
                      | {g for g in old_graphs if g not in states})
@@ -242,7 +254,9 @@ def validate(
             elif "vocab" in old_graphs.get(g, {}):
                 entry["vocab"] = old_graphs[g]["vocab"]
             graphs_out[g] = entry
-        cache.save({"shapes": shapes_key, "graphs": graphs_out, "answers": answers})
+        cache.save({"shapes": shapes_key, "graphs": graphs_out, "answers": answers,
+                    "violations": [[v.focus, v.path, v.message, v.severity, v.value, list(v.graphs)]
+                                   for v in run.violations]})
     run.seconds = time.perf_counter() - started
     return run
 

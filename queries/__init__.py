@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from functools import cache
 from importlib import resources
+from typing import Any
 
 import pyoxigraph as ox
 
@@ -54,6 +55,7 @@ __all__ = [
     "bind",
     "get",
     "prepare",
+    "records",
     "run",
 ]
 
@@ -341,10 +343,26 @@ def answer(
         fallback = found or ""
     # Bound before a page wraps the query, so that the values reach its own groups.
     text = inject_values(named.text, bound)
-    stream = store.page(text, named.page, limit, cursor) if paged else store.stream(text)
+    stream = store.page(text, named.page, limit, cursor) if paged else store.stream_ordered(text)
     note = f"answered by SPARQL on {store.location}" + (f": {fallback}" if fallback else "")
     return Answer(page_rows(stream.variables, stream.rows, named.page if paged else (), limit), note=note,
                   fallback=fallback)
+
+
+def records(store: GraphStore, name: str, params: Mapping[str, str | Sequence[str]] | None = None,
+            resolve: Resolver | None = None) -> list[dict[str, Any]]:
+    """A SELECT named query's rows as plain values (see kg.results.python_value), answered
+    like :func:`answer`: from fresh analytics tables where the query has a twin."""
+    from kg.analytics.answers import duckdb_answer
+    from kg.results import python_value
+
+    named = get(name)
+    if named.kind == "select":
+        found = duckdb_answer(store, named, bind(named, params or {}, resolve), limit=None, after=None, plain=True)
+        if isinstance(found, Answer):
+            return [dict(zip(found.page.variables, row, strict=True)) for row in found.page]
+    stream = answer(store, named, params, resolve, analytics=False).page
+    return [{v: python_value(t) for v, t in zip(stream.variables, row, strict=True)} for row in stream]
 
 
 def run(store: GraphStore, name: str, params: Mapping[str, str | Sequence[str]] | None = None,

@@ -292,12 +292,12 @@ def serving(app: object) -> Iterator[str]:
 
 
 @contextmanager
-def kg_serve(store: Path, *args: str, ready: str = "/static/app.css",
-             timeout: float = 60) -> Iterator[tuple[subprocess.Popen[str], dict[str, object]]]:
+def kg_serve(store: Path, *args: str, ready: str = "/static/app.css", timeout: float = 60,
+             env: dict[str, str] | None = None) -> Iterator[tuple[subprocess.Popen[str], dict[str, object]]]:
     """``kg serve`` on 127.0.0.1 with a free port (``--port 0``); yields the process and
     the ``serve.json`` it published once ``ready`` (a path under the server) answers 200
     within ``timeout`` seconds. Stopped with SIGTERM on exit (killed if it will not stop)."""
-    env = {**os.environ, "KG_STORE": str(store), "COLUMNS": "200"}
+    env = {**(env or os.environ), "KG_STORE": str(store), "COLUMNS": "200"}
     proc = subprocess.Popen([str(KG), "serve", "--port", "0", "--log-level", "warning", *args],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     try:

@@ -145,6 +145,10 @@
     cy.on("mouseout", "node.technique", function () { clearMarks(); applySearchMarks(); });
     canvas.addEventListener("mouseleave", function () { clearMarks(); applySearchMarks(); });
     cy.on("tap", "node.technique", function (evt) { showCard(evt.target.id()); });
+    cy.on("tap", "node.cluster", function (evt) {  // a folded part of the lineage: open it
+      var href = evt.target.data("href");
+      if (typeof href === "string" && /^\/lineage\?root=/.test(href)) window.location.assign(href);
+    });
     cy.on("tap", function (evt) { if (evt.target === cy) hideCard(); });
 
     // -- the card ----------------------------------------------------------------------

@@ -16,6 +16,7 @@ or last when descending), so a cursor from one path continues on the other.
 
 from __future__ import annotations
 
+import re
 import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -25,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyoxigraph as ox
 
+from kg.graphs import PROVENANCE
 from kg.vocab import XSD
 
 if TYPE_CHECKING:
@@ -35,7 +37,7 @@ if TYPE_CHECKING:
     from kg.store.base import GraphStore
     from queries import Answer, Bound, NamedQuery
 
-__all__ = ["TWINS", "Twin", "duckdb_answer", "freshness"]
+__all__ = ["TWINS", "ReadingOverview", "Twin", "duckdb_answer", "freshness", "reading_overview"]
 
 #: Column kinds: how a value becomes a term. "term" reads the datatype or language from
 #: the column ``<name>__d`` (as staged: NULL for an IRI, "" for xsd:string, "@en", or the
@@ -51,6 +53,15 @@ class Twin:
     kinds: Mapping[str, Kind]
     #: The query's parameters the SQL reads (as $name), with how to pass them.
     params: Mapping[str, Callable[[Any], Any]] = field(default_factory=dict)
+    #: Rows the tables cannot hold (the provenance graph is not staged), asked of the
+    #: store and given to the SQL as the table ``extra``.
+    extra: Callable[[GraphStore, Mapping[str, Any]], Any] | None = None
+    #: For a page: SQL that gives the page key's columns of every row cheaply, and the
+    #: column of those rows the main SQL narrows to (``$page``, a list, NULL for all). The
+    #: page's keys are chosen from it first, so that only the rows of one page are made
+    #: in full (a bibliography's first page without aggregating every paper's authors).
+    keys: str | None = None
+    keys_narrow: str = "paper"
 
 
 _STATUS = "https://w3id.org/techkg/id/status/"
@@ -60,6 +71,14 @@ _NOT_QUEUED = (f"'{_STATUS}read'", f"'{_STATUS}skipped'")
 def _pick(key: str, name: str) -> str:
     """One value of ``key`` per subject (the best graph's) with its datatype marker."""
     return (f"arg_min({{'o': o, 'd': d}}, priority) FILTER (WHERE k = '{key}') AS {name}")
+
+
+def _same_language(where: str, column: str = "d") -> str:
+    """The marker of a GROUP_CONCAT's result: the language its parts share, if they all
+    share one (as Oxigraph keeps it), else a plain string."""
+    return (f"CASE WHEN count(DISTINCT {column}) FILTER (WHERE {where}) = 1 "
+            f"AND starts_with(any_value({column}) FILTER (WHERE {where}), '@') "
+            f"THEN any_value({column}) FILTER (WHERE {where}) ELSE '' END")
 
 
 def _iris(values: Any) -> list[str]:
@@ -72,20 +91,25 @@ _LINKS = """
             UNION ALL
             SELECT DISTINCT o, s, 'uses' FROM staging.facts WHERE k = 'tkg:usesTechnique')"""
 
+#: The narrowing of a twin with ``keys`` to the rows of one page.
+_PAGE = "(CAST($page AS VARCHAR[]) IS NULL OR paper IN (SELECT unnest(CAST($page AS VARCHAR[]))))"
+
 TWINS: dict[str, Twin] = {
     "lineage-paper-links": Twin(
         f"""WITH {_LINKS.format(introduces="introduces")},
   statuses AS (SELECT DISTINCT s AS paper, o AS status FROM staging.facts WHERE k = 'tkg:readingStatus')
 SELECT technique, paper, role, status FROM links LEFT JOIN statuses USING (paper)
-WHERE CAST($technique AS VARCHAR[]) IS NULL OR list_contains(CAST($technique AS VARCHAR[]), technique)""",
+WHERE CAST($technique AS VARCHAR[]) IS NULL OR technique IN (SELECT unnest(CAST($technique AS VARCHAR[])))""",
         {"technique": "iri", "paper": "iri", "role": "string", "status": "iri"},
         {"technique": _iris},
     ),
     "lineage-papers": Twin(
         f"""WITH {_LINKS.format(introduces="introduces")},
   chosen AS (SELECT * FROM links
-            WHERE (CAST($technique AS VARCHAR[]) IS NULL OR list_contains(CAST($technique AS VARCHAR[]), technique))
-              AND (CAST($paper AS VARCHAR[]) IS NULL OR list_contains(CAST($paper AS VARCHAR[]), paper))),
+            WHERE (CAST($technique AS VARCHAR[]) IS NULL
+                   OR technique IN (SELECT unnest(CAST($technique AS VARCHAR[]))))
+              AND (CAST($paper AS VARCHAR[]) IS NULL OR paper IN (SELECT unnest(CAST($paper AS VARCHAR[]))))
+              AND {_PAGE}),
   facts AS (SELECT s, {_pick('dcterms:title', 't')}, {_pick('tkg:arxivId', 'a')}, {_pick('bibo:doi', 'doi')},
                    {_pick('foaf:page', 'u')}, {_pick('dcterms:issued', 'i')}, {_pick('tkg:venue', 'v')},
                    {_pick('tkg:readingStatus', 'st')}
@@ -100,9 +124,14 @@ FROM chosen LEFT JOIN facts ON facts.s = chosen.paper""",
         {"technique": "iri", "paper": "iri", "role": "string", "title": "term", "arxivId": "term", "doi": "term",
          "url": "term", "issued": "term", "venue": "term", "status": "string"},
         {"technique": _iris, "paper": _iris},
+        keys=f"""WITH {_LINKS.format(introduces="introduces")}
+SELECT technique, paper, role FROM links
+WHERE (CAST($technique AS VARCHAR[]) IS NULL OR technique IN (SELECT unnest(CAST($technique AS VARCHAR[]))))
+  AND (CAST($paper AS VARCHAR[]) IS NULL OR paper IN (SELECT unnest(CAST($paper AS VARCHAR[]))))""",
     ),
     "bibliography": Twin(
-        f"""WITH papers AS (SELECT DISTINCT s AS paper FROM staging.facts WHERE k = 'tkg:readingCategory'),
+        f"""WITH papers AS (SELECT DISTINCT s AS paper FROM staging.facts WHERE k = 'tkg:readingCategory'
+                  AND {_PAGE.replace("paper IN", "s IN")}),
   facts AS (SELECT s, {_pick('dcterms:title', 't')}, {_pick('tkg:arxivId', 'a')}, {_pick('bibo:doi', 'doi')},
                    {_pick('foaf:page', 'u')}, {_pick('dcterms:issued', 'i')}, {_pick('tkg:venue', 'v')},
                    {_pick('tkg:arxivPrimaryCategory', 'pc')}, {_pick('tkg:citationKey', 'ck')},
@@ -114,20 +143,23 @@ FROM chosen LEFT JOIN facts ON facts.s = chosen.paper""",
               AND k IN ('dcterms:title', 'tkg:arxivId', 'bibo:doi', 'foaf:page', 'dcterms:issued', 'tkg:venue',
                         'tkg:arxivPrimaryCategory', 'tkg:citationKey', 'tkg:readingStatus', 'types', 'tkg:position')
             GROUP BY s),
-  names AS (SELECT s, o FROM staging.facts WHERE k = 'foaf:name'),
-  authors AS (SELECT l.s AS paper,
-                     string_agg(DISTINCT CAST(m.n AS VARCHAR) || chr(9) || nm.o, chr(10)
-                                ORDER BY CAST(m.n AS VARCHAR) || chr(9) || nm.o) AS authors
-              FROM staging.facts AS l JOIN staging.facts AS m ON m.s = l.o AND m.k = 'rdf:_n'
-              JOIN names AS nm ON nm.s = m.o
-              WHERE l.k = 'bibo:authorList' AND l.s IN (SELECT paper FROM papers) GROUP BY l.s),
+  lists AS (SELECT s AS paper, o AS list FROM staging.facts
+            WHERE k = 'bibo:authorList' AND s IN (SELECT paper FROM papers)),
+  members AS (SELECT s AS list, n, o FROM staging.facts WHERE k = 'rdf:_n' AND s IN (SELECT list FROM lists)),
   agents AS (SELECT f.s AS paper, f.o AS agent FROM staging.facts AS f
              WHERE f.k = 'tkg:firstAuthor' AND f.s IN (SELECT paper FROM papers)),
+  names AS (SELECT s, o, d FROM staging.facts WHERE k = 'foaf:name'
+            AND (s IN (SELECT o FROM members) OR s IN (SELECT agent FROM agents))),
+  authors AS (SELECT l.paper,
+                     string_agg(DISTINCT CAST(m.n AS VARCHAR) || chr(9) || nm.o, chr(10)
+                                ORDER BY CAST(m.n AS VARCHAR) || chr(9) || nm.o) AS authors
+              FROM lists AS l JOIN members AS m ON m.list = l.list JOIN names AS nm ON nm.s = m.o
+              GROUP BY l.paper),
   firsts AS (SELECT a.paper,
                     any_value({{'o': nm.o, 'd': nm.d}}) FILTER (WHERE c.k = 'a:foaf:Person') AS fa,
                     any_value({{'o': nm.o, 'd': nm.d}}) FILTER (WHERE c.k = 'a:foaf:Group') AS tm
              FROM agents AS a JOIN staging.facts AS c ON c.s = a.agent AND c.k IN ('a:foaf:Person', 'a:foaf:Group')
-             JOIN (SELECT s, o, d FROM staging.facts WHERE k = 'foaf:name') AS nm ON nm.s = a.agent
+             JOIN names AS nm ON nm.s = a.agent
              GROUP BY a.paper)
 SELECT p.paper, t.o AS title, t.d AS title__d, a.o AS arxivId, a.d AS arxivId__d, doi.o AS doi, doi.d AS doi__d,
        u.o AS url, u.d AS url__d, i.o AS issued, i.d AS issued__d, v.o AS venue, v.d AS venue__d, venues,
@@ -139,6 +171,12 @@ FROM papers AS p LEFT JOIN facts ON facts.s = p.paper LEFT JOIN authors USING (p
          "venue": "term", "venues": "string", "types": "string", "authors": "string", "firstAuthor": "term",
          "team": "term",
          "primaryClass": "term", "position": "integer", "key": "term", "status": "string"},
+        keys=f"""WITH papers AS (SELECT DISTINCT s AS paper FROM staging.facts WHERE k = 'tkg:readingCategory'),
+  facts AS (SELECT s, {_pick('dcterms:title', 't')},
+                   min(TRY_CAST(o AS BIGINT)) FILTER (WHERE k = 'tkg:position') AS position
+            FROM staging.ranked WHERE s IN (SELECT paper FROM papers) AND k IN ('dcterms:title', 'tkg:position')
+            GROUP BY s)
+SELECT p.paper, t.o AS title, t.d AS title__d, position FROM papers AS p LEFT JOIN facts ON facts.s = p.paper""",
     ),
     "reading-queue": Twin(
         f"""WITH labels AS (SELECT s, o, d FROM staging.facts WHERE k IN ('skos:prefLabel', 'skos:prefLabel@zh')),
@@ -175,17 +213,267 @@ GROUP BY categoryPosition, category, category__d, q.paper""",
                   EXCEPT SELECT o FROM staging.facts WHERE k = 'tkg:noteOf'),
   titles AS (SELECT DISTINCT s, o, d FROM staging.facts WHERE k = 'dcterms:title'),
   times AS (SELECT DISTINCT s, o, d FROM staging.facts WHERE k = 'tkg:statusChangedAt'),
-  cats AS (SELECT r.s AS paper, string_agg(DISTINCT l.o, ' | ' ORDER BY l.o) AS categories
+  cats AS (SELECT r.s AS paper, string_agg(DISTINCT l.o, ' | ' ORDER BY l.o) AS categories,
+                  {_same_language("TRUE", "l.d")} AS categories__d
            FROM staging.facts AS r
            JOIN staging.facts AS l ON l.s = r.o AND l.k IN ('skos:prefLabel', 'skos:prefLabel@zh')
            WHERE r.k = 'tkg:readingCategory' AND r.s IN (SELECT paper FROM done) GROUP BY r.s)
-SELECT done.paper, t.o AS title, t.d AS title__d, cats.categories,
+SELECT done.paper, t.o AS title, t.d AS title__d, cats.categories, cats.categories__d,
        tm.o AS readAt, tm.d AS readAt__d
 FROM done JOIN titles AS t ON t.s = done.paper JOIN times AS tm ON tm.s = done.paper
 LEFT JOIN cats USING (paper)""",
-        {"paper": "iri", "title": "term", "categories": "string", "readAt": "term"},
+        {"paper": "iri", "title": "term", "categories": "term", "readAt": "term"},
     ),
 }
+
+
+TWINS["reading-queue-lineage"] = Twin(
+    f"""WITH RECURSIVE derived AS (SELECT DISTINCT s AS child, o AS parent FROM staging.facts
+                            WHERE k = 'prov:wasDerivedFrom'),
+  down(lineage) AS (SELECT CAST($technique AS VARCHAR) UNION SELECT d.child FROM derived AS d JOIN down
+                    ON d.parent = down.lineage),
+  up(lineage) AS (SELECT d.parent FROM derived AS d WHERE d.child = CAST($technique AS VARCHAR)
+                  UNION SELECT d.parent FROM derived AS d JOIN up ON d.child = up.lineage),
+  lineage AS (SELECT lineage FROM down UNION SELECT lineage FROM up),
+  links AS (SELECT DISTINCT f.s AS paper, f.o AS lineage FROM staging.facts AS f SEMI JOIN lineage AS l
+            ON l.lineage = f.o WHERE f.k = 'tkg:usesTechnique'
+            UNION SELECT DISTINCT f.o, f.s FROM staging.facts AS f SEMI JOIN lineage AS l ON l.lineage = f.s
+            WHERE f.k = 'tkg:primaryPaper'),
+  queued AS (SELECT links.paper, links.lineage, st.o AS status FROM links
+             JOIN staging.facts AS st ON st.s = links.paper AND st.k = 'tkg:readingStatus'
+             WHERE st.o NOT IN ({", ".join(_NOT_QUEUED)})),
+  names AS (SELECT s, o FROM staging.facts WHERE k = 'skos:prefLabel' AND d = '@en'),
+  titles AS (SELECT s, {_pick('dcterms:title', 't')} FROM staging.ranked
+             WHERE k = 'dcterms:title' AND s IN (SELECT paper FROM queued) GROUP BY s)
+SELECT CAST($technique AS VARCHAR) AS technique, q.paper, any_value(titles.t.o) AS title,
+       any_value(titles.t.d) AS title__d, min(regexp_replace(q.status, '^.*/status/', '')) AS status,
+       min(q.lineage) AS via, arg_min(names.o, q.lineage) AS viaName
+FROM queued AS q LEFT JOIN titles ON titles.s = q.paper LEFT JOIN names ON names.s = q.lineage
+GROUP BY q.paper""",
+    {"technique": "iri", "paper": "iri", "title": "term", "status": "string", "via": "iri", "viaName": "langEn"},
+    {"technique": lambda v: v.value},
+)
+
+
+TWINS["lineage-nodes"] = Twin(
+    f"""WITH techs AS (SELECT DISTINCT s FROM staging.facts WHERE k = 'a:tkg:Technique'),
+  f AS (SELECT * FROM staging.ranked WHERE s IN (SELECT s FROM techs)),
+  one AS (SELECT s, {_pick('skos:notation', 'i')}, {_pick('skos:prefLabel@zh', 'zh')},
+                 {_pick('skos:definition', 'def')}, {_pick('dcterms:date', 'dt')},
+                 {_pick('tkg:headlineResult', 'h')}, {_pick('tkg:headlineConditional', 'c')},
+                 {_pick('tkg:primaryPaper', 'p')}, {_pick('tkg:repository', 'repo')},
+                 {_pick('tkg:onComparisonPage', 'on')},
+                 arg_min({{'o': o, 'd': d}}, priority) FILTER (WHERE k = 'skos:prefLabel' AND d = '@en') AS n,
+                 string_agg(DISTINCT o, ', ' ORDER BY o) FILTER (WHERE k = 'skos:altLabel') AS aliases,
+                 {_same_language("k = 'skos:altLabel'")} AS aliases__d
+          FROM f WHERE k IN ('skos:notation', 'skos:prefLabel@zh', 'skos:definition', 'dcterms:date',
+                             'tkg:headlineResult', 'tkg:headlineConditional', 'tkg:primaryPaper', 'tkg:repository',
+                             'tkg:onComparisonPage', 'skos:prefLabel', 'skos:altLabel')
+          GROUP BY s),
+  broader AS (SELECT DISTINCT s, o AS category FROM f WHERE k = 'skos:broader'),
+  cats AS (SELECT s, {_pick('skos:notation', 'cid')}, {_pick('tkg:position', 'cpos')},
+                  arg_min({{'o': o, 'd': d}}, priority) FILTER (WHERE k = 'skos:prefLabel' AND d = '@en') AS clabel
+           FROM staging.ranked WHERE s IN (SELECT category FROM broader)
+             AND k IN ('skos:notation', 'tkg:position', 'skos:prefLabel') GROUP BY s),
+  names AS (SELECT s, o, d FROM staging.facts WHERE k = 'foaf:name'),
+  people AS (SELECT a.s, min(nm.o) AS who FROM f AS a JOIN names AS nm ON nm.s = a.o
+             WHERE a.k IN ('tkg:firstAuthor', 'tkg:responsibleTeam') GROUP BY a.s),
+  orgs AS (SELECT a.s, string_agg(DISTINCT nm.o, ', ' ORDER BY nm.o) AS organisations,
+                  {_same_language("TRUE", "nm.d")} AS organisations__d FROM f AS a
+           JOIN names AS nm ON nm.s = a.o WHERE a.k = 'tkg:organization' GROUP BY a.s),
+  -- MAX over the rows: unbound as soon as one repository has no star count (SPARQL's error rule)
+  stars AS (SELECT r.s, CASE WHEN bool_and(st.o IS NOT NULL) THEN max(TRY_CAST(st.o AS BIGINT)) END AS stars
+            FROM f AS r LEFT JOIN staging.facts AS st ON st.s = r.o AND st.k = 'tkg:stars'
+            WHERE r.k = 'tkg:repository' GROUP BY r.s)
+SELECT one.s AS technique, one.i.o AS id, one.i.d AS id__d, one.n.o AS name, one.n.d AS name__d,
+       one.zh.o AS nameZh, one.zh.d AS nameZh__d, one.aliases, one.aliases__d, b.category, cats.cid.o AS categoryId,
+       cats.cid.d AS categoryId__d, cats.clabel.o AS categoryLabel, cats.clabel.d AS categoryLabel__d,
+       cats.cpos.o AS categoryPosition, cats.cpos.d AS categoryPosition__d, one.on.o AS onPage,
+       one.on.d AS onPage__d, one.def.o AS summary, one.def.d AS summary__d, one.dt.o AS date, one.dt.d AS date__d,
+       people.who AS people, orgs.organisations, orgs.organisations__d, one.h.o AS headline, one.h.d AS headline__d,
+       one.c.o AS conditional, one.c.d AS conditional__d, one.p.o AS paper, one.repo.o AS repository, stars.stars
+FROM one JOIN broader AS b ON b.s = one.s JOIN cats ON cats.s = b.category
+LEFT JOIN people ON people.s = one.s LEFT JOIN orgs ON orgs.s = one.s LEFT JOIN stars ON stars.s = one.s
+WHERE one.i IS NOT NULL AND one.n IS NOT NULL AND one.on IS NOT NULL
+  AND cats.cid IS NOT NULL AND cats.clabel IS NOT NULL AND cats.cpos IS NOT NULL""",
+    {"technique": "iri", "id": "term", "name": "term", "nameZh": "term", "aliases": "term", "category": "iri",
+     "categoryId": "term", "categoryLabel": "term", "categoryPosition": "term", "onPage": "term",
+     "summary": "term", "date": "term", "people": "string", "organisations": "term", "headline": "term",
+     "conditional": "term", "paper": "iri", "repository": "iri", "stars": "integer"},
+)
+
+
+def _rewritten(store: GraphStore, params: Mapping[str, Any]) -> Any:
+    """new-since's "graph rewritten" rows: the provenance graph's record of each graph."""
+    import pyarrow as pa
+
+    rows = store.select(f"""SELECT ?item ?when ?activity WHERE {{ GRAPH {PROVENANCE} {{
+        ?item a prov:Bundle ; dcterms:modified ?at . BIND(STR(?at) AS ?when)
+        OPTIONAL {{ ?item prov:wasGeneratedBy ?act . ?act rdfs:label ?activity }} }} }}""")
+    since = params["since"]
+    out: dict[str, list[Any]] = {"when": [], "item": [], "detail": [], "detail__d": []}
+    for row in rows:
+        if since is not None and str(row["when"].value) < since:  # type: ignore[union-attr]
+            continue
+        activity = row["activity"]
+        out["when"].append(row["when"].value)  # type: ignore[union-attr]
+        out["item"].append(row["item"].value)  # type: ignore[union-attr]
+        out["detail"].append(activity.value if activity is not None else None)  # type: ignore[union-attr]
+        out["detail__d"].append(_marker(activity))
+    return pa.table({k: pa.array(v, pa.string()) for k, v in out.items()})
+
+
+def _marker(term: Term | None) -> str | None:
+    if not isinstance(term, ox.Literal):
+        return None
+    if term.language:
+        return "@" + term.language
+    return "" if term.datatype.value == _XSD_STRING else term.datatype.value
+
+
+_SINCE = "CAST($since AS VARCHAR)"
+TWINS["new-since"] = Twin(
+    f"""WITH dated AS (
+    SELECT DISTINCT s AS item, o AS "when", 'paper added to the reading state' AS kind FROM staging.facts
+    WHERE k = 'tkg:addedAt' AND o >= {_SINCE}
+    UNION ALL SELECT DISTINCT s, o, 'reading status changed' FROM staging.facts
+    WHERE k = 'tkg:statusChangedAt' AND o >= {_SINCE}
+    UNION ALL SELECT DISTINCT s, o, 'paper published' FROM staging.facts
+    WHERE k = 'dcterms:issued' AND o || substr('0000-01-01', length(o) + 1) >= {_SINCE}
+    UNION ALL SELECT DISTINCT d.s, d.o, 'technique dated' FROM staging.facts AS d
+    SEMI JOIN (SELECT s FROM staging.facts WHERE k = 'a:tkg:Technique') AS t ON t.s = d.s
+    WHERE d.k = 'dcterms:date' AND d.o || substr('0000-01-01', length(d.o) + 1) >= {_SINCE}
+    UNION ALL SELECT DISTINCT s, o, 'repository pushed' FROM staging.facts
+    WHERE k = 'tkg:pushedAt' AND o >= {_SINCE}),
+  items AS (SELECT DISTINCT item FROM dated),
+  titles AS (SELECT DISTINCT s, o, d FROM staging.facts WHERE k = 'dcterms:title' AND s IN (SELECT item FROM items)),
+  names AS (SELECT DISTINCT s, o, d FROM staging.facts
+            WHERE k = 'skos:prefLabel' AND d = '@en' AND s IN (SELECT item FROM items)),
+  repos AS (SELECT DISTINCT s, o, d FROM staging.facts WHERE k = 'schema:name' AND s IN (SELECT item FROM items)),
+  statuses AS (SELECT DISTINCT s, o FROM staging.facts WHERE k = 'tkg:readingStatus' AND s IN (SELECT item FROM items)),
+  venues AS (SELECT DISTINCT s, o, d FROM staging.facts WHERE k = 'tkg:venue' AND s IN (SELECT item FROM items)),
+  rows AS (
+    SELECT x."when", x.kind, x.item,
+           coalesce(t.o, n.o, r.o, x.item) AS label,
+           CASE WHEN t.o IS NOT NULL THEN t.d WHEN n.o IS NOT NULL THEN n.d WHEN r.o IS NOT NULL THEN r.d
+                ELSE '' END AS label__d,
+           coalesce(regexp_replace(st.o, '^.*/status/', ''), v.o) AS detail,
+           CASE WHEN st.o IS NOT NULL THEN '' ELSE v.d END AS detail__d
+    FROM dated AS x
+    LEFT JOIN titles AS t ON t.s = x.item LEFT JOIN names AS n ON n.s = x.item LEFT JOIN repos AS r ON r.s = x.item
+    LEFT JOIN statuses AS st ON st.s = x.item AND x.kind = 'reading status changed'
+    LEFT JOIN venues AS v ON v.s = x.item AND x.kind = 'paper published'
+    UNION ALL
+    SELECT "when", 'graph rewritten', item, item, '', detail, detail__d FROM extra)
+SELECT {_SINCE} AS since, "when", kind, item, label, label__d, detail, detail__d FROM rows""",
+    {"since": "date", "when": "string", "kind": "string", "item": "iri", "label": "term", "detail": "term"},
+    {"since": lambda v: v.value},
+    extra=_rewritten,
+)
+
+TWINS["repositories"] = Twin(
+    f"""WITH repos AS (SELECT DISTINCT s AS repository FROM staging.facts WHERE k = 'a:schema:SoftwareSourceCode'),
+  f AS (SELECT * FROM staging.facts WHERE s IN (SELECT repository FROM repos)),
+  licensed AS (SELECT r.repository, l.o AS lic FROM repos AS r
+               LEFT JOIN (SELECT DISTINCT s, o FROM f WHERE k = 'schema:license') AS l ON l.s = r.repository
+               WHERE CAST($licenseContains AS VARCHAR) IS NULL
+                  OR contains(lower(coalesce(l.o, '')), lower(CAST($licenseContains AS VARCHAR)))),
+  one AS (SELECT s, min(o) FILTER (WHERE k = 'schema:name') AS name,
+                 max(TRY_CAST(o AS BIGINT)) FILTER (WHERE k = 'tkg:stars') AS stars,
+                 max(o) FILTER (WHERE k = 'tkg:pushedAt') AS pushed,
+                 min(o) FILTER (WHERE k = 'tkg:archived') AS archived
+          FROM f WHERE k IN ('schema:name', 'tkg:stars', 'tkg:pushedAt', 'tkg:archived') GROUP BY s),
+  snaps AS (SELECT sn.s AS repository, max(tm.o || ' ' || st.o) AS latest, min(tm.o || ' ' || st.o) AS first
+            FROM f AS sn JOIN staging.facts AS tm ON tm.s = sn.o AND tm.k = 'prov:generatedAtTime'
+            JOIN staging.facts AS st ON st.s = sn.o AND st.k = 'tkg:stars'
+            WHERE sn.k = 'tkg:snapshot' GROUP BY sn.s),
+  names AS (SELECT DISTINCT r.o AS repository, l.o AS name, l.d FROM staging.facts AS r
+            JOIN staging.facts AS l ON l.s = r.s AND l.k = 'skos:prefLabel' AND l.d = '@en'
+            WHERE r.k = 'tkg:repository'),
+  techniques AS (SELECT repository, string_agg(DISTINCT name, ', ' ORDER BY name) AS techniques,
+                        {_same_language("TRUE")} AS techniques__d FROM names GROUP BY repository)
+SELECT CAST($licenseContains AS VARCHAR) AS licenseContains, CAST($minStars AS BIGINT) AS minStars,
+       l.repository, one.name, one.stars,
+       TRY_CAST(split_part(snaps.latest, ' ', 2) AS BIGINT) - TRY_CAST(split_part(snaps.first, ' ', 2) AS BIGINT)
+         AS starsGained,
+       one.pushed, min(l.lic) AS license, one.archived, techniques.techniques, techniques.techniques__d
+FROM licensed AS l LEFT JOIN one ON one.s = l.repository LEFT JOIN snaps USING (repository)
+LEFT JOIN techniques USING (repository)
+GROUP BY ALL
+HAVING coalesce(one.stars, 0) >= CAST($minStars AS BIGINT)""",
+    {"licenseContains": "string", "minStars": "integer", "repository": "iri", "name": "string", "stars": "integer",
+     "starsGained": "integer", "pushed": "dateTime", "license": "string", "archived": "boolean",
+     "techniques": "term"},
+    {"licenseContains": lambda v: v.value, "minStars": lambda v: int(v.value)},
+)
+
+
+# -- the reading page -------------------------------------------------------------------
+
+
+@dataclass
+class ReadingOverview:
+    """What the reading page needs, from the tables: each category's counts per status,
+    every paper's status counted once, and the papers each category shows first."""
+
+    #: category label → (its position, {status: papers}); a paper counts in each of its categories.
+    categories: dict[str, tuple[int | None, dict[str, int]]]
+    statuses: dict[str, int]
+    #: category label → the IRIs of its first papers (list order: position, then title) and
+    #: how many more match.
+    shown: dict[str, tuple[list[str], int]]
+
+
+_READING = """
+WITH cats AS (SELECT s AS cat, min(o) AS label FROM staging.facts
+              WHERE k IN ('skos:prefLabel', 'skos:prefLabel@zh')
+                AND s IN (SELECT s FROM staging.facts WHERE k = 'a:tkg:ReadingListCategory') GROUP BY s),
+  catpos AS (SELECT s AS cat, min(TRY_CAST(o AS BIGINT)) AS position FROM staging.facts
+             WHERE k = 'tkg:position' AND s IN (SELECT cat FROM cats) GROUP BY s),
+  status AS (SELECT s AS paper, regexp_replace(min(o), '^.*/status/', '') AS status FROM staging.facts
+             WHERE k = 'tkg:readingStatus' GROUP BY s),
+  listed AS (SELECT DISTINCT r.s AS paper, c.label FROM staging.facts AS r JOIN cats AS c ON c.cat = r.o
+             WHERE r.k = 'tkg:readingCategory'),
+  pos AS (SELECT s AS paper, min(TRY_CAST(o AS BIGINT)) AS position FROM staging.facts
+          WHERE k = 'tkg:position' AND s IN (SELECT paper FROM status) GROUP BY s),
+  titles AS (SELECT s AS paper, min(o) AS title FROM staging.facts
+             WHERE k = 'dcterms:title' AND s IN (SELECT paper FROM status) GROUP BY s)"""
+
+
+def reading_overview(con: duckdb.DuckDBPyConnection, *, status: str, wanted: str, limit: int) -> ReadingOverview:
+    """The reading page's numbers and first papers (``limit`` per category); ``status``
+    ("" for all) and ``wanted`` (case- and accent-blind text of category names, "" for all)
+    narrow the papers shown, not the counts. Closes ``con``."""
+    try:
+        counts = con.execute(f"""{_READING}
+            SELECT c.label, any_value(p.position), s.status, count(*) FROM listed AS l
+            JOIN cats AS c ON c.label = l.label LEFT JOIN catpos AS p ON p.cat = c.cat
+            JOIN status AS s ON s.paper = l.paper GROUP BY c.label, s.status""").fetchall()
+        statuses = dict(con.execute(f"{_READING} SELECT status, count(*) FROM status GROUP BY status").fetchall())
+        rows = con.execute(f"""{_READING},
+            entries AS (SELECT s.paper, coalesce(l.label, 'Not in a category') AS label, p.position,
+                               CASE WHEN p.position IS NULL THEN t.title END AS title
+                        FROM status AS s LEFT JOIN listed AS l USING (paper) LEFT JOIN pos AS p USING (paper)
+                        LEFT JOIN titles AS t USING (paper)
+                        WHERE ($status = '' OR s.status = $status)
+                          AND ($wanted = ''
+                               OR contains(strip_accents(lower(coalesce(l.label, 'Not in a category'))), $wanted))),
+            ranked AS (SELECT *, row_number() OVER (PARTITION BY label ORDER BY position IS NULL, position,
+                                                    coalesce(title, ''), paper) AS n,
+                              count(*) OVER (PARTITION BY label) AS total FROM entries)
+            SELECT label, paper, total FROM ranked WHERE n <= $limit ORDER BY label, n""",
+            {"status": status, "wanted": wanted, "limit": limit}).fetchall()
+    finally:
+        con.close()
+    categories: dict[str, tuple[int | None, dict[str, int]]] = {}
+    for label, position, slug, n in counts:
+        categories.setdefault(label, (position, {}))[1][slug] = n
+    shown: dict[str, tuple[list[str], int]] = {}
+    for label, paper, total in rows:
+        papers, _more = shown.get(label, ([], 0))
+        papers.append(paper)
+        shown[label] = (papers, total - len(papers))
+    return ReadingOverview(categories, statuses, shown)
 
 
 # -- freshness -------------------------------------------------------------------------
@@ -240,6 +528,12 @@ def _term(kind: Kind, value: Any, marker: Any = None) -> Term | None:
         return ox.Literal(str(value), datatype=XSD.integer)
     if kind == "dateTime":
         return ox.Literal(str(value), datatype=XSD.dateTime)
+    if kind == "langEn":
+        return ox.Literal(str(value), language="en")
+    if kind == "date":
+        return ox.Literal(str(value), datatype=XSD.date)
+    if kind == "boolean":
+        return ox.Literal(str(value), datatype=XSD.boolean)
     # "term": as staged
     if marker is None:
         return ox.BlankNode(value[2:]) if str(value).startswith("_:") else ox.NamedNode(value)
@@ -250,6 +544,28 @@ def _term(kind: Kind, value: Any, marker: Any = None) -> Term | None:
     if marker == "_":
         return ox.BlankNode(value[2:])
     return ox.Literal(value, datatype=ox.NamedNode(marker))
+
+
+_NUMBERS = {XSD.integer.value: int, XSD.decimal.value: float, XSD.double.value: float, XSD.float.value: float}
+
+
+def _plain(kind: Kind, value: Any, marker: Any = None) -> Any:
+    """The plain value (kg.results.python_value) of what :func:`_term` would make."""
+    if value is None:
+        return None
+    if kind == "integer":
+        return int(value)
+    if kind == "boolean":
+        return str(value) in ("true", "1")
+    if kind == "term" and marker:
+        if marker in _NUMBERS:
+            try:
+                return _NUMBERS[marker](value)
+            except ValueError:
+                return value
+        if marker == XSD.boolean.value:
+            return value in ("true", "1")
+    return str(value)
 
 
 def _sql_value(term: Term | None) -> Any:
@@ -279,10 +595,11 @@ def _after(key: Sequence[SortKey], values: Sequence[Term | None], params: dict[s
 
 def duckdb_answer(
     store: GraphStore, named: NamedQuery, bound: Mapping[str, Bound], *, limit: int | None,
-    after: Sequence[Term | None] | None,
+    after: Sequence[Term | None] | None, plain: bool = False,
 ) -> Answer | str | None:
     """The rows of ``named`` from fresh analytics tables; else why they cannot answer,
-    or None when the query has no twin."""
+    or None when the query has no twin. With ``plain``, rows hold plain values
+    (kg.results.python_value) instead of terms: no term is made only to be taken apart."""
     from kg.analytics.materialize import database_path
     from kg.paging import page_rows
     from queries import Answer
@@ -299,20 +616,29 @@ def duckdb_answer(
     order = ", ".join(f'"{k.variable}" {"DESC NULLS LAST" if k.descending else "ASC NULLS FIRST"}'
                       for k in named.page)
     paged = limit is not None or after is not None
-    sql = f"SELECT * FROM ({twin.sql}) AS answer"
-    if after is not None:
-        sql += f" WHERE {_after(named.page, after, params)}"
-    if paged:
-        sql += f" ORDER BY {order}" + (f" LIMIT {limit + 1}" if limit is not None else "")
+    where = f" WHERE {_after(named.page, after, params)}" if after is not None else ""
+    # a page in its key's order; the whole answer in the query's order, if it has one
+    ordered = paged or re.search(r"\bORDER\s+BY\b", named.text, re.IGNORECASE) is not None
+    order_limit = (f" ORDER BY {order}" if named.page and ordered else "") + (
+        f" LIMIT {limit + 1}" if limit is not None else "")
+    if twin.keys is not None:
+        params["page"] = None
+        if limit is not None:  # choose the page's rows by their keys first, then make only those
+            text = f"SELECT {twin.keys_narrow} FROM ({twin.keys}) AS answer{where}{order_limit}"
+            keys = con.execute(text, {k: v for k, v in params.items() if re.search(rf"\${k}\b", text)}).fetchall()
+            params["page"] = sorted({row[0] for row in keys})
+    sql = f"SELECT * FROM ({twin.sql}) AS answer{where}{order_limit}"
     variables = list(twin.kinds)
-    rows = _rows(con, sql, params, twin.kinds)
+    if twin.extra is not None:
+        con.register("extra", twin.extra(store, params))
+    rows = _rows(con, sql, params, twin.kinds, _plain if plain else _term)
     page = page_rows(variables, rows, named.page if paged else (), limit)
     return Answer(page, source="duckdb",
                   note=f"answered from the DuckDB analytics tables (fresh) in {database_path(store.location)}")
 
 
-def _rows(con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any],
-          kinds: Mapping[str, Kind]) -> Iterator[tuple[Term | None, ...]]:
+def _rows(con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any], kinds: Mapping[str, Kind],
+          make: Callable[[Kind, Any, Any], Any]) -> Iterator[tuple[Any, ...]]:
     spill = tempfile.mkdtemp(prefix="kg-answer-")
     try:
         con.execute(f"SET memory_limit = '1GB'; SET temp_directory = '{spill}'")
@@ -322,7 +648,7 @@ def _rows(con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any],
                 for v, kind in kinds.items()]
         # Techniques, statuses, roles, venues repeat from row to row: each column keeps
         # the terms it made lately.
-        caches: list[dict[tuple[Any, Any], Term | None]] = [{} for _ in plan]
+        caches: list[dict[tuple[Any, Any], Any]] = [{} for _ in plan]
         while batch := result.fetchmany(5000):
             for row in batch:
                 out = []
@@ -332,7 +658,7 @@ def _rows(con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any],
                     if term is _MISSING:
                         if len(cache) > 20_000:
                             cache.clear()
-                        term = cache[value] = _term(kind, *value)
+                        term = cache[value] = make(kind, *value)
                     out.append(term)
                 yield tuple(out)
     finally:

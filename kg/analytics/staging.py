@@ -102,6 +102,7 @@ PREDICATES: tuple[str, ...] = (
     # lineage
     *(f"tkg:{relation}" for relation in LINEAGE_RELATIONS),
     "prov:qualifiedDerivation",
+    "prov:wasDerivedFrom",
     "prov:entity",
     "tkg:relation",
     "tkg:basis",
@@ -115,6 +116,8 @@ PREDICATES: tuple[str, ...] = (
     "bibo:doi",
     "cito:cites",
     "foaf:page",
+    "skos:altLabel",
+    "schema:license",
     "tkg:arxivPrimaryCategory",
     "tkg:citationKey",
     "tkg:noteOf",

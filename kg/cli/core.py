@@ -75,16 +75,12 @@ def build(
         store = state().store()
     else:
         store = reader  # nothing to write: a reader answers, and no writer waits for us
-    report = run_build(store, data=data, reading_list=reading_list, validate=False,
-                       accept_counts=accept_counts, force=force, extra_inputs=extra)
-    if not report.up_to_date:
-        from kernels.record import record
+    from kernels.record import record_registry
 
-        # Which techniques have a kernel and which have none (reasoned), for every view
-        # of the graph; runs are added by kg kernels verify. Written only when it changed.
-        if record(store, label="kg build"):
-            report.changed.append("kernels")
-            report.triples = store.count()
+    # Which techniques have a kernel and which have none (reasoned), for every view of the
+    # graph, in the build's own transaction; runs are added by kg kernels verify.
+    report = run_build(store, data=data, reading_list=reading_list, validate=False, accept_counts=accept_counts,
+                       force=force, extra_inputs=extra, also=lambda tx: record_registry(store, tx))
     if validate:
         report.violations = validate_store(store, cache=cache_for(store))
     r, imported = report.reading, report.imported
@@ -413,20 +409,55 @@ def sparql(
     query: Annotated[str, typer.Argument(help="A SPARQL query, or the path of a .rq/.sparql file.")],
     fmt: Annotated[SparqlFormat, typer.Option("--format", "-f", help="Output format.")] = SparqlFormat.table,
     limit: Annotated[Optional[int], typer.Option(help="Print at most this many rows.")] = None,  # noqa: UP045
+    default_graph: Annotated[
+        Optional[list[str]],  # noqa: UP045
+        typer.Option("--default-graph-uri", metavar="GRAPH", show_default=False,
+                     help="A graph (IRI, or a short name such as catalog or reading) merged into the default "
+                     "graph instead of the union; repeat for more. With --named-graph-uri it replaces the "
+                     "query's FROM / FROM NAMED, as the SPARQL protocol's parameters do."),
+    ] = None,
+    named_graph: Annotated[
+        Optional[list[str]],  # noqa: UP045
+        typer.Option("--named-graph-uri", metavar="GRAPH", show_default=False,
+                     help="A graph GRAPH ?g may match; repeat for more."),
+    ] = None,
 ) -> None:
-    """Run any SPARQL query over the union of the named graphs (prefixes tkg:, skos:, ... predeclared)."""
+    """Run any SPARQL query over the union of the named graphs (prefixes tkg:, skos:, ... predeclared),
+    or over the graphs the query's FROM / FROM NAMED (or --default-graph-uri / --named-graph-uri) name."""
     from kg.cli.output import console, emit
     from kg.results import Solutions, serialize_solutions, serialize_triples
     from kg.sparqlerrors import is_update, update_refused
+    from kg.sparqlguard import check_query, run_deep
 
     state().json_errors = fmt is SparqlFormat.json
     path = Path(query)
     is_file = len(query) < 4096 and path.suffix in (".rq", ".sparql") and path.exists()
     text = path.read_text(encoding="utf-8") if is_file else query
+    # Bounded before pyoxigraph parses it, and parsed on a deep stack: no query text
+    # can overflow the parser's stack and kill the process.
+    check_query(text)
     if is_update(text):
-        raise update_refused("kg sparql", instead="the endpoint: kg serve --allow-update --token TOKEN, "
-                             "then POST update=... to /sparql with Authorization: Bearer TOKEN")
-    result = state().reader().query(text, max_rows=limit)
+        raise update_refused("kg sparql", instead="the endpoint: kg serve --allow-update with KG_SERVE_TOKEN "
+                             "set, then POST update=... to /sparql with Authorization: Bearer TOKEN")
+    dataset = None
+    if default_graph or named_graph:
+        from kg.graphs import graph_iri
+        from kg.store.base import Dataset
+
+        def graph(name: str) -> Any:
+            try:
+                return graph_iri(name)
+            except ValueError:
+                from kg.errors import QueryError
+
+                raise QueryError(f"{name!r} is not a graph name or IRI",
+                                 hint="Give an IRI (https://...) or a short name such as catalog; "
+                                 "kg graph list shows them.") from None
+
+        dataset = Dataset(default=tuple(graph(g) for g in default_graph or ()),
+                          named=tuple(graph(g) for g in named_graph or ()))
+    store = state().reader()
+    result = run_deep(lambda: store.query(text, max_rows=limit, dataset=dataset))
     write = _stdout_bytes
     if isinstance(result, list):
         rdf = {"table": "turtle", "json": "jsonld"}.get(fmt.value, fmt.value)

@@ -48,7 +48,8 @@ CacheOpt = Annotated[Optional[Path], typer.Option(  # noqa: UP045
 ContactOpt = Annotated[Optional[str], typer.Option(  # noqa: UP045
     "--contact", envvar="KG_CONTACT", help="E-mail or URL for the User-Agent, so API operators can reach you.",
     show_default=False)]
-TimeoutOpt = Annotated[float, typer.Option("--timeout", min=0.1, help="Seconds to wait for an answer.")]
+TimeoutOpt = Annotated[float, typer.Option("--timeout", min=0.1, help="Seconds one request may take in all, "
+                                           "its answer included (each retry gets as long).")]
 
 
 @contextmanager

@@ -3,14 +3,19 @@
 :func:`create_app` builds a Starlette app around one open store:
 
 - ``/sparql``: a SPARQL 1.1 Protocol endpoint (see :mod:`kg.server.sparql`);
+- ``/store``: the read-only Graph Store Protocol;
 - ``/queries`` and ``/queries/{name}``: the named query library, one URL per query;
 - ``/``: an index of the endpoints, unless ``extra_routes`` provide their own ``/``.
 
 Other front ends plug in without touching the endpoint: pass their routes (or a
 ``Mount("/", app=...)``) as ``extra_routes``; they come after the endpoint's routes,
-so /sparql and /queries keep working. ``app.state`` holds ``store``, ``settings`` and
-``runner`` (a :class:`QueryRunner` that gives any blocking store call the server's
-timeout) for them to use.
+so /sparql and /queries keep working. ``app.state`` holds ``store``, ``settings``,
+``runner`` (a :class:`QueryRunner` that gives any blocking store call of the server's
+process the server's timeout) and ``pool`` (the query workers: call
+``pool.invalidate()`` after writing to the store, so their view catches up).
+
+Every request passes :class:`kg.server.security.HostGuard` (DNS rebinding); CORS
+applies to the machine endpoints only, for ``settings.cors_origins``.
 """
 
 from __future__ import annotations
@@ -21,14 +26,14 @@ from html import escape
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
-from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse
 from starlette.routing import BaseRoute, Route
 
 import queries
 from kg import __version__
-from kg.server.sparql import QueryRunner, ServerSettings, sparql_routes
+from kg.server.security import EndpointCORS, HostGuard
+from kg.server.sparql import QueryRunner, ServerSettings, sparql_routes, worker_pool
 from kg.store.base import GraphStore
 
 __all__ = ["QueryRunner", "ServerSettings", "create_app"]
@@ -42,29 +47,27 @@ def create_app(
     middleware: Sequence[Middleware] = (),
 ) -> Starlette:
     """The ASGI app serving ``store``: the SPARQL endpoint, the named queries and
-    whatever ``extra_routes`` add. The caller keeps ownership of ``store``."""
+    whatever ``extra_routes`` add. The caller keeps ownership of ``store``; the app's
+    query workers stop when its lifespan ends."""
     settings = settings or ServerSettings()
     runner = QueryRunner(timeout=settings.timeout, workers=settings.workers)
+    pool = worker_pool(store, settings)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         try:
             yield
         finally:
+            pool.close()
             runner.shutdown()
 
-    routes: list[BaseRoute] = [*sparql_routes(store, settings, runner), *extra_routes]
+    routes: list[BaseRoute] = [*sparql_routes(store, settings, runner, pool), *extra_routes]
     routes.append(Route("/", _index, methods=["GET"], name="index"))
     app = Starlette(
         routes=routes,
         middleware=[
-            Middleware(
-                CORSMiddleware,
-                allow_origins=list(settings.cors_origins),
-                allow_methods=["GET", "POST", "OPTIONS"],
-                allow_headers=["Accept", "Content-Type", "Authorization"],
-                max_age=600,
-            ),
+            Middleware(HostGuard, bind_host=settings.host, allowed_hosts=settings.allowed_hosts),
+            Middleware(EndpointCORS, origins=settings.cors_origins),
             *middleware,
         ],
         lifespan=lifespan,
@@ -72,6 +75,7 @@ def create_app(
     app.state.store = store
     app.state.settings = settings
     app.state.runner = runner
+    app.state.pool = pool
     return app
 
 
@@ -95,7 +99,9 @@ li{{margin:.4rem 0}}code{{background:#f3f3f3;padding:0 .2rem}}</style></head>
 <body>
 <h1>TechKG {escape(__version__)}</h1>
 <p>SPARQL 1.1 endpoint: <a href="{escape(sparql)}"><code>{escape(sparql)}</code></a>. It {writes}.
-The default graph is the union of all named graphs. Point YASGUI or any SPARQL client at it,
+The default graph is the union of all named graphs, unless a query names its dataset
+(<code>FROM</code>, <code>default-graph-uri</code>). Each graph is also at
+<code>/store?graph=IRI</code>. Point any SPARQL client at it,
 or run <code>kg --store {escape(sparql)} query --list</code>.</p>
 <p>Limits: {settings.timeout:g} s per query, {settings.max_rows} rows per result.</p>
 <h2>Named queries</h2>

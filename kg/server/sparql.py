@@ -1,21 +1,28 @@
-"""The SPARQL 1.1 Protocol endpoint and the named-query URLs, as Starlette routes.
+"""The SPARQL 1.1 Protocol endpoint, the named-query URLs and a read-only Graph Store
+Protocol, as Starlette routes.
 
 - ``GET/POST /sparql``: queries by GET, by POST form (``query=``) and by POST
-  ``application/sparql-query``; updates by POST form (``update=``) or
-  ``application/sparql-update``, refused with 403 unless the server allows updates
-  and the request carries its token. ``GET /sparql`` without a query returns a
-  SPARQL service description.
+  ``application/sparql-query``, with the protocol's ``default-graph-uri`` and
+  ``named-graph-uri`` (which win over the query's own ``FROM`` / ``FROM NAMED``; the
+  union of the named graphs is the default graph only when neither names a dataset);
+  updates by POST form (``update=``) or ``application/sparql-update``, refused with 403
+  unless the server allows updates and the request carries its token. ``GET /sparql``
+  without a query returns a SPARQL service description.
 - ``GET /queries``: the named query library as JSON; ``GET/POST /queries/{name}`` runs
   one with its parameters taken from the URL or the form; ``/queries/{name}.rq`` is
   its text.
+- ``GET /store?graph=IRI`` and ``GET /store?default``: one named graph, or the default
+  graph (the union), in the negotiated RDF format (the read-only part of the SPARQL 1.1
+  Graph Store Protocol).
 
 Results are negotiated from ``Accept`` (or forced with ``format=``): SPARQL results
 as JSON, XML, CSV or TSV; graphs as Turtle, N-Triples, JSON-LD or RDF/XML.
 
-pyoxigraph cannot cancel a running query, so every store call runs in a small pool of
-worker threads. The request waits until the deadline and then answers 503 while the
-worker finishes on its own; a worker stuck that way still holds its slot, so runaway
-queries can never take more than the pool, and a full pool answers 503 at once.
+Every query and update text is checked before anything parses it
+(:mod:`kg.sparqlguard`: its size and nesting depth; ``SERVICE`` and ``LOAD`` only to
+the hosts of ``--allow-service``). Queries run in query worker processes
+(:mod:`kg.server.workers`), stopped at the deadline or the memory limit; updates run
+in the server's own process, which holds the store, on a deep stack.
 """
 
 from __future__ import annotations
@@ -26,10 +33,9 @@ import json
 import logging
 import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
-from urllib.parse import parse_qsl
+from urllib.parse import parse_qsl, urlsplit
 
 import pyoxigraph as ox
 from starlette.requests import Request
@@ -37,18 +43,14 @@ from starlette.responses import PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 import queries
-from kg.errors import (
-    KGError,
-    NotFoundError,
-    ParameterError,
-    QueryError,
-    RemoteStoreError,
-    StoreError,
-    StoreLockedError,
-)
-from kg.results import RESULT_FORMATS, Solutions, serialize_solutions, serialize_triples
-from kg.store.base import GraphStore
-from kg.vocab import RDF
+from kg.errors import KGError, QueryError
+from kg.results import RESULT_FORMATS, serialize_triples
+from kg.server.errors import EndpointError, from_kg_error
+from kg.server.jobs import GRAPH_FORMATS, Choices, GraphJob, Job, NamedJob, SparqlJob
+from kg.server.workers import PoolLimits, StoreViews, WorkerPool
+from kg.sparqlguard import DEEP_STACK, QueryLimits, QueryRefused, Scan, check_query
+from kg.store.base import Dataset, GraphStore
+from kg.vocab import PREFIXES, RDF
 
 __all__ = [
     "EndpointError",
@@ -56,18 +58,12 @@ __all__ = [
     "ServerSettings",
     "negotiate",
     "sparql_routes",
+    "worker_pool",
 ]
 
 log = logging.getLogger("kg.server")
 T = TypeVar("T")
 
-#: Graph formats: name → (media type, kg.results.serialize_triples format).
-GRAPH_FORMATS: dict[str, tuple[str, str]] = {
-    "turtle": ("text/turtle", "turtle"),
-    "ntriples": ("application/n-triples", "ntriples"),
-    "jsonld": ("application/ld+json", "jsonld"),
-    "rdfxml": ("application/rdf+xml", "rdfxml"),
-}
 _RESULT_ALIASES = {
     "application/json": "json",
     "application/xml": "xml",
@@ -75,7 +71,7 @@ _RESULT_ALIASES = {
 }
 _GRAPH_ALIASES = {"text/plain": "ntriples", "application/x-turtle": "turtle", "application/json": "jsonld"}
 _FORMAT_NAMES = {"ttl": "turtle", "nt": "ntriples", "json-ld": "jsonld", "rdf": "rdfxml"}
-_DATASET_PARAMS = ("default-graph-uri", "named-graph-uri", "using-graph-uri", "using-named-graph-uri")
+_UPDATE_DATASET_PARAMS = ("using-graph-uri", "using-named-graph-uri")
 SD = "http://www.w3.org/ns/sparql-service-description#"
 FORMATS_NS = "http://www.w3.org/ns/formats/"
 
@@ -90,91 +86,103 @@ class ServerSettings:
     allow_update: bool = False
     #: The bearer token an update must carry; never logged or written anywhere.
     token: str | None = field(default=None, repr=False)
-    #: Seconds a query may run before the client gets 503.
+    #: Seconds a query may run before it is stopped and the client gets 503.
     timeout: float = 30.0
     #: Rows (or triples) a result may hold before the client gets 422.
     max_rows: int = 10_000
-    #: Worker threads for store calls: the most queries that run at once.
+    #: Query worker processes: the most queries that run at once.
     workers: int = 4
+    #: Requests that may wait for a worker; one more gets 503.
+    queue: int = 64
+    #: Bytes of memory a query may use before it is stopped.
+    query_memory: int = 1 << 30
+    #: How large and deeply nested a query or update may be.
+    query_limits: QueryLimits = field(default_factory=QueryLimits)
     #: Largest request body accepted, in bytes.
     max_body: int = 64 << 20
-    cors_origins: tuple[str, ...] = ("*",)
+    #: Origins allowed to read the machine endpoints (/sparql, /queries, /store) from a
+    #: browser (CORS); none by default, since the server holds the private reading list.
+    cors_origins: tuple[str, ...] = ()
+    #: Hosts (``name`` or ``name:port``) that SERVICE and LOAD may send requests to.
+    allow_service: tuple[str, ...] = ()
+    #: Host names besides loopback ones (and IP literals) that requests may be
+    #: addressed to: a reverse proxy's, or a name of this machine.
+    allowed_hosts: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.allow_update and not self.token:
             raise ValueError("updates need a token: set token= together with allow_update=True")
-        if self.timeout <= 0 or self.max_rows <= 0 or self.workers <= 0:
-            raise ValueError("timeout, max_rows and workers must be positive")
+        if self.timeout <= 0 or self.max_rows <= 0 or self.workers <= 0 or self.queue < 0 or self.query_memory <= 0:
+            raise ValueError("timeout, max_rows, workers and query_memory must be positive, queue not negative")
+
+    @property
+    def pool_limits(self) -> PoolLimits:
+        return PoolLimits(timeout=self.timeout, workers=self.workers, queue=self.queue, memory=self.query_memory)
 
 
-class EndpointError(Exception):
-    """An HTTP answer other than success, with a message and a hint for the client."""
-
-    def __init__(self, status: int, message: str, hint: str = "", *,
-                 headers: dict[str, str] | None = None, kind: str = "EndpointError") -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
-        self.hint = hint
-        self.headers = headers or {}
-        self.kind = kind
-
-
-def _from_kg_error(error: KGError, *, writing: bool = False) -> EndpointError:
-    if isinstance(error, NotFoundError):
-        status = 404
-    elif isinstance(error, QueryError):  # ParameterError included
-        status = 400
-    elif isinstance(error, RemoteStoreError):
-        status = 502
-    elif isinstance(error, StoreLockedError):
-        status = 503
-    elif isinstance(error, StoreError):
-        status = 400 if writing else 500
-    else:
-        status = 400
-    return EndpointError(status, error.message, error.hint, kind=type(error).__name__)
+def worker_pool(store: GraphStore, settings: ServerSettings) -> WorkerPool:
+    """The query workers of a server over ``store``."""
+    return WorkerPool(StoreViews(store), settings.pool_limits)
 
 
 class QueryRunner:
-    """Runs blocking store calls in worker threads, each bounded by a deadline."""
+    """Runs blocking store calls of the server's own process (updates, the workbench's
+    pages) in daemon threads with a deep stack, each bounded by a deadline.
+
+    These calls cannot be stopped: past the deadline the client gets 503 while the call
+    finishes on its own, holding its slot. They are TechKG's own queries and the token
+    holder's updates; the queries clients send run in killable workers
+    (:class:`kg.server.workers.WorkerPool`)."""
 
     def __init__(self, *, timeout: float, workers: int) -> None:
         self.timeout = timeout
         self.workers = workers
-        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="kg-query")
         self._slots = threading.BoundedSemaphore(workers)
 
     async def call(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         if not self._slots.acquire(blocking=False):
             raise EndpointError(
-                503,
-                f"all {self.workers} query workers are busy",
-                "Retry in a moment. Queries that ran past the timeout keep their worker until "
-                "they finish, since a running query cannot be cancelled.",
-                headers={"Retry-After": str(max(1, int(self.timeout)))}, kind="ServerBusy",
+                503, f"all {self.workers} of the server's store threads are busy",
+                "Retry in a moment.", headers={"Retry-After": str(max(1, int(self.timeout)))}, kind="ServerBusy",
             )
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[T] = loop.create_future()
 
-        def job() -> T:
+        def settle(ok: bool, value: Any) -> None:
+            if not future.done():
+                future.set_result(value) if ok else future.set_exception(value)
+
+        def job() -> None:
+            ok, value = False, None  # type: tuple[bool, Any]
             try:
-                return fn(*args, **kwargs)
+                ok, value = True, fn(*args, **kwargs)
+            except BaseException as exc:  # handed to the caller
+                ok, value = False, exc
             finally:
                 self._slots.release()
+            if not loop.is_closed():
+                loop.call_soon_threadsafe(settle, ok, value)
 
-        future = self._pool.submit(job)
+        with _STACK_LOCK:
+            previous = threading.stack_size(DEEP_STACK)
+            try:
+                threading.Thread(target=job, name="kg-store-call", daemon=True).start()
+            finally:
+                threading.stack_size(previous)
         try:
-            return await asyncio.wait_for(asyncio.wrap_future(future), self.timeout)
+            return await asyncio.wait_for(asyncio.shield(future), self.timeout)
         except TimeoutError:
             raise EndpointError(
-                503,
-                f"the query ran past the server's timeout of {self.timeout:g} s",
-                "Make the query more selective (LIMIT, fewer property paths), or restart the "
-                "server with a longer `kg serve --timeout SECONDS`.",
+                503, f"the request ran past the server's timeout of {self.timeout:g} s",
+                "Retry in a moment, or restart the server with a longer `kg serve --timeout SECONDS`.",
                 headers={"Retry-After": str(max(1, int(self.timeout)))}, kind="QueryTimeout",
             ) from None
 
     def shutdown(self) -> None:
-        self._pool.shutdown(wait=False, cancel_futures=True)
+        """Nothing to wait for: the threads are daemons."""
+
+
+_STACK_LOCK = threading.Lock()
 
 
 # -- content negotiation -------------------------------------------------------------
@@ -234,9 +242,6 @@ def negotiate(accept: str, graph: bool, forced: str | None = None) -> tuple[str,
         406, f"cannot answer with any of the accepted types ({accept})",
         "Accept one of: " + ", ".join(table.values()) + ".", kind="NotAcceptable",
     )
-
-
-Choices = tuple["tuple[str, str] | EndpointError", "tuple[str, str] | EndpointError"]
 
 
 def _choices(request: Request, forced: str | None) -> Choices:
@@ -323,11 +328,78 @@ def _first(params: list[tuple[str, str]], key: str) -> str | None:
 # -- handlers ------------------------------------------------------------------------
 
 
+def _iri(value: str, what: str) -> ox.NamedNode:
+    parts = urlsplit(value)
+    try:
+        if not parts.scheme:
+            raise ValueError(value)
+        return ox.NamedNode(value)
+    except ValueError:
+        raise EndpointError(400, f"{what} {value!r} is not an absolute IRI",
+                            "Give the graph's full IRI, e.g. https://w3id.org/techkg/graph/catalog.",
+                            kind="BadRequest") from None
+
+
+def _dataset(params: list[tuple[str, str]]) -> Dataset | None:
+    """The protocol's dataset (``default-graph-uri``, ``named-graph-uri``), if any."""
+    default = tuple(_iri(v, "default-graph-uri") for k, v in params if k == "default-graph-uri")
+    named = tuple(_iri(v, "named-graph-uri") for k, v in params if k == "named-graph-uri")
+    return Dataset(default, named) if default or named else None
+
+
+def _host_allowed(target: str | None, allowed: tuple[str, ...]) -> bool:
+    if target is None:
+        return False
+    parts = urlsplit(target)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return False
+    host = parts.hostname.lower()
+    with_port = f"{host}:{parts.port or (443 if parts.scheme == 'https' else 80)}"
+    return any(entry.lower().strip("[]") in (host, with_port) or entry.lower() == with_port for entry in allowed)
+
+
+def _check_outbound(found: Scan, allowed: tuple[str, ...]) -> None:
+    """Refuse SERVICE and LOAD unless every target is on the ``--allow-service`` list.
+    The message never says anything about the target beyond that it is not allowed."""
+    for keyword, targets in (("SERVICE", found.services), ("LOAD", found.loads)):
+        if not targets:
+            continue
+        if not allowed:
+            raise QueryRefused(
+                f"{keyword} is off on this server: it does not send requests to other hosts",
+                reason=keyword.lower(),
+                hint="Start the server with `kg serve --allow-service HOST` to allow the hosts it may contact.")
+        for target in targets:
+            if not _host_allowed(target, allowed):
+                raise QueryRefused(
+                    f"{keyword} may only contact the hosts given to --allow-service"
+                    + ("" if target is not None else " (and needs a constant http(s) IRI)"),
+                    reason=keyword.lower(), hint="Allowed: " + ", ".join(allowed) + ".")
+
+
+def _refused(error: QueryRefused) -> EndpointError:
+    status = 413 if error.reason == "size" else 403 if error.reason in ("service", "load") else 400
+    return EndpointError(status, error.message, error.hint, kind="QueryRefused")
+
+
 @dataclass
 class Endpoint:
     store: GraphStore
     settings: ServerSettings
     runner: QueryRunner
+    pool: WorkerPool
+
+    def _check(self, text: str, what: str) -> Scan:
+        try:
+            found = check_query(text, self.settings.query_limits, PREFIXES, what=what)
+            _check_outbound(found, self.settings.allow_service)
+        except QueryRefused as error:
+            raise _refused(error) from None
+        return found
+
+    async def _run(self, request: Request, job: Job) -> Response:
+        data, media, _facts = await self.pool.run(job, request.is_disconnected)
+        return Response(data, media_type=_with_charset(media))
 
     async def sparql(self, request: Request) -> Response:
         try:
@@ -350,71 +422,35 @@ class Endpoint:
                     "application/sparql-query or application/sparql-update.",
                     kind="UnsupportedMediaType",
                 )
-        if any(k in _DATASET_PARAMS for k, _ in params):
-            raise EndpointError(
-                400, "this endpoint does not take default-graph-uri or named-graph-uri",
-                "Its default graph is always the union of all named graphs; select a graph "
-                "with GRAPH <iri> { ... } in the query instead.", kind="BadRequest",
-            )
         if query is not None and update is not None:
             raise EndpointError(400, "send either a query or an update, not both", kind="BadRequest")
         if update is not None:
             if request.method != "POST":
                 raise EndpointError(405, "updates must be sent with POST", kind="MethodNotAllowed",
                                     headers={"Allow": "POST"})
+            if any(k.endswith("graph-uri") for k, _ in params):
+                raise EndpointError(400, "this endpoint does not take using-graph-uri or using-named-graph-uri",
+                                    "Name the graphs in the update itself (WITH, USING, GRAPH).",
+                                    kind="BadRequest")
             return await self._update(request, update)
+        if any(k in _UPDATE_DATASET_PARAMS for k, _ in params):
+            raise EndpointError(400, "using-graph-uri and using-named-graph-uri are for updates",
+                                "Give a query's dataset with default-graph-uri and named-graph-uri.",
+                                kind="BadRequest")
         if query is None:
             return self._service_description(request)
-        return await self._query(request, query, _first(params, "format"))
-
-    async def _query(self, request: Request, query: str, forced: str | None) -> Response:
-        return await self._answer(lambda: self.store.query(query, max_rows=self.settings.max_rows),
-                                  _choices(request, forced))
-
-    async def _answer(self, run: Callable[[], object], choices: Choices) -> Response:
-        limit = self.settings.max_rows
-
-        def work() -> tuple[bytes, str]:
-            result = run()
-            choice = choices[1] if isinstance(result, list) else choices[0]
-            if isinstance(choice, EndpointError):
-                raise choice
-            name, media = choice
-            if isinstance(result, Solutions) and result.truncated:
-                raise EndpointError(
-                    422, f"the result has more than {limit} rows, the server's result-size limit",
-                    "Add LIMIT (with OFFSET to page through it) to the query, or restart the "
-                    "server with a larger `kg serve --max-rows`.", kind="ResultTooLarge",
-                )
-            if isinstance(result, Solutions | bool):
-                return serialize_solutions(result, name), media
-            assert isinstance(result, list)
-            if len(result) > limit:
-                raise EndpointError(
-                    422, f"the graph has {len(result)} triples, more than the server's result-size "
-                    f"limit of {limit}", "Narrow the CONSTRUCT pattern or add LIMIT, or restart the "
-                    "server with a larger `kg serve --max-rows`.", kind="ResultTooLarge",
-                )
-            return serialize_triples(result, GRAPH_FORMATS[name][1]), media
-
-        try:
-            data, media = await self.runner.call(work)
-        except KGError as error:
-            raise _from_kg_error(error) from None
-        except EndpointError:
-            raise
-        except Exception:
-            log.exception("query failed")
-            raise EndpointError(500, "the server failed while answering the query",
-                                "See the server's log.", kind="InternalError") from None
-        return Response(data, media_type=_with_charset(media))
+        dataset = _dataset(params)
+        choices = _choices(request, _first(params, "format"))
+        found = self._check(query, "query")
+        return await self._run(request, SparqlJob(query, choices, self.settings.max_rows, dataset,
+                                                  service=bool(found.services)))
 
     async def _update(self, request: Request, update: str) -> Response:
         if not self.settings.allow_update:
             raise EndpointError(
                 403, "this endpoint is read-only: SPARQL updates are refused",
-                "Start the server with `kg serve --allow-update --token TOKEN` and send the "
-                "header Authorization: Bearer TOKEN.", kind="Forbidden",
+                "Start the server with `kg serve --allow-update` and a token (KG_SERVE_TOKEN or --token-file), "
+                "and send the header Authorization: Bearer TOKEN.", kind="Forbidden",
             )
         auth = request.headers.get("authorization", "")
         scheme, _, given = auth.partition(" ")
@@ -422,13 +458,14 @@ class Endpoint:
         if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(), token.encode()):
             raise EndpointError(
                 403, "the update does not carry the server's token",
-                "Send the header Authorization: Bearer TOKEN with the token `kg serve --token` "
-                "was given (for kg itself: set KG_STORE_TOKEN).", kind="Forbidden",
+                "Send the header Authorization: Bearer TOKEN with the server's token (for kg itself: set "
+                "KG_STORE_TOKEN).", kind="Forbidden",
             )
+        self._check(update, "update")
         try:
             await self.runner.call(self.store.update, update)
         except KGError as error:
-            raise _from_kg_error(error, writing=True) from None
+            raise from_kg_error(error, writing=True) from None
         except EndpointError:
             raise
         except Exception:
@@ -436,6 +473,8 @@ class Endpoint:
             raise EndpointError(500, "the server failed while applying the update",
                                 "See the server's log; the update is atomic, so nothing was "
                                 "half-written.", kind="InternalError") from None
+        finally:
+            self.pool.invalidate()
         return Response(status_code=204)
 
     def _service_description(self, request: Request) -> Response:
@@ -461,6 +500,8 @@ class Endpoint:
             ox.Triple(dataset, sd("defaultGraph"), default),
             ox.Triple(default, RDF.type, sd("Graph")),
         ]
+        if self.settings.allow_service:
+            triples.append(ox.Triple(service, sd("feature"), sd("BasicFederatedQuery")))
         if self.settings.allow_update:
             triples.append(ox.Triple(service, sd("supportedLanguage"), sd("SPARQL11Update")))
         for fmt in ("SPARQL_Results_JSON", "SPARQL_Results_XML", "SPARQL_Results_CSV",
@@ -469,6 +510,23 @@ class Endpoint:
         return Response(serialize_triples(triples, GRAPH_FORMATS[name][1],
                                           prefixes={"sd": SD, "formats": FORMATS_NS}),
                         media_type=_with_charset(media))
+
+    # -- the Graph Store Protocol, read-only ---------------------------------------
+
+    async def graph_store(self, request: Request) -> Response:
+        try:
+            params = list(request.query_params.multi_items())
+            graph = _first(params, "graph")
+            default = any(k == "default" for k, _ in params)
+            if (graph is None) == (not default):
+                raise EndpointError(400, "name one graph: ?graph=IRI, or ?default for the default graph",
+                                    "The default graph is the union of all named graphs.", kind="BadRequest")
+            if graph is not None:
+                graph = _iri(graph, "graph").value
+            fmt, _media = negotiate(request.headers.get("accept", ""), graph=True, forced=_first(params, "format"))
+            return await self._run(request, GraphJob(graph, fmt))
+        except EndpointError as error:
+            return error_response(request, error)
 
     # -- named queries -------------------------------------------------------------
 
@@ -515,25 +573,17 @@ class Endpoint:
             limit, after = _page_params(raw)
             flat = {k: v if len(v) > 1 else v[0] for k, v in raw.items()}
             size = min(limit or self.settings.max_rows, self.settings.max_rows)
-            pages: list[queries.Answer] = []
-
-            def run() -> object:
-                from kg.resolve import Resolver
-
-                if limit is None and after is None:
-                    text, bindings = queries.prepare(named, flat, Resolver(self.store))
-                    return self.store.query(text, bindings, max_rows=self.settings.max_rows)
-                return _page(self.store, named, flat, size, after, pages)
-
-            response = await self._answer(run, choices)
-            if pages:
-                response.headers["X-TechKG-Answered-By"] = pages[0].source
-                if pages[0].page.next:
-                    next_url = request.url.include_query_params(after=pages[0].page.next, limit=size)
-                    response.headers["Link"] = f'<{next_url}>; rel="next"'
+            paged = limit is not None or after is not None
+            job = NamedJob(named.name, flat, choices, self.settings.max_rows,
+                           page=size if paged else None, after=after)
+            data, media, headers = await self.pool.run(job, request.is_disconnected)
+            response = Response(data, media_type=_with_charset(media))
+            if "source" in headers:
+                response.headers["X-TechKG-Answered-By"] = headers["source"]
+            if headers.get("next"):
+                next_url = request.url.include_query_params(after=headers["next"], limit=size)
+                response.headers["Link"] = f'<{next_url}>; rel="next"'
             return response
-        except ParameterError as error:
-            return error_response(request, _from_kg_error(error))
         except EndpointError as error:
             return error_response(request, error)
 
@@ -551,23 +601,13 @@ def _page_params(raw: dict[str, list[str]]) -> tuple[int | None, str | None]:
     return limit, (afters[0] if afters else None)
 
 
-def _page(store: GraphStore, named: queries.NamedQuery, params: dict[str, Any], limit: int, after: str | None,
-          pages: list[queries.Answer]) -> Solutions:
-    """One page of a named query (``limit`` rows at most) as Solutions; the answer, with
-    the cursor of the next page, goes to ``pages``."""
-    from kg.resolve import Resolver
-
-    found = queries.answer(store, named, params, Resolver(store), limit=limit, after=after)
-    rows = [dict(zip(found.page.variables, row, strict=True)) for row in found.page]
-    pages.append(found)
-    return Solutions(found.page.variables, rows)
-
-
-def sparql_routes(store: GraphStore, settings: ServerSettings, runner: QueryRunner) -> list[Route]:
-    """The endpoint's routes: /sparql, /queries, /queries/{name} and /queries/{name}.rq."""
-    endpoint = Endpoint(store, settings, runner)
+def sparql_routes(store: GraphStore, settings: ServerSettings, runner: QueryRunner,
+                  pool: WorkerPool) -> list[Route]:
+    """The endpoint's routes: /sparql, /store, /queries, /queries/{name} and /queries/{name}.rq."""
+    endpoint = Endpoint(store, settings, runner, pool)
     return [
         Route("/sparql", endpoint.sparql, methods=["GET", "POST"], name="sparql"),
+        Route("/store", endpoint.graph_store, methods=["GET"], name="graph_store"),
         Route("/queries", endpoint.query_list, methods=["GET"], name="queries"),
         Route("/queries/{name}.rq", endpoint.query_text, methods=["GET"], name="query_text"),
         Route("/queries/{name}", endpoint.named_query, methods=["GET", "POST"], name="named_query"),

@@ -38,7 +38,8 @@ from kg.vocab import DCTERMS, ID, PREFIXES, PROV, RDF, RDFS, SCHEMA, TKG, dateti
 if TYPE_CHECKING:
     from kg.snapshots import Snapshot, Snapshots
 
-__all__ = ["Activity", "GraphInfo", "GraphStore", "SolutionStream", "Transaction", "content_hash", "prefix_block"]
+__all__ = ["Activity", "Dataset", "GraphInfo", "GraphStore", "SolutionStream", "Transaction", "content_hash",
+           "prefix_block"]
 
 SOFTWARE_AGENT = ID["agent/techkg-" + __version__]
 
@@ -118,6 +119,17 @@ class SolutionStream:
 
 
 @dataclass(frozen=True)
+class Dataset:
+    """The RDF dataset a query runs over when a client names one with the query (the
+    SPARQL 1.1 Protocol's ``default-graph-uri`` and ``named-graph-uri``): the graphs
+    merged into its default graph, and the graphs ``GRAPH`` may match. Either may be
+    empty; the protocol's dataset replaces any ``FROM`` in the query."""
+
+    default: tuple[ox.NamedNode, ...] = ()
+    named: tuple[ox.NamedNode, ...] = ()
+
+
+@dataclass(frozen=True)
 class GraphInfo:
     """What the provenance graph says about one named graph."""
 
@@ -173,6 +185,11 @@ class GraphStore(abc.ABC):
         written = " ".join(op for op in operations if not op.startswith(("INSERT DATA", "DELETE DATA")))
         self.update(prefix_block(written) + " ;\n".join(operations))
 
+    def _query_dataset(self, sparql: str, dataset: Dataset, max_rows: int | None) -> QueryResult:
+        """Run ``sparql`` over ``dataset`` instead of the union (backends that can)."""
+        raise QueryError(f"the store at {self.location} cannot run a query over a given dataset",
+                         hint="Name the graphs with FROM / FROM NAMED in the query instead.")
+
     # -- everything below is shared ----------------------------------------------------
 
     def __enter__(self) -> GraphStore:
@@ -189,14 +206,19 @@ class GraphStore(abc.ABC):
         bindings: Mapping[str, Term | Sequence[Term]] | None = None,
         *,
         max_rows: int | None = None,
+        dataset: Dataset | None = None,
     ) -> QueryResult:
         """Any SPARQL query. Our standard prefixes (tkg:, skos:, prov:, ...) are predeclared.
 
         ``bindings`` pre-bind variables to RDF terms (a list of terms: one row each)
         through VALUES blocks in every WHERE group (see kg.sparqltext), never by pasting text. SELECT results stop after
-        ``max_rows`` rows, with ``Solutions.truncated`` set."""
+        ``max_rows`` rows, with ``Solutions.truncated`` set. The default graph is the
+        union of the named graphs, unless the query names its own with ``FROM`` /
+        ``FROM NAMED``, or ``dataset`` (which then wins over the query's) is given."""
         if bindings:
             sparql = inject_values(sparql, bindings)
+        if dataset is not None:
+            return self._query_dataset(sparql, dataset, max_rows)
         return self._query(sparql, None, max_rows)
 
     def select(self, sparql: str, bindings: Mapping[str, Term | Sequence[Term]] | None = None) -> Solutions:
@@ -213,6 +235,11 @@ class GraphStore(abc.ABC):
         result = self.select(sparql, bindings)
         variables = result.variables
         return SolutionStream(variables, (tuple(row.get(v) for v in variables) for row in result.rows))
+
+    def stream_ordered(self, sparql: str) -> SolutionStream:
+        """:meth:`stream` for a query whose order the caller wants kept as is; a backend
+        may sort the rows itself where that is faster than the store's ORDER BY."""
+        return self.stream(sparql)
 
     def page(self, sparql: str, key: Sequence[SortKey], limit: int | None,
              after: Sequence[Term | None] | None) -> SolutionStream:

@@ -57,11 +57,12 @@ from urllib.parse import urljoin, urlsplit, urlunsplit
 import httpx
 import pyoxigraph as ox
 
-from kg import __version__
+from kg import __version__, rdfxml
 from kg.errors import KGError, QueryError, RDFImportError, RemoteStoreError, StoreError
 from kg.graphs import PROVENANCE, is_own_graph
 from kg.results import QueryResult, Solutions, Term
 from kg.sparqlerrors import predeclared, syntax_error, undeclared_prefixes
+from kg.sparqlguard import names_dataset
 from kg.sparqltext import (
     has_property_path,
     inject_values,
@@ -74,7 +75,7 @@ from kg.sparqltext import (
     values_as_constants,
 )
 from kg.store import staging
-from kg.store.base import Activity, GraphStore, prefix_block, provenance_update
+from kg.store.base import Activity, Dataset, GraphStore, prefix_block, provenance_update
 from kg.store.capabilities import (
     ORDER_BY_ALIAS_PROBE,
     SAME_TERM_PROBE,
@@ -429,7 +430,7 @@ class RemoteStore(GraphStore):
                     return _Answer(solutions, len(solutions), bool(cap) and not solutions.truncated)
                 if media in _GRAPH_TYPES:
                     triples = [ox.Triple(q.subject, q.predicate, q.object)
-                               for q in ox.parse(reader, _GRAPH_TYPES[media])]
+                               for q in rdfxml.parse(reader, _GRAPH_TYPES[media], source=self.location)]
                     return _Answer(triples, len(triples), bool(cap))
                 if media in ("text/html", "application/xhtml+xml"):
                     page = _page_title(response.read().decode("utf-8", "replace"))
@@ -596,13 +597,23 @@ class RemoteStore(GraphStore):
         text = prefix_block(sparql) + sparql
         if bindings:  # GraphStore.query has already inlined them; direct callers may not
             text = inject_values(text, bindings)
+        # The query's own FROM / FROM NAMED win over the union parameters.
+        return self._answer_forms(text, {} if names_dataset(sparql) else self._dataset(), max_rows)
+
+    def _query_dataset(self, sparql: str, dataset: Dataset, max_rows: int | None) -> QueryResult:
+        params = {"default-graph-uri": [g.value for g in dataset.default] or [_NO_GRAPH],
+                  "named-graph-uri": [g.value for g in dataset.named] or [_NO_GRAPH]}
+        return self._answer_forms(prefix_block(sparql) + sparql, params, max_rows)
+
+    def _answer_forms(self, text: str, dataset: Mapping[str, list[str]], max_rows: int | None) -> QueryResult:
+        """The answer to ``text`` in the first of its forms (see :meth:`_rewrite`) that this
+        server takes."""
         form = query_form(text)
         forms = [self._rewrite(text, form)]
         if _HAS_VALUES.search(text) and has_property_path(text) and not self._values_beside_paths():
             constant = values_as_constants(text)
             if constant != text:  # the bindings as constants first, as the VALUES blocks last
                 forms.insert(0, self._rewrite(constant, form))
-        dataset = {} if query_parts(text).dataset else self._dataset()
         for attempt, candidate in enumerate(forms):
             try:
                 return self._answer(candidate, dataset, form, max_rows)
@@ -734,7 +745,7 @@ class RemoteStore(GraphStore):
             super().select_to_file(sparql, path, fmt=fmt)
             return
         url = self.spec.query
-        data = {"query": prefix_block(sparql) + sparql, **self._dataset()}
+        data = {"query": prefix_block(sparql) + sparql, **({} if names_dataset(sparql) else self._dataset())}
         try:
             with self._client.stream("POST", url, data=data, headers={"Accept": media[fmt]}) as response:
                 if response.status_code >= 300:
@@ -835,6 +846,8 @@ class RemoteStore(GraphStore):
         staging graph first (with the Graph Store Protocol, or in chunked ``INSERT DATA``
         requests), counted, then swapped in by one atomic update, so a failure at any
         point leaves the old graph as it was. Quad formats are flattened into ``graph``."""
+        if fmt == ox.RdfFormat.RDF_XML:
+            rdfxml.check(path, gzipped=gzipped)  # no entity bombs reach the parser
         self._start()
         target = staging.new_staging_graph()
         lease = _lease(self.spec.timeout)
@@ -983,7 +996,7 @@ class RemoteStore(GraphStore):
             with tempfile.SpooledTemporaryFile(max_size=64 << 20) as spool:
                 fmt = self._spool(query if cap is None else paged(query, size, offset), spool)
                 spool.seek(0)
-                got = sum(1 for _ in ox.parse(spool, fmt))
+                got = sum(1 for _ in rdfxml.parse(spool, fmt, source=self.location))
                 if got < size:
                     if cap is not None or got == 0:
                         raise RemoteStoreError(
@@ -994,7 +1007,7 @@ class RemoteStore(GraphStore):
                     self.capabilities.row_cap = got  # cut at a cap it did not announce: page by it
                     continue
                 spool.seek(0)
-                for q in ox.parse(spool, fmt):
+                for q in rdfxml.parse(spool, fmt, source=self.location):
                     yield ox.Triple(q.subject, q.predicate, q.object)
             offset += got
 

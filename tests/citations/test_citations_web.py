@@ -44,11 +44,12 @@ def test_accepting_on_the_page_adds_the_edge_as_the_reader_s(cited, workbench) -
         key = _key(client.get("/techniques/grpo").text)
         form = {"id": suggestion.id, "verdict": "accept", "relation": "refines", "key": key,
                 "next": "/techniques/grpo#citations"}
-        assert client.post("/suggestions/decide", data={**form, "key": "forged"}).status_code == 403
+        own = {"Origin": base}  # a browser sends its page's origin with the form
+        assert client.post("/suggestions/decide", data={**form, "key": "forged"}, headers=own).status_code == 403
         assert client.post("/suggestions/decide", data=form, headers={"Origin": "https://evil.example"}
                            ).status_code == 403
         assert suggestion.id in {s.id for s in lineage_report(cited).suggestions}  # nothing written yet
-        done = client.post("/suggestions/decide", data=form)
+        done = client.post("/suggestions/decide", data=form, headers=own)
         assert done.status_code == 303 and done.headers["location"] == "/techniques/grpo#citations"
         page = client.get("/techniques/grpo").text
         descendants = page[page.index("<h2>Descendants</h2>"):page.index('id="citations"')]
@@ -56,9 +57,10 @@ def test_accepting_on_the_page_adds_the_edge_as_the_reader_s(cited, workbench) -
         assert f'data-id="{suggestion.id}"' not in page
         other = next(s for s in lineage_report(cited).suggestions)
         answer = client.post("/suggestions/decide", data={"id": other.id, "verdict": "reject", "key": key},
-                             headers={"Accept": "application/json"})
+                             headers={**own, "Accept": "application/json"})
         assert answer.json()["verdict"] == "rejected"
-        unknown = client.post("/suggestions/decide", data={"id": "sg-00000000", "verdict": "reject", "key": key})
+        unknown = client.post("/suggestions/decide", data={"id": "sg-00000000", "verdict": "reject", "key": key},
+                              headers=own)
         assert unknown.status_code == 404
     assert lineage_report(cited).suggestions == []
 

@@ -52,7 +52,7 @@ from urllib.parse import parse_qs, parse_qsl, urlsplit
 
 from lxml import etree
 
-__all__ = ["Fault", "ReplayServer", "Seen", "body", "delay", "reset", "status", "truncate"]
+__all__ = ["Fault", "ReplayServer", "Seen", "body", "delay", "drip", "reset", "status", "truncate"]
 
 ATOM = "http://www.w3.org/2005/Atom"
 ARXIV_NS = "http://arxiv.org/schemas/atom"
@@ -96,6 +96,12 @@ def delay(seconds: float, *, times: int | None = 1) -> Fault:
 def reset(*, times: int | None = 1, after: int = 0) -> Fault:
     """Close the connection with a TCP reset before answering."""
     return Fault("reset", times=times, after=after)
+
+
+def drip(every: float, *, headers: bool = False, times: int | None = 1) -> Fault:
+    """Send the normal answer one byte every ``every`` seconds (its headers too, with
+    ``headers``): a server that never stalls long enough for a read timeout."""
+    return Fault("drip", seconds=every, times=times, headers={"drip-headers": "1"} if headers else {})
 
 
 def truncate(*, times: int | None = 1) -> Fault:
@@ -665,6 +671,22 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         self._serve("POST")
 
+    def _drip(self, answer: Any, fault: Fault) -> None:
+        head = f"HTTP/1.1 {answer.status} OK\r\n" + "".join(f"{k}: {v}\r\n" for k, v in answer.headers)
+        head += f"Content-Length: {len(answer.content)}\r\nConnection: close\r\n\r\n"
+        self.close_connection = True
+        slow_head = bool(fault.headers.get("drip-headers"))
+        try:
+            if not slow_head:
+                self.wfile.write(head.encode("latin-1"))
+                self.wfile.flush()
+            for byte in (head.encode("latin-1") if slow_head else b"") + answer.content:
+                time.sleep(fault.seconds)
+                self.wfile.write(bytes([byte]))
+                self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError, OSError):
+            pass
+
     def _serve(self, method: str) -> None:
         parts = urlsplit(self.path)
         length = int(self.headers.get("Content-Length") or 0)
@@ -688,6 +710,9 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             answer = self.replay.route(method, parts.path, parts.query, headers, payload)
         seen.status = answer.status
+        if fault is not None and fault.kind == "drip":
+            self._drip(answer, fault)
+            return
         self.send_response(answer.status)
         for name, value in answer.headers:
             self.send_header(name, value)

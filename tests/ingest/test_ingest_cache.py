@@ -5,20 +5,27 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import httpx
 import pytest
 
 from ingest.cache import HttpCache, cache_files
-from ingest.http import Politeness, build_client, stats_for
+from ingest.http import Politeness, build_client, expect_json, stats_for
 from kg.errors import OfflineError
 from tests.ingest.replay import ReplayServer
+
+
+def parsed(response: httpx.Response) -> httpx.Response:
+    """What a source does with an answer: parse it (which lets the cache keep it)."""
+    expect_json(response, source="github")
+    return response
 
 
 def test_a_cached_etag_makes_the_next_request_conditional(replay: ReplayServer, tmp_path: Path) -> None:
     cache = HttpCache(tmp_path / "github")
     url = replay.github_url + "/repos/akfish/PyGithub"
     with build_client("github", cache=cache) as client:
-        first = client.get(url)
-        second = client.get(url)
+        first = parsed(client.get(url))
+        second = parsed(client.get(url))
         assert stats_for(client).not_modified == 1 and stats_for(client).bodies == 1
     seen = replay.requests("/github/repos/akfish")
     assert "if-none-match" not in seen[0].headers
@@ -31,7 +38,7 @@ def test_offline_answers_only_from_the_cache_and_names_the_missing_request(repla
                                                                            tmp_path: Path) -> None:
     cache = HttpCache(tmp_path / "github")
     with build_client("github", cache=cache) as client:
-        client.get(replay.github_url + "/repos/akfish/PyGithub")
+        parsed(client.get(replay.github_url + "/repos/akfish/PyGithub"))
     served = len(replay.log)
     with build_client("github", cache=cache, offline=True) as client:
         assert client.get(replay.github_url + "/repos/akfish/PyGithub").json()["full_name"] == "akfish/PyGithub"
@@ -44,7 +51,7 @@ def test_offline_answers_only_from_the_cache_and_names_the_missing_request(repla
 def test_the_cache_keeps_no_request_headers(replay: ReplayServer, tmp_path: Path) -> None:
     cache = HttpCache(tmp_path / "github")
     with build_client("github", cache=cache, token="ghp_cache_header_check_9999", contact="me@example.org") as client:
-        client.get(replay.github_url + "/repos/akfish/PyGithub")
+        parsed(client.get(replay.github_url + "/repos/akfish/PyGithub"))
     metas = [json.loads(p.read_text()) for p in cache_files(tmp_path) if p.suffix == ".json"]
     assert len(metas) == 1
     assert set(metas[0]["headers"]) <= {"content-type", "etag", "last-modified", "link"}
@@ -56,12 +63,12 @@ def test_a_damaged_cache_entry_is_fetched_again(replay: ReplayServer, tmp_path: 
     cache = HttpCache(tmp_path / "github")
     url = replay.github_url + "/repos/akfish/PyGithub"
     with build_client("github", cache=cache) as client:
-        client.get(url)
+        parsed(client.get(url))
     body = next(p for p in cache_files(tmp_path) if p.suffix == ".body")
     body.write_bytes(body.read_bytes()[:10])
     assert cache.get("GET", url) is None
     with build_client("github", cache=cache) as client:
-        assert client.get(url).json()["full_name"] == "akfish/PyGithub"
+        assert parsed(client.get(url)).json()["full_name"] == "akfish/PyGithub"
     assert "if-none-match" not in replay.log[-1].headers and len(cache) == 1
 
 
@@ -70,9 +77,11 @@ def test_posts_are_cached_only_when_asked(replay: ReplayServer, tmp_path: Path) 
     query = {"query": "query { r0: repository(owner: $o0, name: $n0) { nameWithOwner } }",
              "variables": {"o0": "akfish", "n0": "PyGithub"}}
     with build_client("github", cache=cache, token="ghp_post_cache_test_0000", politeness=Politeness(0)) as client:
-        client.post(replay.github_url + "/graphql", json=query)
+        parsed(client.post(replay.github_url + "/graphql", json=query))
         assert len(cache) == 0
-        client.post(replay.github_url + "/graphql", json=query, extensions={"cacheable": True})
+        answer = client.post(replay.github_url + "/graphql", json=query, extensions={"cacheable": True})
+        assert len(cache) == 0  # not before the source has parsed it
+        parsed(answer)
         assert len(cache) == 1
     with build_client("github", cache=cache, offline=True) as client:
         answer = client.post(replay.github_url + "/graphql", json=query, extensions={"cacheable": True})

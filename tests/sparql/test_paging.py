@@ -127,7 +127,8 @@ def test_a_bad_cursor_or_paging_a_query_without_a_key_is_refused(fresh_store) ->
 def test_every_query_that_can_grow_with_the_corpus_has_a_page_key() -> None:
     big = {"bibliography", "lineage-papers", "lineage-paper-links", "new-since", "reading-queue",
            "reading-queue-lineage", "read-without-note", "repositories", "lineage-nodes", "papers-by-author",
-           "stale-repositories", "descendants", "lineage-relations", "lineage-edges", "technique-papers"}
+           "stale-repositories", "descendants", "lineage-relations", "lineage-edges", "technique-papers",
+           "citations-of", "cited-by-technique", "reading-suggestions"}
     paged = {q.name for q in queries.all_queries() if q.page}
     assert big <= paged
 

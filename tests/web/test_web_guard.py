@@ -37,16 +37,19 @@ def test_loopback_addresses_are_recognised(host: str, loopback: bool) -> None:
 
 
 def test_beyond_loopback_a_browser_writes_only_after_unlocking_with_the_token(built_store, workbench) -> None:  # type: ignore[no-untyped-def]
-    with workbench(built_store, host="0.0.0.0", token=TOKEN) as base, httpx.Client(base_url=base) as client:
+    with workbench(built_store, host="0.0.0.0", token=TOKEN) as base, \
+            httpx.Client(base_url=base, headers={"Origin": base}) as client:
         reading = client.get("/reading").text
         assert "unlock writes" in reading and "disabled" in reading and TOKEN not in reading
         key = form_key(client)
         form = {"paper": PAPER, "status": "read", "key": key, "next": "/reading"}
         refused = client.post("/reading/status", data=form)
         assert refused.status_code == 403 and "token" in refused.text
-        wrong = client.post("/unlock", data={"token": "guess"})
+        wrong = client.post("/unlock", data={"token": "guess", "key": key})
         assert wrong.status_code == 403 and COOKIE not in client.cookies
-        unlocked = client.post("/unlock", data={"token": TOKEN})
+        forged = client.post("/unlock", data={"token": TOKEN, "key": key}, headers={"Origin": "http://evil.example"})
+        assert forged.status_code == 403 and COOKIE not in client.cookies  # no login from another page
+        unlocked = client.post("/unlock", data={"token": TOKEN, "key": key})
         assert unlocked.status_code == 303
         cookie = unlocked.headers["set-cookie"]
         assert "HttpOnly" in cookie and "SameSite=strict" in cookie and TOKEN not in cookie
@@ -71,20 +74,22 @@ def test_beyond_loopback_a_script_writes_with_the_bearer_token(built_store, work
 
 
 def test_beyond_loopback_without_a_token_every_write_is_refused(built_store, workbench) -> None:  # type: ignore[no-untyped-def]
-    with workbench(built_store, host="0.0.0.0") as base, httpx.Client(base_url=base) as client:
-        answer = client.post("/reading/status", data={"paper": PAPER, "status": "read", "key": form_key(client)})
-        assert answer.status_code == 403 and "--token" in answer.text
-        assert client.post("/unlock", data={"token": ""}).status_code == 403
+    with workbench(built_store, host="0.0.0.0") as base, \
+            httpx.Client(base_url=base, headers={"Origin": base}) as client:
+        key = form_key(client)
+        answer = client.post("/reading/status", data={"paper": PAPER, "status": "read", "key": key})
+        assert answer.status_code == 403 and "token" in answer.text
+        assert client.post("/unlock", data={"token": "", "key": key}).status_code == 403
         assert status_of(built_store, PAPER) == "to-read"
         assert client.get("/").status_code == 200  # reading stays open
 
 
 def test_on_loopback_the_reader_writes_without_a_token_but_not_through_a_foreign_host(built_store, workbench) -> None:  # type: ignore[no-untyped-def]
-    with workbench(built_store) as base, httpx.Client(base_url=base) as client:
+    with workbench(built_store) as base, httpx.Client(base_url=base, headers={"Origin": base}) as client:
         key = form_key(client)
         rebound = client.post("/reading/status", data={"paper": PAPER, "status": "read", "key": key},
                               headers={"Host": "attacker.example:8080"})
-        assert rebound.status_code == 403 and status_of(built_store, PAPER) == "to-read"
+        assert rebound.status_code == 400 and status_of(built_store, PAPER) == "to-read"
         done = client.post("/reading/status", data={"paper": PAPER, "status": "Skimmed twice", "key": key},
                            headers={"Accept": "application/json"})
         assert done.status_code == 200 and done.json()["status"] == "skimmed-twice"

@@ -180,31 +180,50 @@ def _status(served: Served, paper: str) -> str | None:
     return rows[0]["s"].rsplit("/", 1)[-1] if rows else None
 
 
+def _browser_key(browser: httpx.Client) -> str:
+    """The form key of a page, for the browser (cookie jar) that loaded it."""
+    match = re.search(r'name="techkg-form-key" content="([^"]+)"', browser.get("/reading").text)
+    assert match
+    return match.group(1)
+
+
 def test_a_status_write_needs_the_form_key_its_own_origin_and_a_loopback_host(writable_server: Served) -> None:
     paper = "https://arxiv.org/abs/2006.15704"
     before = _status(writable_server, paper)
     assert before == "to-read"
-    url = writable_server.url("/reading/status")
+    url = "/reading/status"
     form = {"paper": paper, "status": "read", "next": "/reading"}
-    refused = [
-        httpx.post(url, data=form),
-        httpx.post(url, data={**form, "key": "forged"}),
-        httpx.post(url, data={**form, "key": _form_key(writable_server)}, headers={"Origin": "http://evil.example"}),
-        httpx.post(url, data={**form, "key": _form_key(writable_server)}, headers={"Host": "evil.example"}),
-    ]
-    assert [r.status_code for r in refused] == [403] * 4
-    assert "form key" in refused[0].text and "evil.example" in refused[2].text and "loopback" in refused[3].text
-    assert _status(writable_server, paper) == before
-    done = httpx.post(url, data={**form, "key": _form_key(writable_server), "next": "//evil.example/"},
-                      headers={"Origin": writable_server.base})
-    assert done.status_code == 303 and done.headers["location"] == "/reading"
-    assert _status(writable_server, paper) == "read"
+    own = {"Origin": writable_server.base}
+    with httpx.Client(base_url=writable_server.base, timeout=30) as browser:
+        # The form key is bound to a cookie that no other site's request carries.
+        first = browser.get("/reading")
+        cookie = next(v for k, v in first.headers.multi_items() if k == "set-cookie" and v.startswith("techkg_csrf="))
+        key = _browser_key(browser)
+        assert "HttpOnly" in cookie and "SameSite=strict" in cookie and "Path=/" in cookie
+        refused = [
+            browser.post(url, data=form, headers=own),
+            browser.post(url, data={**form, "key": "forged"}, headers=own),
+            browser.post(url, data={**form, "key": key}, headers={"Origin": "http://evil.example"}),
+            browser.post(url, data={**form, "key": key}),  # no Origin
+            browser.post(url, data={**form, "key": key}, headers={"Origin": "null"}),  # a sandboxed frame
+            httpx.post(writable_server.url(url), data={**form, "key": key}, headers=own),  # without its cookie
+            browser.post(url, data={**form, "key": _form_key(writable_server)}, headers=own),  # another's key
+        ]
+        assert [r.status_code for r in refused] == [403] * 7
+        assert "form key" in refused[0].text and "evil.example" in refused[2].text
+        assert "Origin" in refused[3].text and "null" in refused[4].text and "form key" in refused[5].text
+        rebound = browser.post(url, data={**form, "key": key}, headers={**own, "Host": "evil.example"})
+        assert rebound.status_code == 400 and "does not answer to the host" in rebound.text
+        assert _status(writable_server, paper) == before
+        done = browser.post(url, data={**form, "key": key, "next": "//evil.example/"}, headers=own)
+        assert done.status_code == 303 and done.headers["location"] == "/reading"
+        assert _status(writable_server, paper) == "read"
+        unknown = browser.post(url, data={**form, "paper": "https://arxiv.org/abs/0000.00000", "key": key},
+                               headers={**own, "Accept": "application/json"})
+        assert unknown.status_code == 404 and unknown.json()["ok"] is False
     via = writable_server.select(f"""SELECT ?via WHERE {{ ?e a tkg:ReadingEvent ; tkg:paper <{paper}> ;
                                        tkg:via ?via ; tkg:previousStatus ?p }}""")
     assert [r["via"] for r in via] == ["web"]
-    unknown = httpx.post(url, data={**form, "paper": "https://arxiv.org/abs/0000.00000",
-                                    "key": _form_key(writable_server)}, headers={"Accept": "application/json"})
-    assert unknown.status_code == 404 and unknown.json()["ok"] is False
 
 
 def test_the_server_has_the_workbench_on_the_same_port_as_the_endpoint(server: Served) -> None:

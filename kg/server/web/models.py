@@ -374,12 +374,21 @@ class ReadingCategory:
         return round(100 * self.counts.get("read", 0) / self.total) if self.total else 0
 
 
-def reading_page(store: GraphStore, *, status: str = "", category: str = "") -> dict[str, Any]:
+def reading_page(store: GraphStore, *, status: str = "", category: str = "", analytics: bool = True) -> dict[str, Any]:
     """The reading list grouped by category (in list order), with each category's progress
     from the reading-progress query; ``status`` and ``category`` narrow the papers shown.
     A category lists at most :data:`PAPERS_PER_CATEGORY` papers (:data:`PAPERS_IN_ONE_CATEGORY`
     when it is the one chosen) and counts the rest in ``more``. The papers are chosen from
-    the light :func:`reading_index`; only those shown are read in full."""
+    the light :func:`reading_index`; only those shown are read in full. With ``analytics``,
+    fresh analytics tables count and choose the papers instead (the same page, faster on a
+    large list)."""
+    if analytics:
+        from kg.analytics.answers import freshness
+        from kg.analytics.materialize import database_path
+
+        con, _why = freshness(store, database_path(store.location))
+        if con is not None:
+            return _reading_from_tables(store, con, status=status, category=category)
     progress = _records(queries.run(store, "reading-progress", resolve=Resolver(store)))
     index = reading_index(store)
     groups: dict[str, ReadingCategory] = {}
@@ -444,3 +453,34 @@ def reading_history(store: GraphStore, now: Mapping[str, int]) -> list[dict[str,
         history.append({"day": day, "read": counts["read"], "to_read": counts["to-read"]})
         counts = {k: max(0, v - change[day][k]) for k, v in counts.items()}  # backdated events can overshoot
     return history[::-1]
+
+
+def _reading_from_tables(store: GraphStore, con: Any, *, status: str, category: str) -> dict[str, Any]:
+    """:func:`reading_page` from fresh analytics tables: the counts and the choice of papers
+    come from DuckDB, and only the papers shown are read from the store."""
+    from kg.analytics.answers import reading_overview
+
+    wanted = fold(category).strip()
+    overview = reading_overview(con, status=status, wanted=wanted,
+                                limit=PAPERS_IN_ONE_CATEGORY if wanted else PAPERS_PER_CATEGORY)
+    groups: dict[str, ReadingCategory] = {}
+    # as reading-progress orders them: by position, those without one first (SPARQL puts unbound first)
+    ordered = sorted(overview.categories.items(), key=lambda item: (item[1][0] is not None, item[1][0] or 0, item[0]))
+    for name, (_position, counts) in ordered:
+        known = {k: counts.get(k, 0) for k in ("read", "reading", "to-read", "skipped")}
+        known["other"] = sum(counts.values()) - sum(known.values())
+        groups[name] = ReadingCategory(name, total=sum(counts.values()), counts=known)
+    for name, (_papers, more) in overview.shown.items():
+        groups.setdefault(name, ReadingCategory(name)).more = more
+    wanted_papers = sorted({p for papers, _more in overview.shown.values() for p in papers})
+    details = {str(row["paper"]): row for row in reading_rows(store, papers=[NamedNode(p) for p in wanted_papers])}
+    for name, (papers, _more) in overview.shown.items():
+        groups[name].papers = [details[p] for p in papers if p in details]
+    statuses = Counter(overview.statuses)
+    shown = [g for g in groups.values() if g.papers or (not status and not wanted)]
+    known_statuses = list(KNOWN_STATUSES) + sorted(s for s in statuses if s not in KNOWN_STATUSES)
+    return {
+        "categories": shown, "all_categories": [g.name for g in groups.values()],
+        "statuses": known_statuses, "counts": statuses, "total": sum(statuses.values()),
+        "read": statuses.get("read", 0), "history": reading_history(store, statuses),
+    }

@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable
 from functools import wraps
 from importlib import resources
 from typing import Any, TypeVar
-from urllib.parse import parse_qsl, urlencode
+from urllib.parse import parse_qsl, quote, urlencode
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup, escape
@@ -32,7 +32,7 @@ import queries
 from kg.errors import KGError, NotFoundError
 from kg.server.sparql import EndpointError, QueryRunner
 from kg.server.web import models
-from kg.server.web.guard import COOKIE, WriteDenied, WriteGuard
+from kg.server.web.guard import COOKIE, CSRF_COOKIE, WriteDenied, WriteGuard
 from kg.store.base import GraphStore
 
 __all__ = ["Workbench"]
@@ -219,12 +219,22 @@ class Workbench:
         return store
 
     def render(self, request: Request, template: str, status_code: int = 200, **context: Any) -> HTMLResponse:
+        """A page, with the form key bound to this browser's CSRF cookie (set here when
+        the browser has none yet)."""
         guard = self.guard(request)
+        cookie = guard.csrf_cookie(request)
+        fresh = cookie is None
+        if cookie is None:
+            cookie = guard.new_csrf_cookie()
         context.setdefault("page", template.removesuffix(".html"))
         html = self.env.get_template(template).render(
-            request=request, form_key=guard.form_key, can_write=guard.unlocked(request),
+            request=request, form_key=guard.form_key(cookie), can_write=guard.unlocked(request),
             needs_token=guard.needs_token, has_token=guard.token is not None, **context)
-        return HTMLResponse(html, status_code=status_code, headers=HEADERS)
+        response = HTMLResponse(html, status_code=status_code, headers=HEADERS)
+        if fresh:
+            response.set_cookie(CSRF_COOKIE, cookie, httponly=True, samesite="strict", path="/",
+                                secure=request.url.scheme == "https")
+        return response
 
     def error_page(self, request: Request, status: int, message: str, hint: str = "",
                    suggestions: list[str] | None = None, kind: str = "Error") -> Response:
@@ -353,7 +363,12 @@ class Workbench:
         from exports.html import page_data
         from exports.lineage import LineageOptions, build_lineage
 
-        lineage = build_lineage(store, LineageOptions(root=root, include_private=True, with_citations=True))
+        lineage = build_lineage(store, LineageOptions(root=root, include_private=True, with_citations=True,
+                                                      clustered=True))
+        for _node, attrs in lineage.graph.nodes(data=True):  # a folded part opens as its own lineage
+            if attrs["kind"] == "cluster":
+                anchor = lineage.graph.nodes[attrs["anchor"]]
+                attrs["href"] = "/lineage?root=" + quote(str(anchor.get("slug") or attrs["anchor"]))
         data = page_data(lineage, positions=False)
         # Graphviz lays the graph out as in the HTML export (a few hundred ms); the layout
         # depends only on what the elements hold, so it is kept for requests that show the
@@ -425,7 +440,10 @@ class Workbench:
                                     hint="Reload the page: the paper may have been removed.")
             return set_status(store, node, status, via="web")
 
-        done = await self.call(request, change)
+        try:
+            done = await self.call(request, change)
+        finally:
+            request.app.state.pool.invalidate()  # the endpoint's workers read the new status
         if _wants_json(request):
             return JSONResponse({"ok": True, "paper": paper, "status": done.status, "previous": done.previous,
                                  "label": models.STATUS_LABELS.get(done.status, status), "at": done.at.isoformat()},
@@ -475,6 +493,7 @@ class Workbench:
         form = await _form(request)
         if not guard.needs_token:
             return RedirectResponse("/reading", status_code=303)
+        guard.check_origin(request, form.get("key"))
         if guard.token is None or not guard.token_matches(form.get("token", "")):
             return self.render(request, "unlock.html", status_code=403, title="Unlock writes",
                                problem="That is not this server's token." if guard.token else

@@ -1,0 +1,301 @@
+"""Scale benchmark (issue #16): every figure of the arXiv-cs table on the synthetic corpus,
+each beside its baseline measured in the same run, and the peak memory of every process.
+
+    python -m bench scale                     # 700k papers ≈ 9.1M triples (about 15 min on 2 cores)
+    python -m bench scale --papers 100000     # 1.3M triples, a few minutes
+    python -m bench.scale --papers 5000       # a smoke run
+
+Everything TechKG does is the real ``kg`` process of this tree, timed end to end (start-up
+included); the baselines are pyoxigraph's own ``Store.bulk_load(path=...)`` for loads, the
+raw pyoxigraph query of the same named query's text (parameters inlined, the union of the
+graphs as the default graph, every solution read) for queries, and ``kg --help`` for
+start-up. Each raw query runs in its own process and its seconds leave out opening the
+store. Peak RSS is each process's own (VmHWM, printed by the process as it exits).
+
+The steps, in order: ``kg build``; ``kg query ancestors`` on that small store; the corpus
+bulk-loaded by pyoxigraph, then ``kg import rdf`` of it on top of the build; ``kg validate``
+(twice: after the import, and with nothing changed); ``kg analytics build``; ``kg query
+ancestors`` on the big store; the named queries (whole result as JSON Lines, the time to
+its first 100 rows; ``--limit 100`` for the two whose goal is the first page); last, a
+graph of about a million triples loaded and then replaced by another.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bench.corpus import generate
+
+ROOT = Path(__file__).resolve().parent.parent
+FIRST = 100
+#: (named query, parameters, goal, whether the goal is the first page)
+QUERIES: list[tuple[str, dict[str, str], str, bool]] = [
+    ("bibliography", {}, "first 100 rows ≤ start-up + 1 s", True),
+    ("lineage-papers", {}, "first 100 rows ≤ start-up + 1 s", True),
+    ("new-since", {"since": "2026-01-01"}, "streamed", False),
+    ("reading-queue", {}, "streamed", False),
+    ("lineage-paper-links", {}, "streamed", False),
+    ("reading-queue-lineage", {"technique": "ZeRO"}, "≤ start-up + 1 s", False),
+    ("read-without-note", {}, "≤ start-up + 1 s", False),
+    ("repositories", {}, "≤ start-up + 1 s", False),
+    ("lineage-nodes", {}, "≤ start-up + 1 s", False),
+]
+ROW = "{:40} {:>22} {:>30} {:>8} {:>8}  {}"
+
+#: Prepended to every Python child: its own peak resident memory (VmHWM) on stderr at exit.
+#: ru_maxrss is not used for it, as it counts the parent's memory at a vfork.
+PEAK = r"""
+import atexit as _atexit, re as _re, sys as _sys
+def _peak():
+    status = open("/proc/self/status").read()
+    _sys.stderr.write("PEAK_KB %s\n" % _re.search(r"VmHWM:\s+(\d+)", status).group(1))
+_atexit.register(_peak)
+"""
+KG_MAIN = PEAK + "import sys\nfrom kg.cli import main\nsys.argv[0] = 'kg'\nmain()\n"
+
+RAW_QUERY = r"""
+import json, sys, time
+import pyoxigraph as ox
+store = ox.Store.read_only(sys.argv[1])
+text = open(sys.argv[2], encoding="utf-8").read()
+start = time.perf_counter()
+rows = sum(1 for _ in store.query(text, use_default_graph_as_union=True))
+print(json.dumps({"seconds": time.perf_counter() - start, "rows": rows}), flush=True)
+"""
+
+RAW_LOAD = r"""
+import json, sys, time
+import pyoxigraph as ox
+start = time.perf_counter()
+store = ox.Store(sys.argv[1])
+store.bulk_load(path=sys.argv[2], format=ox.RdfFormat.N_TRIPLES, to_graph=ox.NamedNode("urn:bench"))
+store.flush()
+print(json.dumps({"seconds": time.perf_counter() - start}), flush=True)
+"""
+
+
+@dataclass
+class Run:
+    """One process: wall seconds (None when it outlived its cap), seconds to its first
+    :data:`FIRST` lines of output, lines written, peak RSS in MB, exit status, stderr."""
+
+    seconds: float | None
+    first: float | None
+    lines: int
+    rss_mb: float
+    code: int
+    out: str
+    err: str
+
+
+PEAKS: dict[str, float] = {}
+
+
+def run(what: str, argv: list[str], *, cap: float, keep: bool = False) -> Run:
+    """Run ``argv``, reading its output line by line as it comes (a pipe, as a user's
+    ``| head`` would); kill it after ``cap`` seconds. Records its peak RSS under ``what``."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "120"}
+    start = time.perf_counter()
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=ROOT)
+    killed = threading.Event()
+
+    def kill() -> None:
+        killed.set()
+        proc.kill()
+
+    timer = threading.Timer(cap, kill)
+    timer.start()
+    err: list[bytes] = []
+    assert proc.stdout is not None and proc.stderr is not None
+    reader = threading.Thread(target=lambda: err.append(proc.stderr.read()), daemon=True)  # type: ignore[union-attr]
+    reader.start()
+    lines, first, kept = 0, None, []
+    for line in proc.stdout:
+        lines += 1
+        if lines == FIRST:
+            first = time.perf_counter() - start
+        if keep:
+            kept.append(line)
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    wall = time.perf_counter() - start
+    timer.cancel()
+    reader.join()
+    errors = b"".join(err).decode("utf-8", "replace")
+    peak = re.findall(r"PEAK_KB (\d+)", errors)
+    rss = int(peak[-1]) / 1024 if peak else usage.ru_maxrss / 1024
+    PEAKS[what] = max(PEAKS.get(what, 0.0), rss)
+    text = b"".join(kept).decode("utf-8", "replace")
+    return Run(None if killed.is_set() else wall, first, lines, rss, proc.returncode, text, errors)
+
+
+def kg(what: str, store: Path, *args: str, cap: float, keep: bool = False, check: bool = True) -> Run:
+    """The real ``kg`` of this tree (``python -c`` puts the working directory first on sys.path)."""
+    done = run(what, [sys.executable, "-c", KG_MAIN, "--store", str(store), *args], cap=cap, keep=keep)
+    if check and done.seconds is not None and done.code != 0:
+        raise RuntimeError(f"kg {' '.join(args)} failed ({done.code}):\n{done.err[-2000:]}")
+    return done
+
+
+def child(what: str, code: str, *args: str, cap: float) -> tuple[dict[str, Any], Run]:
+    """A Python baseline in its own process; its JSON line and the run."""
+    done = run(what, [sys.executable, "-c", PEAK + code, *args], cap=cap, keep=True)
+    if done.seconds is None:
+        return {}, done
+    if done.code != 0:
+        raise RuntimeError(f"{what} failed ({done.code}):\n{done.err[-2000:]}")
+    return json.loads(done.out.strip().splitlines()[-1]), done
+
+
+def _s(seconds: float | None, cap: float) -> str:
+    return f"> {cap:.0f} s (cut off)" if seconds is None else f"{seconds:.2f} s"
+
+
+def _ratio(ours: float | None, theirs: float | None) -> str:
+    return "" if ours is None or not theirs else f"{ours / theirs:.2f}x"
+
+
+def _median_run(runs: list[Run]) -> Run:
+    return sorted(runs, key=lambda r: r.seconds or float("inf"))[len(runs) // 2]
+
+
+def query_text(store_path: Path, name: str, params: dict[str, str]) -> str:
+    """The named query's own SPARQL with its parameters resolved and inlined, prefixes declared."""
+    import queries
+    from kg.resolve import Resolver
+    from kg.sparqltext import inject_values
+    from kg.store.base import prefix_block
+    from kg.store.embedded import OxigraphStore
+
+    store = OxigraphStore(store_path)
+    try:
+        named = queries.get(name)
+        text, bindings = queries.prepare(named, params, Resolver(store))
+    finally:
+        store.close()
+    full = inject_values(text, bindings) if bindings else text
+    return prefix_block(full) + full
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--papers", type=int, default=700_000)
+    parser.add_argument("--replace-papers", type=int, default=77_000,
+                        help="papers in the graph that is loaded and then replaced (77k ≈ 1M triples)")
+    parser.add_argument("--cap", type=float, default=600.0, help="seconds allowed to any one process")
+    parser.add_argument("--keep", action="store_true", help="keep the work folder (printed) afterwards")
+    args = parser.parse_args()
+    cap = args.cap
+
+    work = Path(tempfile.mkdtemp(prefix="kg-bench-scale-"))
+
+    def row(what: str, ours: str, baseline: str, ratio: str, rss: float, goal: str) -> None:
+        print(ROW.format(what, ours, baseline, ratio, f"{rss:,.0f}", goal), flush=True)
+
+    try:
+        start = time.perf_counter()
+        corpus = generate(args.papers, seed=42, out=work / "corpus.nt")
+        print(f"corpus: {corpus.triples:,} triples ({corpus.papers:,} papers, {corpus.techniques:,} synthetic "
+              f"techniques), {corpus.path.stat().st_size / 1e6:,.0f} MB, written in "
+              f"{time.perf_counter() - start:.0f} s; work folder {work}\n", flush=True)
+        print(ROW.format("what", "kg (this tree)", "baseline (same run)", "ratio", "RSS MB", "goal"))
+
+        helps = [run("kg --help", [sys.executable, "-c", KG_MAIN, "--help"], cap=cap) for _ in range(3)]
+        startup = _median_run(helps).seconds or 0.0
+        big, small = work / "store", work / "small"
+        built = kg("kg build", big, "build", cap=cap)
+        row("kg build (the catalog)", _s(built.seconds, cap), "", "", built.rss_mb, "")
+        shutil.copytree(big, small)
+        opening_small = _median_run([kg("kg query ancestors", small, "query", "ancestors", "-p", "technique=ZeRO",
+                                        "-f", "jsonl", cap=cap) for _ in range(3)])
+
+        # Loads: pyoxigraph's bulk_load first (it also brings the file into the page cache).
+        raw, _ = child("pyoxigraph bulk_load", RAW_LOAD, str(work / "raw-store"), str(corpus.path), cap=cap)
+        shutil.rmtree(work / "raw-store", ignore_errors=True)
+        load_s = raw.get("seconds")
+        imported = kg("kg import rdf", big, "import", "rdf", str(corpus.path), "--graph", "bench", "-f", "json",
+                      cap=cap)
+        # throughput ratio: the loader's seconds over ours
+        row(f"kg import rdf ({corpus.triples / 1e6:.1f}M triples)", _s(imported.seconds, cap),
+            f"bulk_load {_s(load_s, cap)}", _ratio(load_s, imported.seconds), imported.rss_mb,
+            "≥ 0.9x (throughput)")
+
+        validated = kg("kg validate", big, "validate", "-f", "json", cap=cap, check=False)
+        row("kg validate (after the import)", _s(validated.seconds, cap), f"bulk_load {_s(load_s, cap)}",
+            _ratio(validated.seconds, load_s), validated.rss_mb, "≤ 0.5x")
+        again = kg("kg validate", big, "validate", "-f", "json", cap=cap, check=False)
+        row("kg validate (nothing changed)", _s(again.seconds, cap), f"kg --help {startup:.2f} s",
+            _ratio(again.seconds, startup), again.rss_mb, "")
+
+        analysed = kg("kg analytics build", big, "analytics", "build", cap=cap)
+        row("kg analytics build", _s(analysed.seconds, cap), f"bulk_load {_s(load_s, cap)}",
+            _ratio(analysed.seconds, load_s), analysed.rss_mb, "≤ 0.5x, < 4,096 MB")
+
+        opening = _median_run([kg("kg query ancestors", big, "query", "ancestors", "-p", "technique=ZeRO",
+                                  "-f", "jsonl", cap=cap) for _ in range(3)])
+        row("kg query ancestors (open + answer)", _s(opening.seconds, cap),
+            f"on kg build alone {_s(opening_small.seconds, cap)}", _ratio(opening.seconds, opening_small.seconds),
+            opening.rss_mb, "1.00x (no growth)")
+        row("start-up: kg --help", f"{startup:.2f} s", "", "", _median_run(helps).rss_mb, "")
+
+        for name, params, goal, first_page in QUERIES:
+            text_path = work / f"{name}.rq"
+            text_path.write_text(query_text(big, name, params), encoding="utf-8")
+            raw, _ = child(f"raw query {name}", RAW_QUERY, str(big), str(text_path), cap=cap)
+            base = f"pyoxigraph {_s(raw.get('seconds'), cap)}"
+            flags = [x for k, v in params.items() for x in ("-p", f"{k}={v}")]
+            whole = kg(f"kg query {name}", big, "query", name, *flags, "-f", "jsonl", cap=cap)
+            source = "duckdb" if "DuckDB" in whole.err else "sparql"
+            label = f"{name} ({whole.lines:,} rows, {source})"
+            if goal.startswith("≤"):
+                goal += f" ({_ratio(whole.seconds, startup + 1)})"
+            row(label, _s(whole.seconds, cap), base, _ratio(whole.seconds, raw.get("seconds")), whole.rss_mb,
+                goal if not first_page else "streamed, memory flat")
+            if raw and raw.get("rows") != whole.lines:
+                print(f"  note: the raw query gave {raw['rows']:,} rows", flush=True)
+            if first_page:
+                page = kg(f"kg query {name}", big, "query", name, *flags, "-f", "jsonl", "--limit", str(FIRST),
+                          cap=cap)
+                row(f"  {name} --limit {FIRST}", _s(page.seconds, cap), f"start-up + 1 s {startup + 1:.2f} s",
+                    _ratio(page.seconds, startup + 1), page.rss_mb, "≤ 1.00x")
+            elif whole.first is not None:
+                row(f"  first {FIRST} rows of it", _s(whole.first, cap), f"start-up + 1 s {startup + 1:.2f} s",
+                    _ratio(whole.first, startup + 1), whole.rss_mb, "")
+
+        # Replacing a graph of about a million triples that already holds data.
+        replace_papers = min(args.replace_papers, args.papers)
+        first_file = generate(replace_papers, seed=43, out=work / "replace-1.nt")
+        second_file = generate(replace_papers, seed=44, out=work / "replace-2.nt")
+        first_load = kg("kg import rdf (first)", big, "import", "rdf", str(first_file.path), "--graph", "replace",
+                        "-f", "json", cap=cap)
+        replaced = kg("kg import rdf (replace)", big, "import", "rdf", str(second_file.path), "--graph", "replace",
+                      "-f", "json", cap=cap)
+        row(f"replacing a {first_file.triples / 1e6:.1f}M-triple graph", _s(replaced.seconds, cap),
+            f"first load {_s(first_load.seconds, cap)}", _ratio(replaced.seconds, first_load.seconds),
+            replaced.rss_mb, f"≤ 2x, memory flat (first: {first_load.rss_mb:,.0f} MB)")
+
+        print(f"\npeak RSS: {max(PEAKS.values()):,.0f} MB ({max(PEAKS, key=PEAKS.__getitem__)}); "
+              f"per process: " + ", ".join(f"{k} {v:,.0f}" for k, v in PEAKS.items()))
+        print(f"start-up (kg --help, median of 3): {statistics.median(h.seconds or 0.0 for h in helps):.2f} s")
+    finally:
+        if args.keep:
+            print(f"kept {work}")
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

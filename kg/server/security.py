@@ -1,0 +1,105 @@
+"""Who may talk to the server, checked on every request before any route runs.
+
+- **Host.** A page on another site can rebind its own DNS name to 127.0.0.1 and then
+  talk to the server as a same-origin page of that name (DNS rebinding). Every request,
+  reads included, must therefore be addressed to a name the server knows: a loopback
+  name or address (``localhost``, ``*.localhost``, ``127.0.0.1``, ``[::1]``), an IP
+  address when the server listens beyond loopback (a rebinding page cannot make the
+  browser send an IP literal of its choosing as its own host), or a name given with
+  ``kg serve --allow-host``. Anything else gets 400 before any route runs.
+- **CORS.** The workbench never answers cross-origin reads: its pages hold the private
+  reading list and the form keys. The machine endpoints (``/sparql``, ``/store``,
+  ``/queries``) allow the origins given with ``--cors-origin`` and, by default, none.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+
+from starlette.middleware.cors import CORSMiddleware
+from starlette.responses import PlainTextResponse
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+__all__ = ["ENDPOINT_PATHS", "EndpointCORS", "HostGuard", "host_name", "is_loopback"]
+
+#: The paths CORS may apply to: the SPARQL endpoint, the Graph Store and the named queries.
+ENDPOINT_PATHS = ("/sparql", "/store", "/queries")
+_LOOPBACK_NAMES = {"localhost", "localhost.localdomain", "ip6-localhost"}
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` (a name or an address, IPv6 with or without brackets) is loopback."""
+    name = host.strip().strip("[]").lower()
+    if name in _LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
+def host_name(authority: str) -> str:
+    """The host of a ``Host`` header value, lower-case, without the port or brackets."""
+    authority = authority.strip().lower()
+    if authority.startswith("["):
+        return authority[1:].split("]", 1)[0]
+    return authority.rsplit(":", 1)[0] if authority.count(":") == 1 else authority
+
+
+def _is_ip(name: str) -> bool:
+    try:
+        ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    return True
+
+
+class HostGuard:
+    """Refuse requests addressed to a host name the server does not answer to."""
+
+    def __init__(self, app: ASGIApp, *, bind_host: str, allowed_hosts: tuple[str, ...] = ()) -> None:
+        self.app = app
+        self.beyond_loopback = not is_loopback(bind_host)
+        self.allowed = {host_name(h) for h in allowed_hosts}
+        if not is_loopback(bind_host) and not _is_ip(bind_host.strip("[]")) and bind_host not in ("", "0.0.0.0", "::"):
+            self.allowed.add(host_name(bind_host))
+
+    def allows(self, authority: str) -> bool:
+        name = host_name(authority)
+        if not name:
+            return False
+        if is_loopback(name) or name.endswith(".localhost") or name in self.allowed:
+            return True
+        return self.beyond_loopback and _is_ip(name)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] in ("http", "websocket"):
+            headers = dict(scope.get("headers") or [])
+            authority = headers.get(b"host", b"").decode("latin-1")
+            if not self.allows(authority):
+                shown = authority[:100] or "(none)"
+                response = PlainTextResponse(
+                    f"this server does not answer to the host {shown!r}\n"
+                    "hint: Open it at http://127.0.0.1:PORT/ (or localhost); for another name, start it with "
+                    "`kg serve --allow-host NAME`.\n", status_code=400)
+                await response(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+class EndpointCORS:
+    """CORS for the machine endpoints and the origins the user allows; nothing else."""
+
+    def __init__(self, app: ASGIApp, *, origins: tuple[str, ...]) -> None:
+        self.app = app
+        self.cors: ASGIApp | None = CORSMiddleware(
+            app, allow_origins=list(origins), allow_methods=["GET", "POST", "OPTIONS"],
+            allow_headers=["Accept", "Content-Type", "Authorization"], max_age=600,
+        ) if origins else None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path = scope.get("path", "") if scope["type"] == "http" else ""
+        if self.cors is not None and any(path == p or path.startswith(p + "/") for p in ENDPOINT_PATHS):
+            await self.cors(scope, receive, send)
+            return
+        await self.app(scope, receive, send)

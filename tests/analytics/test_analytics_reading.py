@@ -1,0 +1,38 @@
+"""The workbench's reading page from fresh analytics tables: the same page as from the
+store (counts, categories in list order, the papers each shows and how many more)."""
+
+from __future__ import annotations
+
+import pytest
+
+from kg.server.web import models
+
+
+def _page(page: dict) -> dict:
+    return {
+        **{k: page[k] for k in ("all_categories", "statuses", "total", "read", "history")},
+        "counts": dict(page["counts"]),
+        "categories": [(c.name, c.total, c.counts, c.more, [str(p["paper"]) for p in c.papers])
+                       for c in page["categories"]],
+    }
+
+
+@pytest.mark.parametrize(("status", "category"),
+                         [("", ""), ("read", ""), ("", "distributed"), ("to-read", "Attention"), ("", "no such")])
+def test_the_reading_page_from_fresh_tables_is_the_page_the_store_gives(analysed_store, monkeypatch, status: str,
+                                                                        category: str) -> None:
+    # a small corpus: fewer papers per category, so that some have more than they show
+    monkeypatch.setattr(models, "PAPERS_PER_CATEGORY", 4)
+    monkeypatch.setattr(models, "PAPERS_IN_ONE_CATEGORY", 9)
+    from_store = _page(models.reading_page(analysed_store, status=status, category=category, analytics=False))
+
+    def no_scan(store):
+        raise AssertionError("the tables are fresh: the page should not scan the store's reading list")
+
+    monkeypatch.setattr(models, "reading_index", no_scan)
+    from_tables = _page(models.reading_page(analysed_store, status=status, category=category))
+    if category != "no such":
+        assert from_store["categories"], "the corpus should fill the page"
+    if not category:
+        assert any(c[3] for c in from_store["categories"]), "some category should have more than it shows"
+    assert from_tables == from_store
