@@ -163,7 +163,15 @@ def test_every_tour_command_gives_the_same_rows_on_every_store(tour: dict[str, d
         outcome = tour[backend][step.name]
         assert outcome.code == 0, f"kg {' '.join(step.args)} failed on {backend}:\n{outcome.stdout}\n{outcome.stderr}"
         seen[backend] = rows(outcome, step.output)
+    same_as_embedded(seen, VIRTUOSO_TOUR_DEFECTS.get(step.name))
+
+
+def same_as_embedded(seen: dict[str, Any], virtuoso_defect: str | None) -> None:
+    """Each server's answer is the embedded store's; where Virtuoso has a known defect,
+    its different answer is an expected failure (the others are still checked)."""
     for backend in BACKENDS[1:]:
+        if backend == "virtuoso" and virtuoso_defect and seen[backend] != seen["embedded"]:
+            pytest.xfail(virtuoso_defect)
         assert seen[backend] == seen["embedded"], differences(seen["embedded"], seen[backend], backend)
 
 
@@ -240,16 +248,23 @@ EMPTY_ON_THE_TOUR = ("read-without-note", "stale-repositories", "unverified-kern
 VIRTUOSO_DEFECTS = {
     "bibliography-entry": "Virtuoso drops the OPTIONAL first author (?paper tkg:firstAuthor ?a . ?a a foaf:Person)",
     "repositories": "Virtuoso's compiler fails (SQ156 Bad dfe) on COALESCE over an aggregate in HAVING",
+    "technique": "Virtuoso drops the OPTIONAL GROUP_CONCAT sub-selects (aliases, organisations) beside the "
+                 "sub-select of another label; with VALUES it refuses the query on its cost estimate",
 }
+#: Tour steps that show a named query's Virtuoso defect above.
+VIRTUOSO_TOUR_DEFECTS = {"show": VIRTUOSO_DEFECTS["technique"], "compare": VIRTUOSO_DEFECTS["technique"]}
 
 
 @pytest.mark.parametrize("name", _named_queries())
-def test_every_named_query_gives_the_same_rows_on_every_store(opened: dict[str, Any], name: str,
-                                                              request: pytest.FixtureRequest) -> None:
-    if name in VIRTUOSO_DEFECTS:
-        request.applymarker(pytest.mark.xfail(reason=VIRTUOSO_DEFECTS[name], strict=False))
-    seen = {backend: answer(store, name) for backend, store in opened.items()}
+def test_every_named_query_gives_the_same_rows_on_every_store(opened: dict[str, Any], name: str) -> None:
+    seen = {}
+    for backend, store in opened.items():
+        try:
+            seen[backend] = answer(store, name)
+        except Exception:
+            if backend == "virtuoso" and name in VIRTUOSO_DEFECTS:
+                pytest.xfail(VIRTUOSO_DEFECTS[name])
+            raise
     assert seen["embedded"] not in ([], None) or name in EMPTY_ON_THE_TOUR, \
         f"{name} answers nothing on the built graph: pick a parameter that gives rows"
-    for backend in BACKENDS[1:]:
-        assert seen[backend] == seen["embedded"], differences(seen["embedded"], seen[backend], backend)
+    same_as_embedded(seen, VIRTUOSO_DEFECTS.get(name))
