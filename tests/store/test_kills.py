@@ -230,3 +230,26 @@ def test_every_write_path_killed_at_each_moment_leaves_old_or_new_and_the_next_c
     expected, other = (fingerprint(untouched), fingerprint(whole))[:: 1 if outcome == "old" else -1]
     assert expected != other  # the command changed something, so old and new can be told apart
     assert fingerprint(victim) == expected
+
+
+@pytest.mark.parametrize("point", ["store.before-commit", "store.after-commit"])
+def test_a_sync_killed_before_or_after_its_commit_leaves_old_or_new_and_the_next_sync_makes_no_duplicates(
+    kg_cli, built_store_path: Path, point: str
+) -> None:
+    from ingest.emulators.zotero import ZoteroEmulator
+    from tests.sync.conftest import KEY, USER_ID
+
+    with ZoteroEmulator(seed=7) as emulator:
+        emulator.add_library("user", USER_ID, name="reader")
+        emulator.add_key(KEY, user_id=USER_ID)
+        env = {"ZOTERO_API_URL": emulator.url, "ZOTERO_LIBRARY": f"user:{USER_ID}", "ZOTERO_API_KEY": KEY}
+        old = user_fingerprint(built_store_path)
+        kill_at(point, "sync", "zotero", store=built_store_path, env=env)
+        shutil.copytree(built_store_path, built_store_path.with_name("as-killed"))  # looked at without touching
+        # the commit is all of the graph's side or none of it (Zotero was written before it)
+        assert (user_fingerprint(built_store_path.with_name("as-killed")) == old) is (point == "store.before-commit")
+        again = kg_cli("--wait", "0", "sync", "zotero", store=built_store_path, env=env, check=True)
+        assert "recovering: `kg sync zotero`" in " ".join(again.stderr.split()), again.stderr
+        assert len(emulator.library("user", USER_ID).top_items()) == 53  # none created twice
+        settled = kg_cli("sync", "zotero", store=built_store_path, env=env, check=True)
+        assert "nothing to change on either side" in settled.stdout
