@@ -6,6 +6,7 @@ a few more kill it after a delay, wherever it happens to be."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import time
 from pathlib import Path
@@ -182,6 +183,16 @@ def test_a_build_replacing_the_list_killed_at_any_moment_leaves_old_or_new(
 
 
 _FOLLOW_UP = ("--wait", "0", "reading", "set", "Switch Transformers", "skipped")
+
+
+def test_a_command_that_only_reads_after_a_kill_says_what_it_recovers(kg_cli, built_store_path: Path) -> None:
+    kill_at("store.after-commit", "reading", "set", "GPipe", "read", store=built_store_path)
+    listed = kg_cli("reading", "list", "--status", "read", "-f", "json", store=built_store_path, check=True)
+    said = " ".join(listed.stderr.split())
+    assert "recovering: `kg reading set` (pid" in said and "was interrupted" in said, said
+    assert any(r["title"].startswith("GPipe") for r in json.loads(listed.stdout))  # and it sees the commit
+    again = kg_cli("reading", "list", store=built_store_path, check=True)
+    assert "recovering" not in again.stderr  # said once
 
 
 @pytest.mark.parametrize("command, point, outcome", [
