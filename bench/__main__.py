@@ -14,6 +14,11 @@ BY_NAME = ("scale",)
 
 def main() -> None:
     argv = sys.argv[1:]
+    if argv in (["-h"], ["--help"]):
+        print(f"usage: python -m bench [NAME ...] | python -m bench NAME [options]\n\n{__doc__.strip()}\n\n"
+              f"benchmarks: {', '.join(BENCHMARKS)}; only when named: {', '.join(BY_NAME)}.\n"
+              "python -m bench.NAME --help lists one benchmark's options.")
+        return
     split = next((i for i, arg in enumerate(argv) if arg.startswith("-")), len(argv))
     names, options = argv[:split] or list(BENCHMARKS), argv[split:]
     unknown = [n for n in names if n not in BENCHMARKS + BY_NAME]

@@ -34,6 +34,7 @@ import tempfile
 import uuid
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from glob import escape as glob_escape
 from pathlib import Path
 from typing import IO, cast
 
@@ -227,8 +228,11 @@ def _committed(store: GraphStore, activity: str) -> bool:
 
 def write_quads(path: Path, graphs: dict[ox.NamedNode, list[ox.Triple]], *, header: str) -> int:
     """Write ``graphs`` as gzipped N-Quads to ``path``, atomically (temporary file, fsync,
-    rename): a killed process leaves the old file or none, never half of one."""
-    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
+    rename): a killed process leaves the old file or none, never half of one. The temporary
+    file is named with the writer's pid, so that the next write to ``path`` removes one a
+    killed writer left behind (and never one that a live writer is still writing)."""
+    _remove_left_behind(path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}-{uuid.uuid4().hex}.tmp")
     count = 0
     try:
         with tmp.open("wb") as raw:
@@ -247,6 +251,16 @@ def write_quads(path: Path, graphs: dict[ox.NamedNode, list[ox.Triple]], *, head
         with contextlib.suppress(FileNotFoundError):
             tmp.unlink()
     return count
+
+
+def _remove_left_behind(path: Path) -> None:
+    from kg.store.folder import pid_alive
+
+    for tmp in path.parent.glob(f".{glob_escape(path.name)}.*-*.tmp"):
+        pid = tmp.name[len(path.name) + 2:].split("-", 1)[0]
+        if pid.isdigit() and not pid_alive(int(pid)):
+            with contextlib.suppress(OSError):
+                tmp.unlink()
 
 
 def _open_binary(path: Path) -> IO[bytes]:

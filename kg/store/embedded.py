@@ -439,6 +439,7 @@ class OxigraphStore(GraphStore):
         # From here the replacement completes: now, or at the next open if this process dies.
         if self._folder is not None:
             self._folder.mark_stale()
+        pause_point("store.journalled")
         bulk.apply(self._store, folder, self.update)
         return change.triples
 

@@ -51,6 +51,7 @@ __all__ = [
     "ReaderLease",
     "StoreFolder",
     "WriterLock",
+    "pid_alive",
 ]
 
 MARKER = "techkg-store.json"
@@ -74,7 +75,7 @@ def _is_rocksdb_dir(path: Path) -> bool:
     return (path / "CURRENT").is_file() and any(path.glob("MANIFEST-*"))
 
 
-def _pid_alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -100,7 +101,7 @@ class Holder:
 
     @property
     def alive(self) -> bool:
-        return _pid_alive(self.pid)
+        return pid_alive(self.pid)
 
     def describe(self) -> str:
         return f"`{self.command}` (pid {self.pid}, since {self.started})"
@@ -218,7 +219,7 @@ class StoreFolder:
             try:
                 info = json.loads(serve.read_text())
                 url, pid = info["sparql"], int(info["pid"])
-                if _pid_alive(pid):
+                if pid_alive(pid):
                     return (
                         f"`kg serve` (pid {pid}) holds it. Run the command against its "
                         f"endpoint instead: kg --store {url} ..., or stop the server first."

@@ -98,7 +98,8 @@ def test_cli_readers_answer_while_a_writer_holds_the_store(kg_cli, built_store_p
         for args in (("stats", "-f", "json"), ("show", "KDA", "-f", "json"), ("reading", "list", "-f", "json"),
                      ("lineage", "KDA", "-f", "json"), ("query", "descendants", "-p", "technique=MQA", "-f", "json"),
                      ("sparql", "ASK { ?s ?p ?o }", "-f", "json"), ("export", "rdf", "--format", "ntriples", "-o", "-"),
-                     ("kernels", "list", "-f", "json"), ("provenance", "KDA", "-f", "json")):
+                     ("kernels", "list", "-f", "json"), ("provenance", "KDA", "-f", "json"),
+                     ("compare", "MQA", "GQA", "-f", "json"), ("analytics", "authors", "-f", "json")):
             out = kg_cli(*args, store=built_store_path)
             assert out.returncode == 0, (args, out.stderr)
             assert "in use" not in out.stderr

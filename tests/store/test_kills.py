@@ -134,8 +134,9 @@ def test_killed_undo_and_graph_drop(kg_cli, two_stores, tmp_path: Path) -> None:
 def test_a_killed_backup_leaves_no_file(kg_cli, built_store_path: Path, tmp_path: Path) -> None:
     target = tmp_path / "b.nq.gz"
     kill_at("quads.writing", "backup", "-o", str(target), store=built_store_path)
-    assert not target.exists()
+    assert not target.exists() and len(list(tmp_path.glob(".b.nq.gz.*.tmp"))) == 1  # a hidden temporary file
     kg_cli("backup", "-o", str(target), store=built_store_path, check=True)
+    assert not list(tmp_path.glob(".b.nq.gz.*"))  # the next backup to the file removed it
     first = target.read_bytes()
     kg_cli("reading", "set", "GPipe", "read", store=built_store_path, check=True)
     kill_at("quads.writing", "backup", "-o", str(target), "--force", store=built_store_path)
@@ -143,6 +144,8 @@ def test_a_killed_backup_leaves_no_file(kg_cli, built_store_path: Path, tmp_path
     fresh = tmp_path / "fresh"
     kg_cli("restore", str(target), store=fresh, check=True)
     assert user_fingerprint(fresh) != user_fingerprint(built_store_path)  # the backup from before the change
+    kg_cli("backup", "-o", str(target), "--force", store=built_store_path, check=True)
+    assert target.read_bytes() != first and not list(tmp_path.glob(".b.nq.gz.*"))
 
 
 def test_a_killed_first_load_into_an_empty_graph_is_removed_by_the_next_writer(
@@ -191,6 +194,7 @@ _FOLLOW_UP = ("--wait", "0", "reading", "set", "Switch Transformers", "skipped")
     ("undo", "snapshot.taken", "old"),
     ("undo", "store.after-commit", "new"),
     ("restore", "snapshot.taken", "old"),
+    ("reimport-rdf", "store.journalled", "new"),
 ])
 def test_every_write_path_killed_at_each_moment_leaves_old_or_new_and_the_next_command_says_so(
     kg_cli, two_stores, tmp_path: Path, command: str, point: str, outcome: str
@@ -201,6 +205,11 @@ def test_every_write_path_killed_at_each_moment_leaves_old_or_new_and_the_next_c
     extra = tmp_path / "x.nt"
     extra.write_text('<http://example.org/a> <http://example.org/p> "1" .\n', encoding="utf-8")
     mine = my_list(tmp_path / "my.md", read=9, drop=2)
+    if command == "reimport-rdf":  # an import graph that holds data: replaced by the difference
+        for store in (victim, whole, untouched):
+            kg_cli("import", "rdf", str(extra), store=store, check=True)
+        extra.write_text("".join(f'<http://example.org/s{i}> <http://example.org/p> "{i}" .\n' for i in range(500)),
+                         encoding="utf-8")
     if command in ("undo", "restore"):  # something to undo, or a backup of another state
         for store in (victim, whole, untouched):
             kg_cli("import", "reading-list", str(mine), store=store, check=True)
@@ -209,6 +218,7 @@ def test_every_write_path_killed_at_each_moment_leaves_old_or_new_and_the_next_c
         for store in (victim, whole, untouched):
             kg_cli("reading", "set", "GPipe", "skipped", store=store, check=True)
     args = {"set": ("reading", "set", "GPipe", "read"), "import-rdf": ("import", "rdf", str(extra)),
+            "reimport-rdf": ("import", "rdf", str(extra)),
             "build-r": ("build", "-r", str(mine)), "undo": ("undo", "--yes"),
             "restore": ("restore", str(tmp_path / "b.nq.gz"), "--yes")}[command]
     kg_cli(*args, store=whole, check=True)

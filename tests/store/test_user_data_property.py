@@ -1,5 +1,5 @@
 """Property: random sequences of reading-list imports, builds, status changes, Zotero
-syncs, backups, restores and undos never lose a triple of the user's own graphs that the
+syncs, lineage decisions, backups, restores and undos never lose a triple of the user's own graphs that the
 sequence did not remove on purpose.
 
 After each step the user's graphs (reading state, reading list, Zotero sync state, lineage
@@ -10,6 +10,8 @@ decisions) are compared with what they were before it:
 - ``import`` / ``build -r`` replace the reading list: the list's own triples and current
   statuses may go, reading events never;
 - ``sync`` may change current statuses and its own sync state, nothing else;
+- ``decide`` (accepting or rejecting a suggested lineage edge) may change only the lineage
+  decisions;
 - ``restore`` gives exactly the user's graphs of the backup;
 - ``undo`` gives exactly the user's graphs as they were before the last step that took a
   snapshot (a model stack, of at most 20, mirrors the store's).
@@ -34,12 +36,14 @@ from ingest.zotero_sync import SyncOptions, sync
 from kg.backup import backup, restore
 from kg.build import build, default_reading_list
 from kg.catalog import load_catalog
+from kg.decisions import accept, reject
 from kg.errors import NotFoundError
-from kg.graphs import READING, READING_LIST, USER_GRAPHS, ZOTERO_SYNC
+from kg.graphs import LINEAGE_DECISIONS, READING, READING_LIST, USER_GRAPHS, ZOTERO_SYNC
 from kg.reading import import_reading_list, resolve_paper, set_status
 from kg.snapshots import SNAPSHOT_LIMIT, snapshots_for, undo
 from kg.store.embedded import OxigraphStore
-from kg.vocab import TKG
+from kg.suggestions import Suggestion, suggestion_id, techniques
+from kg.vocab import LINEAGE_RELATIONS, TKG
 from tests.store.lists import my_list
 from tests.sync.conftest import FAST, KEY
 
@@ -51,10 +55,14 @@ STEPS = st.lists(st.one_of(
     st.tuples(st.just("build-r"), st.integers(0, 3)),
     st.tuples(st.just("set"), st.integers(0, len(PAPERS) - 1), st.sampled_from(["read", "reading", "skipped"])),
     st.tuples(st.just("sync")),
+    st.tuples(st.just("decide"), st.integers(0, 3), st.booleans()),
     st.tuples(st.just("backup")),
     st.tuples(st.just("restore"), st.integers(0, 5)),
     st.tuples(st.just("undo")),
 ), min_size=2, max_size=7)
+_T = "https://w3id.org/techkg/id/technique/"
+#: child → parent pairs that the catalog does not hold as lineage (the suggestions to decide on)
+PAIRS = [(_T + "mqa", _T + "zero"), (_T + "gqa", _T + "muon"), (_T + "kda", _T + "ppo"), (_T + "zero", _T + "grpo")]
 CURRENT = {TKG.readingStatus.value, TKG.statusChangedAt.value}
 Quad = tuple[str, str, str, str]
 
@@ -71,6 +79,8 @@ def explained(step: str, quad: Quad, paper: str | None) -> bool:
         return graph == READING.value and predicate in CURRENT and subject == f"<{paper}>"
     if step == "sync":
         return graph == ZOTERO_SYNC.value or (graph == READING.value and predicate in CURRENT)
+    if step == "decide":  # a later decision on the same pair replaces the earlier one
+        return graph == LINEAGE_DECISIONS.value
     return False  # build, backup
 
 
@@ -117,6 +127,11 @@ class Sequence:
         elif kind == "sync":
             report = sync(self.store, self.api, SyncOptions())
             assert not report.failed
+        elif kind == "decide":  # a reader's verdict on a suggested edge between two techniques
+            known = techniques(self.store)
+            child, parent = (known[iri] for iri in PAIRS[int(step[1])])  # type: ignore[call-overload]
+            suggestion = Suggestion(suggestion_id(child.iri, parent.iri), child, parent, LINEAGE_RELATIONS[0], 0.5)
+            (accept if step[2] else reject)(self.store, suggestion)
         elif kind == "backup":
             path = self.work / f"backup-{len(self.backups)}.nq.gz"
             backup(self.store, path)
@@ -166,9 +181,11 @@ def test_the_reading_events_of_a_sequence_survive_every_replacement(built_store_
     with tempfile.TemporaryDirectory(prefix="i13-property-") as tmp:
         sequence = Sequence(built_store_dir, zotero, reading_lists, Path(tmp))
         try:
-            for step in [("set", 0, "read"), ("import", 1), ("sync",), ("build", True), ("backup",), ("build-r", 2),
-                         ("undo",), ("restore", 0), ("undo",)]:
+            for step in [("set", 0, "read"), ("decide", 0, True), ("import", 1), ("sync",), ("build", True),
+                         ("backup",), ("decide", 1, False), ("build-r", 2), ("undo",), ("restore", 0), ("undo",)]:
                 sequence.step(step)
+            decisions = sequence.store.triples(LINEAGE_DECISIONS)
+            assert any(t.predicate.value.endswith("wasDerivedFrom") for t in decisions)  # the accepted edge
             events = sequence.store.select("SELECT (COUNT(?e) AS ?n) WHERE { ?e a tkg:ReadingEvent }").rows[0]["n"]
             assert isinstance(events, ox.Literal) and int(events.value) > 53
         finally:
