@@ -16,6 +16,7 @@ or last when descending), so a cursor from one path continues on the other.
 
 from __future__ import annotations
 
+import re
 import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -55,6 +56,12 @@ class Twin:
     #: Rows the tables cannot hold (the provenance graph is not staged), asked of the
     #: store and given to the SQL as the table ``extra``.
     extra: Callable[[GraphStore, Mapping[str, Any]], Any] | None = None
+    #: For a page: SQL that gives the page key's columns of every row cheaply, and the
+    #: column of those rows the main SQL narrows to (``$page``, a list, NULL for all). The
+    #: page's keys are chosen from it first, so that only the rows of one page are made
+    #: in full (a bibliography's first page without aggregating every paper's authors).
+    keys: str | None = None
+    keys_narrow: str = "paper"
 
 
 _STATUS = "https://w3id.org/techkg/id/status/"
@@ -84,6 +91,9 @@ _LINKS = """
             UNION ALL
             SELECT DISTINCT o, s, 'uses' FROM staging.facts WHERE k = 'tkg:usesTechnique')"""
 
+#: The narrowing of a twin with ``keys`` to the rows of one page.
+_PAGE = "(CAST($page AS VARCHAR[]) IS NULL OR paper IN (SELECT unnest(CAST($page AS VARCHAR[]))))"
+
 TWINS: dict[str, Twin] = {
     "lineage-paper-links": Twin(
         f"""WITH {_LINKS.format(introduces="introduces")},
@@ -98,7 +108,8 @@ WHERE CAST($technique AS VARCHAR[]) IS NULL OR technique IN (SELECT unnest(CAST(
   chosen AS (SELECT * FROM links
             WHERE (CAST($technique AS VARCHAR[]) IS NULL
                    OR technique IN (SELECT unnest(CAST($technique AS VARCHAR[]))))
-              AND (CAST($paper AS VARCHAR[]) IS NULL OR paper IN (SELECT unnest(CAST($paper AS VARCHAR[]))))),
+              AND (CAST($paper AS VARCHAR[]) IS NULL OR paper IN (SELECT unnest(CAST($paper AS VARCHAR[]))))
+              AND {_PAGE}),
   facts AS (SELECT s, {_pick('dcterms:title', 't')}, {_pick('tkg:arxivId', 'a')}, {_pick('bibo:doi', 'doi')},
                    {_pick('foaf:page', 'u')}, {_pick('dcterms:issued', 'i')}, {_pick('tkg:venue', 'v')},
                    {_pick('tkg:readingStatus', 'st')}
@@ -113,9 +124,14 @@ FROM chosen LEFT JOIN facts ON facts.s = chosen.paper""",
         {"technique": "iri", "paper": "iri", "role": "string", "title": "term", "arxivId": "term", "doi": "term",
          "url": "term", "issued": "term", "venue": "term", "status": "string"},
         {"technique": _iris, "paper": _iris},
+        keys=f"""WITH {_LINKS.format(introduces="introduces")}
+SELECT technique, paper, role FROM links
+WHERE (CAST($technique AS VARCHAR[]) IS NULL OR technique IN (SELECT unnest(CAST($technique AS VARCHAR[]))))
+  AND (CAST($paper AS VARCHAR[]) IS NULL OR paper IN (SELECT unnest(CAST($paper AS VARCHAR[]))))""",
     ),
     "bibliography": Twin(
-        f"""WITH papers AS (SELECT DISTINCT s AS paper FROM staging.facts WHERE k = 'tkg:readingCategory'),
+        f"""WITH papers AS (SELECT DISTINCT s AS paper FROM staging.facts WHERE k = 'tkg:readingCategory'
+                  AND {_PAGE.replace("paper IN", "s IN")}),
   facts AS (SELECT s, {_pick('dcterms:title', 't')}, {_pick('tkg:arxivId', 'a')}, {_pick('bibo:doi', 'doi')},
                    {_pick('foaf:page', 'u')}, {_pick('dcterms:issued', 'i')}, {_pick('tkg:venue', 'v')},
                    {_pick('tkg:arxivPrimaryCategory', 'pc')}, {_pick('tkg:citationKey', 'ck')},
@@ -127,20 +143,23 @@ FROM chosen LEFT JOIN facts ON facts.s = chosen.paper""",
               AND k IN ('dcterms:title', 'tkg:arxivId', 'bibo:doi', 'foaf:page', 'dcterms:issued', 'tkg:venue',
                         'tkg:arxivPrimaryCategory', 'tkg:citationKey', 'tkg:readingStatus', 'types', 'tkg:position')
             GROUP BY s),
-  names AS (SELECT s, o FROM staging.facts WHERE k = 'foaf:name'),
-  authors AS (SELECT l.s AS paper,
-                     string_agg(DISTINCT CAST(m.n AS VARCHAR) || chr(9) || nm.o, chr(10)
-                                ORDER BY CAST(m.n AS VARCHAR) || chr(9) || nm.o) AS authors
-              FROM staging.facts AS l JOIN staging.facts AS m ON m.s = l.o AND m.k = 'rdf:_n'
-              JOIN names AS nm ON nm.s = m.o
-              WHERE l.k = 'bibo:authorList' AND l.s IN (SELECT paper FROM papers) GROUP BY l.s),
+  lists AS (SELECT s AS paper, o AS list FROM staging.facts
+            WHERE k = 'bibo:authorList' AND s IN (SELECT paper FROM papers)),
+  members AS (SELECT s AS list, n, o FROM staging.facts WHERE k = 'rdf:_n' AND s IN (SELECT list FROM lists)),
   agents AS (SELECT f.s AS paper, f.o AS agent FROM staging.facts AS f
              WHERE f.k = 'tkg:firstAuthor' AND f.s IN (SELECT paper FROM papers)),
+  names AS (SELECT s, o, d FROM staging.facts WHERE k = 'foaf:name'
+            AND (s IN (SELECT o FROM members) OR s IN (SELECT agent FROM agents))),
+  authors AS (SELECT l.paper,
+                     string_agg(DISTINCT CAST(m.n AS VARCHAR) || chr(9) || nm.o, chr(10)
+                                ORDER BY CAST(m.n AS VARCHAR) || chr(9) || nm.o) AS authors
+              FROM lists AS l JOIN members AS m ON m.list = l.list JOIN names AS nm ON nm.s = m.o
+              GROUP BY l.paper),
   firsts AS (SELECT a.paper,
                     any_value({{'o': nm.o, 'd': nm.d}}) FILTER (WHERE c.k = 'a:foaf:Person') AS fa,
                     any_value({{'o': nm.o, 'd': nm.d}}) FILTER (WHERE c.k = 'a:foaf:Group') AS tm
              FROM agents AS a JOIN staging.facts AS c ON c.s = a.agent AND c.k IN ('a:foaf:Person', 'a:foaf:Group')
-             JOIN (SELECT s, o, d FROM staging.facts WHERE k = 'foaf:name') AS nm ON nm.s = a.agent
+             JOIN names AS nm ON nm.s = a.agent
              GROUP BY a.paper)
 SELECT p.paper, t.o AS title, t.d AS title__d, a.o AS arxivId, a.d AS arxivId__d, doi.o AS doi, doi.d AS doi__d,
        u.o AS url, u.d AS url__d, i.o AS issued, i.d AS issued__d, v.o AS venue, v.d AS venue__d, venues,
@@ -152,6 +171,12 @@ FROM papers AS p LEFT JOIN facts ON facts.s = p.paper LEFT JOIN authors USING (p
          "venue": "term", "venues": "string", "types": "string", "authors": "string", "firstAuthor": "term",
          "team": "term",
          "primaryClass": "term", "position": "integer", "key": "term", "status": "string"},
+        keys=f"""WITH papers AS (SELECT DISTINCT s AS paper FROM staging.facts WHERE k = 'tkg:readingCategory'),
+  facts AS (SELECT s, {_pick('dcterms:title', 't')},
+                   min(TRY_CAST(o AS BIGINT)) FILTER (WHERE k = 'tkg:position') AS position
+            FROM staging.ranked WHERE s IN (SELECT paper FROM papers) AND k IN ('dcterms:title', 'tkg:position')
+            GROUP BY s)
+SELECT p.paper, t.o AS title, t.d AS title__d, position FROM papers AS p LEFT JOIN facts ON facts.s = p.paper""",
     ),
     "reading-queue": Twin(
         f"""WITH labels AS (SELECT s, o, d FROM staging.facts WHERE k IN ('skos:prefLabel', 'skos:prefLabel@zh')),
@@ -591,11 +616,18 @@ def duckdb_answer(
     order = ", ".join(f'"{k.variable}" {"DESC NULLS LAST" if k.descending else "ASC NULLS FIRST"}'
                       for k in named.page)
     paged = limit is not None or after is not None
-    sql = f"SELECT * FROM ({twin.sql}) AS answer"
-    if after is not None:
-        sql += f" WHERE {_after(named.page, after, params)}"
-    if paged:
-        sql += f" ORDER BY {order}" + (f" LIMIT {limit + 1}" if limit is not None else "")
+    where = f" WHERE {_after(named.page, after, params)}" if after is not None else ""
+    # a page in its key's order; the whole answer in the query's order, if it has one
+    ordered = paged or re.search(r"\bORDER\s+BY\b", named.text, re.IGNORECASE) is not None
+    order_limit = (f" ORDER BY {order}" if named.page and ordered else "") + (
+        f" LIMIT {limit + 1}" if limit is not None else "")
+    if twin.keys is not None:
+        params["page"] = None
+        if limit is not None:  # choose the page's rows by their keys first, then make only those
+            text = f"SELECT {twin.keys_narrow} FROM ({twin.keys}) AS answer{where}{order_limit}"
+            keys = con.execute(text, {k: v for k, v in params.items() if re.search(rf"\${k}\b", text)}).fetchall()
+            params["page"] = sorted({row[0] for row in keys})
+    sql = f"SELECT * FROM ({twin.sql}) AS answer{where}{order_limit}"
     variables = list(twin.kinds)
     if twin.extra is not None:
         con.register("extra", twin.extra(store, params))

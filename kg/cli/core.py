@@ -409,8 +409,21 @@ def sparql(
     query: Annotated[str, typer.Argument(help="A SPARQL query, or the path of a .rq/.sparql file.")],
     fmt: Annotated[SparqlFormat, typer.Option("--format", "-f", help="Output format.")] = SparqlFormat.table,
     limit: Annotated[Optional[int], typer.Option(help="Print at most this many rows.")] = None,  # noqa: UP045
+    default_graph: Annotated[
+        Optional[list[str]],  # noqa: UP045
+        typer.Option("--default-graph-uri", metavar="GRAPH", show_default=False,
+                     help="A graph (IRI, or a short name such as catalog or reading) merged into the default "
+                     "graph instead of the union; repeat for more. With --named-graph-uri it replaces the "
+                     "query's FROM / FROM NAMED, as the SPARQL protocol's parameters do."),
+    ] = None,
+    named_graph: Annotated[
+        Optional[list[str]],  # noqa: UP045
+        typer.Option("--named-graph-uri", metavar="GRAPH", show_default=False,
+                     help="A graph GRAPH ?g may match; repeat for more."),
+    ] = None,
 ) -> None:
-    """Run any SPARQL query over the union of the named graphs (prefixes tkg:, skos:, ... predeclared)."""
+    """Run any SPARQL query over the union of the named graphs (prefixes tkg:, skos:, ... predeclared),
+    or over the graphs the query's FROM / FROM NAMED (or --default-graph-uri / --named-graph-uri) name."""
     from kg.cli.output import console, emit
     from kg.results import Solutions, serialize_solutions, serialize_triples
     from kg.sparqlerrors import is_update, update_refused
@@ -426,8 +439,25 @@ def sparql(
     if is_update(text):
         raise update_refused("kg sparql", instead="the endpoint: kg serve --allow-update with KG_SERVE_TOKEN "
                              "set, then POST update=... to /sparql with Authorization: Bearer TOKEN")
+    dataset = None
+    if default_graph or named_graph:
+        from kg.graphs import graph_iri
+        from kg.store.base import Dataset
+
+        def graph(name: str) -> Any:
+            try:
+                return graph_iri(name)
+            except ValueError:
+                from kg.errors import QueryError
+
+                raise QueryError(f"{name!r} is not a graph name or IRI",
+                                 hint="Give an IRI (https://...) or a short name such as catalog; "
+                                 "kg graph list shows them.") from None
+
+        dataset = Dataset(default=tuple(graph(g) for g in default_graph or ()),
+                          named=tuple(graph(g) for g in named_graph or ()))
     store = state().reader()
-    result = run_deep(lambda: store.query(text, max_rows=limit))
+    result = run_deep(lambda: store.query(text, max_rows=limit, dataset=dataset))
     write = _stdout_bytes
     if isinstance(result, list):
         rdf = {"table": "turtle", "json": "jsonld"}.get(fmt.value, fmt.value)

@@ -101,6 +101,33 @@ def _token(token: str | None, token_file: Path | None, from_command_line: bool) 
     return token
 
 
+def _origins(values: list[str] | None) -> tuple[str, ...]:
+    """The ``--cors-origin`` values as browsers send them in ``Origin`` (scheme://host[:port],
+    lower case), or ``*``; ``null`` and anything with a path are refused."""
+    from urllib.parse import urlsplit
+
+    from kg.errors import KGError
+
+    out = []
+    for value in values or ():
+        if value.strip() == "*":
+            out.append("*")
+            continue
+        try:
+            parts = urlsplit(value.strip().rstrip("/"))
+            port = parts.port
+        except ValueError:
+            parts, port = None, None
+        if (parts is None or parts.scheme.lower() not in ("http", "https") or not parts.hostname
+                or parts.path or parts.query or parts.fragment or parts.username or parts.password):
+            raise KGError(f"--cors-origin {value!r} is not an origin",
+                          hint="Give scheme://host[:port], such as https://yasgui.example or http://localhost:8080 "
+                          "(Origin: null, what sandboxed frames send, is never allowed).")
+        host = parts.hostname if ":" not in parts.hostname else f"[{parts.hostname}]"
+        out.append(f"{parts.scheme.lower()}://{host.lower()}" + (f":{port}" if port is not None else ""))
+    return tuple(dict.fromkeys(out))
+
+
 def serve(
     ctx: typer.Context,
     host: Annotated[str, typer.Option(help="Address to listen on. Keep 127.0.0.1 unless others "
@@ -181,7 +208,7 @@ def serve(
     from kg.sparqlguard import QueryLimits
     from kg.store.embedded import SERVE_FILE, OxigraphStore
 
-    origins = tuple(cors_origin or ())
+    origins = _origins(cors_origin)
     settings = ServerSettings(host=host, port=port, allow_update=allow_update, token=token, timeout=timeout,
                               max_rows=max_rows, workers=workers, queue=queue, query_memory=query_memory << 20,
                               query_limits=QueryLimits(max_bytes=max_query_size << 10, max_depth=max_query_depth),
@@ -233,8 +260,16 @@ def serve(
         app = create_app(store, settings, extra_routes=workbench_routes())
         # Stop within seconds: requests still running after 3 s are cancelled and the
         # query workers killed, so the store is released at once.
+        # The log goes to stderr, the access log included: stdout holds only the addresses
+        # (one JSON line with -f json), for a script to read.
+        import copy
+
+        from uvicorn.config import LOGGING_CONFIG
+
+        log_config = copy.deepcopy(LOGGING_CONFIG)
+        log_config["handlers"]["access"]["stream"] = "ext://sys.stderr"
         config = uvicorn.Config(app, log_level=log_level, lifespan="on", timeout_graceful_shutdown=3,
-                                access_log=log_level in ("info", "debug"))
+                                access_log=log_level in ("info", "debug"), log_config=log_config)
         redact_access_log()
         _server_class()(config, app.state.pool).run(sockets=[sock])
     finally:

@@ -68,14 +68,26 @@ def test_the_protocols_dataset_wins_over_the_querys(endpoint) -> None:
     assert _n(get) == _count(store, CATALOG)
 
 
-def test_kg_sparql_honours_from(built_store_path: Path) -> None:
-    def count(clause: str) -> int:
-        proc = subprocess.run([str(KG), "--store", str(built_store_path), "sparql", COUNT.format(clause=clause),
-                               "-f", "json"], capture_output=True, text=True, timeout=120)
+def test_kg_sparql_honours_from_and_the_dataset_options(built_store_path: Path) -> None:
+    def run(text: str, *options: str) -> dict[str, object]:
+        proc = subprocess.run([str(KG), "--store", str(built_store_path), "sparql", text, "-f", "json", *options],
+                              capture_output=True, text=True, timeout=120)
         assert proc.returncode == 0, proc.stderr
-        return int(json.loads(proc.stdout)["results"]["bindings"][0]["n"]["value"])
+        return json.loads(proc.stdout)  # type: ignore[no-any-return]
 
-    assert count(f"FROM {CATALOG}") < count("")
+    def count(clause: str, *options: str) -> int:
+        return int(run(COUNT.format(clause=clause), *options)["results"]["bindings"][0]["n"]["value"])  # type: ignore[index]
+
+    everything, catalog = count(""), count(f"FROM {CATALOG}")
+    assert catalog < everything
+    assert count("", "--default-graph-uri", "catalog") == catalog
+    # The options replace the query's FROM, as the protocol's parameters do.
+    assert count(f"FROM {CATALOG}", "--default-graph-uri", READING.value) < catalog
+    named = run(NAMED.format(clause=""), "--named-graph-uri", "catalog", "--named-graph-uri", ONTOLOGY.value)
+    assert {b["g"]["value"] for b in named["results"]["bindings"]} == {CATALOG.value, ONTOLOGY.value}  # type: ignore[index]
+    bad = subprocess.run([str(KG), "--store", str(built_store_path), "sparql", "ASK {}", "--default-graph-uri",
+                          "not an iri"], capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 1 and "not a graph name or IRI" in bad.stderr and "Traceback" not in bad.stderr
 
 
 def test_the_graph_store_serves_each_graph_in_the_negotiated_format(endpoint) -> None:

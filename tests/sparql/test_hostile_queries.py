@@ -235,6 +235,10 @@ def test_service_and_load_send_no_request_and_tell_no_port_from_another(serve, b
         load = httpx.post(f"{base}/sparql", data={"update": f"LOAD <http://127.0.0.1:{listener.port}/x.ttl>"},
                           headers={"Authorization": "Bearer t0ken"})
         assert load.status_code == 403 and "LOAD is off" in load.text
+        insert = httpx.post(f"{base}/sparql", headers={"Authorization": "Bearer t0ken"}, data={
+            "update": "INSERT { GRAPH <https://w3id.org/techkg/graph/import/x> { ?s ?p ?o } } WHERE "
+                      f"{{ SERVICE <http://127.0.0.1:{listener.port}/sparql> {{ ?s ?p ?o }} }}"})
+        assert insert.status_code == 403 and "SERVICE is off" in insert.text
     assert not listener.connected()
 
 
@@ -252,3 +256,33 @@ def test_allowed_service_hosts_are_federated_and_others_refused(serve, built_sto
             assert elsewhere.status_code == 403 and host in elsewhere.text
             variable = httpx.post(f"{base}/sparql", data={"query": "SELECT * WHERE { SERVICE ?x { ?s ?p ?o } }"})
             assert variable.status_code == 403 and "constant" in variable.text
+
+
+def test_an_allowed_service_that_fails_tells_no_open_port_from_a_closed_one(serve, built_store) -> None:
+    listener = socket.socket()  # accepts, then closes without a word
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    open_port, closed = listener.getsockname()[1], _closed_port()
+    hosts = (f"127.0.0.1:{open_port}", f"127.0.0.1:{closed}")
+
+    def hang_up() -> None:
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            conn.close()
+
+    threading.Thread(target=hang_up, daemon=True).start()
+    try:
+        with serve(built_store, allow_service=hosts, timeout=10) as base:
+            answers = []
+            for port in (open_port, closed):
+                query = f"SELECT * WHERE {{ SERVICE <http://127.0.0.1:{port}/sparql> {{ ?s ?p ?o }} }}"
+                r = httpx.post(f"{base}/sparql", data={"query": query}, headers={"Accept": "application/json"})
+                answers.append((r.status_code, r.json()["error"], r.json().get("hint")))
+    finally:
+        listener.close()
+    assert answers[0] == answers[1] and answers[0][0] == 502
+    assert not any(word in str(answers) for word in ("refused", "reset", "Connection", str(open_port), str(closed)))
+

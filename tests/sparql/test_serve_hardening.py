@@ -53,6 +53,14 @@ def test_the_workbench_never_answers_cross_origin_even_with_cors_origins(built_s
     assert "http://tools.example can read the whole graph" in " ".join(err.split())
 
 
+@pytest.mark.parametrize("origin", ["null", "http://tools.example/page", "tools.example", "file://"])
+def test_an_origin_that_is_not_one_is_refused_before_serving(built_store_path: Path, origin: str) -> None:
+    proc = subprocess.run([str(KG), "--store", str(built_store_path), "serve", "--port", "0", "--cors-origin", origin],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1 and "is not an origin" in proc.stderr and "Traceback" not in proc.stderr
+    assert not (built_store_path / "serve.json").exists()
+
+
 def test_the_access_log_keeps_paths_and_names_but_no_values(built_store_path: Path) -> None:
     with kg_serve(built_store_path, "--log-level", "info", ready=READY) as (proc, info):
         url = str(info["sparql"])
@@ -61,8 +69,9 @@ def test_the_access_log_keeps_paths_and_names_but_no_values(built_store_path: Pa
         proc.send_signal(signal.SIGTERM)
         out, err = proc.communicate(timeout=30)
     log = out + err
-    assert "GET /sparql?query=…&token=… HTTP/1.1" in log and "/queries/technique?technique=…" in log
+    assert "GET /sparql?query=…&token=… HTTP/1.1" in err and "/queries/technique?technique=…" in err
     assert "s3cret-in-url" not in log and "private" not in log and "Mamba2" not in log
+    assert "GET /" not in out  # stdout holds the addresses alone, for a script to read
 
 
 def test_the_token_comes_from_a_file_or_the_environment_and_a_command_line_token_is_warned(

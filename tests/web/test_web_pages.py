@@ -195,7 +195,11 @@ def test_a_status_write_needs_the_form_key_its_own_origin_and_a_loopback_host(wr
     form = {"paper": paper, "status": "read", "next": "/reading"}
     own = {"Origin": writable_server.base}
     with httpx.Client(base_url=writable_server.base, timeout=30) as browser:
+        # The form key is bound to a cookie that no other site's request carries.
+        first = browser.get("/reading")
+        cookie = next(v for k, v in first.headers.multi_items() if k == "set-cookie" and v.startswith("techkg_csrf="))
         key = _browser_key(browser)
+        assert "HttpOnly" in cookie and "SameSite=strict" in cookie and "Path=/" in cookie
         refused = [
             browser.post(url, data=form, headers=own),
             browser.post(url, data={**form, "key": "forged"}, headers=own),
