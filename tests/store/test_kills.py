@@ -242,9 +242,9 @@ def test_every_write_path_killed_at_each_moment_leaves_old_or_new_and_the_next_c
     assert "recovering" in nxt.stderr, nxt.stderr
     for store in (whole, untouched):
         kg_cli(*_FOLLOW_UP, store=store, check=True)
-    expected, other = (fingerprint(untouched), fingerprint(whole))[:: 1 if outcome == "old" else -1]
-    assert expected != other  # the command changed something, so old and new can be told apart
-    assert fingerprint(victim) == expected
+    old, new = fingerprint(untouched), fingerprint(whole)  # each after the same follow-up
+    assert old != new  # the command changed something, so old and new can be told apart
+    assert fingerprint(victim) == (old if outcome == "old" else new)
 
 
 @pytest.mark.parametrize("point", ["store.before-commit", "store.after-commit"])
