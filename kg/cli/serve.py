@@ -101,6 +101,33 @@ def _token(token: str | None, token_file: Path | None, from_command_line: bool) 
     return token
 
 
+def _origins(values: list[str] | None) -> tuple[str, ...]:
+    """The ``--cors-origin`` values as browsers send them in ``Origin`` (scheme://host[:port],
+    lower case), or ``*``; ``null`` and anything with a path are refused."""
+    from urllib.parse import urlsplit
+
+    from kg.errors import KGError
+
+    out = []
+    for value in values or ():
+        if value.strip() == "*":
+            out.append("*")
+            continue
+        try:
+            parts = urlsplit(value.strip().rstrip("/"))
+            port = parts.port
+        except ValueError:
+            parts, port = None, None
+        if (parts is None or parts.scheme.lower() not in ("http", "https") or not parts.hostname
+                or parts.path or parts.query or parts.fragment or parts.username or parts.password):
+            raise KGError(f"--cors-origin {value!r} is not an origin",
+                          hint="Give scheme://host[:port], such as https://yasgui.example or http://localhost:8080 "
+                          "(Origin: null, what sandboxed frames send, is never allowed).")
+        host = parts.hostname if ":" not in parts.hostname else f"[{parts.hostname}]"
+        out.append(f"{parts.scheme.lower()}://{host.lower()}" + (f":{port}" if port is not None else ""))
+    return tuple(dict.fromkeys(out))
+
+
 def serve(
     ctx: typer.Context,
     host: Annotated[str, typer.Option(help="Address to listen on. Keep 127.0.0.1 unless others "
@@ -181,7 +208,7 @@ def serve(
     from kg.sparqlguard import QueryLimits
     from kg.store.embedded import SERVE_FILE, OxigraphStore
 
-    origins = tuple(cors_origin or ())
+    origins = _origins(cors_origin)
     settings = ServerSettings(host=host, port=port, allow_update=allow_update, token=token, timeout=timeout,
                               max_rows=max_rows, workers=workers, queue=queue, query_memory=query_memory << 20,
                               query_limits=QueryLimits(max_bytes=max_query_size << 10, max_depth=max_query_depth),

@@ -53,6 +53,14 @@ def test_the_workbench_never_answers_cross_origin_even_with_cors_origins(built_s
     assert "http://tools.example can read the whole graph" in " ".join(err.split())
 
 
+@pytest.mark.parametrize("origin", ["null", "http://tools.example/page", "tools.example", "file://"])
+def test_an_origin_that_is_not_one_is_refused_before_serving(built_store_path: Path, origin: str) -> None:
+    proc = subprocess.run([str(KG), "--store", str(built_store_path), "serve", "--port", "0", "--cors-origin", origin],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1 and "is not an origin" in proc.stderr and "Traceback" not in proc.stderr
+    assert not (built_store_path / "serve.json").exists()
+
+
 def test_the_access_log_keeps_paths_and_names_but_no_values(built_store_path: Path) -> None:
     with kg_serve(built_store_path, "--log-level", "info", ready=READY) as (proc, info):
         url = str(info["sparql"])
@@ -100,6 +108,26 @@ def psutil_cmdline(pid: int) -> list[str]:
     return list(psutil.Process(pid).cmdline())
 
 
+def _wait_until_a_worker_runs(pid: int, within: float = 30) -> None:
+    import psutil
+
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        workers = [c for c in psutil.Process(pid).children(recursive=True) if c.ppid() != pid]
+        for worker in workers:
+            worker.cpu_percent(None)
+        time.sleep(0.3)
+        use = []
+        for worker in workers:
+            try:
+                use.append(worker.cpu_percent(None))
+            except psutil.Error:
+                pass
+        if max(use, default=0.0) > 5:  # an idle worker uses none; a busy one what the machine gives it
+            return
+    raise AssertionError("no query worker started the queries")
+
+
 @pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "Ctrl-C"])
 def test_a_signal_stops_the_server_within_seconds_while_runaway_queries_run(built_store_path: Path,
                                                                             stop: signal.Signals) -> None:
@@ -110,7 +138,8 @@ def test_a_signal_stops_the_server_within_seconds_while_runaway_queries_run(buil
             httpx.post(url, data={"query": RUNAWAY}, timeout=120).status_code)) for _ in range(3)]
         for t in threads:
             t.start()
-        time.sleep(1.5)
+        _wait_until_a_worker_runs(proc.pid)
+        time.sleep(0.5)  # the third request reaches the queue
         started = time.monotonic()
         proc.send_signal(stop)
         proc.communicate(timeout=60)
