@@ -90,7 +90,8 @@ print(json.dumps({"seconds": time.perf_counter() - start}), flush=True)
 @dataclass
 class Run:
     """One process: wall seconds (None when it outlived its cap), seconds to its first
-    :data:`FIRST` lines of output, lines written, peak RSS in MB, exit status, stderr."""
+    :data:`FIRST` lines of output, lines written, peak RSS in MB, exit status, output (when
+    kept), stderr."""
 
     seconds: float | None
     first: float | None
@@ -99,6 +100,8 @@ class Run:
     code: int
     out: str
     err: str
+    #: A few lines of output that are not JSON objects (for JSON Lines: not rows).
+    odd: list[str]
 
 
 PEAKS: dict[str, float] = {}
@@ -122,13 +125,17 @@ def run(what: str, argv: list[str], *, cap: float, keep: bool = False) -> Run:
     assert proc.stdout is not None and proc.stderr is not None
     reader = threading.Thread(target=lambda: err.append(proc.stderr.read()), daemon=True)  # type: ignore[union-attr]
     reader.start()
-    lines, first, kept = 0, None, []
+    lines, first = 0, None
+    kept: list[bytes] = []
+    odd: list[str] = []
     for line in proc.stdout:
         lines += 1
         if lines == FIRST:
             first = time.perf_counter() - start
         if keep:
             kept.append(line)
+        elif not line.startswith(b"{") and len(odd) < 5:  # JSON Lines: every row is an object
+            odd.append(line.decode("utf-8", "replace"))
     _, status, usage = os.wait4(proc.pid, 0)
     proc.returncode = os.waitstatus_to_exitcode(status)
     wall = time.perf_counter() - start
@@ -139,7 +146,7 @@ def run(what: str, argv: list[str], *, cap: float, keep: bool = False) -> Run:
     rss = int(peak[-1]) / 1024 if peak else usage.ru_maxrss / 1024
     PEAKS[what] = max(PEAKS.get(what, 0.0), rss)
     text = b"".join(kept).decode("utf-8", "replace")
-    return Run(None if killed.is_set() else wall, first, lines, rss, proc.returncode, text, errors)
+    return Run(None if killed.is_set() else wall, first, lines, rss, proc.returncode, text, errors, odd)
 
 
 def kg(what: str, store: Path, *args: str, cap: float, keep: bool = False, check: bool = True) -> Run:
@@ -265,7 +272,8 @@ def main() -> None:
             row(label, _s(whole.seconds, cap), base, _ratio(whole.seconds, raw.get("seconds")), whole.rss_mb,
                 goal if not first_page else "streamed, memory flat")
             if raw and raw.get("rows") != whole.lines:
-                print(f"  note: the raw query gave {raw['rows']:,} rows", flush=True)
+                print(f"  note: the raw query gave {raw['rows']:,} rows; kg's lines that are not rows: "
+                      f"{whole.odd[:2]!r}", flush=True)
             if first_page:
                 page = kg(f"kg query {name}", big, "query", name, *flags, "-f", "jsonl", "--limit", str(FIRST),
                           cap=cap)

@@ -26,7 +26,7 @@ from kg.iris import technique_iri
 from kg.store.base import Activity, GraphStore, Transaction
 from kg.vocab import DCTERMS, ID, PROV, RDF, RDFS, TKG, XSD, boolean, datetime_literal, text
 
-__all__ = ["kernel_iri", "record", "registry_triples", "run_triples"]
+__all__ = ["kernel_iri", "record", "record_registry", "registry_triples", "run_triples"]
 
 
 def kernel_iri(technique: str) -> ox.NamedNode:

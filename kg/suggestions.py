@@ -184,9 +184,9 @@ def techniques(store: GraphStore) -> dict[str, TechniqueInfo]:
             continue
         dates = by[_DATE]
         parts[iri] = {"id": str(python_value(by[_NOTATION][0])), "name": names[0].value,
-                      "labels": dict.fromkeys(o.value for o in by[_ALT_LABEL]),
-                      "date": dates[-1].value if dates else None,
-                      "papers": dict.fromkeys(o.value for o in by[_PRIMARY_PAPER])}
+                      "labels": dict.fromkeys(str(python_value(o)) for o in by[_ALT_LABEL]),
+                      "date": str(python_value(dates[-1])) if dates else None,
+                      "papers": dict.fromkeys(python_value(o) for o in by[_PRIMARY_PAPER])}
     return {iri: TechniqueInfo(iri, p["id"], p["name"], tuple(dict.fromkeys([p["name"], *p["labels"]])),
                                p["date"], tuple(p["papers"])) for iri, p in parts.items()}
 

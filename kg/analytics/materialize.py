@@ -272,6 +272,9 @@ def connect(path: Path, *, read_only: bool) -> duckdb.DuckDBPyConnection:
             hint="Run `kg analytics build --full` to make it again from the graph.",
         ) from None
     con.execute("SET TimeZone = 'UTC'")
+    # DuckDB draws a progress bar on stdout for a query past two seconds: in the middle
+    # of the rows kg query writes there (JSON Lines, CSV) when they go to a pipe.
+    con.execute("SET enable_progress_bar = false")
     return con
 
 

@@ -231,6 +231,7 @@ def _duckdb(folder: Path) -> duckdb.DuckDBPyConnection:
     import duckdb
 
     con = duckdb.connect()
+    con.execute("SET enable_progress_bar = false")  # DuckDB's bar goes to stdout
     spill = folder / "spill"
     spill.mkdir(exist_ok=True)
     con.execute(f"SET memory_limit = '1GB'; SET temp_directory = '{spill}'; SET preserve_insertion_order = false")

@@ -572,11 +572,7 @@ def _publish_if_free(path: Path, folder: StoreFolder, *, create_parents: bool, n
     """Publish a view for readers when none is current, if no writer holds the store
     (the holder publishes one itself when it writes)."""
     folder.prepare(create_parents=create_parents)
-    lock = folder.try_lock(command="kg (publishing a view for readers)")
-    if lock is None:
-        return
-    lock.release()
-    try:
+    try:  # (never a lock taken and let go first: that would forget who was interrupted)
         OxigraphStore(path, command="kg (publishing a view for readers)", notice=notice).close()
     except StoreLockedError:
         return  # a writer came in between: it publishes when it writes

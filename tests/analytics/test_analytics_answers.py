@@ -101,3 +101,14 @@ def test_stale_tables_leave_the_answer_to_sparql_and_say_why(analysed_store_path
     assert stale.stdout.splitlines()[0] == fresh.stdout.splitlines()[0]
     forced = kg_cli("query", "read-without-note", "--sparql", "-f", "csv", store=analysed_store_path, check=True)
     assert "answered" not in forced.stderr
+
+
+def test_the_tables_draw_no_progress_bar_among_the_rows_a_query_writes(analysed_db) -> None:
+    """DuckDB's own bar went to stdout, into kg query's JSON Lines or CSV in a pipe."""
+    from kg.analytics.materialize import connect
+
+    con = connect(analysed_db, read_only=True)
+    try:
+        assert con.execute("SELECT current_setting('enable_progress_bar')").fetchone() == (False,)
+    finally:
+        con.close()

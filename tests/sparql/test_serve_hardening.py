@@ -108,6 +108,26 @@ def psutil_cmdline(pid: int) -> list[str]:
     return list(psutil.Process(pid).cmdline())
 
 
+def _wait_until_a_worker_runs(pid: int, within: float = 30) -> None:
+    import psutil
+
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        workers = [c for c in psutil.Process(pid).children(recursive=True) if c.ppid() != pid]
+        for worker in workers:
+            worker.cpu_percent(None)
+        time.sleep(0.3)
+        use = []
+        for worker in workers:
+            try:
+                use.append(worker.cpu_percent(None))
+            except psutil.Error:
+                pass
+        if max(use, default=0.0) > 5:  # an idle worker uses none; a busy one what the machine gives it
+            return
+    raise AssertionError("no query worker started the queries")
+
+
 @pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "Ctrl-C"])
 def test_a_signal_stops_the_server_within_seconds_while_runaway_queries_run(built_store_path: Path,
                                                                             stop: signal.Signals) -> None:
@@ -118,7 +138,8 @@ def test_a_signal_stops_the_server_within_seconds_while_runaway_queries_run(buil
             httpx.post(url, data={"query": RUNAWAY}, timeout=120).status_code)) for _ in range(3)]
         for t in threads:
             t.start()
-        time.sleep(1.5)
+        _wait_until_a_worker_runs(proc.pid)
+        time.sleep(0.5)  # the third request reaches the queue
         started = time.monotonic()
         proc.send_signal(stop)
         proc.communicate(timeout=60)
