@@ -62,6 +62,10 @@ log = logging.getLogger("kg.server")
 
 #: How often a running query's worker is looked at (deadline, memory, client).
 _POLL = 0.02
+#: What a worker says once it has the view open and starts the query.
+_OPENED = ("opened",)
+#: How long a worker may take to open a view before the query's own timeout starts.
+_OPEN_GRACE = 30.0
 _PRELOAD = ["kg.server.jobs", "kg.store.embedded", "kg.store.remote", "kg.resolve", "queries"]
 
 
@@ -208,6 +212,9 @@ def _worker_main(conn: Connection, memory: int) -> None:
             try:
                 answers.put(("ok", *execute(store, job)))
             except EndpointError as error:
+                # Without its traceback: the frames hold pyoxigraph results, which must be
+                # dropped on this thread, not on the one that sends the answer.
+                error.__traceback__ = error.__context__ = error.__cause__ = None
                 answers.put(("error", error))
             except MemoryError:
                 answers.put(("error", _memory(memory)))
@@ -243,6 +250,7 @@ def _worker_main(conn: Connection, memory: int) -> None:
         if not limited:
             _limit_address_space(memory)
             limited = True
+        conn.send(_OPENED)  # the query's time starts now, not while a fresh worker opens the view
         jobs.put((store, job))
         conn.send(answers.get())
 
@@ -409,19 +417,24 @@ class WorkerPool:
         except (OSError, ValueError):
             self._replace(worker)
             return ("error", _stopping() if self._closed else _crashed(None))
-        started = time.monotonic()
+        # A fresh worker may take a while to open the view (a busy machine); the query's own
+        # time starts when the worker says it has it open.
+        deadline = time.monotonic() + _OPEN_GRACE + limits.timeout
         problem: EndpointError | None = None
         while problem is None:
             try:
                 if worker.conn.poll(_POLL):
                     outcome: tuple[Any, ...] = worker.conn.recv()
+                    if outcome == _OPENED:
+                        deadline = time.monotonic() + limits.timeout
+                        continue
                     self._release(worker)
                     return outcome
             except (EOFError, OSError):
                 worker.process.join(1)
                 problem = _stopping() if self._closed else _crashed(worker.process.exitcode)
                 break
-            if time.monotonic() - started > limits.timeout:
+            if time.monotonic() > deadline:
                 problem = EndpointError(
                     503, f"the query ran past the server's timeout of {limits.timeout:g} s and was stopped",
                     "Make the query more selective (LIMIT, fewer property paths and joins), or restart "
