@@ -7,6 +7,9 @@ servers on 127.0.0.1. Tests, notebooks and benchmarks point the real clients at 
 - :class:`ingest.emulators.semanticscholar.SemanticScholarEmulator`: the Semantic Scholar
   Graph and Recommendations APIs (batch, citation lists with contexts and intents, paging,
   search, keys, 400/403/404/429/5xx) over a citation graph the caller builds.
+
+Each is a :class:`ingest.emulators.loopback.LoopbackServer`: a new emulator gives its
+request handler class and inherits start, stop, the context manager and ``url``.
 """
 
 from __future__ import annotations

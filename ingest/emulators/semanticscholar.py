@@ -37,9 +37,11 @@ import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
+
+from ingest.emulators.loopback import LoopbackServer
 
 __all__ = ["EmulatedPaper", "Faults", "RequestRecord", "SemanticScholarEmulator", "paper_key"]
 
@@ -196,7 +198,7 @@ class _ApiError(Exception):
         self.body = dict(body)
 
 
-class SemanticScholarEmulator:
+class SemanticScholarEmulator(LoopbackServer):
     """The Graph and Recommendations APIs on ``http://127.0.0.1:<port>``; a context manager.
 
     ``keys`` are the API keys it accepts; ``require_key`` refuses requests without one (403);
@@ -205,8 +207,7 @@ class SemanticScholarEmulator:
 
     def __init__(self, *, host: str = "127.0.0.1", port: int = 0, keys: Iterable[str] = (),
                  require_key: bool = False, unauthenticated_per_second: float | None = None) -> None:
-        self.host = host
-        self.port = port
+        super().__init__(host=host, port=port)
         self.keys = set(keys)
         self.require_key = require_key
         self.unauthenticated_per_second = unauthenticated_per_second
@@ -219,40 +220,11 @@ class SemanticScholarEmulator:
         self.requests: list[RequestRecord] = []
         self.lock = threading.RLock()
         self._last_anonymous = 0.0
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
 
-    # -- lifecycle ---------------------------------------------------------------------
+    thread_name = "s2-emulator"
 
-    def start(self) -> SemanticScholarEmulator:
-        handler = type("Handler", (_Handler,), {"emulator": self})
-        self._server = ThreadingHTTPServer((self.host, self.port), handler)
-        self._server.daemon_threads = True
-        self.port = self._server.server_address[1]
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.02},
-                                        name="s2-emulator", daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
-
-    def __enter__(self) -> SemanticScholarEmulator:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    @property
-    def url(self) -> str:
-        """The API root to give as ``--api-url`` (``/graph/v1`` and ``/recommendations/v1`` below it)."""
-        return f"http://{self.host}:{self.port}"
+    def handler(self) -> type[BaseHTTPRequestHandler]:
+        return type("Handler", (_Handler,), {"emulator": self})
 
     # -- the citation graph ------------------------------------------------------------------
 

@@ -52,10 +52,11 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, quote, urlencode, urlsplit
 
+from ingest.emulators.loopback import LoopbackServer
 from ingest.emulators.zotero_schema import (
     COMMON_KEYS,
     CREATOR_TYPES,
@@ -389,7 +390,7 @@ class _Key:
     libraries: frozenset[str] | None  # None: every library
 
 
-class ZoteroEmulator:
+class ZoteroEmulator(LoopbackServer):
     """The Zotero Web API v3 on ``http://127.0.0.1:<port>``; use as a context manager.
 
     ``max_write_objects`` is the per-request object limit (50 on zotero.org);
@@ -399,8 +400,7 @@ class ZoteroEmulator:
 
     def __init__(self, *, host: str = "127.0.0.1", port: int = 0, max_write_objects: int = 50,
                  clock: Callable[[], dt.datetime] | None = None, seed: int | None = None) -> None:
-        self.host = host
-        self.port = port
+        super().__init__(host=host, port=port)
         self.max_write_objects = max_write_objects
         self.clock = clock or (lambda: dt.datetime.now(dt.UTC))
         self.lock = threading.RLock()
@@ -409,39 +409,11 @@ class ZoteroEmulator:
         self.faults = Faults()
         self.requests: list[RequestRecord] = []
         self._rng = random.Random(seed)
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
 
-    # -- lifecycle --------------------------------------------------------------------
+    thread_name = "zotero-emulator"
 
-    def start(self) -> ZoteroEmulator:
-        handler = _handler_class(self)
-        self._server = _Server((self.host, self.port), handler)
-        self.port = self._server.server_address[1]
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.02},
-                                        name="zotero-emulator", daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
-
-    def __enter__(self) -> ZoteroEmulator:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    @property
-    def url(self) -> str:
-        """The base URL to give pyzotero as ``endpoint`` (or TechKG as ``--api-url``)."""
-        return f"http://{self.host}:{self.port}"
+    def handler(self) -> type[BaseHTTPRequestHandler]:
+        return _handler_class(self)
 
     # -- set-up -----------------------------------------------------------------------
 
@@ -1232,11 +1204,6 @@ def _json(status: int, data: Any, headers: Mapping[str, str] | None = None) -> R
 
 
 # -- the HTTP server ----------------------------------------------------------------------
-
-
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
 
 
 def _handler_class(emulator: ZoteroEmulator) -> type[BaseHTTPRequestHandler]:
