@@ -222,3 +222,17 @@ def test_serve_prints_its_addresses_as_one_json_line(built_store_path: Path) -> 
         finally:
             proc.terminate()
             proc.wait(timeout=30)
+
+
+@pytest.mark.parametrize("width", [80, 100])
+def test_a_command_s_help_folds_its_prose_at_the_terminal_s_width(kg_cli, width: int) -> None:
+    text = kg_cli("kernels", "verify", "--help", env={"COLUMNS": str(width)}, check=True).stdout
+    prose = text.split("╭")[0].split("\n")[3:]  # below the usage line, above the boxes
+    paragraph = [line.strip() for line in prose if line.strip()]
+    assert len(paragraph) >= 3
+    # Every line but a paragraph's last fills most of the width: no docstring line breaks
+    # left in the middle ("... say what they" / "measured below it ...").
+    last_of_paragraph = {i for i, line in enumerate(prose) if line.strip() and not prose[i + 1].strip()}
+    short = [line for i, line in enumerate(prose) if line.strip() and i not in last_of_paragraph
+             and len(line.strip()) < width - 25]
+    assert short == []

@@ -8,6 +8,7 @@ rdflib, pyshacl, duckdb, torch) is imported inside the command that needs it, so
 from __future__ import annotations
 
 import importlib
+import inspect
 import sys
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Annotated, Optional
@@ -15,6 +16,8 @@ from typing import TYPE_CHECKING, Annotated, Optional
 import typer
 
 if TYPE_CHECKING:
+    from typer._click import Command  # typer 0.29 carries its own click
+
     from kg.store.base import GraphStore
 
 __all__ = ["State", "app", "main", "state"]
@@ -155,12 +158,28 @@ def _register() -> None:
 _register()
 
 
+def _reflow_help(command: Command) -> None:
+    """Join the line breaks inside each paragraph of every command's help, so that the
+    terminal folds the prose at its own width (typer 0.29 keeps a docstring's breaks after
+    the first paragraph, which leaves one-word lines at 80 columns). A paragraph that
+    starts with click's ``\\b`` keeps its lines."""
+    if command.help:
+        paragraphs = inspect.cleandoc(command.help).split("\n\n")
+        command.help = "\n\n".join(p if p.startswith("\b") else " ".join(p.split()) for p in paragraphs)
+    for sub in getattr(command, "commands", {}).values():
+        _reflow_help(sub)
+
+
 def main() -> None:
     """Entry point of the ``kg`` console script."""
+    import typer.main
+
     from kg.errors import KGError
 
+    command = typer.main.get_command(app)
+    _reflow_help(command)
     try:
-        app(prog_name="kg")
+        command(prog_name="kg")
     except KGError as error:
         from kg.cli.output import print_error
 

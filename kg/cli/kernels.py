@@ -47,6 +47,10 @@ class Dtype(StrEnum):
 
 
 FormatOpt = Annotated[Format, typer.Option("--format", "-f", help="Output format.")]
+TechniquesArg = Annotated[
+    list[str] | None,
+    typer.Argument(help="Techniques by id, name or alias (default: every technique with code).", show_default=False),
+]
 
 
 def _latest_runs(store: GraphStore) -> dict[str, dict[str, Any]]:
@@ -213,13 +217,7 @@ def _verify_table(
 
 @app.command("mutants")
 def mutants(
-    techniques: Annotated[
-        list[str] | None,
-        typer.Argument(  # noqa: UP045
-            help="Techniques by id, name or alias (default: every technique with code).",
-            show_default=False,
-        ),
-    ] = None,
+    techniques: TechniquesArg = None,
     fmt: FormatOpt = Format.table,
     verbose: Annotated[
         bool, typer.Option("--verbose", "-v", help="One row per mutant instead of per technique.")
@@ -319,13 +317,7 @@ def mutants(
 
 @app.command("verify")
 def verify(
-    techniques: Annotated[
-        list[str] | None,
-        typer.Argument(  # noqa: UP045
-            help="Techniques by id, name or alias (default: every technique with code).",
-            show_default=False,
-        ),
-    ] = None,
+    techniques: TechniquesArg = None,
     device: Annotated[Device, typer.Option(help="Run the checks on the CPU or on a CUDA GPU.")] = Device.cpu,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON (same as --format json).")] = False,
     fmt: FormatOpt = Format.table,
