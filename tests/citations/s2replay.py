@@ -22,13 +22,14 @@ import json
 import re
 import threading
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 import yaml
 
+from ingest.emulators.loopback import LoopbackServer
 from ingest.emulators.semanticscholar import EDGE_FIELDS, PAPER_FIELDS
 
 __all__ = ["S2Replay"]
@@ -70,10 +71,11 @@ def _load(root: Path) -> list[Recorded]:
     return out
 
 
-class S2Replay:
+class S2Replay(LoopbackServer):
     """The replay server; a context manager. ``url`` is the API root to pass as ``api_url``."""
 
     def __init__(self, fixtures: Path | None = None) -> None:
+        super().__init__()
         if fixtures is None:
             from tests.conftest import FIXTURES
 
@@ -83,25 +85,11 @@ class S2Replay:
         self.bad_field = next(r for r in self.recorded if r.status == 400)
         self.log: list[Seen] = []
         self._lock = threading.Lock()
-        self._server: ThreadingHTTPServer | None = None
 
-    def __enter__(self) -> S2Replay:
-        handler = type("Handler", (_Handler,), {"replay": self})
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self._server.daemon_threads = True
-        threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
-        return self
+    thread_name = "s2-replay"
 
-    def __exit__(self, *exc: object) -> None:
-        assert self._server is not None
-        self._server.shutdown()
-        self._server.server_close()
-
-    @property
-    def url(self) -> str:
-        assert self._server is not None
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
+    def handler(self) -> type[BaseHTTPRequestHandler]:
+        return type("Handler", (_Handler,), {"replay": self})
 
     def answer(self, method: str, path: str, query: str, body: bytes) -> tuple[int, bytes, str]:
         params = frozenset(parse_qsl(query))

@@ -45,12 +45,14 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from email.utils import format_datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, parse_qsl, urlsplit
 
 from lxml import etree
+
+from ingest.emulators.loopback import LoopbackServer
 
 __all__ = ["Fault", "ReplayServer", "Seen", "body", "delay", "drip", "reset", "status", "truncate"]
 
@@ -530,10 +532,11 @@ def _not_found() -> Answer:
 # -- the server ----------------------------------------------------------------------------------
 
 
-class ReplayServer:
+class ReplayServer(LoopbackServer):
     """The replay server; use as a context manager or call :meth:`start`/:meth:`stop`."""
 
     def __init__(self, fixtures: Path | None = None, *, oai_page_size: int = 10) -> None:
+        super().__init__()
         if fixtures is None:
             from tests.conftest import FIXTURES
 
@@ -545,40 +548,11 @@ class ReplayServer:
         self.log: list[Seen] = []
         self._faults: dict[tuple[str, str], list[Fault]] = defaultdict(list)
         self._lock = threading.Lock()
-        self._server: ThreadingHTTPServer | None = None
-        self._url: str | None = None
-        self._thread: threading.Thread | None = None
 
-    # -- lifecycle --
+    thread_name = "replay-server"
 
-    def start(self) -> ReplayServer:
-        handler = type("Handler", (_Handler,), {"replay": self})
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.02},
-                                        name="replay-server", daemon=True)
-        self._thread.start()
-        host, port = self._server.server_address[:2]
-        self._url = f"http://{host}:{port}"
-        return self
-
-    def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-
-    def __enter__(self) -> ReplayServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    @property
-    def url(self) -> str:
-        # Kept after stop(): a handler thread still finishing a request may ask for it.
-        assert self._url is not None, "start the server first"
-        return self._url
+    def handler(self) -> type[BaseHTTPRequestHandler]:
+        return type("Handler", (_Handler,), {"replay": self})
 
     @property
     def arxiv_url(self) -> str:
