@@ -38,6 +38,8 @@ __all__ = [
     "same_term_as_equality",
     "unsliced",
     "values_as_constants",
+    "values_as_filters",
+    "binds_after_optionals",
     "values_block",
 ]
 
@@ -475,46 +477,95 @@ def constants(query: str, bindings: Mapping[str, Term | Sequence[Term] | str]
     """``query`` with each single-term binding written as a constant instead of a VALUES
     block, for servers that misjoin VALUES (Virtuoso 7): in the WHERE groups as
     :func:`inline_bindings` does, in a CONSTRUCT template or DESCRIBE, and in the
-    projection as ``(term AS ?v)``, so the answers still name it. The query's own GROUP
-    BY, HAVING and ORDER BY name it as ``(term)`` (grouping by a constant keeps an empty
-    answer empty). A sub-select that projects the variable keeps it (unbound there, it
-    still joins): Virtuoso needs that join, although a strict SPARQL 1.1 parser refuses
-    the projection ``(term AS ?v)`` beside it, so this form is only for such servers.
-    Returns the text and the bindings left to bind with VALUES (lists of terms, and every binding of
-    a ``SELECT *``, whose projection cannot name a constant)."""
+    projection as ``(term AS ?v)``, so the answers still name it (inside a projected
+    expression, as the term). The query's own GROUP BY, HAVING and ORDER BY name it as
+    ``(term)`` (grouping by a constant keeps an empty answer empty). A sub-select no
+    longer projects or groups by it (:func:`_subselect_constants`): its patterns hold
+    the constant, so the join on the variable is a join on the constant, and the result
+    is a strict SPARQL 1.1 query with the answers of the binding.
+    Returns the text and the bindings left to bind with VALUES (lists of terms, and every
+    binding of a ``SELECT *``, whose projection cannot name a constant, or of a query that
+    assigns the variable itself with ``AS ?v``, names it in a MINUS block, or has a
+    sub-select that projects nothing else)."""
     single = _single(bindings)
     parts = query_parts(query)
     if not single or parts.group is None or (parts.form == "SELECT" and parts.projection is None):
         return query, dict(bindings)
-    rest = {k: v for k, v in bindings.items() if k not in single}
     code = _code_only(query)
+    names = "|".join(re.escape(n) for n in single)
+    if re.search(rf"(?i)\bAS\s*[?$]({names})(?!\w)", code) or _in_minus(code, names):
+        return query, dict(bindings)
+    rest = {k: v for k, v in bindings.items() if k not in single}
     group_start, group_end = parts.group
     head = query[parts.form_start : group_start]
     head_code = code[parts.form_start : group_start]
-    names = "|".join(re.escape(n) for n in single)
     var = re.compile(rf"(?<![\w?$])[?$]({names})(?!\w)")
-
-    def replace(text: str, text_code: str, make: Callable[[re.Match[str]], str]) -> str:
-        out, last = [], 0
-        for m in var.finditer(text_code):
-            out += [text[last : m.start()], make(m)]
-            last = m.end()
-        return "".join(out) + text[last:]
-
     if parts.form == "SELECT":
-        depth_zero = []
-        depth = 0
-        for ch in head_code:
-            depth += ch == "("
-            depth -= ch == ")"
-            depth_zero.append(depth == 0)
-        new_head = replace(head, "".join(c if depth_zero[i] else " " for i, c in enumerate(head_code)),
-                           lambda m: f"({single[m.group(1)]} AS ?{m.group(1)})")
+        new_head = _head_constants(head, head_code, single, var, lambda name: f"({single[name]} AS ?{name})")
     else:
-        new_head = replace(head, head_code, lambda m: single[m.group(1)])
-    body = inline_bindings("WHERE " + query[group_start : group_end + 1], {k: bindings[k] for k in single})[6:]
+        new_head = _substitute(head, head_code, var, lambda m: single[m.group(1)])
+    inlined = inline_bindings("WHERE " + query[group_start : group_end + 1], {k: bindings[k] for k in single})[6:]
+    body = _subselect_constants(inlined, single, var)
+    if body is None:
+        return query, dict(bindings)
     tail = query[group_end + 1 :]
     return query[: parts.form_start] + new_head + body + _constant_modifiers(tail, single, var), rest
+
+
+def _in_minus(code: str, names: str) -> bool:
+    """Whether a MINUS block of ``code`` mentions one of the variables ``names``: there the
+    variable decides what is removed, which a constant cannot do."""
+    for m in re.finditer(r"(?i)\bMINUS\s*\{", code):
+        if re.search(rf"[?$]({names})(?!\w)", code[m.end() : _group_end(code, m.end() - 1)]):
+            return True
+    return False
+
+
+def _head_constants(head: str, head_code: str, single: Mapping[str, str], var: re.Pattern[str],
+                    bare: Callable[[str], str]) -> str:
+    """A SELECT's projection with each bound variable written ``bare(name)`` where it is
+    projected itself (outside parentheses) and as its term inside a projected expression."""
+    depth, depths = 0, []
+    for ch in head_code:
+        depth += ch == "("
+        depth -= ch == ")"
+        depths.append(depth)
+    return _substitute(head, head_code, var,
+                       lambda m: bare(m.group(1)) if depths[m.start()] == 0 else single[m.group(1)])
+
+
+def _subselect_constants(body: str, single: Mapping[str, str], var: re.Pattern[str]) -> str | None:
+    """``body`` (a WHERE group whose patterns hold the constants already) with every
+    sub-select's projection, GROUP BY, HAVING and ORDER BY rid of the bound variables
+    (see :func:`_constant_modifiers`); None where a sub-select would project nothing."""
+    code = _code_only(body)
+    edits: list[tuple[int, int, str]] = []
+    for m in re.finditer(r"(?i)\bSELECT\b", code):
+        opening, depth = -1, 0
+        for i in range(m.end(), len(code)):
+            depth += code[i] == "("
+            depth -= code[i] == ")"
+            if code[i] == "{" and depth == 0:
+                opening = i
+                break
+        if opening < 0:
+            return None
+        head = _head_constants(body[m.end() : opening], code[m.end() : opening], single, var, lambda name: "")
+        if not re.search(r"[?$*]", _code_only(head)):
+            return None
+        edits.append((m.end(), opening, head))
+        end, depth = _group_end(code, opening), 0
+        for close in range(end + 1, len(code)):  # the sub-select's modifiers, up to its closing brace
+            depth += code[close] == "{"
+            depth -= code[close] == "}"
+            if depth < 0:
+                break
+        edits.append((end + 1, close, _constant_modifiers(body[end + 1 : close], single, var)))
+    out, last = [], 0
+    for start, stop, text in sorted(edits):
+        out += [body[last:start], text]
+        last = stop
+    return "".join(out) + body[last:]
 
 
 def _constant_modifiers(tail: str, single: Mapping[str, str], var: re.Pattern[str]) -> str:
@@ -558,12 +609,10 @@ def _substitute(text: str, code: str, var: re.Pattern[str], make: Callable[[re.M
 _VALUES_BLOCK = re.compile(r"(?i) ?\bVALUES\s*\(([?$\w\s]+)\)\s*\{")
 
 
-def values_as_constants(query: str) -> str:
-    """``query`` with the single-row VALUES blocks that :func:`inject_values` wrote turned
-    back into bindings and written as :func:`constants`. A variable is converted only when
-    every block that binds it gives it the same one term; other blocks stay."""
-    code = _code_only(query)
-    blocks = []  # (start, end, {var: term})
+def _values_blocks(query: str, code: str) -> list[tuple[int, int, dict[str, str | None]]]:
+    """The VALUES blocks of ``query``: their spans, and the term of each variable where the
+    block has one row (None where it has more)."""
+    blocks = []
     for m in _VALUES_BLOCK.finditer(code):
         opening = m.end() - 1
         end = _group_end(code, opening)
@@ -576,6 +625,14 @@ def values_as_constants(query: str) -> str:
             if len(values) == len(names):
                 terms = {n.lstrip("?"): v for n, v in zip(names, values, strict=True)}
         blocks.append((m.start(), end + 1, terms))
+    return blocks
+
+
+def values_as_constants(query: str) -> str:
+    """``query`` with the single-row VALUES blocks that :func:`inject_values` wrote turned
+    back into bindings and written as :func:`constants`. A variable is converted only when
+    every block that binds it gives it the same one term; other blocks stay."""
+    blocks = _values_blocks(query, _code_only(query))
     found: dict[str, str | None] = {}
     for _, _, terms in blocks:
         for name, term in terms.items():
@@ -591,6 +648,50 @@ def values_as_constants(query: str) -> str:
     out.append(query[last:])
     text, rest = constants("".join(out), single)
     return query if rest else text
+
+
+def values_as_filters(query: str) -> str:
+    """``query`` with each single-row VALUES block of IRIs written as ``FILTER(?v = <iri>)``
+    in its group, for a server whose planner refuses both the VALUES and the constants
+    (Virtuoso 7 on a query of many OPTIONALs about one bound subject). That is the same
+    only where the group's own triple patterns bind the variable (a filter tests, it does
+    not bind), so the query is unchanged unless every block is of that kind."""
+    code = _code_only(query)
+    blocks = _values_blocks(query, code)
+    out, last = [], 0
+    for start, end, terms in blocks:
+        if not terms or any(t is None or not t.startswith("<") for t in terms.values()):
+            return query
+        opening = _enclosing_brace(code, start)
+        own = list(code[opening + 1 : _group_end(code, opening)])
+        depth, braces = 0, 0
+        for i, ch in enumerate(own):  # keep the group's top level, outside any parentheses
+            braces += ch == "{"
+            depth += ch == "("
+            hidden = braces > 0 or depth > 0 or start <= opening + 1 + i < end
+            braces -= ch == "}"
+            depth -= ch == ")"
+            if hidden or ch in "{}()":
+                own[i] = " "
+        text = "".join(own)
+        if any(not re.search(rf"[?$]{name}(?!\w)", text) for name in terms):
+            return query
+        filters = " ".join(f"FILTER(?{name} = {term})" for name, term in terms.items())
+        out += [query[last:start], f" {filters} "]
+        last = end
+    out.append(query[last:])
+    return "".join(out)
+
+
+def _enclosing_brace(code: str, position: int) -> int:
+    """The offset of the innermost ``{`` still open at ``position``."""
+    opened: list[int] = []
+    for i in range(position):
+        if code[i] == "{":
+            opened.append(i)
+        elif code[i] == "}" and opened:
+            opened.pop()
+    return opened[-1] if opened else -1
 
 
 def _row_spans(code: str, start: int, end: int) -> list[tuple[int, int]]:
@@ -664,16 +765,64 @@ def same_term_as_equality(query: str) -> str:
     return "".join(out)
 
 
-_PATH_OPERATOR = re.compile(
-    r"[\w>)][*+](?=\s*[?$<\w(\[])"  # p* p+ (and, harmlessly, some arithmetic)
-    r"|[\w>)]\s*/\s*[\^\w<(]"  # p/q
-    r"|(?<![\^\w])\^\s*[\w<(]"  # ^p
-    r"|[\w>)]\s*(?<!\|)\|(?!\|)\s*[\^\w<(]"  # p|q
-)
+_OPTIONAL = re.compile(r"(?i)\bOPTIONAL\s*\{")
+_BIND = re.compile(r"(?i)\bBIND\s*\(")
+#: What can give a value where a variable is unbound: a BIND using it is not sure to fail then.
+_LENIENT = re.compile(r"(?i)\b(COALESCE|IF|BOUND|EXISTS)\b|\|\||&&")
 
 
-def has_property_path(query: str) -> bool:
-    """Whether ``query`` may use a property path (``p*``, ``p+``, ``p/q``, ``^p``,
-    ``p|q``); some arithmetic reads as one too, never the other way round."""
-    code = re.sub(r"<[^<>\"{}|^`\\\s]*>", "<>", _code_only(query, iris=True))  # IRIs as <>, not their paths
-    return _PATH_OPERATOR.search(code.split("{", 1)[-1]) is not None
+def binds_after_optionals(query: str) -> str:
+    """``query`` with each BIND that ends an OPTIONAL group moved right after that group,
+    where that gives the same solutions: the expression uses only variables that nothing
+    outside the group mentions, and fails (leaving the variable unbound) when one of them
+    is unbound, as it is where the OPTIONAL does not match; and nothing before it (the
+    group's own filters included) mentions the bound variable. For Virtuoso 7, which drops the OPTIONALs that follow
+    an OPTIONAL ending in a BIND."""
+    for _ in range(query.count("BIND") + query.count("bind") + 1):
+        moved = _move_one_bind(query)
+        if moved is None:
+            return query
+        query = moved
+    return query
+
+
+def _move_one_bind(query: str) -> str | None:
+    code = _code_only(query)
+    for m in _OPTIONAL.finditer(code):
+        opening = m.end() - 1
+        close = _group_end(code, opening)
+        binds = [b for b in _BIND.finditer(code, opening, close) if _enclosing_brace(code, b.start()) == opening]
+        if not binds:
+            continue
+        start, paren = binds[-1].start(), binds[-1].end() - 1
+        depth, end = 0, paren
+        for end in range(paren, close):
+            depth += code[end] == "("
+            depth -= code[end] == ")"
+            if depth == 0:
+                break
+        if code[end + 1 : close].strip(" \t\r\n.") or not code[opening + 1 : start].strip():
+            continue  # not the group's last element, or its only one
+        alias = re.match(r"(?is)\((.*)\bAS\s*[?$](\w+)\s*\)$", code[paren : end + 1])
+        if alias is None or _LENIENT.search(alias.group(1)):
+            continue
+        used = set(re.findall(r"[?$](\w+)", alias.group(1)))
+        outside = code[:opening] + " " + code[close + 1 :]
+        before = _without_heads(code[:opening])
+        target = re.compile(rf"[?$]{alias.group(2)}(?!\w)")
+        if not used or any(re.search(rf"[?$]{v}(?!\w)", outside) for v in used) \
+                or target.search(before) or target.search(code[opening:start]):
+            continue
+        bind = query[start : end + 1]
+        return query[:start] + query[end + 1 : close + 1] + " " + bind + query[close + 1 :]
+    return None
+
+
+def _without_heads(code: str) -> str:
+    """``code`` without the projections of its SELECTs (up to each one's WHERE group)."""
+    out, last = [], 0
+    for m in re.finditer(r"(?i)\bSELECT\b", code):
+        opening = code.find("{", m.end())
+        out.append(code[last : m.start()])
+        last = len(code) if opening < 0 else opening
+    return "".join(out) + code[last:]

@@ -59,7 +59,13 @@ def row_probe(rows: int) -> str:
 #: past a few hundred each request gets slower per triple.
 #: Virtuoso also applies the operations of one request one by one: when one fails, those
 #: before it stay written.
-_KNOWN: dict[str, dict[str, int | bool]] = {"virtuoso": {"update_triples": 400, "atomic_updates": False}}
+#: Virtuoso 7 drops the OPTIONALs that follow an OPTIONAL ending in a BIND (whatever the
+#: bindings; no probe without data shows it), so such BINDs move after their groups.
+#: Virtuoso's Graph Store endpoint (/sparql-graph-crud, granted with SPARQL_UPDATE) parses
+#: an upload natively, tens of times faster than INSERT DATA, which it compiles to SQL.
+_KNOWN: dict[str, dict[str, int | bool | str]] = {
+    "virtuoso": {"update_triples": 400, "atomic_updates": False, "graph_store": "/sparql-graph-crud",
+                 "optional_bind": False}}
 
 
 @dataclass
@@ -71,8 +77,12 @@ class Capabilities:
     #: Whether the default graph is the union of the named graphs.
     union_default: bool | None = None
     #: Whether VALUES blocks bind variables as constants would (probed beside a property
-    #: path; where not, single-term bindings are written as constants).
-    values_beside_paths: bool | None = None
+    #: path, where Virtuoso 7 fails plainly). Where not, every single-term binding is
+    #: written as a constant: such a server misjoins VALUES elsewhere too (Virtuoso drops
+    #: an OPTIONAL that follows one holding a BIND, beside a VALUES block).
+    values_bind: bool | None = None
+    #: Whether a BIND may end an OPTIONAL group (where not: kg.sparqltext.binds_after_optionals).
+    optional_bind: bool | None = None
     #: Whether ORDER BY may use an expression over an aggregate's alias.
     order_by_alias: bool | None = None
     #: Whether sameTerm against a constant can be trusted (where not, it is written as the
@@ -83,6 +93,9 @@ class Capabilities:
     atomic_updates: bool | None = None
     #: The most data triples one update request may carry; None: no limit known.
     update_triples: int | None = None
+    #: Where the server takes Graph Store Protocol uploads when the store names no ``gsp=``
+    #: (relative to the query URL; "" where it refused one: uploads go in INSERT DATA).
+    graph_store: str | None = None
     #: The most rows (or triples) one answer holds (Virtuoso: ResultSetMaxRows); None: none seen.
     row_cap: int | None = None
     #: The longest answer seen whole (and proven uncapped by a probe).

@@ -28,16 +28,18 @@ the server:
   LIMIT / OFFSET and checked against a count; one that cannot be paged is an error,
   never a silently short answer.
 - Where the server mishandles VALUES bindings (Virtuoso 7 ignores them beside a property
-  path and misjoins sub-selects beside them), single terms are written into the query
-  as constants instead; where it cannot ORDER BY an aggregate's alias, the ordering
+  path, drops OPTIONALs and misjoins sub-selects beside them), single terms are written
+  into the query as constants instead; where it cannot ORDER BY an aggregate's alias, the ordering
   moves outside a sub-select (:mod:`kg.sparqltext`). Either way the answers are the same.
 - A transaction is one update request when it fits the server's limit; otherwise it
   is staged (:mod:`kg.store.staging`) and swapped in by one small request, so it
   stays atomic. Every write is checked afterwards by counting what arrived.
 - ``load_file`` always uploads into a staging graph (Graph Store Protocol with a
   Content-Length, or chunked ``INSERT DATA``), counts it, and swaps it in with one
-  update. A staging graph whose lease has run out (its process was killed) is
-  dropped the next time a store is opened on the server, with a warning.
+  update. Without ``gsp=``, Virtuoso's own Graph Store endpoint is tried first (its
+  INSERT DATA runs at a few hundred triples a second). A staging graph whose lease
+  has run out (its process was killed) is dropped the next time a store is opened on
+  the server, with a warning.
 """
 
 from __future__ import annotations
@@ -64,7 +66,7 @@ from kg.results import QueryResult, Solutions, Term
 from kg.sparqlerrors import predeclared, syntax_error, undeclared_prefixes
 from kg.sparqlguard import names_dataset
 from kg.sparqltext import (
-    has_property_path,
+    binds_after_optionals,
     inject_values,
     order_outside,
     paged,
@@ -73,6 +75,7 @@ from kg.sparqltext import (
     same_term_as_equality,
     unsliced,
     values_as_constants,
+    values_as_filters,
 )
 from kg.store import staging
 from kg.store.base import Activity, Dataset, GraphStore, prefix_block, provenance_update
@@ -92,8 +95,8 @@ log = logging.getLogger("kg.store")
 
 #: Stands in for "no graph at all" when the store holds no named graph yet.
 _NO_GRAPH = "urn:techkg:no-graph"
-#: Seconds the list of named graphs is reused between queries (our own writes reset it).
-_GRAPH_LIST_TTL = 2.0
+#: Seconds the list of named graphs is reused (our own writes reset it; others' show after this).
+_GRAPH_LIST_TTL = 10.0
 #: Triples per INSERT DATA request of an upload without the Graph Store Protocol, where
 #: the server names no limit of its own.
 _CHUNK = 20_000
@@ -138,7 +141,7 @@ _PERMISSION = re.compile(r"(?i)SR186|SECURITY:|no permission|permission denied|a
 #: What a server says when an update is too large for it (Virtuoso: SP031 ... exceeded).
 _TOO_LARGE = re.compile(r"(?i)SP031.*exceeded|too large|too long|request entity|payload")
 #: Virtuoso's refusal of a query on its cost estimate (MaxQueryCostEstimationTime).
-_ESTIMATE = re.compile(r"estimated execution time \d+ \(sec\) exceeds the limit")
+_ESTIMATE = re.compile(r"estimated execution time (\d+) \(sec\) exceeds the limit of (\d+)")
 #: A VALUES block, as kg.sparqltext.inject_values writes them.
 _HAS_VALUES = re.compile(r"(?i)\bVALUES\s*\(")
 #: Data triples per request when a transaction is staged for atomicity alone.
@@ -315,7 +318,7 @@ class RemoteStore(GraphStore):
         self.capabilities = Capabilities()
         #: Whether queries may use the server's default graph as the union (None: not known yet).
         self._server_union: bool | None = spec.union
-        self._graph_list: tuple[float, list[str]] | None = None
+        self._graph_list: tuple[float, list[ox.NamedNode], list[ox.NamedNode]] | None = None
         self._started = False
 
     @classmethod
@@ -480,7 +483,7 @@ class RemoteStore(GraphStore):
         if self._started:
             return
         self._started = True
-        for graph in self._all_graphs():
+        for graph in self._listing()[0]:
             if not graph.value.startswith(staging.STAGING):
                 continue
             rows = self._raw_select(f"SELECT ?e WHERE {{ GRAPH {graph} {{ {graph} {staging.LEASE} ?e }} }}")
@@ -495,34 +498,38 @@ class RemoteStore(GraphStore):
     # -- the union of TechKG's graphs ------------------------------------------------
 
     def _all_graphs(self) -> list[ox.NamedNode]:
-        """Every non-empty named graph on the server, the server's own included."""
+        """Every non-empty named graph on the server, the server's own included (asked now)."""
         rows = self._raw_select("SELECT DISTINCT ?g WHERE { GRAPH ?g { ?s ?p ?o } }")
         return [g for g in rows.values("g") if isinstance(g, ox.NamedNode)]
 
-    def _own_graphs(self) -> list[ox.NamedNode]:
-        """TechKG's graphs among the server's: those it names itself and those its
-        provenance graph describes (an import under a full IRI, say); no staging graph."""
-        described = {g for g in self._raw_select(
-            f"SELECT DISTINCT ?g WHERE {{ GRAPH {PROVENANCE} {{ ?g a {PROV.Bundle} }} }}").values("g")}
-        return sorted((g for g in self._all_graphs()
-                       if not g.value.startswith(staging.STAGING) and (is_own_graph(g) or g in described)),
-                      key=lambda g: g.value)
+    def _listing(self) -> tuple[list[ox.NamedNode], list[ox.NamedNode]]:
+        """Every named graph on the server, and TechKG's among them: those it names itself
+        and those its provenance graph describes (an import under a full IRI, say), no
+        staging graph. Listed once and kept until this store writes, or for
+        ``_GRAPH_LIST_TTL`` seconds (another process may add a graph)."""
+        now = time.monotonic()
+        if self._graph_list is None or now - self._graph_list[0] > _GRAPH_LIST_TTL:
+            every = self._all_graphs()
+            described = {g for g in self._raw_select(
+                f"SELECT DISTINCT ?g WHERE {{ GRAPH {PROVENANCE} {{ ?g a {PROV.Bundle} }} }}").values("g")}
+            own = sorted((g for g in every
+                          if not g.value.startswith(staging.STAGING) and (is_own_graph(g) or g in described)),
+                         key=lambda g: g.value)
+            self._graph_list = (now, every, own)
+        return self._graph_list[1], self._graph_list[2]
 
     def _dataset(self) -> dict[str, list[str]]:
         """Protocol parameters that make the default graph the union of TechKG's graphs."""
         self._start()
+        every, own = self._listing()
         if self._server_union is None:
             detected = self._detect_union()
             self.capabilities.union_default = detected
             if detected:  # usable only if nothing else lives on the server
-                own = {g.value for g in self._own_graphs()}
-                self._server_union = all(g.value in own for g in self._all_graphs())
+                self._server_union = len(own) == len(every)
         if self._server_union:
             return {}
-        now = time.monotonic()
-        if self._graph_list is None or now - self._graph_list[0] > _GRAPH_LIST_TTL:
-            self._graph_list = (now, [g.value for g in self._own_graphs()] or [_NO_GRAPH])
-        graphs = self._graph_list[1]
+        graphs = [g.value for g in own] or [_NO_GRAPH]
         return {"default-graph-uri": graphs, "named-graph-uri": graphs}
 
     def _detect_union(self) -> bool | None:
@@ -540,7 +547,7 @@ class RemoteStore(GraphStore):
 
     def named_graphs(self) -> list[ox.NamedNode]:
         self._start()
-        return self._own_graphs()
+        return list(self._listing()[1])
 
     def count(self, graph: ox.NamedNode | None = None) -> int:
         """Triples in one named graph (asked of the server's whole dataset: Virtuoso counts
@@ -550,15 +557,15 @@ class RemoteStore(GraphStore):
 
     # -- reads -----------------------------------------------------------------------
 
-    def _values_beside_paths(self) -> bool:
+    def _values_bind(self) -> bool:
         caps = self.capabilities
-        if caps.values_beside_paths is None:
+        if caps.values_bind is None:
             rows = self._probe(VALUES_PATH_PROBE)
             # The zero-length path gives the bound node itself, or nothing where a server
             # matches only nodes of the data; what it must not do is fail or answer more.
-            caps.values_beside_paths = rows is not None and rows.values("x") in (
+            caps.values_bind = rows is not None and rows.values("x") in (
                 [], [ox.NamedNode("urn:techkg:probe:a")])
-        return caps.values_beside_paths
+        return caps.values_bind
 
     def _orders_by_alias(self) -> bool:
         caps = self.capabilities
@@ -580,6 +587,8 @@ class RemoteStore(GraphStore):
         """``text`` as this server needs it to give the standard answers."""
         if _SAME_TERM.search(text) and not self._same_term():
             text = same_term_as_equality(text)
+        if self.capabilities.optional_bind is False:
+            text = binds_after_optionals(text)
         if form != "SELECT":
             return text
         parts = query_parts(text)
@@ -610,18 +619,19 @@ class RemoteStore(GraphStore):
         server takes."""
         form = query_form(text)
         forms = [self._rewrite(text, form)]
-        if _HAS_VALUES.search(text) and has_property_path(text) and not self._values_beside_paths():
-            constant = values_as_constants(text)
-            if constant != text:  # the bindings as constants first, as the VALUES blocks last
-                forms.insert(0, self._rewrite(constant, form))
+        if _HAS_VALUES.search(text) and not self._values_bind():
+            # The bindings as constants first, then as equality filters where those are the
+            # same, the VALUES blocks last.
+            rewritten = [values_as_constants(text), values_as_filters(text)]
+            forms[:0] = [self._rewrite(t, form) for t in dict.fromkeys(rewritten) if t != text]
         for attempt, candidate in enumerate(forms):
             try:
                 return self._answer(candidate, dataset, form, max_rows)
             except RemoteStoreError as exc:
                 if attempt == len(forms) - 1 or not (_ESTIMATE.search(str(exc)) or _COMPILER.search(str(exc))):
                     raise
-                # Its planner refuses the constants here (Virtuoso, with many OPTIONALs about
-                # one constant subject): the VALUES form is the one it takes.
+                # Its planner refuses this form (Virtuoso estimates many OPTIONALs about one
+                # constant subject as a cross product): try the next.
         raise AssertionError("unreachable")
 
     def _answer(self, text: str, dataset: Mapping[str, list[str]], form: str, max_rows: int | None) -> QueryResult:
@@ -640,18 +650,20 @@ class RemoteStore(GraphStore):
 
     def _estimated(self, text: str, dataset: Mapping[str, list[str]], form: str, max_rows: int | None) -> _Answer:
         """:meth:`_request`, asked again (twice at most) when Virtuoso refuses the query on
-        its cost estimate: the estimate comes from sampling and varies from one
-        compilation to the next, more than the query's real cost does."""
+        a cost estimate within ten times its limit: the estimate comes from sampling and
+        varies from one compilation to the next, more than the query's real cost does."""
         for attempt in range(3):
             try:
                 return self._request(text, dataset, form, max_rows)
             except RemoteStoreError as exc:
-                if not _ESTIMATE.search(str(exc)):
+                refused = _ESTIMATE.search(str(exc))
+                if not refused:
                     raise
-                if attempt == 2:
+                estimate, limit = int(refused.group(1)), int(refused.group(2))
+                if attempt == 2 or not limit < estimate < 10 * limit:  # far off (or overflowed): asking again is no use
                     raise RemoteStoreError(
                         str(exc), url=exc.url, status=exc.status,
-                        hint="The server refused the query on its own estimate of the cost, three times. "
+                        hint="The server refused the query on its own estimate of the cost. "
                         "Raise the limit (Virtuoso: MaxQueryCostEstimationTime in the [SPARQL] section "
                         "of virtuoso.ini), or narrow the query.") from None
         raise AssertionError("unreachable")
@@ -854,10 +866,15 @@ class RemoteStore(GraphStore):
         try:
             with _open(path, gzipped) as stream, tempfile.TemporaryFile() as spool:
                 triples = (ox.Triple(q.subject, q.predicate, q.object) for q in ox.parse(stream, format=fmt))
-                if self.spec.gsp:
+                found = self.capabilities.graph_store
+                gsp = self.spec.gsp or (urljoin(self.spec.query, found) if found else None)
+                if gsp:
                     sent = _spool_ntriples(triples, spool)  # parsed whole before anything is sent
                     self.update(staging.lease_update(target, lease))
-                    self._gsp_post(target, spool)
+                    if not self._gsp_post(target, spool, gsp, required=bool(self.spec.gsp)):
+                        self.capabilities.graph_store = ""
+                        spool.seek(0)
+                        sent = self._insert_chunks(target, ox.parse(spool, format=ox.RdfFormat.N_TRIPLES), lease)
                 else:
                     self.update(staging.lease_update(target, lease))
                     sent = self._insert_chunks(target, triples, lease)
@@ -891,12 +908,12 @@ class RemoteStore(GraphStore):
         self._verify({graph: count})
         return count
 
-    def _gsp_post(self, target: ox.NamedNode, spool: IO[bytes]) -> None:
+    def _gsp_post(self, target: ox.NamedNode, spool: IO[bytes], url: str, *, required: bool) -> bool:
         """POST the spooled N-Triples into ``target`` with the Graph Store Protocol, as one
         document with a Content-Length (a server may drop a chunked body). An Oxigraph
         server is asked for its bulk loader (``no_transaction``): the target is a staging
-        graph, dropped on failure anyway."""
-        assert self.spec.gsp is not None
+        graph, dropped on failure anyway. False where an endpoint the spec does not name
+        (``required``) refuses or is not there: then uploads go in SPARQL updates."""
         size = spool.seek(0, io.SEEK_END)
         spool.seek(0)
         params = {"graph": target.value}
@@ -906,13 +923,18 @@ class RemoteStore(GraphStore):
             params = {"graph-uri": target.value}
         try:
             response = self._client.post(
-                self.spec.gsp, params=params, content=spool,
+                url, params=params, content=spool,
                 headers={"Content-Type": "application/n-triples", "Content-Length": str(size)},
             )
         except httpx.HTTPError as exc:
-            raise self._transport_error(exc, self.spec.gsp, "upload") from None
+            raise self._transport_error(exc, url, "upload") from None
+        if not required and response.status_code in (401, 403, 404, 405, 415):
+            log.info("%s refused a Graph Store upload (%d); uploading with SPARQL updates",
+                     redact(url), response.status_code)
+            return False
         if response.status_code >= 300:
             raise self._fail(response, "upload")
+        return True
 
     def _insert_chunks(self, target: ox.NamedNode, triples: Iterator[ox.Triple], lease: float) -> int:
         """INSERT DATA requests of at most the server's limit each; returns how many

@@ -64,7 +64,8 @@ def store_specs(virtuoso: VirtuosoServer, oxigraph_union: OxigraphServer,
 @pytest.fixture(scope="session")
 def bulk_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """An RDF dump for ``kg import rdf``: more triples than Virtuoso answers at once
-    (ResultSetMaxRows 10000), with blank nodes, language tags and typed literals."""
+    (ResultSetMaxRows 10000), with blank nodes, language tags and typed literals, and a
+    few code repositories without a recent push."""
     path = tmp_path_factory.mktemp("bulk") / "orkg-extract.nt"
     ex = "http://example.org/orkg/"
     lines = []
@@ -74,5 +75,15 @@ def bulk_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
         lines.append(f"<{ex}paper{i}> <{ex}contribution> _:c{i} .")
         lines.append(f'_:c{i} <{ex}score> "{i / 4}"^^<http://www.w3.org/2001/XMLSchema#decimal> .')
         lines.append(f"_:c{i} <{ex}uses> <https://w3id.org/techkg/id/technique/kda> .")
+    schema, tkg, xsd = "https://schema.org/", "https://w3id.org/techkg/ns#", "http://www.w3.org/2001/XMLSchema#"
+    for i, pushed in enumerate(("2019-03-31T23:00:00Z", "2021-07-01T00:00:00Z", "2021-07-15T08:30:00Z")):
+        repo = f"<https://github.com/example/repo{i}>"  # stale: for stale-repositories and repositories
+        lines.append(f"{repo} <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> <{schema}SoftwareSourceCode> .")
+        lines.append(f'{repo} <{schema}name> "example/repo{i}" .')
+        lines.append(f'{repo} <{tkg}pushedAt> "{pushed}"^^<{xsd}dateTime> .')
+        if i:
+            lines.append(f'{repo} <{tkg}stars> "{100 * i}"^^<{xsd}integer> .')
+    lines.append(f"<{ex}tool> <{tkg}repository> <https://github.com/example/repo1> .")
+    lines.append(f'<{ex}tool> <http://www.w3.org/2004/02/skos/core#prefLabel> "ORKG tool"@en .')
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path

@@ -163,15 +163,12 @@ def test_every_tour_command_gives_the_same_rows_on_every_store(tour: dict[str, d
         outcome = tour[backend][step.name]
         assert outcome.code == 0, f"kg {' '.join(step.args)} failed on {backend}:\n{outcome.stdout}\n{outcome.stderr}"
         seen[backend] = rows(outcome, step.output)
-    same_as_embedded(seen, VIRTUOSO_TOUR_DEFECTS.get(step.name))
+    same_as_embedded(seen)
 
 
-def same_as_embedded(seen: dict[str, Any], virtuoso_defect: str | None) -> None:
-    """Each server's answer is the embedded store's; where Virtuoso has a known defect,
-    its different answer is an expected failure (the others are still checked)."""
+def same_as_embedded(seen: dict[str, Any]) -> None:
+    """Each server's answer is the embedded store's."""
     for backend in BACKENDS[1:]:
-        if backend == "virtuoso" and virtuoso_defect and seen[backend] != seen["embedded"]:
-            pytest.xfail(virtuoso_defect)
         assert seen[backend] == seen["embedded"], differences(seen["embedded"], seen[backend], backend)
 
 
@@ -241,30 +238,13 @@ def answer(store: Any, name: str) -> Any:
 
 
 #: Named queries with nothing to answer on the tour's graph (no citations ingested, no kernel runs).
-EMPTY_ON_THE_TOUR = ("read-without-note", "stale-repositories", "unverified-kernels", "kernel-runs", "citations-of",
+EMPTY_ON_THE_TOUR = ("read-without-note", "unverified-kernels", "kernel-runs", "citations-of",
                      "cited-by-technique", "lineage-evidence", "reading-suggestions")
-#: Named queries whose answers Virtuoso 7.2.5 gets wrong whatever the client sends: the
-#: same query with the binding as VALUES, BIND, FILTER or a constant.
-VIRTUOSO_DEFECTS = {
-    "bibliography-entry": "Virtuoso drops the OPTIONAL first author (?paper tkg:firstAuthor ?a . ?a a foaf:Person)",
-    "repositories": "Virtuoso's compiler fails (SQ156 Bad dfe) on COALESCE over an aggregate in HAVING",
-    "technique": "Virtuoso drops the OPTIONAL GROUP_CONCAT sub-selects (aliases, organisations) beside the "
-                 "sub-select of another label; with VALUES it refuses the query on its cost estimate",
-}
-#: Tour steps that show a named query's Virtuoso defect above.
-VIRTUOSO_TOUR_DEFECTS = {"show": VIRTUOSO_DEFECTS["technique"], "compare": VIRTUOSO_DEFECTS["technique"]}
 
 
 @pytest.mark.parametrize("name", _named_queries())
 def test_every_named_query_gives_the_same_rows_on_every_store(opened: dict[str, Any], name: str) -> None:
-    seen = {}
-    for backend, store in opened.items():
-        try:
-            seen[backend] = answer(store, name)
-        except Exception:
-            if backend == "virtuoso" and name in VIRTUOSO_DEFECTS:
-                pytest.xfail(VIRTUOSO_DEFECTS[name])
-            raise
+    seen = {backend: answer(store, name) for backend, store in opened.items()}
     assert seen["embedded"] not in ([], None) or name in EMPTY_ON_THE_TOUR, \
         f"{name} answers nothing on the built graph: pick a parameter that gives rows"
-    same_as_embedded(seen, VIRTUOSO_DEFECTS.get(name))
+    same_as_embedded(seen)

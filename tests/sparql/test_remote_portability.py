@@ -63,6 +63,35 @@ def test_a_transaction_too_large_for_virtuoso_is_staged_and_stays_atomic(virtuos
     assert info.activity == "too big" and info.triples == 3001
 
 
+def test_a_store_lists_the_servers_graphs_once_until_it_writes_one(virtuoso_store: RemoteStore,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    store, listed = virtuoso_store, []
+    scan = store._all_graphs
+    monkeypatch.setattr(store, "_all_graphs", lambda: listed.append(1) or scan())
+    for _ in range(3):
+        assert store.query(f"ASK {{ GRAPH {G} {{ ?s ?p ?o }} }}") is False
+    assert len(listed) == 1  # each list is a scan of every quad on the server
+    with store.transaction("new graph") as tx:
+        tx.replace_graph(G, triples(3))
+    assert store.query(f"ASK {{ GRAPH {G} {{ ?s ?p ?o }} }}") is True and G in store.named_graphs()
+    assert len(listed) == 2
+
+
+def test_an_import_into_virtuoso_goes_through_its_graph_store_endpoint_unasked(virtuoso_store: RemoteStore,
+                                                                               tmp_path: Path) -> None:
+    store, sent = virtuoso_store, []
+    path = tmp_path / "dump.nt"
+    lines = [f"{t.subject} {t.predicate} {t.object} ." for t in triples(3000)] + [f"_:b <{EX}q> <{EX}s1> ."]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    update = store.update
+    store.update = lambda text: sent.append(text) or update(text)  # type: ignore[method-assign]
+    count = store.load_file(path, graph=G, fmt=ox.RdfFormat.N_TRIPLES, gzipped=False, activity=Activity("load"))
+    assert count == 3001 == store.count(G)
+    assert store.capabilities.graph_store == "/sparql-graph-crud"
+    assert not [text for text in sent if "INSERT DATA" in text]  # not 400 triples a request in SQL
+    assert staging_graphs(store) == []
+
+
 def test_answers_past_virtuosos_row_cap_are_paged_never_cut(virtuoso_store: RemoteStore, tmp_path: Path) -> None:
     store = virtuoso_store
     with store.transaction("many") as tx:
