@@ -776,8 +776,10 @@ def binds_after_optionals(query: str) -> str:
     where that gives the same solutions: the expression uses only variables that nothing
     outside the group mentions, and fails (leaving the variable unbound) when one of them
     is unbound, as it is where the OPTIONAL does not match; and nothing before it (the
-    group's own filters included) mentions the bound variable. For Virtuoso 7, which drops the OPTIONALs that follow
-    an OPTIONAL ending in a BIND."""
+    group's own filters included) mentions the bound variable. The moved expression is
+    guarded by ``BOUND`` of its variables (``IF(BOUND(?a), e, ?_unbound)``): the
+    server this is for, Virtuoso 7, which drops the OPTIONALs that follow an OPTIONAL
+    ending in a BIND, also gives CONCAT and STR of an unbound variable a value."""
     for _ in range(query.count("BIND") + query.count("bind") + 1):
         moved = _move_one_bind(query)
         if moved is None:
@@ -813,7 +815,9 @@ def _move_one_bind(query: str) -> str | None:
         if not used or any(re.search(rf"[?$]{v}(?!\w)", outside) for v in used) \
                 or target.search(before) or target.search(code[opening:start]):
             continue
-        bind = query[start : end + 1]
+        expression = query[paren + alias.start(1) : paren + alias.end(1)].strip()
+        guard = " && ".join(f"BOUND(?{v})" for v in sorted(used))
+        bind = f"BIND(IF({guard}, {expression}, ?_unbound_{alias.group(2)}) AS ?{alias.group(2)})"
         return query[:start] + query[end + 1 : close + 1] + " " + bind + query[close + 1 :]
     return None
 

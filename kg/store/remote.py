@@ -29,8 +29,10 @@ the server:
   never a silently short answer.
 - Where the server mishandles VALUES bindings (Virtuoso 7 ignores them beside a property
   path, drops OPTIONALs and misjoins sub-selects beside them), single terms are written
-  into the query as constants instead; where it cannot ORDER BY an aggregate's alias, the ordering
-  moves outside a sub-select (:mod:`kg.sparqltext`). Either way the answers are the same.
+  into the query as constants instead (as equality filters where its planner refuses
+  the constants); where it cannot ORDER BY an aggregate's alias, the ordering moves
+  outside a sub-select; where a BIND may not end an OPTIONAL, it moves after it
+  (:mod:`kg.sparqltext`). Either way the answers are the same.
 - A transaction is one update request when it fits the server's limit; otherwise it
   is staged (:mod:`kg.store.staging`) and swapped in by one small request, so it
   stays atomic. Every write is checked afterwards by counting what arrived.
@@ -521,15 +523,15 @@ class RemoteStore(GraphStore):
     def _dataset(self) -> dict[str, list[str]]:
         """Protocol parameters that make the default graph the union of TechKG's graphs."""
         self._start()
-        every, own = self._listing()
         if self._server_union is None:
             detected = self._detect_union()
             self.capabilities.union_default = detected
             if detected:  # usable only if nothing else lives on the server
+                every, own = self._listing()
                 self._server_union = len(own) == len(every)
         if self._server_union:
             return {}
-        graphs = [g.value for g in own] or [_NO_GRAPH]
+        graphs = [g.value for g in self._listing()[1]] or [_NO_GRAPH]
         return {"default-graph-uri": graphs, "named-graph-uri": graphs}
 
     def _detect_union(self) -> bool | None:
