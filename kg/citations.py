@@ -18,6 +18,7 @@ This module only names those terms and reads them back; it knows nothing of the 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,6 +40,7 @@ __all__ = [
     "citation_node",
     "citations_of",
     "context_node",
+    "finished",
     "has_citations",
     "intent_of_property",
 ]
@@ -137,21 +139,29 @@ def citations_of(store: GraphStore, papers: list[NamedNode] | None = None, *,
         intent = intent_of_property(row["prop"])
         if intent:
             record.intents.add(intent)
-    texts: dict[tuple[str, str], dict[int, tuple[str, set[str]]]] = {}
+    texts: dict[tuple[str, str], dict[int, tuple[set[str], set[str]]]] = {}
     rows = store.select(
         f"""SELECT DISTINCT ?citing ?cited ?x ?text ?pos ?intent WHERE {{ GRAPH {g} {{ {bound}
               ?c cito:hasCitingEntity ?citing ; cito:hasCitedEntity ?cited ; tkg:citationContext ?x .
               ?x rdf:value ?text ; tkg:position ?pos . OPTIONAL {{ ?x tkg:intent ?intent }} }} }}""")
     for row in rows.records():
         key = (row["citing"], row["cited"])
-        slot = texts.setdefault(key, {}).setdefault(int(row["pos"]), (str(row["text"]), set()))
+        slot = texts.setdefault(key, {}).setdefault(int(row["pos"]), (set(), set()))
+        slot[0].add(str(row["text"]))
         if row["intent"] is not None:
             slot[1].add(str(row["intent"]))
     for key, by_position in texts.items():
         if key in out:
-            out[key].contexts = [Context(text, tuple(sorted(intents))) for _pos, (text, intents)
+            out[key].contexts = [Context(min(text), tuple(sorted(intents))) for _pos, (text, intents)
                                  in sorted(by_position.items())]
-    for record in out.values():
+    return finished(out.values())
+
+
+def finished(records: Iterable[CitationRecord]) -> list[CitationRecord]:
+    """``records`` in the order :func:`citations_of` gives them (citing, then cited paper),
+    each with its ``cito:Citation`` node where it has intents, influence or contexts. A
+    position's sentence is the least of its texts, its intents those of every text there."""
+    for record in records:
         if record.intents or record.influential or record.contexts:
             record.node = citation_node(NamedNode(record.citing), NamedNode(record.cited)).value
-    return sorted(out.values(), key=lambda r: (r.citing, r.cited))
+    return sorted(records, key=lambda r: (r.citing, r.cited))

@@ -19,21 +19,22 @@ strongest. :func:`add_to_reading_list` puts chosen papers on the list as to-read
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 
 from pyoxigraph import Literal, NamedNode
 
 from kg.graphs import CITATIONS, READING
-from kg.results import Term
 from kg.sparqltext import values_block
 from kg.store.base import GraphStore
 from kg.vocab import CITO, TKG
 
-__all__ = ["ReadingSuggestion", "add_to_reading_list", "reading_suggestions", "seeds"]
+__all__ = ["ReadingFacts", "ReadingSuggestion", "SparqlReadingFacts", "add_to_reading_list", "reading_suggestions",
+           "seeds"]
 
 WEIGHTS = {"cites-method": 1.0, "cites-influential": 1.5, "method-of": 1.2, "influence-of": 1.5,
            "co-cited": 0.3, "recommended": 0.8}
@@ -70,50 +71,84 @@ class ReadingSuggestion:
                 "year": self.year, "venue": self.venue, "link": self.link, "evidence": self.evidence}
 
 
-def seeds(store: GraphStore, technique: NamedNode | None = None) -> dict[str, str]:
+class ReadingFacts(Protocol):
+    """What :func:`reading_suggestions` reads: :class:`SparqlReadingFacts` asks the store;
+    ``kg.analytics.suggest`` answers from fresh analytics tables. Both give the same rows
+    (papers as IRIs, values as their text); the choosing, scoring and ordering is shared."""
+
+    def technique_seeds(self, technique: str) -> tuple[str | None, list[tuple[str, str]]]:
+        """The technique's English name (the least, if several) and its first
+        :data:`TECHNIQUE_SEEDS` papers as (paper, role) pairs, role ``primary`` (its
+        primary paper) or ``uses``, in role then paper order."""
+        ...
+
+    def reads(self) -> list[tuple[str, str]]:
+        """(paper, when its status changed) for every paper marked read, with a date."""
+        ...
+
+    def first_reads(self, limit: int) -> list[str]:
+        """The first ``limit`` papers marked read, in IRI order (dated or not)."""
+        ...
+
+    def followed(self, uses: Sequence[str]) -> list[tuple[str, str]]:
+        """(primary paper, technique's English name) of the techniques whose primary paper
+        is on the reading list, and of those the papers ``uses`` use."""
+        ...
+
+    def titles(self, papers: Sequence[str]) -> dict[str, str]:
+        """Each paper's title (the least, if several)."""
+        ...
+
+    def evidence(self, seeds: Sequence[str]) -> list[dict[str, Any]]:
+        """Rows ``{cand, seed, kind[, n]}`` from the citations graph for ``seeds``: the typed
+        links into and out of a seed (kinds as in :data:`WEIGHTS`), and ``co-cited`` with
+        ``n``, the papers citing the candidate together with the seed."""
+        ...
+
+    def listed(self, papers: Sequence[str]) -> set[str]:
+        """Which of ``papers`` are on the reading list (have a status)."""
+        ...
+
+    def about(self, papers: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """title, year, venue, arxiv, doi of each paper (the least value of each)."""
+        ...
+
+
+def seeds(store: GraphStore, technique: NamedNode | None = None, *, facts: ReadingFacts | None = None
+          ) -> dict[str, str]:
     """Seed paper IRI → how to name it in a reason (a technique's name, or a short title)."""
+    if facts is None:
+        facts = SparqlReadingFacts(store)
     out: dict[str, str] = {}
     uses: list[str] = []
     if technique is not None:
-        rows = store.select(
-            f"""SELECT ?p ?name ?role WHERE {{ ?t skos:prefLabel ?name . FILTER(LANG(?name) = "en")
-                 {{ ?t tkg:primaryPaper ?p BIND("primary" AS ?role) }}
-                 UNION {{ ?p tkg:usesTechnique ?t BIND("uses" AS ?role) }} }} LIMIT {TECHNIQUE_SEEDS}""",
-            {"t": technique})
-        for row in rows.records():
-            if row["role"] == "primary":
-                out[row["p"]] = f"{row['name']}'s paper"
+        name, rows = facts.technique_seeds(technique.value)
+        for paper, role in rows if name is not None else []:
+            if role == "primary":
+                out[paper] = f"{name}'s paper"
             else:
-                uses.append(row["p"])
+                uses.append(paper)
     else:
         # The most recent reads, sorted here: Oxigraph's ORDER BY on dates costs more than
         # reading every dated read (an OPTIONAL date and a GROUP BY would cost seconds).
-        read = store.select(f"SELECT ?p ?at WHERE {{ ?p tkg:readingStatus <{_READ}> ; tkg:statusChangedAt ?at }}")
-        dated = sorted(((row["p"].value, row["at"]) for row in read.rows if isinstance(row["p"], NamedNode)),
-                       key=lambda item: (_newest_first(item[1]), item[0]))
-        uses = list(dict.fromkeys(p for p, _at in dated[:READ_SEEDS]))
+        dated = sorted(facts.reads(), key=lambda item: (_newest_first(item[1]), item[0]))
+        uses = list(dict.fromkeys(p for p, _at in dated))[:READ_SEEDS]
         if len(uses) < READ_SEEDS:  # statuses set without a date
-            undated = store.select(f"SELECT ?p WHERE {{ ?p tkg:readingStatus <{_READ}> }} LIMIT {READ_SEEDS}")
-            uses = list(dict.fromkeys([*uses, *(r["p"] for r in undated.records())]))[:READ_SEEDS]
+            uses = list(dict.fromkeys([*uses, *facts.first_reads(READ_SEEDS)]))[:READ_SEEDS]
         # The techniques followed: those whose paper is on the list, and those of the papers read lately.
-        followed = store.select("""SELECT ?p ?name WHERE { ?t tkg:primaryPaper ?p ; skos:prefLabel ?name .
-                                     FILTER(LANG(?name) = "en") ?p tkg:readingStatus ?s }""").records()
-        if uses:
-            followed += store.select(
-                """SELECT DISTINCT ?p ?name WHERE { ?r tkg:usesTechnique ?t .
-                     ?t tkg:primaryPaper ?p ; skos:prefLabel ?name . FILTER(LANG(?name) = "en") }""",
-                {"r": [NamedNode(p) for p in uses]}).records()
-        for row in followed:
-            out[row["p"]] = f"{row['name']}'s paper"
-    for paper, title in _titles(store, [p for p in uses if p not in out]).items():
+        names: dict[str, str] = {}
+        for paper, name in facts.followed(uses):
+            names[paper] = min(name, names.get(paper, name))
+        out.update({paper: f"{name}'s paper" for paper, name in names.items()})
+    for paper, title in facts.titles([p for p in dict.fromkeys(uses) if p not in out]).items():
         out.setdefault(paper, _short(title))
     return out
 
 
-def _newest_first(at: Term | None) -> tuple[int, float, str]:
+def _newest_first(at: str | None) -> tuple[int, float, str]:
     """A sort key for ``ORDER BY DESC(?at)``: dates and times by their instant (a date or
     time without a zone taken as UTC), newest first, then anything else by its text."""
-    text = at.value if isinstance(at, Literal) else ""
+    text = at or ""
     try:
         moment = datetime.fromisoformat(text)
     except ValueError:
@@ -127,44 +162,108 @@ def _short(title: str, width: int = 48) -> str:
     return f"“{title}”" if len(title) <= width else f"“{title[:width - 1].rstrip()}…”"
 
 
-def _titles(store: GraphStore, papers: Sequence[str]) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for start in range(0, len(papers), 2000):
-        chunk = [NamedNode(p) for p in papers[start:start + 2000]]
-        rows = store.select("SELECT ?p (SAMPLE(?t) AS ?title) WHERE { ?p dcterms:title ?t } GROUP BY ?p", {"p": chunk})
-        out.update({r["p"]: str(r["title"]) for r in rows.records() if r["title"] is not None})
-    return out
+class SparqlReadingFacts:
+    """:class:`ReadingFacts` from the store, by SPARQL: walks from bound papers (index
+    seeks), never a scan of the citations."""
+
+    def __init__(self, store: GraphStore) -> None:
+        self.store = store
+
+    def technique_seeds(self, technique: str) -> tuple[str | None, list[tuple[str, str]]]:
+        t = NamedNode(technique)
+        names = self.store.select(
+            'SELECT (MIN(?n) AS ?name) WHERE { ?t skos:prefLabel ?n FILTER(LANG(?n) = "en") }', {"t": t}).records()
+        name = names[0]["name"] if names else None
+        if name is None:
+            return None, []
+        rows = self.store.select(
+            f"""SELECT DISTINCT ?p ?role WHERE {{ {{ ?t tkg:primaryPaper ?p BIND("primary" AS ?role) }}
+                 UNION {{ ?p tkg:usesTechnique ?t BIND("uses" AS ?role) }} }} ORDER BY ?role ?p
+                 LIMIT {TECHNIQUE_SEEDS}""", {"t": t})
+        return str(name), [(r["p"], r["role"]) for r in rows.records() if isinstance(r["p"], str)]
+
+    def reads(self) -> list[tuple[str, str]]:
+        rows = self.store.select(f"SELECT ?p ?at WHERE {{ ?p tkg:readingStatus <{_READ}> ; tkg:statusChangedAt ?at }}")
+        return [(row["p"].value, row["at"].value) for row in rows.rows
+                if isinstance(row["p"], NamedNode) and isinstance(row["at"], Literal)]
+
+    def first_reads(self, limit: int) -> list[str]:
+        rows = self.store.select(f"SELECT DISTINCT ?p WHERE {{ ?p tkg:readingStatus <{_READ}> FILTER(isIRI(?p)) }} "
+                                 f"ORDER BY ?p LIMIT {limit}")
+        return [r["p"] for r in rows.records()]
+
+    def followed(self, uses: Sequence[str]) -> list[tuple[str, str]]:
+        rows = self.store.select("""SELECT ?p ?name WHERE { ?t tkg:primaryPaper ?p ; skos:prefLabel ?name .
+                                      FILTER(LANG(?name) = "en") ?p tkg:readingStatus ?s }""").records()
+        if uses:
+            rows += self.store.select(
+                """SELECT DISTINCT ?p ?name WHERE { ?r tkg:usesTechnique ?t .
+                     ?t tkg:primaryPaper ?p ; skos:prefLabel ?name . FILTER(LANG(?name) = "en") }""",
+                {"r": [NamedNode(p) for p in uses]}).records()
+        return [(r["p"], str(r["name"])) for r in rows if isinstance(r["p"], str)]
+
+    def titles(self, papers: Sequence[str]) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for start in range(0, len(papers), 2000):
+            chunk = [NamedNode(p) for p in papers[start:start + 2000]]
+            rows = self.store.select("SELECT ?p (MIN(?t) AS ?title) WHERE { ?p dcterms:title ?t } GROUP BY ?p",
+                                     {"p": chunk})
+            out.update({r["p"]: str(r["title"]) for r in rows.records() if r["title"] is not None})
+        return out
+
+    def evidence(self, seeds: Sequence[str]) -> list[dict[str, Any]]:
+        """Two queries per chunk of seeds, both walks from the bound seeds: the typed links
+        into and out of a seed, and the papers cited together with a seed, counted by the store."""
+        out: list[dict[str, Any]] = []
+        g = CITATIONS
+        method, influential = CITO.usesMethodIn.value, TKG.citesInfluentially.value
+        kinds = {(False, method): "cites-method", (False, influential): "cites-influential",
+                 (True, method): "method-of", (True, influential): "influence-of",
+                 (False, TKG.recommendedFor.value): "recommended"}
+        nodes = [NamedNode(p) for p in seeds]
+        for start in range(0, len(nodes), 5000):
+            # The VALUES go inside the GRAPH group: outside it, Oxigraph evaluates the group first.
+            bound = values_block({"seed": nodes[start:start + 5000]})
+            rows = self.store.select(
+                f"""SELECT DISTINCT ?cand ?seed ?p ?out WHERE {{ GRAPH {g} {{ {bound}
+                      {{ ?cand ?p ?seed FILTER(?p IN (cito:usesMethodIn, tkg:citesInfluentially, tkg:recommendedFor))
+                         BIND(false AS ?out) }}
+                      UNION {{ ?seed ?p ?cand FILTER(?p IN (cito:usesMethodIn, tkg:citesInfluentially))
+                               BIND(true AS ?out) }} }} FILTER(isIRI(?cand)) }}""")
+            for row in rows.records():
+                out.append({"cand": row["cand"], "seed": row["seed"], "kind": kinds[(bool(row["out"]), row["p"])]})
+            rows = self.store.select(
+                f"""SELECT ?cand ?seed (COUNT(?x) AS ?n) WHERE {{ GRAPH {g} {{ {bound}
+                      ?x cito:cites ?seed . ?x cito:cites ?cand }} FILTER(?cand != ?seed && isIRI(?cand)) }}
+                    GROUP BY ?cand ?seed""")
+            out += [{"cand": r["cand"], "seed": r["seed"], "kind": "co-cited", "n": int(r["n"])}
+                    for r in rows.records()]
+        return out
+
+    def listed(self, papers: Sequence[str]) -> set[str]:
+        nodes = [NamedNode(p) for p in papers]
+        if not nodes:
+            return set()
+        rows = self.store.select("SELECT DISTINCT ?p WHERE { ?p tkg:readingStatus ?s }", {"p": nodes})
+        return {r["p"] for r in rows.records()}
+
+    def about(self, papers: Sequence[str]) -> dict[str, dict[str, Any]]:
+        nodes = [NamedNode(p) for p in papers]
+        if not nodes:
+            return {}
+        rows = self.store.select(
+            """SELECT ?p (MIN(?t) AS ?title) (MIN(STR(?i)) AS ?issued) (MIN(?v) AS ?venue) (MIN(?a) AS ?arxiv)
+                 (MIN(?d) AS ?doi) WHERE { OPTIONAL { ?p dcterms:title ?t } OPTIONAL { ?p dcterms:issued ?i }
+                 OPTIONAL { ?p tkg:venue ?v } OPTIONAL { ?p tkg:arxivId ?a } OPTIONAL { ?p bibo:doi ?d } }
+               GROUP BY ?p""",
+            {"p": nodes})
+        return {r["p"]: {"title": _text(r["title"]), "year": str(r["issued"])[:4] if r["issued"] else None,
+                         "venue": _text(r["venue"]), "arxiv": _text(r["arxiv"]), "doi": _text(r["doi"])}
+                for r in rows.records()}
 
 
-def _evidence_rows(store: GraphStore, seed_nodes: list[NamedNode]) -> list[dict[str, Any]]:
-    """(candidate, seed, kind[, n]) rows from the citations graph, for every seed.
-
-    Two queries per chunk of seeds, both walks from the bound seeds (index seeks, never a
-    scan of the citations): the typed links into and out of a seed, and the papers cited
-    together with a seed, counted by the store."""
-    out: list[dict[str, Any]] = []
-    g = CITATIONS
-    method, influential = CITO.usesMethodIn.value, TKG.citesInfluentially.value
-    kinds = {(False, method): "cites-method", (False, influential): "cites-influential",
-             (True, method): "method-of", (True, influential): "influence-of",
-             (False, TKG.recommendedFor.value): "recommended"}
-    for start in range(0, len(seed_nodes), 5000):
-        # The VALUES go inside the GRAPH group: outside it, Oxigraph evaluates the group first.
-        bound = values_block({"seed": seed_nodes[start:start + 5000]})
-        rows = store.select(
-            f"""SELECT ?cand ?seed ?p ?out WHERE {{ GRAPH {g} {{ {bound}
-                  {{ ?cand ?p ?seed FILTER(?p IN (cito:usesMethodIn, tkg:citesInfluentially, tkg:recommendedFor))
-                     BIND(false AS ?out) }}
-                  UNION {{ ?seed ?p ?cand FILTER(?p IN (cito:usesMethodIn, tkg:citesInfluentially))
-                           BIND(true AS ?out) }} }} }}""")
-        for row in rows.records():
-            kind = kinds[(bool(row["out"]), row["p"])]
-            out.append({"cand": row["cand"], "seed": row["seed"], "kind": kind})
-        rows = store.select(
-            f"""SELECT ?cand ?seed (COUNT(?x) AS ?n) WHERE {{ GRAPH {g} {{ {bound}
-                  ?x cito:cites ?seed . ?x cito:cites ?cand }} FILTER(?cand != ?seed) }} GROUP BY ?cand ?seed""")
-        out += [{"cand": r["cand"], "seed": r["seed"], "kind": "co-cited", "n": r["n"]} for r in rows.records()]
-    return out
+def _text(value: Any) -> str | None:
+    return None if value is None else str(value)
 
 
 def _reason(evidence: list[dict[str, Any]]) -> str:
@@ -182,25 +281,17 @@ def _reason(evidence: list[dict[str, Any]]) -> str:
     return phrase + (f"; and {more} more link{'s' if more != 1 else ''}" if more else "")
 
 
-def _listed(store: GraphStore, papers: Sequence[str]) -> set[str]:
-    """Which of ``papers`` are on the reading list (have a status)."""
-    nodes = [NamedNode(p) for p in papers]
-    if not nodes:
-        return set()
-    rows = store.select("SELECT DISTINCT ?p WHERE { ?p tkg:readingStatus ?s }", {"p": nodes})
-    return {r["p"] for r in rows.records()}
-
-
-def reading_suggestions(store: GraphStore, *, technique: NamedNode | None = None, limit: int = 10
-                        ) -> list[ReadingSuggestion]:
-    """The ``limit`` best papers to read next, with their evidence and a reason."""
-    named = seeds(store, technique)
+def reading_suggestions(store: GraphStore, *, technique: NamedNode | None = None, limit: int = 10,
+                        facts: ReadingFacts | None = None) -> list[ReadingSuggestion]:
+    """The ``limit`` best papers to read next, with their evidence and a reason, from
+    ``facts`` (default: the store, by SPARQL)."""
+    if facts is None:
+        facts = SparqlReadingFacts(store)
+    named = seeds(store, technique, facts=facts)
     if not named:
         return []
-    rows = _evidence_rows(store, [NamedNode(p) for p in named])
-    scores: dict[str, float] = defaultdict(float)
     evidence: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for row in rows:
+    for row in facts.evidence(list(named)):
         cand = row["cand"]
         if cand in named or not isinstance(cand, str):
             continue
@@ -208,39 +299,28 @@ def reading_suggestions(store: GraphStore, *, technique: NamedNode | None = None
         weight = WEIGHTS[kind]
         if kind == "co-cited":
             weight = min(CO_CITATION_CAP, weight * int(row["n"]))
-        scores[cand] += weight
         evidence[cand].append({"kind": kind, "seed": row["seed"], "seed_name": named[row["seed"]],
                                "weight": weight, **({"n": int(row["n"])} if kind == "co-cited" else {})})
+    # Summed exactly (fsum), so that the order the rows came in never changes a score.
+    scores = {paper: math.fsum(e["weight"] for e in items) for paper, items in evidence.items()}
     ranked = sorted(scores, key=lambda p: (-scores[p], p))
     best: list[str] = []
     # Papers on the reading list drop out; only the head of the ranking is checked.
     for start in range(0, len(ranked), max(50, 2 * limit)):
         batch = ranked[start:start + max(50, 2 * limit)]
-        listed = _listed(store, batch)
+        listed = facts.listed(batch)
         best += [p for p in batch if p not in listed][: limit - len(best)]
         if len(best) >= limit:
             break
-    about = _about(store, best)
+    about = facts.about(best)
     out = []
     for paper in best:
-        items = sorted(evidence[paper], key=lambda e: (-e["weight"], e["seed_name"]))
+        items = sorted(evidence[paper], key=lambda e: (-e["weight"], e["seed_name"], e["kind"], e["seed"],
+                                                        e.get("n", 0)))
         info = about.get(paper, {})
         out.append(ReadingSuggestion(paper, info.get("title") or paper, scores[paper], _reason(items), items,
                                      info.get("year"), info.get("venue"), info.get("arxiv"), info.get("doi")))
     return out
-
-
-def _about(store: GraphStore, papers: Iterable[str]) -> dict[str, dict[str, Any]]:
-    nodes = [NamedNode(p) for p in papers]
-    if not nodes:
-        return {}
-    rows = store.select(
-        """SELECT ?p (SAMPLE(?t) AS ?title) (SAMPLE(?i) AS ?issued) (SAMPLE(?v) AS ?venue) (SAMPLE(?a) AS ?arxiv)
-             (SAMPLE(?d) AS ?doi) WHERE { OPTIONAL { ?p dcterms:title ?t } OPTIONAL { ?p dcterms:issued ?i }
-             OPTIONAL { ?p tkg:venue ?v } OPTIONAL { ?p tkg:arxivId ?a } OPTIONAL { ?p bibo:doi ?d } } GROUP BY ?p""",
-        {"p": nodes})
-    return {r["p"]: {"title": r["title"], "year": str(r["issued"])[:4] if r["issued"] else None,
-                     "venue": r["venue"], "arxiv": r["arxiv"], "doi": r["doi"]} for r in rows.records()}
 
 
 def add_to_reading_list(store: GraphStore, papers: Sequence[str], *, via: str = "suggest") -> list[str]:

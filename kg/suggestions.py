@@ -27,8 +27,9 @@ import functools
 import hashlib
 import re
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from pyoxigraph import Literal, NamedNode
 
@@ -39,14 +40,19 @@ from kg.store.base import GraphStore
 from kg.vocab import DCTERMS, SKOS, TKG
 
 __all__ = [
+    "EdgeFact",
     "Evidence",
+    "LineageFacts",
     "LineageReport",
     "Suggestion",
     "TechniqueInfo",
     "find_suggestion",
+    "lineage_facts",
     "lineage_report",
     "relation_from_wording",
     "suggestion_id",
+    "technique_info",
+    "techniques",
 ]
 
 WEIGHTS = {"methodology": 0.5, "influential": 0.4, "names": 0.35, "names+methodology": 0.5}
@@ -177,18 +183,25 @@ def techniques(store: GraphStore) -> dict[str, TechniqueInfo]:
         t, o = row["t"], row["o"]
         if isinstance(t, NamedNode) and isinstance(row["p"], NamedNode) and o is not None:
             props[t.value][row["p"].value].append(o)
-    parts: dict[str, dict[str, Any]] = {}
+    out: dict[str, TechniqueInfo] = {}
     for iri, by in props.items():
-        names = [o for o in by[_PREF_LABEL] if isinstance(o, Literal) and o.language == "en"]
+        names = [o.value for o in by[_PREF_LABEL] if isinstance(o, Literal) and o.language == "en"]
         if not by[_NOTATION] or not names:
             continue
-        dates = by[_DATE]
-        parts[iri] = {"id": str(python_value(by[_NOTATION][0])), "name": names[0].value,
-                      "labels": dict.fromkeys(str(python_value(o)) for o in by[_ALT_LABEL]),
-                      "date": str(python_value(dates[-1])) if dates else None,
-                      "papers": dict.fromkeys(python_value(o) for o in by[_PRIMARY_PAPER])}
-    return {iri: TechniqueInfo(iri, p["id"], p["name"], tuple(dict.fromkeys([p["name"], *p["labels"]])),
-                               p["date"], tuple(p["papers"])) for iri, p in parts.items()}
+        out[iri] = technique_info(iri, [str(python_value(o)) for o in by[_NOTATION]], names,
+                                  [str(python_value(o)) for o in by[_ALT_LABEL]],
+                                  [str(python_value(o)) for o in by[_DATE]],
+                                  [str(python_value(o)) for o in by[_PRIMARY_PAPER]])
+    return out
+
+
+def technique_info(iri: str, ids: Sequence[str], names: Sequence[str], aliases: Sequence[str],
+                   dates: Sequence[str], papers: Sequence[str]) -> TechniqueInfo:
+    """A technique from its values, whichever graphs gave them and in whatever order: where
+    it has several ids, English names or dates, the least of each counts."""
+    name = min(names)
+    return TechniqueInfo(iri, min(ids), name, (name, *sorted(set(aliases) - {name})), min(dates) if dates else None,
+                         tuple(sorted(set(papers))))
 
 
 def _fold(text: str) -> str:
@@ -335,21 +348,56 @@ def _score(evidence: list[Evidence]) -> float:
     return 1.0 - rest
 
 
-def lineage_report(store: GraphStore, technique: NamedNode | None = None, *, min_score: float = 0.0
-                   ) -> LineageReport:
-    """Suggestions (best first), the existing edges checked against the citations, and the
-    pairs the reader rejected; only pairs touching ``technique`` when it is given."""
-    from kg.decisions import decisions
+class EdgeFact(NamedTuple):
+    """An existing lineage edge as :func:`lineage_report` reads it."""
+
+    child: str
+    parent: str
+    relation: str
+    basis: str
+
+
+@dataclass
+class LineageFacts:
+    """What :func:`lineage_report` weighs: the techniques, the citations their primary papers
+    make (as :func:`kg.citations.citations_of` gives them, in its order) and the lineage
+    edges there are (those of the ``lineage-edges`` named query). :func:`lineage_facts`
+    reads them from the store; ``kg.analytics.suggest`` from fresh analytics tables."""
+
+    techniques: dict[str, TechniqueInfo]
+    citations: list[CitationRecord]
+    edges: list[EdgeFact]
+
+
+def lineage_facts(store: GraphStore) -> LineageFacts:
+    """The facts of :func:`lineage_report`, read from the store by SPARQL."""
     from kg.views import lineage_edges
 
     known = techniques(store)
+    records = citations_of(store, of_techniques=True) if any(info.papers for info in known.values()) else []
+    return LineageFacts(known, records, [EdgeFact(e.child, e.parent, e.relation, e.basis)
+                                         for e in lineage_edges(store)])
+
+
+def lineage_report(store: GraphStore, technique: NamedNode | None = None, *, min_score: float = 0.0,
+                   facts: LineageFacts | None = None) -> LineageReport:
+    """Suggestions (best first), the existing edges checked against the citations, and the
+    pairs the reader rejected; only pairs touching ``technique`` when it is given. The
+    techniques, citations and edges come from ``facts`` when given, else from the store;
+    the reader's decisions always from the store (a small graph, and the newest word)."""
+    from kg.decisions import decisions
+
+    if facts is None:
+        facts = lineage_facts(store)
+    known, records = facts.techniques, facts.citations
     paper_techniques: dict[str, set[str]] = defaultdict(set)
     for info in known.values():
         for paper in info.papers:
             paper_techniques[paper].add(info.iri)
-    records = citations_of(store, of_techniques=True) if paper_techniques else []
     found, plain = _evidence(records, known, _Names(known), paper_techniques)
-    existing = {(e.child, e.parent): e for e in lineage_edges(store)}
+    existing: dict[tuple[str, str], EdgeFact] = {}
+    for fact in sorted(facts.edges):  # a pair with several relations: the first in name order
+        existing.setdefault((fact.child, fact.parent), fact)
     decided = decisions(store)
     report = LineageReport(citations_read=len(records))
     pairs = set(found) | set(existing)

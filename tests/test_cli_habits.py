@@ -236,3 +236,14 @@ def test_a_command_s_help_folds_its_prose_at_the_terminal_s_width(kg_cli, width:
     short = [line for i, line in enumerate(prose) if line.strip() and i not in last_of_paragraph
              and len(line.strip()) < width - 25]
     assert short == []
+
+
+@pytest.mark.parametrize("command", [(), ("query",), ("export", "lineage"), ("reading", "list")],
+                         ids=["kg", "query", "export-lineage", "reading-list"])
+def test_help_shows_no_type_for_a_flag_and_a_repeatable_option_as_repeatable(kg_cli, command) -> None:
+    text = kg_cli(*command, "--help", env={"COLUMNS": "100"}, check=True).stdout
+    help_row = next(line for line in text.splitlines() if "--help" in line)
+    assert "Show this message" in help_row and "<" not in help_row
+    assert "<bool>" not in text and "<list[" not in text
+    if command in (("query",), ("export", "lineage")):
+        assert ">..." in text  # --param / --category: given more than once

@@ -24,7 +24,9 @@ The tables (UTC times; IRIs as text; every row has ``source_graph`` and
 ``source_modified``): ``categories``, ``techniques``, ``technique_dimensions``,
 ``technique_organisations``, ``lineage_edges``, ``lineage_closure``, ``papers``,
 ``paper_techniques``, ``paper_categories``, ``paper_organisations``, ``citations`` (with
-intents, influence and contexts), ``citation_counts``,
+intents, influence and contexts), ``citation_counts``, and what ``kg suggest`` reads
+(the citations graph alone): ``citation_evidence``, ``citation_contexts``,
+``paper_recommendations``,
 ``authors``, ``authorship`` (with position), ``organisations``, ``affiliations``,
 ``organisation_coauthorship``, ``repositories``, ``technique_repositories``,
 ``repository_snapshots``, ``reading_categories``, ``paper_reading_categories``,

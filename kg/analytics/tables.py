@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from kg.analytics.staging import KEYS
+from kg.graphs import CITATIONS, graph_name
 
 __all__ = ["SHARED_KEYS", "TABLES", "Table", "ordered", "table"]
 
@@ -46,6 +47,9 @@ SHARED_KEYS: frozenset[str] = frozenset(
         "prov:endedAtTime",
     }
 )
+
+#: The name of the citations graph in the staged facts.
+_CITATIONS = graph_name(CITATIONS)
 
 _KEY_LITERAL = re.compile(r"'([^']+)'")
 
@@ -369,6 +373,54 @@ SELECT s AS paper, kg_int(arg_min(o, priority) FILTER (WHERE k = 'tkg:citationCo
        arg_min(graph_name, priority) AS source_graph, arg_min(graph_modified, priority) AS source_modified
 FROM staging.ranked WHERE k IN ('tkg:citationCount', 'tkg:referenceCount', 'tkg:influentialCitationCount')
 GROUP BY s""",
+    ),
+    # What kg suggest reads (kg.analytics.suggest): the citations graph alone, as kg ingest citations wrote it.
+    Table(
+        "citation_evidence",
+        "The citations kg ingest citations wrote (the citations graph alone), one row per citing and cited paper: "
+        "the plain cito:cites link, Semantic Scholar's intents and the influential flag.",
+        f"""
+SELECT s AS citing, o AS cited, bool_or(k = 'cito:cites') AS cites, bool_or(k = 'cito:usesMethodIn') AS methodology,
+       bool_or(k = 'cito:obtainsBackgroundFrom') AS background, bool_or(k = 'cito:usesConclusionsFrom') AS result,
+       bool_or(k = 'tkg:citesInfluentially') AS influential, any_value(graph_name) AS source_graph,
+       any_value(graph_modified) AS source_modified
+FROM staging.ranked
+WHERE graph_name = '{_CITATIONS}' AND k IN ('cito:cites', 'cito:usesMethodIn', 'cito:obtainsBackgroundFrom',
+                                           'cito:usesConclusionsFrom', 'tkg:citesInfluentially')
+GROUP BY s, o""",
+    ),
+    Table(
+        "citation_contexts",
+        "The sentences in which a paper cites another (Semantic Scholar's contexts, the citations graph alone), "
+        "one row per citation and position, with the sentence's intents.",
+        f"""
+WITH g AS (SELECT s, k, o, graph_name, graph_modified FROM staging.ranked
+           WHERE graph_name = '{_CITATIONS}' AND k IN ('cito:hasCitingEntity', 'cito:hasCitedEntity',
+                                                       'tkg:citationContext', 'rdf:value', 'tkg:position',
+                                                       'tkg:intent')),
+  contexts AS (SELECT a.o AS citing, b.o AS cited, x.o AS context
+               FROM g AS a JOIN g AS b ON b.s = a.s AND b.k = 'cito:hasCitedEntity'
+               JOIN g AS x ON x.s = a.s AND x.k = 'tkg:citationContext'
+               WHERE a.k = 'cito:hasCitingEntity'),
+  sentences AS (SELECT c.citing, c.cited, c.context, kg_int(p.o) AS position, t.o AS text,
+                       t.graph_name AS source_graph, t.graph_modified AS source_modified
+                FROM contexts AS c JOIN g AS t ON t.s = c.context AND t.k = 'rdf:value'
+                JOIN g AS p ON p.s = c.context AND p.k = 'tkg:position'),
+  intents AS (SELECT s AS context, list(DISTINCT o ORDER BY o) AS intents FROM g WHERE k = 'tkg:intent' GROUP BY s)
+SELECT s.citing, s.cited, s.position, min(s.text) AS text,
+       list_sort(list_distinct(flatten(list(coalesce(i.intents, []))))) AS intents,
+       any_value(s.source_graph) AS source_graph, any_value(s.source_modified) AS source_modified
+FROM sentences AS s LEFT JOIN intents AS i USING (context)
+GROUP BY s.citing, s.cited, s.position""",
+    ),
+    Table(
+        "paper_recommendations",
+        "Semantic Scholar's recommendations (kg ingest citations --recommendations): a paper recommended to the "
+        "readers of another.",
+        f"""
+SELECT s AS paper, o AS recommended_for, any_value(graph_name) AS source_graph,
+       any_value(graph_modified) AS source_modified
+FROM staging.ranked WHERE graph_name = '{_CITATIONS}' AND k = 'tkg:recommendedFor' GROUP BY s, o""",
     ),
     Table(
         "authorship",

@@ -11,7 +11,7 @@ import importlib
 import inspect
 import sys
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 
@@ -158,16 +158,41 @@ def _register() -> None:
 _register()
 
 
-def _reflow_help(command: Command) -> None:
-    """Join the line breaks inside each paragraph of every command's help, so that the
-    terminal folds the prose at its own width (typer 0.29 keeps a docstring's breaks after
-    the first paragraph, which leaves one-word lines at 80 columns). A paragraph that
-    starts with click's ``\\b`` keeps its lines."""
+def _tidy_help(command: Command) -> None:
+    """Make every command's ``--help`` read well at any width (typer 0.29):
+
+    - join the line breaks inside each paragraph, so that the terminal folds the prose at
+      its own width (typer keeps a docstring's breaks after the first paragraph, which
+      leaves one-word lines at 80 columns); a paragraph that starts with click's ``\\b``
+      keeps its lines;
+    - show no type for an on/off flag (typer writes ``<bool>`` beside ``--help``), and a
+      repeatable option as ``<str>...`` rather than ``<list[str]>``.
+    """
+    from typer.core import TyperOption
+
     if command.help:
         paragraphs = inspect.cleandoc(command.help).split("\n\n")
         command.help = "\n\n".join(p if p.startswith("\b") else " ".join(p.split()) for p in paragraphs)
+    made_help_option = command.get_help_option
+
+    def help_option(ctx: Any) -> Any:  # made by click when help is shown
+        option = made_help_option(ctx)
+        if option is not None:
+            option.metavar = ""
+        return option
+
+    command.get_help_option = help_option  # type: ignore[method-assign]  # one command's, not the class's
+    for param in command.params:
+        if not isinstance(param, TyperOption) or param.metavar is not None:
+            continue
+        if param.is_flag:
+            param.metavar = ""
+        elif param.multiple:
+            shown = param.display_type_rich(typer.Context(command))
+            if shown and shown.startswith("<list[") and shown.endswith("]>"):
+                param.metavar = "<" + shown[len("<list["):-len("]>")] + ">..."
     for sub in getattr(command, "commands", {}).values():
-        _reflow_help(sub)
+        _tidy_help(sub)
 
 
 def main() -> None:
@@ -177,7 +202,7 @@ def main() -> None:
     from kg.errors import KGError
 
     command = typer.main.get_command(app)
-    _reflow_help(command)
+    _tidy_help(command)
     try:
         command(prog_name="kg")
     except KGError as error:

@@ -205,6 +205,7 @@ def serve(
 
     from kg.server import ServerSettings, create_app
     from kg.server.logs import redact_access_log
+    from kg.server.security import MAX_REQUEST_LINE_BYTES
     from kg.sparqlguard import QueryLimits
     from kg.store.embedded import SERVE_FILE, OxigraphStore
 
@@ -269,7 +270,8 @@ def serve(
         log_config = copy.deepcopy(LOGGING_CONFIG)
         log_config["handlers"]["access"]["stream"] = "ext://sys.stderr"
         config = uvicorn.Config(app, log_level=log_level, lifespan="on", timeout_graceful_shutdown=3,
-                                access_log=log_level in ("info", "debug"), log_config=log_config)
+                                access_log=log_level in ("info", "debug"), log_config=log_config,
+                                http="h11", h11_max_incomplete_event_size=MAX_REQUEST_LINE_BYTES)
         redact_access_log()
         _server_class()(config, app.state.pool).run(sockets=[sock])
     finally:

@@ -28,6 +28,21 @@ FormatOpt = Annotated[Format, typer.Option("--format", "-f", help="Output format
 _NO_CITATIONS = "The graph holds no citations yet: run kg ingest citations first."
 
 
+def _tables(store: Any) -> tuple[Any, str]:
+    """A connection to fresh analytics tables (or None) and the line that says on stderr
+    which source answered."""
+    from kg.analytics.suggest import open_tables
+
+    con, note = open_tables(store)
+    return con, note if con is not None else f"answered by SPARQL on {store.location}: {note}"
+
+
+def _say(note: str) -> None:
+    from kg.cli.output import err_console
+
+    err_console().print(note, highlight=False, markup=False)
+
+
 def _evidence_text(item: Suggestion, lines: int) -> str:
     shown = [e.line() for e in item.evidence[:lines]]
     rest = len(item.evidence) - len(shown)
@@ -66,7 +81,17 @@ def lineage(
     state().json_errors = fmt is Format.json
     store = state().store()
     node = resolve_technique(store, technique) if technique else None
-    report = lineage_report(store, node, min_score=min_score)
+    con, note = _tables(store)
+    if con is None:
+        report = lineage_report(store, node, min_score=min_score)
+    else:
+        from kg.analytics.suggest import lineage_facts
+
+        try:
+            report = lineage_report(store, node, min_score=min_score, facts=lineage_facts(con))
+        finally:
+            con.close()
+    _say(note)
     checked = report.existing if existing else []
     if fmt is Format.json:
         emit_json({"technique": node.value if node else None, "citations_read": report.citations_read,
@@ -167,7 +192,17 @@ def reading(
     state().json_errors = fmt is Format.json
     store = state().store()
     node = resolve_technique(store, technique) if technique else None
-    found = reading_suggestions(store, technique=node, limit=limit)
+    con, note = _tables(store)
+    if con is None:
+        found = reading_suggestions(store, technique=node, limit=limit)
+    else:
+        from kg.analytics.suggest import DuckDBReadingFacts
+
+        try:
+            found = reading_suggestions(store, technique=node, limit=limit, facts=DuckDBReadingFacts(con))
+        finally:
+            con.close()
+    _say(note)
     added = add_to_reading_list(store, [s.paper for s in found]) if add and found else []
     if fmt is Format.json:
         emit_json({"technique": node.value if node else None, "added": added,

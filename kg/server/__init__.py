@@ -14,7 +14,8 @@ so /sparql and /queries keep working. ``app.state`` holds ``store``, ``settings`
 process the server's timeout) and ``pool`` (the query workers: call
 ``pool.invalidate()`` after writing to the store, so their view catches up).
 
-Every request passes :class:`kg.server.security.HostGuard` (DNS rebinding); CORS
+Every request passes :class:`kg.server.security.HostGuard` (DNS rebinding) and
+:class:`~kg.server.security.URLLimit` (414 for an over-long URL); CORS
 applies to the machine endpoints only, for ``settings.cors_origins``.
 """
 
@@ -32,7 +33,7 @@ from starlette.routing import BaseRoute, Route
 
 import queries
 from kg import __version__
-from kg.server.security import EndpointCORS, HostGuard
+from kg.server.security import EndpointCORS, HostGuard, URLLimit
 from kg.server.sparql import QueryRunner, ServerSettings, sparql_routes, worker_pool
 from kg.store.base import GraphStore
 
@@ -67,6 +68,7 @@ def create_app(
         routes=routes,
         middleware=[
             Middleware(HostGuard, bind_host=settings.host, allowed_hosts=settings.allowed_hosts),
+            Middleware(URLLimit),
             Middleware(EndpointCORS, origins=settings.cors_origins),
             *middleware,
         ],

@@ -10,6 +10,10 @@
 - **CORS.** The workbench never answers cross-origin reads: its pages hold the private
   reading list and the form keys. The machine endpoints (``/sparql``, ``/store``,
   ``/queries``) allow the origins given with ``--cors-origin`` and, by default, none.
+- **URL length.** A request line longer than :data:`MAX_URL_BYTES` gets 414 with a hint
+  to POST the query instead. The HTTP server reads request lines up to
+  :data:`MAX_REQUEST_LINE_BYTES`, so the client reads that answer; beyond it the HTTP
+  server itself answers 400 and closes the connection.
 """
 
 from __future__ import annotations
@@ -20,10 +24,17 @@ from starlette.middleware.cors import CORSMiddleware
 from starlette.responses import PlainTextResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-__all__ = ["ENDPOINT_PATHS", "EndpointCORS", "HostGuard", "host_name", "is_loopback"]
+__all__ = ["ENDPOINT_PATHS", "MAX_REQUEST_LINE_BYTES", "MAX_URL_BYTES", "EndpointCORS", "HostGuard", "URLLimit",
+           "host_name", "is_loopback"]
 
 #: The paths CORS may apply to: the SPARQL endpoint, the Graph Store and the named queries.
 ENDPOINT_PATHS = ("/sparql", "/store", "/queries")
+#: The longest path and query string answered, 414 beyond: room for the largest query the
+#: guard accepts (kg.sparqlguard.QueryLimits, 256 KiB) even when every byte is percent-encoded.
+MAX_URL_BYTES = 1 << 20
+#: What the HTTP server reads of a request's head before it gives up (h11's limit), set
+#: above MAX_URL_BYTES so that a long URL is read whole and answered with 414.
+MAX_REQUEST_LINE_BYTES = 2 << 20
 _LOOPBACK_NAMES = {"localhost", "localhost.localdomain", "ip6-localhost"}
 
 
@@ -82,6 +93,27 @@ class HostGuard:
                     f"this server does not answer to the host {shown!r}\n"
                     "hint: Open it at http://127.0.0.1:PORT/ (or localhost); for another name, start it with "
                     "`kg serve --allow-host NAME`.\n", status_code=400)
+                await response(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+class URLLimit:
+    """Refuse a URL longer than :data:`MAX_URL_BYTES` with 414 and the way out (POST)."""
+
+    def __init__(self, app: ASGIApp, *, limit: int = MAX_URL_BYTES) -> None:
+        self.app = app
+        self.limit = limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            size = len(scope.get("raw_path") or scope.get("path", "").encode()) + len(scope.get("query_string", b""))
+            if size > self.limit:
+                response = PlainTextResponse(
+                    f"the request URL is {size:,} bytes, longer than the server's limit of {self.limit:,}\n"
+                    "hint: Send a long query with POST: the body as application/sparql-query, or a form "
+                    "field query=... (application/x-www-form-urlencoded). Queries over 256 KiB are refused "
+                    "either way; split them or load the data with kg import rdf.\n", status_code=414)
                 await response(scope, receive, send)
                 return
         await self.app(scope, receive, send)

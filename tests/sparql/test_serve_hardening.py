@@ -37,6 +37,41 @@ def test_every_request_must_be_addressed_to_a_host_the_server_answers_to(built_s
         assert httpx.get(base + "/reading", headers={"Host": f"192.168.1.20:{port}"}).status_code == 400
 
 
+def test_an_over_long_get_url_is_answered_414_with_the_way_to_post_and_a_long_one_still_runs(
+        built_store_path: Path) -> None:
+    import http.client
+    from urllib.parse import quote, urlsplit
+
+    from kg.server.security import MAX_URL_BYTES
+
+    padding = "#" + "x" * 1000 + "\n"  # a comment line: the query stays valid at any length
+    long_enough = "ASK {}\n" + padding * (200_000 // len(padding))  # under the guard's 256 KiB
+    too_long = "ASK {}\n" + padding * (MAX_URL_BYTES // len(padding) + 8)
+
+    def get(url: str, query: str) -> tuple[int, bytes]:  # http.client: httpx caps URLs at 64 KiB
+        parts = urlsplit(url)
+        connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=60)
+        try:
+            connection.request("GET", f"{parts.path}?query={quote(query)}",
+                               headers={"Accept": "application/sparql-results+json"})
+            response = connection.getresponse()
+            return response.status, response.read()
+        finally:
+            connection.close()
+
+    with kg_serve(built_store_path, ready=READY) as (_proc, info):
+        status, body = get(str(info["sparql"]), long_enough)
+        assert status == 200 and json.loads(body)["boolean"] is True
+        status, body = get(str(info["sparql"]), too_long)
+        assert status == 414, body[:300]
+        assert b"longer than the server's limit" in body and b"POST" in body
+        posted = httpx.post(str(info["sparql"]), content=long_enough.encode(), timeout=60,
+                            headers={"Content-Type": "application/sparql-query",
+                                     "Accept": "application/sparql-results+json"})
+        assert posted.status_code == 200 and posted.json()["boolean"] is True
+        assert get(str(info["sparql"]), "ASK {}")[0] == 200  # the server is still up
+
+
 def test_the_workbench_never_answers_cross_origin_even_with_cors_origins(built_store_path: Path) -> None:
     with kg_serve(built_store_path, "--cors-origin", "http://tools.example", ready=READY) as (proc, info):
         base = str(info["sparql"]).removesuffix("/sparql")
