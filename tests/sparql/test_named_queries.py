@@ -230,11 +230,7 @@ def _repo(name: str, stars: list[int], pushed: str, license: str | None) -> list
     return out
 
 
-def test_repositories_by_stars_licence_activity_and_staleness(store, request: pytest.FixtureRequest) -> None:
-    if request.node.callspec.params.get("store") == "virtuoso":
-        request.applymarker(pytest.mark.xfail(strict=False, reason=(
-            "Virtuoso 7.2.5's compiler fails (SQ156 Bad dfe) on stale-repositories' BIND over a "
-            "sub-select's MAX, or answers nothing for its VALUES form")))
+def test_repositories_by_stars_licence_activity_and_staleness(store) -> None:
     now = dt.datetime.now(dt.UTC)
     recent = (now - dt.timedelta(days=20)).strftime("%Y-%m-%dT%H:%M:%SZ")
     old = (now - dt.timedelta(days=400)).strftime("%Y-%m-%dT%H:%M:%SZ")
