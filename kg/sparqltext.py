@@ -654,8 +654,9 @@ def values_as_filters(query: str) -> str:
     """``query`` with each single-row VALUES block of IRIs written as ``FILTER(?v = <iri>)``
     in its group, for a server whose planner refuses both the VALUES and the constants
     (Virtuoso 7 on a query of many OPTIONALs about one bound subject). That is the same
-    only where the group's own triple patterns bind the variable (a filter tests, it does
-    not bind), so the query is unchanged unless every block is of that kind."""
+    only where the group's own triple patterns (or its GRAPH groups') bind the variable
+    (a filter tests, it does not bind), so the query is unchanged unless every block is
+    of that kind."""
     code = _code_only(query)
     blocks = _values_blocks(query, code)
     out, last = [], 0
@@ -664,12 +665,14 @@ def values_as_filters(query: str) -> str:
             return query
         opening = _enclosing_brace(code, start)
         own = list(code[opening + 1 : _group_end(code, opening)])
-        depth, braces = 0, 0
-        for i, ch in enumerate(own):  # keep the group's top level, outside any parentheses
-            braces += ch == "{"
+        depth, groups = 0, []  # groups: whether each open brace hides what it holds
+        for i, ch in enumerate(own):  # keep the group's top level (GRAPH groups' too), outside parentheses
+            if ch == "{":
+                groups.append(not re.search(r"(?i)\bGRAPH\s+\S+\s*$", code[opening + 1 : opening + 1 + i]))
             depth += ch == "("
-            hidden = braces > 0 or depth > 0 or start <= opening + 1 + i < end
-            braces -= ch == "}"
+            hidden = any(groups) or depth > 0 or start <= opening + 1 + i < end
+            if ch == "}" and groups:
+                groups.pop()
             depth -= ch == ")"
             if hidden or ch in "{}()":
                 own[i] = " "

@@ -200,7 +200,7 @@ class VirtuosoServer:
     def clear(self) -> None:
         """Drop every graph that tests write (TechKG's, staging, example.org); Virtuoso's own
         system graphs (virtrdf#, which holds its quad maps, and the rest) stay."""
-        query = "SELECT DISTINCT ?g WHERE { GRAPH ?g { ?s ?p ?o } }"
+        query = "SELECT ?g WHERE { GRAPH ?g { ?s ?p ?o } } GROUP BY ?g"
         response = httpx.post(f"{self.base}/sparql", data={"query": query},
                               headers={"Accept": "application/sparql-results+json"}, timeout=120)
         for binding in response.json()["results"]["bindings"]:

@@ -261,6 +261,8 @@ def test_values_become_filters_only_where_the_group_binds_the_variable() -> None
     iri = "<https://w3id.org/techkg/id/technique/kda>"
     bound = f"SELECT ?x WHERE {{ VALUES (?t) {{ ({iri}) }} ?t <urn:p> ?x }}"
     assert values_as_filters(bound).split() == f"SELECT ?x WHERE {{ FILTER(?t = {iri}) ?t <urn:p> ?x }}".split()
+    graph = f"SELECT ?x WHERE {{ VALUES (?t) {{ ({iri}) }} GRAPH ?g {{ ?t <urn:p> ?x }} }}"
+    assert "FILTER(?t = " in values_as_filters(graph)
     for kept in (f"SELECT ?x WHERE {{ VALUES (?t) {{ ({iri}) }} OPTIONAL {{ ?t <urn:p> ?x }} }}",  # only optionally
                  f"SELECT ?x WHERE {{ VALUES (?t) {{ ({iri}) }} BIND(?t AS ?x) }}",  # never bound by a pattern
                  'SELECT ?x WHERE { VALUES (?t) { ("a") } ?t <urn:p> ?x }',  # a literal: = is not sameTerm

