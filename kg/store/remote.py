@@ -652,9 +652,10 @@ class RemoteStore(GraphStore):
         return answer.result
 
     def _estimated(self, text: str, dataset: Mapping[str, list[str]], form: str, max_rows: int | None) -> _Answer:
-        """:meth:`_request`, asked again (twice at most) when Virtuoso refuses the query on
-        a cost estimate within ten times its limit: the estimate comes from sampling and
-        varies from one compilation to the next, more than the query's real cost does."""
+        """:meth:`_request`, asked again (twice at most, a moment later) when Virtuoso refuses
+        the query on a cost estimate within a hundred times its limit: the estimate comes
+        from sampling and varies from one compilation to the next (and with the machine's
+        load), more than the query's real cost does."""
         for attempt in range(3):
             try:
                 return self._request(text, dataset, form, max_rows)
@@ -663,12 +664,13 @@ class RemoteStore(GraphStore):
                 if not refused:
                     raise
                 estimate, limit = int(refused.group(1)), int(refused.group(2))
-                if attempt == 2 or not limit < estimate < 10 * limit:  # far off (or overflowed): asking again is no use
+                if attempt == 2 or not limit < estimate < 100 * limit:  # far off (or overflowed): no use asking again
                     raise RemoteStoreError(
                         str(exc), url=exc.url, status=exc.status,
                         hint="The server refused the query on its own estimate of the cost. "
                         "Raise the limit (Virtuoso: MaxQueryCostEstimationTime in the [SPARQL] section "
                         "of virtuoso.ini), or narrow the query.") from None
+                time.sleep(0.5 * (attempt + 1))
         raise AssertionError("unreachable")
 
     def _was_cut(self, answer: _Answer) -> bool:
