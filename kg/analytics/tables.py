@@ -50,6 +50,7 @@ SHARED_KEYS: frozenset[str] = frozenset(
 
 #: The name of the citations graph in the staged facts.
 _CITATIONS = graph_name(CITATIONS)
+_READ = "https://w3id.org/techkg/id/status/read"
 
 _KEY_LITERAL = re.compile(r"'([^']+)'")
 
@@ -421,6 +422,89 @@ GROUP BY s.citing, s.cited, s.position""",
 SELECT s AS paper, o AS recommended_for, any_value(graph_name) AS source_graph,
        any_value(graph_modified) AS source_modified
 FROM staging.ranked WHERE graph_name = '{_CITATIONS}' AND k = 'tkg:recommendedFor' GROUP BY s, o""",
+    ),
+    Table(
+        "suggest_techniques",
+        "What kg suggest lineage matches sentences against: every value of each technique (and of anything else "
+        "with a primary paper) from every graph: ids, English names, aliases, dates, primary papers.",
+        """
+SELECT s AS technique, bool_or(k = 'a:tkg:Technique') AS is_technique,
+       list(DISTINCT o) FILTER (WHERE k = 'skos:notation') AS ids,
+       list(DISTINCT o) FILTER (WHERE k = 'skos:prefLabel' AND d = '@en') AS names,
+       list(DISTINCT o) FILTER (WHERE k = 'skos:altLabel') AS aliases,
+       list(DISTINCT o) FILTER (WHERE k = 'dcterms:date') AS dates,
+       list(DISTINCT o) FILTER (WHERE k = 'tkg:primaryPaper') AS papers,
+       arg_min(graph_name, priority) AS source_graph, max(graph_modified) AS source_modified
+FROM staging.ranked
+WHERE k IN ('a:tkg:Technique', 'skos:notation', 'skos:prefLabel', 'skos:altLabel', 'dcterms:date', 'tkg:primaryPaper')
+  AND s IN (SELECT s FROM staging.facts WHERE k IN ('a:tkg:Technique', 'tkg:primaryPaper'))
+  AND NOT starts_with(s, '_:')
+GROUP BY s""",
+    ),
+    Table(
+        "suggest_citations",
+        "What kg suggest lineage weighs: the citations the primary papers make (citation_evidence), each with its "
+        "sentences in order (citation_contexts).",
+        """
+WITH papers AS (SELECT DISTINCT unnest(papers) AS paper FROM suggest_techniques),
+  links AS (SELECT * FROM citation_evidence WHERE citing IN (SELECT paper FROM papers)),
+  sentences AS (SELECT c.citing, c.cited, list({'text': c.text, 'intents': c.intents} ORDER BY c.position) AS contexts
+                FROM citation_contexts AS c SEMI JOIN links AS l ON l.citing = c.citing AND l.cited = c.cited
+                WHERE c.position IS NOT NULL GROUP BY c.citing, c.cited)
+SELECT l.citing, l.cited, l.methodology, l.background, l.result, l.influential, s.contexts, l.source_graph,
+       l.source_modified
+FROM links AS l LEFT JOIN sentences AS s USING (citing, cited)""",
+        after=("suggest_techniques", "citation_evidence", "citation_contexts"),
+    ),
+    Table(
+        "suggest_edges",
+        "The lineage edges kg suggest lineage checks: the qualified derivations between techniques with English "
+        "names (the lineage-edges named query), with the relation's name and how the edge is known (basis).",
+        """
+WITH named AS (SELECT DISTINCT s FROM staging.facts WHERE k = 'skos:prefLabel' AND d = '@en'),
+  d AS (SELECT s, k, o FROM staging.facts WHERE k IN ('prov:entity', 'tkg:relation', 'tkg:basis'))
+SELECT q.s AS child, e.o AS parent,
+       CASE WHEN contains(r.o, '#') THEN substr(r.o, strpos(r.o, '#') + 1) ELSE '' END AS relation,
+       coalesce(nullif(b.o, ''), 'stated') AS basis, arg_min(q.graph_name, q.priority) AS source_graph,
+       max(q.graph_modified) AS source_modified
+FROM staging.ranked AS q JOIN d AS e ON e.s = q.o AND e.k = 'prov:entity'
+JOIN d AS r ON r.s = q.o AND r.k = 'tkg:relation' LEFT JOIN d AS b ON b.s = q.o AND b.k = 'tkg:basis'
+WHERE q.k = 'prov:qualifiedDerivation' AND q.s IN (SELECT s FROM named) AND e.o IN (SELECT s FROM named)
+GROUP BY ALL""",
+    ),
+    Table(
+        "suggest_papers",
+        "What kg suggest reading looks papers up in: every paper of the citations graph or with a title or a "
+        "reading status, numbered (id), with its least title, date, venue, arXiv id and DOI, whether it is on the "
+        "reading list (listed) or marked read, and when its status changed.",
+        f"""
+WITH cited AS (SELECT citing AS paper FROM citation_evidence UNION SELECT cited FROM citation_evidence
+               UNION SELECT paper FROM paper_recommendations UNION SELECT recommended_for FROM paper_recommendations),
+  facts AS (SELECT s AS paper, min(o) FILTER (WHERE k = 'dcterms:title') AS title,
+                   min(o) FILTER (WHERE k = 'dcterms:issued') AS issued, min(o) FILTER (WHERE k = 'tkg:venue') AS venue,
+                   min(o) FILTER (WHERE k = 'tkg:arxivId') AS arxiv_id, min(o) FILTER (WHERE k = 'bibo:doi') AS doi,
+                   bool_or(k = 'tkg:readingStatus') AS listed,
+                   bool_or(k = 'tkg:readingStatus' AND o = '{_READ}') AS read,
+                   list(DISTINCT o) FILTER (WHERE k = 'tkg:statusChangedAt' AND d IS NOT NULL AND d <> '_')
+                     AS changed_at
+            FROM staging.facts
+            WHERE k IN ('dcterms:title', 'dcterms:issued', 'tkg:venue', 'tkg:arxivId', 'bibo:doi', 'tkg:readingStatus',
+                        'tkg:statusChangedAt') AND NOT starts_with(s, '_:')
+            GROUP BY s)
+SELECT CAST(row_number() OVER (ORDER BY paper) AS INTEGER) AS id, paper, title, issued, venue, arxiv_id, doi,
+       coalesce(listed, false) AS listed, coalesce(read, false) AS read, coalesce(changed_at, []) AS changed_at
+FROM (SELECT paper FROM cited UNION SELECT paper FROM facts) LEFT JOIN facts USING (paper)""",
+        after=("citation_evidence", "paper_recommendations"),
+    ),
+    Table(
+        "suggest_links",
+        "The citations graph by paper number (suggest_papers.id), for kg suggest reading's joins: the plain "
+        "link, the methodology intent and the influential flag.",
+        """
+SELECT a.id AS citing, b.id AS cited, e.cites, e.methodology, e.influential
+FROM citation_evidence AS e JOIN suggest_papers AS a ON a.paper = e.citing
+JOIN suggest_papers AS b ON b.paper = e.cited""",
+        after=("citation_evidence", "suggest_papers"),
     ),
     Table(
         "authorship",
