@@ -91,6 +91,28 @@ def test_a_replacement_applies_only_the_difference(tmp_path: Path) -> None:
             (tmp_path / "store" / bulk.WORK_FOLDER).iterdir())
 
 
+def test_a_replacement_removes_literals_of_every_shape_across_batches(tmp_path: Path, monkeypatch) -> None:
+    """The removed triples go into DELETE DATA as the dump wrote them (unparsed): escapes,
+    language tags, datatypes, non-ASCII, and "_:" inside a literal (no blank node) must all
+    match what the store holds, batch after batch, while the loader adds the new ones."""
+    monkeypatch.setattr(bulk, "DELETE_BATCH", 7)
+    odd = ['"line\\nbreak \\"quoted\\" tab\\t"', '"Grüße, 東京"@de', '"_:not-a-node"',
+           '"3.5"^^<http://www.w3.org/2001/XMLSchema#decimal>', '"back\\\\slash"', '""']
+    old = tmp_path / "v1.nt"
+    old.write_text("".join(f"<{EX}s{i}> <{EX}p{j}> {lit} .\n" for i in range(5) for j, lit in enumerate(odd))
+                   + f"_:b <{EX}note> \"old note\" .\n", encoding="utf-8")
+    new = _write(tmp_path / "v2.nt", range(40), title="new")
+    with OxigraphStore(tmp_path / "store") as store:
+        _load(store, old)
+        assert store.count(G) == 31
+        activity = Activity("kg import rdf")
+        store.load_file(new, graph=G, fmt=NT, gzipped=False, activity=activity)
+        assert activity.stats["removed"] == 31
+        with OxigraphStore(None) as fresh:
+            _load(fresh, new)
+            assert _content(store) == _content(fresh)
+
+
 def test_a_malformed_replacement_leaves_the_old_graph_and_no_work_behind(tmp_path: Path) -> None:
     with OxigraphStore(tmp_path / "store") as store:
         _load(store, _write(tmp_path / "v1.nt", range(50)))

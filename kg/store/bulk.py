@@ -8,15 +8,16 @@ Two paths, both used by :meth:`kg.store.embedded.OxigraphStore.load_file`:
   reads the file beside the loader (which works without the GIL): no second pass after
   the load, and no COUNT over the loaded graph.
 - **A replacement** (the graph holds data) never holds both graphs in one transaction.
-  The old graph is dumped and the new file normalised to N-Triples in a work folder,
+  The old graph is dumped while the new file is normalised to N-Triples in a work folder,
   DuckDB diffs the two (set difference, spilling to disk, in bounded memory), and only
-  the difference is applied: removed triples in bounded batches, added ones through the
-  bulk loader. Re-importing a refreshed dump costs what changed, not the whole graph.
+  the difference is applied: removed triples in bounded batches while the bulk loader adds
+  the new ones beside them (the two sets are disjoint). Re-importing a refreshed dump
+  costs what changed, not the whole graph.
 
 Crash safety of a replacement: nothing touches the store until the work folder holds
 the diff and a journal (``journal.json``, written atomically). From then on applying the
-diff is idempotent (deletions first, then additions; blank nodes keep the ids the
-journal gave them), and a process killed half-way has it finished by the next open of
+diff is idempotent (what is removed and what is added are disjoint; blank nodes keep
+the ids the journal gave them), and a process killed half-way has it finished by the next open of
 the store (:func:`resume`). A kill before the journal leaves the old graph untouched;
 after it, the next open completes the new one: the graph is always the old or the new.
 """
@@ -48,7 +49,7 @@ __all__ = ["Diff", "FileFacts", "WORK_FOLDER", "apply", "diff", "open_rdf", "pen
 WORK_FOLDER = "imports"
 JOURNAL = "journal.json"
 #: Triples removed per transaction: bounded memory, few commits.
-DELETE_BATCH = 20_000
+DELETE_BATCH = 5_000
 _LINE_FORMATS = (ox.RdfFormat.N_TRIPLES, ox.RdfFormat.N_QUADS)
 #: DuckDB reads and writes N-Triples as one text column: a separator that Oxigraph's
 #: serialiser always escapes, and no quoting.
@@ -246,16 +247,21 @@ def diff(
     store: ox.Store, graph: ox.NamedNode, source: Path, fmt: ox.RdfFormat, gzipped: bool, folder: Path
 ) -> Diff:
     """Work out what replacing ``graph`` by the content of ``source`` changes. Raises
-    SyntaxError (and the like) for a malformed file; the store is not touched."""
+    SyntaxError (and the like) for a malformed file; the store is not touched.
+
+    The old graph is dumped (by Oxigraph, in a thread) while the new file is normalised."""
     result = Diff(folder, graph)
     old, new = folder / "old.nt", folder / "new.nt"
-    store.dump(str(old), ox.RdfFormat.N_TRIPLES, from_graph=graph)
-    raw = _HashingReader(source.open("rb"))
-    with raw:
-        stream = _decompressed(raw, gzipped)
-        result.skipped_provenance = _normalise(stream, fmt, new, result.path("blank"))
-        for _ in iter(lambda: raw.read(1 << 20), b""):
-            pass
+    dumping = Background(lambda: store.dump(str(old), ox.RdfFormat.N_TRIPLES, from_graph=graph), "kg-dump-old")
+    try:
+        raw = _HashingReader(source.open("rb"))
+        with raw:
+            stream = _decompressed(raw, gzipped)
+            result.skipped_provenance = _normalise(stream, fmt, new, result.path("blank"))
+            for _ in iter(lambda: raw.read(1 << 20), b""):
+                pass
+    finally:
+        dumping.result()
     result.digest = "file:" + raw.sha256.hexdigest()
     con = _duckdb(folder)
     try:
@@ -277,6 +283,28 @@ def diff(
         (folder / name).unlink()
     shutil.rmtree(folder / "spill", ignore_errors=True)
     return result
+
+
+class Background(threading.Thread):
+    """A call run in a thread of its own (Oxigraph's loader, dump and updates leave the
+    GIL), whose exception :meth:`result` raises in the caller."""
+
+    def __init__(self, call: Callable[[], object], name: str) -> None:
+        super().__init__(name=name, daemon=True)
+        self.call = call
+        self.error: BaseException | None = None
+        self.start()
+
+    def run(self) -> None:
+        try:
+            self.call()
+        except BaseException as exc:
+            self.error = exc
+
+    def result(self) -> None:
+        self.join()
+        if self.error is not None:
+            raise self.error
 
 
 def _scalar(con: duckdb.DuckDBPyConnection, sql: str) -> int:
@@ -307,13 +335,21 @@ def _fsync(path: Path) -> None:
 
 def apply(store: ox.Store, folder: Path, update: Callable[[str], None]) -> None:
     """Apply the journalled replacement in ``folder`` (again, if it was cut short) and
-    remove the folder. ``update`` runs the provenance update."""
+    remove the folder. ``update`` runs the provenance update.
+
+    The added and the removed triples are disjoint (new minus old, old minus new), so the
+    bulk loader adds while the deletions run, side by side; either is a no-op when redone."""
     record = json.loads((folder / JOURNAL).read_text(encoding="utf-8"))
     graph = ox.NamedNode(record["graph"])
     files = {name: folder / file for name, file in record["files"].items()}
-    _remove(store, graph, files["removed"])
-    if files["added"].stat().st_size:
-        store.bulk_load(path=str(files["added"]), format=ox.RdfFormat.N_TRIPLES, to_graph=graph)
+    added = str(files["added"])
+    loading = Background(lambda: store.bulk_load(path=added, format=ox.RdfFormat.N_TRIPLES, to_graph=graph),
+                         "kg-load-added") if files["added"].stat().st_size else None
+    try:
+        _remove(store, graph, files["removed"])
+    finally:
+        if loading is not None:
+            loading.result()
     if files["blank"].stat().st_size:
         # Not through the bulk loader, which would give the nodes new ids on every retry.
         store.extend(ox.Quad(t.subject, t.predicate, t.object, graph)
@@ -324,23 +360,27 @@ def apply(store: ox.Store, folder: Path, update: Callable[[str], None]) -> None:
 
 
 def _remove(store: ox.Store, graph: ox.NamedNode, removed: Path) -> None:
-    """Remove the triples listed in ``removed`` from ``graph``, a batch per transaction."""
-    batch: list[ox.Quad] = []
+    """Remove the triples listed in ``removed`` (N-Triples as Oxigraph writes them, one a
+    line) from ``graph``, a batch per transaction. Lines without a blank node go into
+    ``DELETE DATA`` as they are, unparsed; those with one (which ``DELETE DATA`` cannot
+    name) are parsed and removed quad by quad."""
+    plain: list[str] = []
+    blank: list[str] = []
 
     def flush() -> None:
-        plain = [q for q in batch if not isinstance(q.subject, ox.BlankNode) and not isinstance(q.object, ox.BlankNode)]
         if plain:
-            body = "\n".join(f"{q.subject} {q.predicate} {q.object} ." for q in plain)
-            store.update(f"DELETE DATA {{ GRAPH {graph} {{\n{body}\n}} }}")
-        for q in batch:  # blank nodes cannot be named in DELETE DATA
-            if isinstance(q.subject, ox.BlankNode) or isinstance(q.object, ox.BlankNode):
-                store.remove(q)
-        batch.clear()
+            store.update(f"DELETE DATA {{ GRAPH {graph} {{\n{''.join(plain)}}} }}")
+            plain.clear()
+        if blank:
+            for t in ox.parse(input="".join(blank), format=ox.RdfFormat.N_TRIPLES):
+                store.remove(ox.Quad(t.subject, t.predicate, t.object, graph))
+            blank.clear()
 
-    for t in ox.parse(path=str(removed), format=ox.RdfFormat.N_TRIPLES):
-        batch.append(ox.Quad(t.subject, t.predicate, t.object, graph))
-        if len(batch) >= DELETE_BATCH:
-            flush()
+    with removed.open(encoding="utf-8") as lines:
+        for line in lines:
+            (blank if "_:" in line else plain).append(line)  # "_:" in a literal: removed one by one, as well
+            if len(plain) + len(blank) >= DELETE_BATCH:
+                flush()
     flush()
 
 
