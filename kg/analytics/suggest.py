@@ -97,7 +97,7 @@ class DuckDBReadingFacts:
         # The newest reads by DuckDB's reading of the times, with room to spare, and every
         # time it cannot read: kg.readnext sorts these by its own reading.
         return [(p, at) for p, at in self._rows(
-            """WITH dated AS (SELECT paper, unnest(changed_at) AS changed FROM suggest_papers WHERE read),
+            """WITH dated AS (SELECT paper, unnest(changed_at) AS changed FROM suggest_reading WHERE read),
                  timed AS (SELECT *, TRY_CAST(changed AS TIMESTAMPTZ) AS instant FROM dated),
                  newest AS (SELECT paper FROM timed WHERE instant IS NOT NULL GROUP BY paper
                             ORDER BY max(instant) DESC, paper LIMIT $n)
@@ -105,7 +105,7 @@ class DuckDBReadingFacts:
             {"n": 2 * limit + 10})]
 
     def first_reads(self, limit: int) -> list[str]:
-        return [p for (p,) in self._rows("SELECT paper FROM suggest_papers WHERE read ORDER BY paper LIMIT $n",
+        return [p for (p,) in self._rows("SELECT paper FROM suggest_reading WHERE read ORDER BY paper LIMIT $n",
                                          {"n": limit})]
 
     def followed(self, uses: Sequence[str]) -> list[tuple[str, str]]:
@@ -114,7 +114,7 @@ class DuckDBReadingFacts:
                   names AS (SELECT technique, unnest(names) AS name FROM suggest_techniques),
                   named AS (SELECT technique, p, name FROM papers JOIN names USING (technique))
                 SELECT p, name FROM named
-                WHERE p IN (SELECT paper FROM suggest_papers WHERE listed)
+                WHERE p IN (SELECT paper FROM suggest_reading)
                 UNION ALL
                 SELECT p, name FROM named
                 WHERE technique IN (SELECT technique FROM paper_techniques WHERE role = 'uses'
@@ -129,7 +129,7 @@ class DuckDBReadingFacts:
     def evidence(self, seeds: Sequence[str]) -> list[dict[str, Any]]:
         # By paper number: integer joins over the citations, the IRIs looked up once each way.
         rows = self._rows(
-            """WITH seeds AS (SELECT id, paper AS seed FROM suggest_papers
+            """WITH seeds AS (SELECT id, paper AS seed FROM suggest_paper_ids
                              WHERE paper IN (SELECT unnest(CAST($seeds AS VARCHAR[])))),
                  into_seed AS (SELECT l.*, s.seed FROM suggest_links AS l JOIN seeds AS s ON s.id = l.cited),
                  from_seed AS (SELECT l.*, s.seed FROM suggest_links AS l JOIN seeds AS s ON s.id = l.citing),
@@ -141,7 +141,7 @@ class DuckDBReadingFacts:
                    UNION ALL SELECT b.cited, a.seed, 'co-cited', count(*) FROM into_seed AS a
                              JOIN suggest_links AS b ON b.citing = a.citing AND b.cites AND b.cited <> a.cited
                              WHERE a.cites GROUP BY b.cited, a.seed)
-               SELECT p.paper, f.seed, f.kind, f.n FROM found AS f JOIN suggest_papers AS p ON p.id = f.cand
+               SELECT p.paper, f.seed, f.kind, f.n FROM found AS f JOIN suggest_paper_ids AS p ON p.id = f.cand
                UNION ALL
                SELECT paper, recommended_for, 'recommended', NULL FROM paper_recommendations
                WHERE recommended_for IN (SELECT unnest(CAST($seeds AS VARCHAR[])))""", {"seeds": _iris(seeds)})
@@ -150,7 +150,7 @@ class DuckDBReadingFacts:
 
     def listed(self, papers: Sequence[str]) -> set[str]:
         return {p for (p,) in self._rows(
-            "SELECT paper FROM suggest_papers WHERE listed AND paper IN (SELECT unnest(CAST($papers AS VARCHAR[])))",
+            "SELECT paper FROM suggest_reading WHERE paper IN (SELECT unnest(CAST($papers AS VARCHAR[])))",
             {"papers": _iris(papers)})}
 
     def about(self, papers: Sequence[str]) -> dict[str, dict[str, Any]]:

@@ -473,38 +473,53 @@ WHERE q.k = 'prov:qualifiedDerivation' AND q.s IN (SELECT s FROM named) AND e.o 
 GROUP BY ALL""",
     ),
     Table(
-        "suggest_papers",
-        "What kg suggest reading looks papers up in: every paper of the citations graph or with a title or a "
-        "reading status, numbered (id), with its least title, date, venue, arXiv id and DOI, whether it is on the "
-        "reading list (listed) or marked read, and when its status changed.",
-        f"""
-WITH cited AS (SELECT citing AS paper FROM citation_evidence UNION SELECT cited FROM citation_evidence
-               UNION SELECT paper FROM paper_recommendations UNION SELECT recommended_for FROM paper_recommendations),
-  facts AS (SELECT s AS paper, min(o) FILTER (WHERE k = 'dcterms:title') AS title,
-                   min(o) FILTER (WHERE k = 'dcterms:issued') AS issued, min(o) FILTER (WHERE k = 'tkg:venue') AS venue,
-                   min(o) FILTER (WHERE k = 'tkg:arxivId') AS arxiv_id, min(o) FILTER (WHERE k = 'bibo:doi') AS doi,
-                   bool_or(k = 'tkg:readingStatus') AS listed,
-                   bool_or(k = 'tkg:readingStatus' AND o = '{_READ}') AS read,
-                   list(DISTINCT o) FILTER (WHERE k = 'tkg:statusChangedAt' AND d IS NOT NULL AND d <> '_')
-                     AS changed_at
-            FROM staging.facts
-            WHERE k IN ('dcterms:title', 'dcterms:issued', 'tkg:venue', 'tkg:arxivId', 'bibo:doi', 'tkg:readingStatus',
-                        'tkg:statusChangedAt') AND NOT starts_with(s, '_:')
-            GROUP BY s)
-SELECT CAST(row_number() OVER (ORDER BY paper) AS INTEGER) AS id, paper, title, issued, venue, arxiv_id, doi,
-       coalesce(listed, false) AS listed, coalesce(read, false) AS read, coalesce(changed_at, []) AS changed_at
-FROM (SELECT paper FROM cited UNION SELECT paper FROM facts) LEFT JOIN facts USING (paper)""",
+        "suggest_paper_ids",
+        "Every paper of the citations graph, numbered, for kg suggest reading's joins (suggest_links).",
+        """
+SELECT CAST(row_number() OVER (ORDER BY paper) AS INTEGER) AS id, paper, source_graph, source_modified FROM (
+  SELECT paper, any_value(source_graph) AS source_graph, max(source_modified) AS source_modified FROM (
+    SELECT citing AS paper, source_graph, source_modified FROM citation_evidence
+    UNION ALL SELECT cited, source_graph, source_modified FROM citation_evidence
+    UNION ALL SELECT paper, source_graph, source_modified FROM paper_recommendations
+    UNION ALL SELECT recommended_for, source_graph, source_modified FROM paper_recommendations)
+  GROUP BY paper)""",
         after=("citation_evidence", "paper_recommendations"),
     ),
     Table(
         "suggest_links",
-        "The citations graph by paper number (suggest_papers.id), for kg suggest reading's joins: the plain "
-        "link, the methodology intent and the influential flag.",
+        "The citations graph by paper number (suggest_paper_ids), for kg suggest reading's joins: the plain link, "
+        "the methodology intent and the influential flag.",
         """
-SELECT a.id AS citing, b.id AS cited, e.cites, e.methodology, e.influential
-FROM citation_evidence AS e JOIN suggest_papers AS a ON a.paper = e.citing
-JOIN suggest_papers AS b ON b.paper = e.cited""",
-        after=("citation_evidence", "suggest_papers"),
+SELECT a.id AS citing, b.id AS cited, e.cites, e.methodology, e.influential, e.source_graph, e.source_modified
+FROM citation_evidence AS e JOIN suggest_paper_ids AS a ON a.paper = e.citing
+JOIN suggest_paper_ids AS b ON b.paper = e.cited""",
+        after=("citation_evidence", "suggest_paper_ids"),
+    ),
+    Table(
+        "suggest_papers",
+        "What kg suggest reading shows of a paper: the least of its titles, dates, venues, arXiv ids and DOIs.",
+        """
+SELECT s AS paper, min(o) FILTER (WHERE k = 'dcterms:title') AS title,
+       min(o) FILTER (WHERE k = 'dcterms:issued') AS issued, min(o) FILTER (WHERE k = 'tkg:venue') AS venue,
+       min(o) FILTER (WHERE k = 'tkg:arxivId') AS arxiv_id, min(o) FILTER (WHERE k = 'bibo:doi') AS doi,
+       arg_min(graph_name, priority) AS source_graph, max(graph_modified) AS source_modified
+FROM staging.ranked
+WHERE k IN ('dcterms:title', 'dcterms:issued', 'tkg:venue', 'tkg:arxivId', 'bibo:doi') AND NOT starts_with(s, '_:')
+GROUP BY s""",
+    ),
+    Table(
+        "suggest_reading",
+        "What kg suggest reading knows of the reading list: the papers on it, whether each is marked read, and "
+        "the times its status changed (as written).",
+        f"""
+SELECT s AS paper, bool_or(k = 'tkg:readingStatus' AND o = '{_READ}') AS read,
+       coalesce(list(DISTINCT o) FILTER (WHERE k = 'tkg:statusChangedAt' AND d IS NOT NULL AND d <> '_'), [])
+         AS changed_at,
+       arg_min(graph_name, priority) AS source_graph, max(graph_modified) AS source_modified
+FROM staging.ranked
+WHERE k IN ('tkg:readingStatus', 'tkg:statusChangedAt') AND NOT starts_with(s, '_:')
+  AND s IN (SELECT s FROM staging.facts WHERE k = 'tkg:readingStatus')
+GROUP BY s""",
     ),
     Table(
         "authorship",
