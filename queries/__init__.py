@@ -163,9 +163,14 @@ def _parse(name: str, text: str) -> NamedQuery:
 
 
 @cache
+def _one(name: str, text: str) -> NamedQuery:
+    return _parse(name, text)
+
+
+@cache
 def _library() -> tuple[NamedQuery, ...]:
     root = resources.files("queries")
-    out = [_parse(p.name.removesuffix(".rq"), p.read_text(encoding="utf-8"))
+    out = [_one(p.name.removesuffix(".rq"), p.read_text(encoding="utf-8"))
            for p in root.iterdir() if p.name.endswith(".rq")]
     return tuple(sorted(out, key=lambda q: q.name))
 
@@ -176,7 +181,12 @@ def all_queries() -> list[NamedQuery]:
 
 
 def get(name: str) -> NamedQuery:
-    """The named query ``name``; an unknown name suggests close ones."""
+    """The named query ``name``; an unknown name suggests close ones. Only its own file
+    is read (parsing every query's page key costs a command's start-up time)."""
+    if re.fullmatch(r"[a-z0-9][a-z0-9-]*", name):
+        found = resources.files("queries") / f"{name}.rq"
+        if found.is_file():
+            return _one(name, found.read_text(encoding="utf-8"))
     queries = {q.name: q for q in _library()}
     if name in queries:
         return queries[name]

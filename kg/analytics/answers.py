@@ -12,6 +12,17 @@ the same variables in the same order, terms of the same kinds, a SAMPLE taken fr
 best graph (kg.graphs.SOURCES order), a GROUP_CONCAT in a fixed order. Pages follow
 the query's page key with the ordering kg.paging gives SPARQL (NULL as unbound: first,
 or last when descending), so a cursor from one path continues on the other.
+
+Answer tables: ``kg analytics build`` also keeps each twin's whole answer with its
+parameters at their defaults (those of ``kg query NAME`` with no ``-p``), stored in the
+order of the query's page key, as ``answers."NAME"`` (:func:`materialise`). Such a
+query reads that table instead of working its answer out: a first page is the table's
+first rows, the next page those after the cursor (``WHERE key > ...``, in the table's
+order), and the whole answer a scan, with no sort. A twin without a default answer
+(a required parameter, rows from the store) and a query with other parameters run the
+twin's SQL; such a twin may keep the costly part of it, without parameters, as its
+answer table all the same (:attr:`Twin.stored`: new-since's dated rows with their
+labels, filtered by the day given at query time).
 """
 
 from __future__ import annotations
@@ -37,7 +48,8 @@ if TYPE_CHECKING:
     from kg.store.base import GraphStore
     from queries import Answer, Bound, NamedQuery
 
-__all__ = ["TWINS", "ReadingOverview", "Twin", "duckdb_answer", "freshness", "reading_overview"]
+__all__ = ["ANSWERS_VERSION", "TWINS", "ReadingOverview", "Twin", "duckdb_answer", "freshness", "materialise",
+           "reading_overview"]
 
 #: Column kinds: how a value becomes a term. "term" reads the datatype or language from
 #: the column ``<name>__d`` (as staged: NULL for an IRI, "" for xsd:string, "@en", or the
@@ -62,8 +74,13 @@ class Twin:
     #: in full (a bibliography's first page without aggregating every paper's authors).
     keys: str | None = None
     keys_narrow: str = "paper"
+    #: SQL of a table without parameters that :attr:`sql` reads where it says
+    #: :data:`_STORED`: kept as an answer table by the build, or run as a subquery.
+    stored: str | None = None
 
 
+#: Where a twin's SQL reads its :attr:`Twin.stored` table.
+_STORED = "__stored__"
 _STATUS = "https://w3id.org/techkg/id/status/"
 _NOT_QUEUED = (f"'{_STATUS}read'", f"'{_STATUS}skipped'")
 
@@ -332,43 +349,45 @@ def _marker(term: Term | None) -> str | None:
 
 
 _SINCE = "CAST($since AS VARCHAR)"
-TWINS["new-since"] = Twin(
-    f"""WITH dated AS (
-    SELECT DISTINCT s AS item, o AS "when", 'paper added to the reading state' AS kind FROM staging.facts
-    WHERE k = 'tkg:addedAt' AND o >= {_SINCE}
-    UNION ALL SELECT DISTINCT s, o, 'reading status changed' FROM staging.facts
-    WHERE k = 'tkg:statusChangedAt' AND o >= {_SINCE}
-    UNION ALL SELECT DISTINCT s, o, 'paper published' FROM staging.facts
-    WHERE k = 'dcterms:issued' AND o || substr('0000-01-01', length(o) + 1) >= {_SINCE}
-    UNION ALL SELECT DISTINCT d.s, d.o, 'technique dated' FROM staging.facts AS d
-    SEMI JOIN (SELECT s FROM staging.facts WHERE k = 'a:tkg:Technique') AS t ON t.s = d.s
-    WHERE d.k = 'dcterms:date' AND d.o || substr('0000-01-01', length(d.o) + 1) >= {_SINCE}
-    UNION ALL SELECT DISTINCT s, o, 'repository pushed' FROM staging.facts
-    WHERE k = 'tkg:pushedAt' AND o >= {_SINCE}),
+#: new-since's dated rows, every one (``cutoff``: the date the day given is compared with,
+#: a year or a month padded to a day): kept as an answer table, read with the day given.
+_DATED = """WITH dated AS (
+    SELECT DISTINCT s AS item, o AS "when", o AS cutoff, 'paper added to the reading state' AS kind
+    FROM staging.facts WHERE k = 'tkg:addedAt'
+    UNION ALL SELECT DISTINCT s, o, o, 'reading status changed' FROM staging.facts WHERE k = 'tkg:statusChangedAt'
+    UNION ALL SELECT DISTINCT s, o, o || substr('0000-01-01', length(o) + 1), 'paper published' FROM staging.facts
+    WHERE k = 'dcterms:issued'
+    UNION ALL SELECT DISTINCT d.s, d.o, d.o || substr('0000-01-01', length(d.o) + 1), 'technique dated'
+    FROM staging.facts AS d SEMI JOIN (SELECT s FROM staging.facts WHERE k = 'a:tkg:Technique') AS t ON t.s = d.s
+    WHERE d.k = 'dcterms:date'
+    UNION ALL SELECT DISTINCT s, o, o, 'repository pushed' FROM staging.facts WHERE k = 'tkg:pushedAt'),
   items AS (SELECT DISTINCT item FROM dated),
   titles AS (SELECT DISTINCT s, o, d FROM staging.facts WHERE k = 'dcterms:title' AND s IN (SELECT item FROM items)),
   names AS (SELECT DISTINCT s, o, d FROM staging.facts
             WHERE k = 'skos:prefLabel' AND d = '@en' AND s IN (SELECT item FROM items)),
   repos AS (SELECT DISTINCT s, o, d FROM staging.facts WHERE k = 'schema:name' AND s IN (SELECT item FROM items)),
   statuses AS (SELECT DISTINCT s, o FROM staging.facts WHERE k = 'tkg:readingStatus' AND s IN (SELECT item FROM items)),
-  venues AS (SELECT DISTINCT s, o, d FROM staging.facts WHERE k = 'tkg:venue' AND s IN (SELECT item FROM items)),
-  rows AS (
-    SELECT x."when", x.kind, x.item,
-           coalesce(t.o, n.o, r.o, x.item) AS label,
-           CASE WHEN t.o IS NOT NULL THEN t.d WHEN n.o IS NOT NULL THEN n.d WHEN r.o IS NOT NULL THEN r.d
-                ELSE '' END AS label__d,
-           coalesce(regexp_replace(st.o, '^.*/status/', ''), v.o) AS detail,
-           CASE WHEN st.o IS NOT NULL THEN '' ELSE v.d END AS detail__d
-    FROM dated AS x
-    LEFT JOIN titles AS t ON t.s = x.item LEFT JOIN names AS n ON n.s = x.item LEFT JOIN repos AS r ON r.s = x.item
-    LEFT JOIN statuses AS st ON st.s = x.item AND x.kind = 'reading status changed'
-    LEFT JOIN venues AS v ON v.s = x.item AND x.kind = 'paper published'
+  venues AS (SELECT DISTINCT s, o, d FROM staging.facts WHERE k = 'tkg:venue' AND s IN (SELECT item FROM items))
+SELECT x."when", x.kind, x.item,
+       coalesce(t.o, n.o, r.o, x.item) AS label,
+       CASE WHEN t.o IS NOT NULL THEN t.d WHEN n.o IS NOT NULL THEN n.d WHEN r.o IS NOT NULL THEN r.d
+            ELSE '' END AS label__d,
+       coalesce(regexp_replace(st.o, '^.*/status/', ''), v.o) AS detail,
+       CASE WHEN st.o IS NOT NULL THEN '' ELSE v.d END AS detail__d, x.cutoff
+FROM dated AS x
+LEFT JOIN titles AS t ON t.s = x.item LEFT JOIN names AS n ON n.s = x.item LEFT JOIN repos AS r ON r.s = x.item
+LEFT JOIN statuses AS st ON st.s = x.item AND x.kind = 'reading status changed'
+LEFT JOIN venues AS v ON v.s = x.item AND x.kind = 'paper published'"""
+TWINS["new-since"] = Twin(
+    f"""WITH rows AS (
+    SELECT "when", kind, item, label, label__d, detail, detail__d FROM {_STORED} WHERE cutoff >= {_SINCE}
     UNION ALL
     SELECT "when", 'graph rewritten', item, item, '', detail, detail__d FROM extra)
 SELECT {_SINCE} AS since, "when", kind, item, label, label__d, detail, detail__d FROM rows""",
     {"since": "date", "when": "string", "kind": "string", "item": "iri", "label": "term", "detail": "term"},
     {"since": lambda v: v.value},
     extra=_rewritten,
+    stored=_DATED,
 )
 
 TWINS["repositories"] = Twin(
@@ -406,6 +425,107 @@ HAVING coalesce(one.stars, 0) >= CAST($minStars AS BIGINT)""",
      "techniques": "term"},
     {"licenseContains": lambda v: v.value, "minStars": lambda v: int(v.value)},
 )
+
+
+# -- answer tables -----------------------------------------------------------------------
+
+
+def _answers_version() -> str:
+    """A digest of every twin's SQL: answer tables made by other SQL are not read."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for name, twin in sorted(TWINS.items()):
+        digest.update(f"{name}\0{twin.sql}\0{twin.stored}\0{sorted(twin.kinds.items())}".encode())
+    return digest.hexdigest()[:16]
+
+
+ANSWERS_VERSION = _answers_version()
+
+
+def _order(named: NamedQuery) -> str:
+    return ", ".join(f'"{k.variable}" {"DESC NULLS LAST" if k.descending else "ASC NULLS FIRST"}'
+                     for k in named.page)
+
+
+def _twin_params(twin: Twin, bound: Mapping[str, Bound]) -> dict[str, Any]:
+    return {name: convert(bound[name]) if name in bound else None for name, convert in dict(twin.params).items()}
+
+
+def _used(sql: str, params: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in params.items() if re.search(rf"\${k}\b", sql)}
+
+
+def _defaults(name: str) -> dict[str, Any] | None:
+    """The twin's SQL parameters when the query is run with none given; None when it
+    has no such answer (a required parameter, or rows asked of the store)."""
+    import queries
+    from kg.errors import KGError
+
+    twin = TWINS[name]
+    if twin.extra is not None:
+        return None
+    try:
+        bound = queries.bind(queries.get(name), {})
+    except KGError:
+        return None
+    return _twin_params(twin, bound)
+
+
+def materialise(con: duckdb.DuckDBPyConnection,
+                progress: Callable[[str, int, int], None] | None = None) -> dict[str, int]:
+    """(Re)make every answer table from the staged facts (in the build's transaction);
+    returns each one's rows."""
+    import queries
+
+    con.execute("CREATE SCHEMA IF NOT EXISTS answers")
+    made: dict[str, int] = {}
+    for i, (name, twin) in enumerate(TWINS.items()):
+        if progress:
+            progress("answers", i, len(TWINS))
+        params = _defaults(name)
+        if twin.stored is not None:
+            con.execute(f'CREATE OR REPLACE TABLE answers."{name}" AS {twin.stored}')
+        if params is None:
+            if twin.stored is None:
+                con.execute(f'DROP TABLE IF EXISTS answers."{name}"')
+            continue
+        params["page"] = None
+        order = _order(queries.get(name))
+        sql = f"SELECT * FROM ({twin.sql}) AS answer" + (f" ORDER BY {order}" if order else "")
+        con.execute(f'CREATE OR REPLACE TABLE answers."{name}" AS {sql}', _used(sql, params))
+        made[name] = int(con.execute(f'SELECT count(*) FROM answers."{name}"').fetchall()[0][0])
+    con.execute("INSERT OR REPLACE INTO staging.meta VALUES ('answers_version', ?)", [ANSWERS_VERSION])
+    if progress:
+        progress("answers", len(TWINS), len(TWINS))
+    return made
+
+
+def answers_current(con: duckdb.DuckDBPyConnection) -> bool:
+    """Whether the file's answer tables were made by this version's twins."""
+    import duckdb
+
+    try:
+        rows = con.execute("SELECT value FROM staging.meta WHERE key = 'answers_version'").fetchall()
+    except duckdb.Error:
+        return False
+    return rows == [(ANSWERS_VERSION,)]
+
+
+def _stored(con: duckdb.DuckDBPyConnection, name: str) -> str | None:
+    """The answer table of ``name`` when this version made it."""
+    if not answers_current(con):
+        return None
+    found = con.execute("SELECT 1 FROM duckdb_tables() WHERE schema_name = 'answers' AND table_name = ?",
+                        [name]).fetchall()
+    return f'answers."{name}"' if found else None
+
+
+def _answer_table(con: duckdb.DuckDBPyConnection, name: str, params: Mapping[str, Any]) -> str | None:
+    """The answer table that holds this very answer, if there is one."""
+    if TWINS[name].stored is not None or params != _defaults(name):
+        return None
+    return _stored(con, name)
 
 
 # -- the reading page -------------------------------------------------------------------
@@ -610,13 +730,17 @@ def duckdb_answer(
     con, why = freshness(store, database_path(store.location))
     if con is None:
         return why
-    params: dict[str, Any] = {}
-    for name, convert in dict(twin.params).items():
-        params[name] = convert(bound[name]) if name in bound else None
-    order = ", ".join(f'"{k.variable}" {"DESC NULLS LAST" if k.descending else "ASC NULLS FIRST"}'
-                      for k in named.page)
+    params = _twin_params(twin, bound)
+    table = _answer_table(con, named.name, params)
+    order = _order(named)
     paged = limit is not None or after is not None
     where = f" WHERE {_after(named.page, after, params)}" if after is not None else ""
+    note = f"answered from the DuckDB analytics tables (fresh) in {database_path(store.location)}"
+    variables = list(twin.kinds)
+    if table is not None:  # stored in the page key's order: no sort, and a page stops at its last row
+        sql = f"SELECT * FROM {table} AS answer{where}" + (f" LIMIT {limit + 1}" if limit is not None else "")
+        rows = _rows(con, sql, _used(sql, params), twin.kinds, _plain if plain else _term)
+        return Answer(page_rows(variables, rows, named.page if paged else (), limit), source="duckdb", note=note)
     # a page in its key's order; the whole answer in the query's order, if it has one
     ordered = paged or re.search(r"\bORDER\s+BY\b", named.text, re.IGNORECASE) is not None
     order_limit = (f" ORDER BY {order}" if named.page and ordered else "") + (
@@ -627,14 +751,14 @@ def duckdb_answer(
             text = f"SELECT {twin.keys_narrow} FROM ({twin.keys}) AS answer{where}{order_limit}"
             keys = con.execute(text, {k: v for k, v in params.items() if re.search(rf"\${k}\b", text)}).fetchall()
             params["page"] = sorted({row[0] for row in keys})
-    sql = f"SELECT * FROM ({twin.sql}) AS answer{where}{order_limit}"
-    variables = list(twin.kinds)
+    text = twin.sql
+    if twin.stored is not None:
+        text = text.replace(_STORED, _stored(con, named.name) or f"({twin.stored}) AS stored")
+    sql = f"SELECT * FROM ({text}) AS answer{where}{order_limit}"
     if twin.extra is not None:
         con.register("extra", twin.extra(store, params))
     rows = _rows(con, sql, params, twin.kinds, _plain if plain else _term)
-    page = page_rows(variables, rows, named.page if paged else (), limit)
-    return Answer(page, source="duckdb",
-                  note=f"answered from the DuckDB analytics tables (fresh) in {database_path(store.location)}")
+    return Answer(page_rows(variables, rows, named.page if paged else (), limit), source="duckdb", note=note)
 
 
 def _rows(con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any], kinds: Mapping[str, Kind],

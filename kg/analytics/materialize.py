@@ -497,8 +497,10 @@ def _build(
     ids = {g: gid for g, (_sig, _name, gid) in previous.items()}
     for g in changed:
         ids.setdefault(g, max(ids.values(), default=0) + 1)
+    from kg.analytics.answers import answers_current, materialise
+
     missing_tables = {t.name for t in TABLES} - _existing_tables(con)
-    if not changed and not removed and not missing_tables:
+    if not changed and not removed and not missing_tables and answers_current(con):
         return BuildReport(path, "up to date", reason, tables=_table_counts(con))
     mode = "full" if (reason or not previous) else "incremental"
     touched = changed + removed
@@ -530,6 +532,9 @@ def _build(
         if progress:
             progress("tables", len(plan), len(plan))
         phases["tables"] = time.perf_counter() - clock
+        clock = time.perf_counter()
+        materialise(con, progress)  # each answer reads facts of every kind: all of them, each time
+        phases["answers"] = time.perf_counter() - clock
         clock = time.perf_counter()
         contributions = _contributions(con, None, list(rebuilt))
         _record_build(

@@ -132,7 +132,8 @@ def _run_build(full: bool) -> Any:
         tasks: dict[str, Any] = {}
 
         def progress(step: str, done: int, total: int) -> None:
-            label = {"staging": "Reading the graph", "tables": "Making tables"}.get(step, step)
+            label = {"staging": "Reading the graph", "tables": "Making tables",
+                     "answers": "Storing answers"}.get(step, step)
             if step not in tasks:
                 tasks[step] = bar.add_task(label, total=total)
             bar.update(tasks[step], completed=done, total=total)

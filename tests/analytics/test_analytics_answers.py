@@ -112,3 +112,53 @@ def test_the_tables_draw_no_progress_bar_among_the_rows_a_query_writes(analysed_
         assert con.execute("SELECT current_setting('enable_progress_bar')").fetchone() == (False,)
     finally:
         con.close()
+
+
+def test_each_default_answer_is_stored_whole_in_its_page_key_order(analysed_db) -> None:
+    """kg analytics build keeps the whole answer of each twin run without parameters, sorted
+    by the page key, so that a first page is the table's first rows (no scan, no sort)."""
+    from kg.analytics.answers import _defaults, _order, answers_current
+    from kg.analytics.materialize import connect
+
+    con = connect(analysed_db, read_only=True)
+    try:
+        assert answers_current(con)
+        stored = {r[0] for r in con.execute(
+            "SELECT table_name FROM duckdb_tables() WHERE schema_name = 'answers'").fetchall()}
+        defaulted = {name for name in TWINS if _defaults(name) is not None}
+        assert stored == defaulted | {name for name, twin in TWINS.items() if twin.stored is not None}
+        assert {"bibliography", "reading-queue", "lineage-papers", "read-without-note"} <= defaulted
+        assert "new-since" in stored  # its dated rows, read with the day given (checked against SPARQL above)
+        for name in defaulted:
+            table = f'answers."{name}"'
+            as_stored = con.execute(f"SELECT * FROM {table}").fetchall()
+            assert as_stored, name
+            assert as_stored == con.execute(f"SELECT * FROM {table} ORDER BY {_order(queries.get(name))}").fetchall()
+    finally:
+        con.close()
+
+
+def test_pages_of_a_stored_answer_give_each_row_once_in_order_and_other_parameters_skip_it(analysed_store) -> None:
+    from kg.analytics.answers import _answer_table, _defaults
+    from kg.analytics.materialize import connect, database_path
+
+    named = queries.get("reading-queue")
+    sparql = queries.answer(analysed_store, named, analytics=False)
+    variables, whole = sparql.page.variables, list(sparql.page)
+    assert len(whole) > 8
+    rows, after = [], None
+    while True:
+        page = queries.answer(analysed_store, named, limit=4, after=after)
+        assert page.source == "duckdb"
+        rows += list(page.page)
+        after = page.page.next
+        if after is None:
+            break
+    key = [variables.index(k.variable) for k in named.page]
+    assert [[r[i] for i in key] for r in rows] == [[r[i] for i in key] for r in whole]
+    con = connect(database_path(analysed_store.location), read_only=True)
+    try:
+        assert _answer_table(con, "reading-queue", _defaults("reading-queue") or {}) is not None
+        assert _answer_table(con, "reading-queue", {"section": "distributed"}) is None
+    finally:
+        con.close()
