@@ -79,7 +79,7 @@ def lineage(
     from kg.suggestions import lineage_report
 
     state().json_errors = fmt is Format.json
-    store = state().store()
+    store = state().reader()  # it only reads: never waits for a writer (kg ingest citations, say)
     node = resolve_technique(store, technique) if technique else None
     con, note = _tables(store)
     if con is None:
@@ -190,7 +190,7 @@ def reading(
     from kg.resolve import resolve_technique
 
     state().json_errors = fmt is Format.json
-    store = state().store()
+    store = state().store() if add else state().reader()
     node = resolve_technique(store, technique) if technique else None
     con, note = _tables(store)
     if con is None:
