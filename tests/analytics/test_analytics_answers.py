@@ -162,3 +162,20 @@ def test_pages_of_a_stored_answer_give_each_row_once_in_order_and_other_paramete
         assert _answer_table(con, "reading-queue", {"section": "distributed"}) is None
     finally:
         con.close()
+
+
+def test_the_note_folds_at_the_terminal_width_and_the_next_page_command_stays_whole(analysed_store_path,
+                                                                                   kg_cli) -> None:
+    page = kg_cli("query", "bibliography", "-f", "jsonl", "--limit", "3", store=analysed_store_path,
+                  env={"COLUMNS": "60"}, check=True)
+    lines = page.stderr.splitlines()
+    command = [line for line in lines if line.startswith("next page: ")]
+    assert len(command) == 1 and len(command[0]) > 60
+    # (a path longer than the width stays whole, on a line of its own)
+    assert all(len(line) <= 60 or " " not in line for line in lines if line not in command)
+    assert "answered from the DuckDB" in " ".join(lines)
+    after = command[0].split("--after ")[1]
+    following = kg_cli("query", "bibliography", "-f", "jsonl", "--limit", "3", "--after", after,
+                       store=analysed_store_path, check=True)
+    assert len(following.stdout.splitlines()) == 3
+    assert not set(following.stdout.splitlines()) & set(page.stdout.splitlines())
