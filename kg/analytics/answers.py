@@ -244,6 +244,20 @@ LEFT JOIN cats USING (paper)""",
 }
 
 
+#: reading-queue-lineage's rows for every technique at once: each queued paper with each
+#: technique it uses or introduced, its title and that technique's English names; kept as
+#: an answer table, narrowed at query time to the lineage of the technique given.
+_QUEUED_LINKS = f"""WITH links AS (SELECT DISTINCT s AS paper, o AS lineage FROM staging.facts
+                 WHERE k = 'tkg:usesTechnique'
+                 UNION SELECT DISTINCT o, s FROM staging.facts WHERE k = 'tkg:primaryPaper'),
+  queued AS (SELECT links.paper, links.lineage, st.o AS status FROM links
+             JOIN staging.facts AS st ON st.s = links.paper AND st.k = 'tkg:readingStatus'
+             WHERE st.o NOT IN ({", ".join(_NOT_QUEUED)})),
+  names AS (SELECT s, o FROM staging.facts WHERE k = 'skos:prefLabel' AND d = '@en'),
+  titles AS (SELECT s, {_pick('dcterms:title', 't')} FROM staging.ranked
+             WHERE k = 'dcterms:title' AND s IN (SELECT paper FROM queued) GROUP BY s)
+SELECT q.paper, q.lineage, q.status, titles.t.o AS title, titles.t.d AS title__d, names.o AS name
+FROM queued AS q LEFT JOIN titles ON titles.s = q.paper LEFT JOIN names ON names.s = q.lineage"""
 TWINS["reading-queue-lineage"] = Twin(
     f"""WITH RECURSIVE derived AS (SELECT DISTINCT s AS child, o AS parent FROM staging.facts
                             WHERE k = 'prov:wasDerivedFrom'),
@@ -251,24 +265,15 @@ TWINS["reading-queue-lineage"] = Twin(
                     ON d.parent = down.lineage),
   up(lineage) AS (SELECT d.parent FROM derived AS d WHERE d.child = CAST($technique AS VARCHAR)
                   UNION SELECT d.parent FROM derived AS d JOIN up ON d.child = up.lineage),
-  lineage AS (SELECT lineage FROM down UNION SELECT lineage FROM up),
-  links AS (SELECT DISTINCT f.s AS paper, f.o AS lineage FROM staging.facts AS f SEMI JOIN lineage AS l
-            ON l.lineage = f.o WHERE f.k = 'tkg:usesTechnique'
-            UNION SELECT DISTINCT f.o, f.s FROM staging.facts AS f SEMI JOIN lineage AS l ON l.lineage = f.s
-            WHERE f.k = 'tkg:primaryPaper'),
-  queued AS (SELECT links.paper, links.lineage, st.o AS status FROM links
-             JOIN staging.facts AS st ON st.s = links.paper AND st.k = 'tkg:readingStatus'
-             WHERE st.o NOT IN ({", ".join(_NOT_QUEUED)})),
-  names AS (SELECT s, o FROM staging.facts WHERE k = 'skos:prefLabel' AND d = '@en'),
-  titles AS (SELECT s, {_pick('dcterms:title', 't')} FROM staging.ranked
-             WHERE k = 'dcterms:title' AND s IN (SELECT paper FROM queued) GROUP BY s)
-SELECT CAST($technique AS VARCHAR) AS technique, q.paper, any_value(titles.t.o) AS title,
-       any_value(titles.t.d) AS title__d, min(regexp_replace(q.status, '^.*/status/', '')) AS status,
-       min(q.lineage) AS via, arg_min(names.o, q.lineage) AS viaName
-FROM queued AS q LEFT JOIN titles ON titles.s = q.paper LEFT JOIN names ON names.s = q.lineage
+  lineage AS (SELECT lineage FROM down UNION SELECT lineage FROM up)
+SELECT CAST($technique AS VARCHAR) AS technique, q.paper, any_value(q.title) AS title,
+       any_value(q.title__d) AS title__d, min(regexp_replace(q.status, '^.*/status/', '')) AS status,
+       min(q.lineage) AS via, arg_min(q.name, q.lineage) AS viaName
+FROM {_STORED} AS q SEMI JOIN lineage AS l ON l.lineage = q.lineage
 GROUP BY q.paper""",
     {"technique": "iri", "paper": "iri", "title": "term", "status": "string", "via": "iri", "viaName": "langEn"},
     {"technique": lambda v: v.value},
+    stored=_QUEUED_LINKS,
 )
 
 
@@ -380,7 +385,8 @@ LEFT JOIN statuses AS st ON st.s = x.item AND x.kind = 'reading status changed'
 LEFT JOIN venues AS v ON v.s = x.item AND x.kind = 'paper published'"""
 TWINS["new-since"] = Twin(
     f"""WITH rows AS (
-    SELECT "when", kind, item, label, label__d, detail, detail__d FROM {_STORED} WHERE cutoff >= {_SINCE}
+    SELECT "when", kind, item, label, label__d, detail, detail__d FROM {_STORED} AS stored
+    WHERE cutoff >= {_SINCE}
     UNION ALL
     SELECT "when", 'graph rewritten', item, item, '', detail, detail__d FROM extra)
 SELECT {_SINCE} AS since, "when", kind, item, label, label__d, detail, detail__d FROM rows""",
@@ -753,7 +759,7 @@ def duckdb_answer(
             params["page"] = sorted({row[0] for row in keys})
     text = twin.sql
     if twin.stored is not None:
-        text = text.replace(_STORED, _stored(con, named.name) or f"({twin.stored}) AS stored")
+        text = text.replace(_STORED, _stored(con, named.name) or f"({twin.stored})")
     sql = f"SELECT * FROM ({text}) AS answer{where}{order_limit}"
     if twin.extra is not None:
         con.register("extra", twin.extra(store, params))

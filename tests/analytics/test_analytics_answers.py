@@ -179,3 +179,17 @@ def test_the_note_folds_at_the_terminal_width_and_the_next_page_command_stays_wh
                        store=analysed_store_path, check=True)
     assert len(following.stdout.splitlines()) == 3
     assert not set(following.stdout.splitlines()) & set(page.stdout.splitlines())
+
+
+@pytest.mark.parametrize(("name", "params"), [("new-since", {"since": "2025-06-01"}),
+                                              ("reading-queue-lineage", {"technique": "ZeRO"}),
+                                              ("bibliography", {})])
+def test_without_answer_tables_of_this_version_the_twin_sql_gives_the_same_rows(analysed_store, monkeypatch,
+                                                                                name: str, params) -> None:
+    from kg.analytics import answers
+
+    stored, stored_rows = _rows(analysed_store, name, params, analytics=True)
+    monkeypatch.setattr(answers, "answers_current", lambda con: False)
+    computed, computed_rows = _rows(analysed_store, name, params, analytics=True)
+    assert stored.source == computed.source == "duckdb"
+    assert stored_rows and Counter(stored_rows) == Counter(computed_rows)
