@@ -123,3 +123,40 @@ def test_the_commands_say_which_source_answered(kg_cli, emulator, built_store_pa
     assert "DuckDB" in duck_reading.stderr and "answered by SPARQL" in sparql_reading.stderr
     assert json.loads(duck_reading.stdout) == json.loads(sparql_reading.stdout)
     assert json.loads(duck_reading.stdout)["suggestions"]
+
+
+def test_the_latest_reads_are_the_same_from_the_tables(tmp_path, monkeypatch) -> None:
+    """The tables pick the newest reads by DuckDB's reading of the times, with room to
+    spare, and kg.readnext sorts them by its own: the same seeds as SPARQL's, across time
+    zones, times without a zone, ties and times neither can read."""
+    import kg.readnext
+    from kg.graphs import READING
+    from kg.store.base import Activity
+    from kg.store.embedded import OxigraphStore
+    from kg.vocab import DCTERMS, TKG, XSD
+
+    read = ox.NamedNode("https://w3id.org/techkg/id/status/read")
+    stamps = ["2025-03-01T10:00:00+02:00", "2025-03-01T09:00:00Z", "2025-03-01T08:30:00Z", "2025-02-28T23:00:00-05:00",
+              "2025-03-01T09:00:00Z", "2024-12-31T12:00:00.5Z", "2025-03-02T00:00:00+14:00", "2025-01-15T08:00:00",
+              "last Tuesday", "2025-03-01"]
+    triples = []
+    for i, stamp in enumerate(stamps):
+        paper = ox.NamedNode(f"https://doi.org/10.5555/read.{i}")
+        triples += [ox.Triple(paper, TKG.readingStatus, read),
+                    ox.Triple(paper, TKG.statusChangedAt, ox.Literal(stamp, datatype=XSD.dateTime)),
+                    ox.Triple(paper, DCTERMS.title, ox.Literal(f"Read paper {i}"))]
+    store = OxigraphStore(tmp_path / "store")
+    with store.transaction(Activity("test: reads")) as tx:
+        tx.insert(READING, triples)
+    build(store, database_path(store.location))
+    try:
+        for keep in (1, 3, 5, 9, 20):
+            monkeypatch.setattr(kg.readnext, "READ_SEEDS", keep)
+            con = _tables(store)
+            try:
+                duck = kg.readnext.seeds(store, facts=DuckDBReadingFacts(con))
+            finally:
+                con.close()
+            assert duck == kg.readnext.seeds(store) and len(duck) == min(keep, len(stamps))
+    finally:
+        store.close()
