@@ -478,17 +478,32 @@ def _defaults(name: str) -> dict[str, Any] | None:
     return _twin_params(twin, bound)
 
 
-def materialise(con: duckdb.DuckDBPyConnection,
-                progress: Callable[[str, int, int], None] | None = None) -> dict[str, int]:
-    """(Re)make every answer table from the staged facts (in the build's transaction);
-    returns each one's rows."""
+def reads(twin: Twin) -> set[str]:
+    """The staging keys (kinds of fact) a twin's SQL names, each as a quoted string."""
+    from kg.analytics.staging import KEYS
+
+    text = re.sub(r"--[^\n]*", "", f"{twin.sql}\n{twin.stored or ''}")  # comments (an apostrophe) out
+    return set(re.findall(r"'((?:[^']|'')*)'", text)) & set(KEYS)
+
+
+def materialise(con: duckdb.DuckDBPyConnection, progress: Callable[[str, int, int], None] | None = None, *,
+                changed_keys: set[str] | None = None) -> dict[str, int]:
+    """(Re)make the answer tables from the staged facts (in the build's transaction): all
+    of them, or (``changed_keys``, the kinds of fact that changed) those that read any of
+    them, and any that this version did not make; returns each one's rows."""
     import queries
 
+    if not answers_current(con):
+        changed_keys = None
+    existing = {r[0] for r in con.execute(
+        "SELECT table_name FROM duckdb_tables() WHERE schema_name = 'answers'").fetchall()}
     con.execute("CREATE SCHEMA IF NOT EXISTS answers")
     made: dict[str, int] = {}
     for i, (name, twin) in enumerate(TWINS.items()):
         if progress:
             progress("answers", i, len(TWINS))
+        if changed_keys is not None and name in existing and not reads(twin) & changed_keys:
+            continue
         params = _defaults(name)
         if twin.stored is not None:
             con.execute(f'CREATE OR REPLACE TABLE answers."{name}" AS {twin.stored}')

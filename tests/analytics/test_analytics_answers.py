@@ -193,3 +193,33 @@ def test_without_answer_tables_of_this_version_the_twin_sql_gives_the_same_rows(
     computed, computed_rows = _rows(analysed_store, name, params, analytics=True)
     assert stored.source == computed.source == "duckdb"
     assert stored_rows and Counter(stored_rows) == Counter(computed_rows)
+
+
+def test_an_incremental_build_remakes_only_the_answers_that_read_what_changed(analysed_store_path,
+                                                                              tmp_path) -> None:
+    """A new graph that states only DOIs: the answers that show DOIs are made again (and
+    show it), the others are kept as they were."""
+    import pyoxigraph as ox
+
+    from kg.analytics import build
+    from kg.analytics.materialize import database_path
+    from kg.graphs import graph_iri
+    from kg.store.base import Activity
+    from kg.store.embedded import OxigraphStore
+
+    with OxigraphStore(analysed_store_path) as store:
+        paper = resolve_paper(store, "GPipe")
+        dois = tmp_path / "dois.nt"
+        dois.write_text(f'{paper} <http://purl.org/ontology/bibo/doi> "10.9999/kg-test" .\n', encoding="utf-8")
+        store.load_file(dois, graph=graph_iri("import/dois"), fmt=ox.RdfFormat.N_TRIPLES, gzipped=False,
+                        activity=Activity("kg import rdf"))
+        report = build(store, database_path(store.location))
+        assert report.mode == "incremental"
+        assert set(report.answers) == {"bibliography", "lineage-papers"}
+        found, rows = _rows(store, "bibliography", {}, analytics=True)
+        assert found.source == "duckdb"
+        doi = found.page.variables.index("doi")
+        assert "10.9999/kg-test" in {r[doi].value for r in rows if r[doi] is not None}
+        _, kept = _rows(store, "lineage-nodes", {}, analytics=True)
+        _, sparql = _rows(store, "lineage-nodes", {}, analytics=False)
+        assert len(kept) == len(sparql)
