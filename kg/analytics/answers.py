@@ -22,7 +22,9 @@ order), and the whole answer a scan, with no sort. A twin without a default answ
 (a required parameter, rows from the store) and a query with other parameters run the
 twin's SQL; such a twin may keep the costly part of it, without parameters, as its
 answer table all the same (:attr:`Twin.stored`: new-since's dated rows with their
-labels, filtered by the day given at query time).
+labels, filtered by the day given; reading-queue-lineage's queued papers with the
+techniques they use, narrowed to the lineage given). An incremental build remakes only
+the answer tables whose SQL names a kind of fact that the changed graphs held or hold.
 """
 
 from __future__ import annotations
