@@ -130,24 +130,10 @@ def test_the_latest_reads_are_the_same_from_the_tables(tmp_path, monkeypatch) ->
     spare, and kg.readnext sorts them by its own: the same seeds as SPARQL's, across time
     zones, times without a zone, ties and times neither can read."""
     import kg.readnext
-    from kg.graphs import READING
-    from kg.store.base import Activity
-    from kg.store.embedded import OxigraphStore
-    from kg.vocab import DCTERMS, TKG, XSD
+    from tests.citations.reads import STAMPS, store_with_reads
 
-    read = ox.NamedNode("https://w3id.org/techkg/id/status/read")
-    stamps = ["2025-03-01T10:00:00+02:00", "2025-03-01T09:00:00Z", "2025-03-01T08:30:00Z", "2025-02-28T23:00:00-05:00",
-              "2025-03-01T09:00:00Z", "2024-12-31T12:00:00.5Z", "2025-03-02T00:00:00+14:00", "2025-01-15T08:00:00",
-              "last Tuesday", "2025-03-01"]
-    triples = []
-    for i, stamp in enumerate(stamps):
-        paper = ox.NamedNode(f"https://doi.org/10.5555/read.{i}")
-        triples += [ox.Triple(paper, TKG.readingStatus, read),
-                    ox.Triple(paper, TKG.statusChangedAt, ox.Literal(stamp, datatype=XSD.dateTime)),
-                    ox.Triple(paper, DCTERMS.title, ox.Literal(f"Read paper {i}"))]
-    store = OxigraphStore(tmp_path / "store")
-    with store.transaction(Activity("test: reads")) as tx:
-        tx.insert(READING, triples)
+    stamps = [*STAMPS, "last Tuesday", "2025-03-01"]
+    store = store_with_reads(tmp_path / "store", stamps)
     build(store, database_path(store.location))
     try:
         for keep in (1, 3, 5, 9, 20):
