@@ -294,27 +294,29 @@ def main() -> None:
     parser.add_argument("--papers", type=int, default=100_000, help="papers of the synthetic corpus")
     parser.add_argument("--citations", type=int, default=500_000, help="citations among them")
     parser.add_argument("--skip-scale", action="store_true", help="only the refresh benchmark")
+    parser.add_argument("--skip-refresh", action="store_true", help="only the suggestions at scale")
     args = parser.parse_args()
     workdir = Path(tempfile.mkdtemp(prefix="bench-citations-"))
     ok = True
     try:
-        r = refresh_bench(args.tracked, args.per_paper, args.changed, workdir)
-        print(f"\nRefresh of {args.tracked} papers with {args.per_paper} citations each (emulator on loopback):")
-        limit_batches = -(-args.tracked // 500)
-        for label in ("first run", "refresh, nothing changed", f"refresh, {args.changed} changed"):
-            row = r[label]
-            print(f"  {label:<28} {row['batch']:>3} batch + {row['lists']:>5} list requests   "
-                  f"{row['seconds']:7.2f} s   graph {'written' if row['written'] else 'unchanged'}")
-        nothing, some = r["refresh, nothing changed"], r[f"refresh, {args.changed} changed"]
-        checks = {f"<= {limit_batches} batch requests per run": all(
-                      r[k]["batch"] <= limit_batches for k in ("first run", "refresh, nothing changed")),
-                  "0 list requests when nothing changed": nothing["lists"] == 0,
-                  f"1 list request per changed paper ({args.changed})": some["lists"] == args.changed}
-        print(f"  ingest throughput: {r['throughput']:,.0f} citations/s; baseline (fetching the same lists alone): "
-              f"{r['fetch only']:.2f} s, ingest/fetch = {r['first run']['seconds'] / r['fetch only']:.2f}x")
-        for name, passed in checks.items():
-            print(f"  {'ok  ' if passed else 'FAIL'} {name}")
-            ok = ok and passed
+        if not args.skip_refresh:
+            r = refresh_bench(args.tracked, args.per_paper, args.changed, workdir)
+            print(f"\nRefresh of {args.tracked} papers with {args.per_paper} citations each (emulator on loopback):")
+            limit_batches = -(-args.tracked // 500)
+            for label in ("first run", "refresh, nothing changed", f"refresh, {args.changed} changed"):
+                row = r[label]
+                print(f"  {label:<28} {row['batch']:>3} batch + {row['lists']:>5} list requests   "
+                      f"{row['seconds']:7.2f} s   graph {'written' if row['written'] else 'unchanged'}")
+            nothing, some = r["refresh, nothing changed"], r[f"refresh, {args.changed} changed"]
+            checks = {f"<= {limit_batches} batch requests per run": all(
+                          r[k]["batch"] <= limit_batches for k in ("first run", "refresh, nothing changed")),
+                      "0 list requests when nothing changed": nothing["lists"] == 0,
+                      f"1 list request per changed paper ({args.changed})": some["lists"] == args.changed}
+            print(f"  ingest throughput: {r['throughput']:,.0f} citations/s; baseline (fetching the same lists alone): "
+                  f"{r['fetch only']:.2f} s, ingest/fetch = {r['first run']['seconds'] / r['fetch only']:.2f}x")
+            for name, passed in checks.items():
+                print(f"  {'ok  ' if passed else 'FAIL'} {name}")
+                ok = ok and passed
         if not args.skip_scale:
             s = scale_bench(args.papers, args.citations, workdir)
             print(f"\nSuggestions on {args.papers:,} papers ({s['corpus triples']:,} corpus triples) with "

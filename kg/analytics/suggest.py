@@ -5,12 +5,15 @@ facts: the techniques, the citations of their papers, the lineage edges, the rea
 seeds and the citation links around them. Read by SPARQL, those facts cost the store a
 second or more on a large graph (100,000 papers, 500,000 citations); here they come from
 the analytics file when it is fresh (see :func:`kg.analytics.answers.freshness`), in a
-few queries that do the joins and the grouping in DuckDB: ``citation_evidence``,
-``citation_contexts``, ``paper_recommendations``, ``paper_techniques`` and the staged
-facts. The scoring, choosing and ordering is the same code on both paths, and each query
-here gives the rows of its SPARQL twin in :mod:`kg.suggestions` / :mod:`kg.readnext` (the
-tests check both paths against each other on the emulator's citation graph), so the two
-answers are the same: suggestions, scores, evidence and order.
+few queries over small tables the build makes for them (``suggest_techniques``,
+``suggest_citations`` and ``suggest_edges`` hold the whole of what lineage weighs;
+``suggest_links`` is the citations graph by paper number, so that reading's joins are
+integer joins; ``suggest_papers``, ``suggest_reading``, ``paper_recommendations`` and
+``paper_techniques`` the rest). The scoring, choosing and ordering is the same code on
+both paths, and each query here gives the rows of its SPARQL twin in
+:mod:`kg.suggestions` / :mod:`kg.readnext` (the tests check both paths against each other
+on the emulator's citation graph), so the two answers are the same: suggestions, scores,
+evidence and order.
 """
 
 from __future__ import annotations
@@ -27,7 +30,6 @@ if TYPE_CHECKING:
     from kg.suggestions import LineageFacts
 
 __all__ = ["DuckDBReadingFacts", "lineage_facts", "open_tables"]
-
 
 
 def open_tables(store: GraphStore) -> tuple[duckdb.DuckDBPyConnection | None, str]:

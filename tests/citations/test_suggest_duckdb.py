@@ -160,3 +160,19 @@ def test_the_latest_reads_are_the_same_from_the_tables(tmp_path, monkeypatch) ->
             assert duck == kg.readnext.seeds(store) and len(duck) == min(keep, len(stamps))
     finally:
         store.close()
+
+
+def test_suggest_lineage_reads_while_another_process_writes(kg_cli, built_store_path) -> None:
+    """kg suggest lineage and kg suggest reading only read: they answer at once while a
+    writer (kg ingest citations, say) holds the store, instead of waiting for it."""
+    from kg.store.embedded import OxigraphStore
+
+    kg_cli("stats", store=built_store_path, check=True)  # the store's first published view
+    writer = OxigraphStore(built_store_path)
+    try:
+        for args in (["suggest", "lineage", "-f", "json"], ["suggest", "reading", "-f", "json"]):
+            done = kg_cli("--wait", "0", *args, store=built_store_path)
+            assert done.returncode == 0, done.stderr
+            assert "answered by SPARQL" in done.stderr
+    finally:
+        writer.close()
