@@ -493,13 +493,27 @@ def materialise(con: duckdb.DuckDBPyConnection, progress: Callable[[str, int, in
     """(Re)make the answer tables from the staged facts (in the build's transaction): all
     of them, or (``changed_keys``, the kinds of fact that changed) those that read any of
     them, and any that this version did not make; returns each one's rows."""
-    import queries
-
     if not answers_current(con):
         changed_keys = None
     existing = {r[0] for r in con.execute(
         "SELECT table_name FROM duckdb_tables() WHERE schema_name = 'answers'").fetchall()}
     con.execute("CREATE SCHEMA IF NOT EXISTS answers")
+    # The build lets DuckDB write tables in any order; these keep the ORDER BY's.
+    con.execute("SET preserve_insertion_order = true")
+    try:
+        made = _materialise(con, progress, changed_keys, existing)
+    finally:
+        con.execute("SET preserve_insertion_order = false")
+    con.execute("INSERT OR REPLACE INTO staging.meta VALUES ('answers_version', ?)", [ANSWERS_VERSION])
+    if progress:
+        progress("answers", len(TWINS), len(TWINS))
+    return made
+
+
+def _materialise(con: duckdb.DuckDBPyConnection, progress: Callable[[str, int, int], None] | None,
+                 changed_keys: set[str] | None, existing: set[str]) -> dict[str, int]:
+    import queries
+
     made: dict[str, int] = {}
     for i, (name, twin) in enumerate(TWINS.items()):
         if progress:
@@ -509,6 +523,7 @@ def materialise(con: duckdb.DuckDBPyConnection, progress: Callable[[str, int, in
         params = _defaults(name)
         if twin.stored is not None:
             con.execute(f'CREATE OR REPLACE TABLE answers."{name}" AS {twin.stored}')
+            made[name] = int(con.execute(f'SELECT count(*) FROM answers."{name}"').fetchall()[0][0])
         if params is None:
             if twin.stored is None:
                 con.execute(f'DROP TABLE IF EXISTS answers."{name}"')
@@ -518,9 +533,6 @@ def materialise(con: duckdb.DuckDBPyConnection, progress: Callable[[str, int, in
         sql = f"SELECT * FROM ({twin.sql}) AS answer" + (f" ORDER BY {order}" if order else "")
         con.execute(f'CREATE OR REPLACE TABLE answers."{name}" AS {sql}', _used(sql, params))
         made[name] = int(con.execute(f'SELECT count(*) FROM answers."{name}"').fetchall()[0][0])
-    con.execute("INSERT OR REPLACE INTO staging.meta VALUES ('answers_version', ?)", [ANSWERS_VERSION])
-    if progress:
-        progress("answers", len(TWINS), len(TWINS))
     return made
 
 
