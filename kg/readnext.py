@@ -82,8 +82,9 @@ class ReadingFacts(Protocol):
         primary paper) or ``uses``, in role then paper order."""
         ...
 
-    def reads(self) -> list[tuple[str, str]]:
-        """(paper, when its status changed) for every paper marked read, with a date."""
+    def reads(self, limit: int) -> list[tuple[str, str]]:
+        """(paper, when its status changed) for the papers marked read, with a date: at
+        least every row of the ``limit`` papers read most recently (more may come)."""
         ...
 
     def first_reads(self, limit: int) -> list[str]:
@@ -131,7 +132,7 @@ def seeds(store: GraphStore, technique: NamedNode | None = None, *, facts: Readi
     else:
         # The most recent reads, sorted here: Oxigraph's ORDER BY on dates costs more than
         # reading every dated read (an OPTIONAL date and a GROUP BY would cost seconds).
-        dated = sorted(facts.reads(), key=lambda item: (_newest_first(item[1]), item[0]))
+        dated = sorted(facts.reads(READ_SEEDS), key=lambda item: (_newest_first(item[1]), item[0]))
         uses = list(dict.fromkeys(p for p, _at in dated))[:READ_SEEDS]
         if len(uses) < READ_SEEDS:  # statuses set without a date
             uses = list(dict.fromkeys([*uses, *facts.first_reads(READ_SEEDS)]))[:READ_SEEDS]
@@ -182,7 +183,7 @@ class SparqlReadingFacts:
                  LIMIT {TECHNIQUE_SEEDS}""", {"t": t})
         return str(name), [(r["p"], r["role"]) for r in rows.records() if isinstance(r["p"], str)]
 
-    def reads(self) -> list[tuple[str, str]]:
+    def reads(self, limit: int) -> list[tuple[str, str]]:
         rows = self.store.select(f"SELECT ?p ?at WHERE {{ ?p tkg:readingStatus <{_READ}> ; tkg:statusChangedAt ?at }}")
         return [(row["p"].value, row["at"].value) for row in rows.rows
                 if isinstance(row["p"], NamedNode) and isinstance(row["at"], Literal)]

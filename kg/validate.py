@@ -135,10 +135,26 @@ def cache_for(store: GraphStore) -> ValidationCache | None:
 def _graph_states(store: GraphStore) -> dict[str, list[Any]]:
     """Each graph's state: its size, last change and content hash from the provenance graph.
     The provenance graph records its own changes nowhere: every write changes the record
-    of some other graph, so its state is the digest of theirs."""
+    of some other graph, so its state is the digest of theirs.
+
+    The size is the triple count the provenance graph records (every write records the
+    graph anew, with its count where the writer knows it); only a graph without one is
+    counted, so that checking a store of millions of triples for changes reads no quads."""
     from kg.graphs import PROVENANCE
 
-    states = {info.graph.value: [info.triples, info.modified, info.hash] for info in store.graph_info()}
+    recorded: dict[str, list[Any]] = {}
+    for row in store.select(f"""SELECT ?g ?modified ?hash ?count WHERE {{ GRAPH {PROVENANCE} {{
+            ?g dcterms:modified ?modified .
+            OPTIONAL {{ ?g tkg:contentHash ?hash }} OPTIONAL {{ ?g tkg:tripleCount ?count }} }} }}"""):
+        g, count = row["g"], row["count"]
+        if isinstance(g, ox.NamedNode):
+            recorded[g.value] = [int(count.value) if isinstance(count, ox.Literal) else None,
+                                 row["modified"].value,  # type: ignore[union-attr]
+                                 row["hash"].value if isinstance(row["hash"], ox.Literal) else None]
+    states: dict[str, list[Any]] = {}
+    for graph in store.named_graphs():
+        state = recorded.get(graph.value, [None, None, None])
+        states[graph.value] = [store.count(graph) if state[0] is None else state[0], state[1], state[2]]
     if PROVENANCE.value in states:
         others = json.dumps(sorted((g, s) for g, s in states.items() if g != PROVENANCE.value))
         states[PROVENANCE.value][2] = hashlib.sha256(others.encode()).hexdigest()

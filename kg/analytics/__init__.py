@@ -26,7 +26,8 @@ The tables (UTC times; IRIs as text; every row has ``source_graph`` and
 ``paper_techniques``, ``paper_categories``, ``paper_organisations``, ``citations`` (with
 intents, influence and contexts), ``citation_counts``, and what ``kg suggest`` reads
 (the citations graph alone): ``citation_evidence``, ``citation_contexts``,
-``paper_recommendations``,
+``paper_recommendations``, and the small ``suggest_*`` tables its answers read
+(:mod:`~kg.analytics.suggest`),
 ``authors``, ``authorship`` (with position), ``organisations``, ``affiliations``,
 ``organisation_coauthorship``, ``repositories``, ``technique_repositories``,
 ``repository_snapshots``, ``reading_categories``, ``paper_reading_categories``,

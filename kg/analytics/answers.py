@@ -22,7 +22,9 @@ order), and the whole answer a scan, with no sort. A twin without a default answ
 (a required parameter, rows from the store) and a query with other parameters run the
 twin's SQL; such a twin may keep the costly part of it, without parameters, as its
 answer table all the same (:attr:`Twin.stored`: new-since's dated rows with their
-labels, filtered by the day given at query time).
+labels, filtered by the day given; reading-queue-lineage's queued papers with the
+techniques they use, narrowed to the lineage given). An incremental build remakes only
+the answer tables whose SQL names a kind of fact that the changed graphs held or hold.
 """
 
 from __future__ import annotations
@@ -244,6 +246,20 @@ LEFT JOIN cats USING (paper)""",
 }
 
 
+#: reading-queue-lineage's rows for every technique at once: each queued paper with each
+#: technique it uses or introduced, its title and that technique's English names; kept as
+#: an answer table, narrowed at query time to the lineage of the technique given.
+_QUEUED_LINKS = f"""WITH links AS (SELECT DISTINCT s AS paper, o AS lineage FROM staging.facts
+                 WHERE k = 'tkg:usesTechnique'
+                 UNION SELECT DISTINCT o, s FROM staging.facts WHERE k = 'tkg:primaryPaper'),
+  queued AS (SELECT links.paper, links.lineage, st.o AS status FROM links
+             JOIN staging.facts AS st ON st.s = links.paper AND st.k = 'tkg:readingStatus'
+             WHERE st.o NOT IN ({", ".join(_NOT_QUEUED)})),
+  names AS (SELECT s, o FROM staging.facts WHERE k = 'skos:prefLabel' AND d = '@en'),
+  titles AS (SELECT s, {_pick('dcterms:title', 't')} FROM staging.ranked
+             WHERE k = 'dcterms:title' AND s IN (SELECT paper FROM queued) GROUP BY s)
+SELECT q.paper, q.lineage, q.status, titles.t.o AS title, titles.t.d AS title__d, names.o AS name
+FROM queued AS q LEFT JOIN titles ON titles.s = q.paper LEFT JOIN names ON names.s = q.lineage"""
 TWINS["reading-queue-lineage"] = Twin(
     f"""WITH RECURSIVE derived AS (SELECT DISTINCT s AS child, o AS parent FROM staging.facts
                             WHERE k = 'prov:wasDerivedFrom'),
@@ -251,24 +267,15 @@ TWINS["reading-queue-lineage"] = Twin(
                     ON d.parent = down.lineage),
   up(lineage) AS (SELECT d.parent FROM derived AS d WHERE d.child = CAST($technique AS VARCHAR)
                   UNION SELECT d.parent FROM derived AS d JOIN up ON d.child = up.lineage),
-  lineage AS (SELECT lineage FROM down UNION SELECT lineage FROM up),
-  links AS (SELECT DISTINCT f.s AS paper, f.o AS lineage FROM staging.facts AS f SEMI JOIN lineage AS l
-            ON l.lineage = f.o WHERE f.k = 'tkg:usesTechnique'
-            UNION SELECT DISTINCT f.o, f.s FROM staging.facts AS f SEMI JOIN lineage AS l ON l.lineage = f.s
-            WHERE f.k = 'tkg:primaryPaper'),
-  queued AS (SELECT links.paper, links.lineage, st.o AS status FROM links
-             JOIN staging.facts AS st ON st.s = links.paper AND st.k = 'tkg:readingStatus'
-             WHERE st.o NOT IN ({", ".join(_NOT_QUEUED)})),
-  names AS (SELECT s, o FROM staging.facts WHERE k = 'skos:prefLabel' AND d = '@en'),
-  titles AS (SELECT s, {_pick('dcterms:title', 't')} FROM staging.ranked
-             WHERE k = 'dcterms:title' AND s IN (SELECT paper FROM queued) GROUP BY s)
-SELECT CAST($technique AS VARCHAR) AS technique, q.paper, any_value(titles.t.o) AS title,
-       any_value(titles.t.d) AS title__d, min(regexp_replace(q.status, '^.*/status/', '')) AS status,
-       min(q.lineage) AS via, arg_min(names.o, q.lineage) AS viaName
-FROM queued AS q LEFT JOIN titles ON titles.s = q.paper LEFT JOIN names ON names.s = q.lineage
+  lineage AS (SELECT lineage FROM down UNION SELECT lineage FROM up)
+SELECT CAST($technique AS VARCHAR) AS technique, q.paper, any_value(q.title) AS title,
+       any_value(q.title__d) AS title__d, min(regexp_replace(q.status, '^.*/status/', '')) AS status,
+       min(q.lineage) AS via, arg_min(q.name, q.lineage) AS viaName
+FROM {_STORED} AS q SEMI JOIN lineage AS l ON l.lineage = q.lineage
 GROUP BY q.paper""",
     {"technique": "iri", "paper": "iri", "title": "term", "status": "string", "via": "iri", "viaName": "langEn"},
     {"technique": lambda v: v.value},
+    stored=_QUEUED_LINKS,
 )
 
 
@@ -380,7 +387,8 @@ LEFT JOIN statuses AS st ON st.s = x.item AND x.kind = 'reading status changed'
 LEFT JOIN venues AS v ON v.s = x.item AND x.kind = 'paper published'"""
 TWINS["new-since"] = Twin(
     f"""WITH rows AS (
-    SELECT "when", kind, item, label, label__d, detail, detail__d FROM {_STORED} WHERE cutoff >= {_SINCE}
+    SELECT "when", kind, item, label, label__d, detail, detail__d FROM {_STORED} AS stored
+    WHERE cutoff >= {_SINCE}
     UNION ALL
     SELECT "when", 'graph rewritten', item, item, '', detail, detail__d FROM extra)
 SELECT {_SINCE} AS since, "when", kind, item, label, label__d, detail, detail__d FROM rows""",
@@ -472,20 +480,50 @@ def _defaults(name: str) -> dict[str, Any] | None:
     return _twin_params(twin, bound)
 
 
-def materialise(con: duckdb.DuckDBPyConnection,
-                progress: Callable[[str, int, int], None] | None = None) -> dict[str, int]:
-    """(Re)make every answer table from the staged facts (in the build's transaction);
-    returns each one's rows."""
+def reads(twin: Twin) -> set[str]:
+    """The staging keys (kinds of fact) a twin's SQL names, each as a quoted string."""
+    from kg.analytics.staging import KEYS
+
+    text = re.sub(r"--[^\n]*", "", f"{twin.sql}\n{twin.stored or ''}")  # comments (an apostrophe) out
+    return set(re.findall(r"'((?:[^']|'')*)'", text)) & set(KEYS)
+
+
+def materialise(con: duckdb.DuckDBPyConnection, progress: Callable[[str, int, int], None] | None = None, *,
+                changed_keys: set[str] | None = None) -> dict[str, int]:
+    """(Re)make the answer tables from the staged facts (in the build's transaction): all
+    of them, or (``changed_keys``, the kinds of fact that changed) those that read any of
+    them, and any that this version did not make; returns each one's rows."""
+    if not answers_current(con):
+        changed_keys = None
+    existing = {r[0] for r in con.execute(
+        "SELECT table_name FROM duckdb_tables() WHERE schema_name = 'answers'").fetchall()}
+    con.execute("CREATE SCHEMA IF NOT EXISTS answers")
+    # The build lets DuckDB write tables in any order; these keep the ORDER BY's.
+    con.execute("SET preserve_insertion_order = true")
+    try:
+        made = _materialise(con, progress, changed_keys, existing)
+    finally:
+        con.execute("SET preserve_insertion_order = false")
+    con.execute("INSERT OR REPLACE INTO staging.meta VALUES ('answers_version', ?)", [ANSWERS_VERSION])
+    if progress:
+        progress("answers", len(TWINS), len(TWINS))
+    return made
+
+
+def _materialise(con: duckdb.DuckDBPyConnection, progress: Callable[[str, int, int], None] | None,
+                 changed_keys: set[str] | None, existing: set[str]) -> dict[str, int]:
     import queries
 
-    con.execute("CREATE SCHEMA IF NOT EXISTS answers")
     made: dict[str, int] = {}
     for i, (name, twin) in enumerate(TWINS.items()):
         if progress:
             progress("answers", i, len(TWINS))
+        if changed_keys is not None and name in existing and not reads(twin) & changed_keys:
+            continue
         params = _defaults(name)
         if twin.stored is not None:
             con.execute(f'CREATE OR REPLACE TABLE answers."{name}" AS {twin.stored}')
+            made[name] = int(con.execute(f'SELECT count(*) FROM answers."{name}"').fetchall()[0][0])
         if params is None:
             if twin.stored is None:
                 con.execute(f'DROP TABLE IF EXISTS answers."{name}"')
@@ -495,9 +533,6 @@ def materialise(con: duckdb.DuckDBPyConnection,
         sql = f"SELECT * FROM ({twin.sql}) AS answer" + (f" ORDER BY {order}" if order else "")
         con.execute(f'CREATE OR REPLACE TABLE answers."{name}" AS {sql}', _used(sql, params))
         made[name] = int(con.execute(f'SELECT count(*) FROM answers."{name}"').fetchall()[0][0])
-    con.execute("INSERT OR REPLACE INTO staging.meta VALUES ('answers_version', ?)", [ANSWERS_VERSION])
-    if progress:
-        progress("answers", len(TWINS), len(TWINS))
     return made
 
 
@@ -753,7 +788,7 @@ def duckdb_answer(
             params["page"] = sorted({row[0] for row in keys})
     text = twin.sql
     if twin.stored is not None:
-        text = text.replace(_STORED, _stored(con, named.name) or f"({twin.stored}) AS stored")
+        text = text.replace(_STORED, _stored(con, named.name) or f"({twin.stored})")
     sql = f"SELECT * FROM ({text}) AS answer{where}{order_limit}"
     if twin.extra is not None:
         con.register("extra", twin.extra(store, params))

@@ -231,6 +231,8 @@ class BuildReport:
     message: str = ""
     #: Seconds spent reading the graph (staging), making tables, and recording and saving.
     phases: dict[str, float] = field(default_factory=dict)
+    #: The answer tables (kg.analytics.answers) made again, and their rows.
+    answers: dict[str, int] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -243,6 +245,7 @@ class BuildReport:
             "staged_facts": self.staged_facts,
             "seconds": round(self.seconds, 3),
             "phases": {k: round(v, 3) for k, v in self.phases.items()},
+            "answers": self.answers,
             "message": self.message,
         }
 
@@ -509,6 +512,7 @@ def _build(
         # The tables fed by the old content of the touched graphs ...
         affected = set(_contributions(con, touched)) if previous else set()
         gone = [ids[g] for g in touched]
+        keys = _staged_keys(con, gone) if previous else set()  # the answer tables' inputs, old ...
         con.execute("DELETE FROM staging.facts WHERE g IN (SELECT unnest(?::INTEGER[]))", [gone])
         con.execute("DELETE FROM staging.graphs WHERE id IN (SELECT unnest(?::INTEGER[]))", [gone])
         _record_graphs(con, [states[g] for g in changed], ids, started_at)
@@ -533,7 +537,9 @@ def _build(
             progress("tables", len(plan), len(plan))
         phases["tables"] = time.perf_counter() - clock
         clock = time.perf_counter()
-        materialise(con, progress)  # each answer reads facts of every kind: all of them, each time
+        keys |= _staged_keys(con, [ids[g] for g in changed])  # ... and new
+        # the answers that read any kind of fact the touched graphs held or hold (all, for a full build)
+        answers = materialise(con, progress, changed_keys=None if mode == "full" else keys)
         phases["answers"] = time.perf_counter() - clock
         clock = time.perf_counter()
         contributions = _contributions(con, None, list(rebuilt))
@@ -565,7 +571,15 @@ def _build(
         tables=_table_counts(con),
         staged_facts=staged,
         phases=phases,
+        answers=answers,
     )
+
+
+def _staged_keys(con: duckdb.DuckDBPyConnection, graph_ids: list[int]) -> set[str]:
+    """The kinds of fact (staging keys) the graphs ``graph_ids`` hold in staging.facts."""
+    rows = con.execute("SELECT DISTINCT CAST(k AS VARCHAR) FROM staging.facts WHERE g IN (SELECT unnest(?::INTEGER[]))",
+                       [graph_ids]).fetchall()
+    return {r[0] for r in rows}
 
 
 def _stage(

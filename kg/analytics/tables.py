@@ -50,6 +50,7 @@ SHARED_KEYS: frozenset[str] = frozenset(
 
 #: The name of the citations graph in the staged facts.
 _CITATIONS = graph_name(CITATIONS)
+_READ = "https://w3id.org/techkg/id/status/read"
 
 _KEY_LITERAL = re.compile(r"'([^']+)'")
 
@@ -421,6 +422,104 @@ GROUP BY s.citing, s.cited, s.position""",
 SELECT s AS paper, o AS recommended_for, any_value(graph_name) AS source_graph,
        any_value(graph_modified) AS source_modified
 FROM staging.ranked WHERE graph_name = '{_CITATIONS}' AND k = 'tkg:recommendedFor' GROUP BY s, o""",
+    ),
+    Table(
+        "suggest_techniques",
+        "What kg suggest lineage matches sentences against: every value of each technique (and of anything else "
+        "with a primary paper) from every graph: ids, English names, aliases, dates, primary papers.",
+        """
+SELECT s AS technique, bool_or(k = 'a:tkg:Technique') AS is_technique,
+       list(DISTINCT o) FILTER (WHERE k = 'skos:notation') AS ids,
+       list(DISTINCT o) FILTER (WHERE k = 'skos:prefLabel' AND d = '@en') AS names,
+       list(DISTINCT o) FILTER (WHERE k = 'skos:altLabel') AS aliases,
+       list(DISTINCT o) FILTER (WHERE k = 'dcterms:date') AS dates,
+       list(DISTINCT o) FILTER (WHERE k = 'tkg:primaryPaper') AS papers,
+       arg_min(graph_name, priority) AS source_graph, max(graph_modified) AS source_modified
+FROM staging.ranked
+WHERE k IN ('a:tkg:Technique', 'skos:notation', 'skos:prefLabel', 'skos:altLabel', 'dcterms:date', 'tkg:primaryPaper')
+  AND s IN (SELECT s FROM staging.facts WHERE k IN ('a:tkg:Technique', 'tkg:primaryPaper'))
+  AND NOT starts_with(s, '_:')
+GROUP BY s""",
+    ),
+    Table(
+        "suggest_citations",
+        "What kg suggest lineage weighs: the citations the primary papers make (citation_evidence), each with its "
+        "sentences in order (citation_contexts).",
+        """
+WITH papers AS (SELECT DISTINCT unnest(papers) AS paper FROM suggest_techniques),
+  links AS (SELECT * FROM citation_evidence WHERE citing IN (SELECT paper FROM papers)),
+  sentences AS (SELECT c.citing, c.cited, list({'text': c.text, 'intents': c.intents} ORDER BY c.position) AS contexts
+                FROM citation_contexts AS c SEMI JOIN links AS l ON l.citing = c.citing AND l.cited = c.cited
+                WHERE c.position IS NOT NULL GROUP BY c.citing, c.cited)
+SELECT l.citing, l.cited, l.methodology, l.background, l.result, l.influential, s.contexts, l.source_graph,
+       l.source_modified
+FROM links AS l LEFT JOIN sentences AS s USING (citing, cited)""",
+        after=("suggest_techniques", "citation_evidence", "citation_contexts"),
+    ),
+    Table(
+        "suggest_edges",
+        "The lineage edges kg suggest lineage checks: the qualified derivations between techniques with English "
+        "names (the lineage-edges named query), with the relation's name and how the edge is known (basis).",
+        """
+WITH named AS (SELECT DISTINCT s FROM staging.facts WHERE k = 'skos:prefLabel' AND d = '@en'),
+  d AS (SELECT s, k, o FROM staging.facts WHERE k IN ('prov:entity', 'tkg:relation', 'tkg:basis'))
+SELECT q.s AS child, e.o AS parent,
+       CASE WHEN contains(r.o, '#') THEN substr(r.o, strpos(r.o, '#') + 1) ELSE '' END AS relation,
+       coalesce(nullif(b.o, ''), 'stated') AS basis, arg_min(q.graph_name, q.priority) AS source_graph,
+       max(q.graph_modified) AS source_modified
+FROM staging.ranked AS q JOIN d AS e ON e.s = q.o AND e.k = 'prov:entity'
+JOIN d AS r ON r.s = q.o AND r.k = 'tkg:relation' LEFT JOIN d AS b ON b.s = q.o AND b.k = 'tkg:basis'
+WHERE q.k = 'prov:qualifiedDerivation' AND q.s IN (SELECT s FROM named) AND e.o IN (SELECT s FROM named)
+GROUP BY ALL""",
+    ),
+    Table(
+        "suggest_paper_ids",
+        "Every paper of the citations graph, numbered, for kg suggest reading's joins (suggest_links).",
+        """
+SELECT CAST(row_number() OVER (ORDER BY paper) AS INTEGER) AS id, paper, source_graph, source_modified FROM (
+  SELECT paper, any_value(source_graph) AS source_graph, max(source_modified) AS source_modified FROM (
+    SELECT citing AS paper, source_graph, source_modified FROM citation_evidence
+    UNION ALL SELECT cited, source_graph, source_modified FROM citation_evidence
+    UNION ALL SELECT paper, source_graph, source_modified FROM paper_recommendations
+    UNION ALL SELECT recommended_for, source_graph, source_modified FROM paper_recommendations)
+  GROUP BY paper)""",
+        after=("citation_evidence", "paper_recommendations"),
+    ),
+    Table(
+        "suggest_links",
+        "The citations graph by paper number (suggest_paper_ids), for kg suggest reading's joins: the plain link, "
+        "the methodology intent and the influential flag.",
+        """
+SELECT a.id AS citing, b.id AS cited, e.cites, e.methodology, e.influential, e.source_graph, e.source_modified
+FROM citation_evidence AS e JOIN suggest_paper_ids AS a ON a.paper = e.citing
+JOIN suggest_paper_ids AS b ON b.paper = e.cited""",
+        after=("citation_evidence", "suggest_paper_ids"),
+    ),
+    Table(
+        "suggest_papers",
+        "What kg suggest reading shows of a paper: the least of its titles, dates, venues, arXiv ids and DOIs.",
+        """
+SELECT s AS paper, min(o) FILTER (WHERE k = 'dcterms:title') AS title,
+       min(o) FILTER (WHERE k = 'dcterms:issued') AS issued, min(o) FILTER (WHERE k = 'tkg:venue') AS venue,
+       min(o) FILTER (WHERE k = 'tkg:arxivId') AS arxiv_id, min(o) FILTER (WHERE k = 'bibo:doi') AS doi,
+       arg_min(graph_name, priority) AS source_graph, max(graph_modified) AS source_modified
+FROM staging.ranked
+WHERE k IN ('dcterms:title', 'dcterms:issued', 'tkg:venue', 'tkg:arxivId', 'bibo:doi') AND NOT starts_with(s, '_:')
+GROUP BY s""",
+    ),
+    Table(
+        "suggest_reading",
+        "What kg suggest reading knows of the reading list: the papers on it, whether each is marked read, and "
+        "the times its status changed (as written).",
+        f"""
+SELECT s AS paper, bool_or(k = 'tkg:readingStatus' AND o = '{_READ}') AS read,
+       coalesce(list(DISTINCT o) FILTER (WHERE k = 'tkg:statusChangedAt' AND d IS NOT NULL AND d <> '_'), [])
+         AS changed_at,
+       arg_min(graph_name, priority) AS source_graph, max(graph_modified) AS source_modified
+FROM staging.ranked
+WHERE k IN ('tkg:readingStatus', 'tkg:statusChangedAt') AND NOT starts_with(s, '_:')
+  AND s IN (SELECT s FROM staging.facts WHERE k = 'tkg:readingStatus')
+GROUP BY s""",
     ),
     Table(
         "authorship",

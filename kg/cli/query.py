@@ -251,19 +251,25 @@ def _next_page(named: NamedQuery, found: Answer, raw: dict[str, list[str]], limi
     if found.source == "sparql" and not found.fallback and found.page.next is None:
         return
     import shlex
+    import shutil
+    import sys
+    import textwrap
 
-    from kg.cli.output import err_console
-
-    out = err_console()
+    # Plain text (no rich console to import: this is on the path of every page), the note
+    # folded at the terminal's width, the command on one line to copy whole.
+    lines: list[str] = []
     if found.source != "sparql" or found.fallback:
-        out.print(found.note, highlight=False, markup=False)
-    if found.page.next is None:
-        return
-    args = ["kg", "query", named.name, *(f"-p {shlex.quote(k + '=' + v)}" for k, vs in raw.items() for v in vs)]
-    if fmt is not QueryFormat.table:
-        args.append(f"-f {fmt.value}")
-    args += [f"--limit {limit}", f"--after {found.page.next}"]
-    out.print("next page: " + " ".join(args), highlight=False, markup=False, soft_wrap=True)
+        lines += textwrap.wrap(found.note, width=shutil.get_terminal_size().columns, break_long_words=False,
+                               break_on_hyphens=False)
+    if found.page.next is not None:
+        args = ["kg", "query", named.name,
+                *(f"-p {shlex.quote(k + '=' + v)}" for k, vs in raw.items() for v in vs)]
+        if fmt is not QueryFormat.table:
+            args.append(f"-f {fmt.value}")
+        args += [f"--limit {limit}", f"--after {found.page.next}"]
+        lines.append("next page: " + " ".join(args))
+    sys.stderr.write("".join(line + "\n" for line in lines))
+    sys.stderr.flush()
 
 
 def register(app: typer.Typer) -> None:

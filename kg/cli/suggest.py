@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import TYPE_CHECKING, Annotated, Any, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Optional, TypeVar
 
 import typer
 
 from kg.cli import state
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from kg.suggestions import Suggestion
 
 __all__ = ["app"]
@@ -24,23 +26,26 @@ class Format(StrEnum):
     csv = "csv"
 
 
+T = TypeVar("T")
 FormatOpt = Annotated[Format, typer.Option("--format", "-f", help="Output format.")]
 _NO_CITATIONS = "The graph holds no citations yet: run kg ingest citations first."
 
 
-def _tables(store: Any) -> tuple[Any, str]:
-    """A connection to fresh analytics tables (or None) and the line that says on stderr
-    which source answered."""
+def _answered(store: Any, answer: Callable[[Any], T]) -> T:
+    """``answer(con)`` with a connection to the analytics tables when they are fresh, else
+    ``answer(None)`` (SPARQL); says on stderr which source answered, and why not DuckDB."""
     from kg.analytics.suggest import open_tables
-
-    con, note = open_tables(store)
-    return con, note if con is not None else f"answered by SPARQL on {store.location}: {note}"
-
-
-def _say(note: str) -> None:
     from kg.cli.output import err_console
 
-    err_console().print(note, highlight=False, markup=False)
+    con, note = open_tables(store)
+    try:
+        found = answer(con)
+    finally:
+        if con is not None:
+            con.close()
+    err_console().print(note if con is not None else f"answered by SPARQL on {store.location}: {note}",
+                        highlight=False, markup=False)
+    return found
 
 
 def _evidence_text(item: Suggestion, lines: int) -> str:
@@ -73,25 +78,17 @@ def lineage(
     evidence sentences with their intents, and a relation read from the wording (else derivesFrom)."""
     from rich.markup import escape
 
+    from kg.analytics.suggest import lineage_facts
     from kg.citations import has_citations
     from kg.cli.output import console, emit, emit_json
     from kg.resolve import resolve_technique
     from kg.suggestions import lineage_report
 
     state().json_errors = fmt is Format.json
-    store = state().store()
+    store = state().reader()  # it only reads: never waits for a writer (kg ingest citations, say)
     node = resolve_technique(store, technique) if technique else None
-    con, note = _tables(store)
-    if con is None:
-        report = lineage_report(store, node, min_score=min_score)
-    else:
-        from kg.analytics.suggest import lineage_facts
-
-        try:
-            report = lineage_report(store, node, min_score=min_score, facts=lineage_facts(con))
-        finally:
-            con.close()
-    _say(note)
+    report = _answered(store, lambda con: lineage_report(store, node, min_score=min_score,
+                                                         facts=lineage_facts(con) if con else None))
     checked = report.existing if existing else []
     if fmt is Format.json:
         emit_json({"technique": node.value if node else None, "citations_read": report.citations_read,
@@ -184,25 +181,17 @@ def reading(
     Scholar's recommendations. Each comes with a one-line reason."""
     from rich.markup import escape
 
+    from kg.analytics.suggest import DuckDBReadingFacts
     from kg.citations import has_citations
     from kg.cli.output import console, emit, emit_json
     from kg.readnext import add_to_reading_list, reading_suggestions
     from kg.resolve import resolve_technique
 
     state().json_errors = fmt is Format.json
-    store = state().store()
+    store = state().store() if add else state().reader()
     node = resolve_technique(store, technique) if technique else None
-    con, note = _tables(store)
-    if con is None:
-        found = reading_suggestions(store, technique=node, limit=limit)
-    else:
-        from kg.analytics.suggest import DuckDBReadingFacts
-
-        try:
-            found = reading_suggestions(store, technique=node, limit=limit, facts=DuckDBReadingFacts(con))
-        finally:
-            con.close()
-    _say(note)
+    found = _answered(store, lambda con: reading_suggestions(store, technique=node, limit=limit,
+                                                             facts=DuckDBReadingFacts(con) if con else None))
     added = add_to_reading_list(store, [s.paper for s in found]) if add and found else []
     if fmt is Format.json:
         emit_json({"technique": node.value if node else None, "added": added,

@@ -162,3 +162,64 @@ def test_pages_of_a_stored_answer_give_each_row_once_in_order_and_other_paramete
         assert _answer_table(con, "reading-queue", {"section": "distributed"}) is None
     finally:
         con.close()
+
+
+def test_the_note_folds_at_the_terminal_width_and_the_next_page_command_stays_whole(analysed_store_path,
+                                                                                   kg_cli) -> None:
+    page = kg_cli("query", "bibliography", "-f", "jsonl", "--limit", "3", store=analysed_store_path,
+                  env={"COLUMNS": "60"}, check=True)
+    lines = page.stderr.splitlines()
+    command = [line for line in lines if line.startswith("next page: ")]
+    assert len(command) == 1 and len(command[0]) > 60
+    # (a path longer than the width stays whole, on a line of its own)
+    assert all(len(line) <= 60 or " " not in line for line in lines if line not in command)
+    assert "answered from the DuckDB" in " ".join(lines)
+    after = command[0].split("--after ")[1]
+    following = kg_cli("query", "bibliography", "-f", "jsonl", "--limit", "3", "--after", after,
+                       store=analysed_store_path, check=True)
+    assert len(following.stdout.splitlines()) == 3
+    assert not set(following.stdout.splitlines()) & set(page.stdout.splitlines())
+
+
+@pytest.mark.parametrize(("name", "params"), [("new-since", {"since": "2025-06-01"}),
+                                              ("reading-queue-lineage", {"technique": "ZeRO"}),
+                                              ("bibliography", {})])
+def test_without_answer_tables_of_this_version_the_twin_sql_gives_the_same_rows(analysed_store, monkeypatch,
+                                                                                name: str, params) -> None:
+    from kg.analytics import answers
+
+    stored, stored_rows = _rows(analysed_store, name, params, analytics=True)
+    monkeypatch.setattr(answers, "answers_current", lambda con: False)
+    computed, computed_rows = _rows(analysed_store, name, params, analytics=True)
+    assert stored.source == computed.source == "duckdb"
+    assert stored_rows and Counter(stored_rows) == Counter(computed_rows)
+
+
+def test_an_incremental_build_remakes_only_the_answers_that_read_what_changed(analysed_store_path,
+                                                                              tmp_path) -> None:
+    """A new graph that states only DOIs: the answers that show DOIs are made again (and
+    show it), the others are kept as they were."""
+    import pyoxigraph as ox
+
+    from kg.analytics import build
+    from kg.analytics.materialize import database_path
+    from kg.graphs import graph_iri
+    from kg.store.base import Activity
+    from kg.store.embedded import OxigraphStore
+
+    with OxigraphStore(analysed_store_path) as store:
+        paper = resolve_paper(store, "GPipe")
+        dois = tmp_path / "dois.nt"
+        dois.write_text(f'{paper} <http://purl.org/ontology/bibo/doi> "10.9999/kg-test" .\n', encoding="utf-8")
+        store.load_file(dois, graph=graph_iri("import/dois"), fmt=ox.RdfFormat.N_TRIPLES, gzipped=False,
+                        activity=Activity("kg import rdf"))
+        report = build(store, database_path(store.location))
+        assert report.mode == "incremental"
+        assert set(report.answers) == {"bibliography", "lineage-papers"}
+        found, rows = _rows(store, "bibliography", {}, analytics=True)
+        assert found.source == "duckdb"
+        doi = found.page.variables.index("doi")
+        assert "10.9999/kg-test" in {r[doi].value for r in rows if r[doi] is not None}
+        _, kept = _rows(store, "lineage-nodes", {}, analytics=True)
+        _, sparql = _rows(store, "lineage-nodes", {}, analytics=False)
+        assert len(kept) == len(sparql)

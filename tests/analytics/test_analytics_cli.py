@@ -37,7 +37,7 @@ def test_build_reports_what_it_made_again(kg_cli: Any, analysed_store_path: Path
         kg_cli("analytics", "build", "--json", store=analysed_store_path, check=True).stdout
     )
     assert out["mode"] == "incremental" and out["changed_graphs"] == ["reading"]
-    assert set(out["rebuilt"]) == {"reading_events", "reading_state"}
+    assert set(out["rebuilt"]) == {"reading_events", "reading_state", "suggest_reading"}
     full = json.loads(
         kg_cli(
             "analytics", "build", "--full", "--json", store=analysed_store_path, check=True

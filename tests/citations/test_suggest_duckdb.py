@@ -123,3 +123,42 @@ def test_the_commands_say_which_source_answered(kg_cli, emulator, built_store_pa
     assert "DuckDB" in duck_reading.stderr and "answered by SPARQL" in sparql_reading.stderr
     assert json.loads(duck_reading.stdout) == json.loads(sparql_reading.stdout)
     assert json.loads(duck_reading.stdout)["suggestions"]
+
+
+def test_the_latest_reads_are_the_same_from_the_tables(tmp_path, monkeypatch) -> None:
+    """The tables pick the newest reads by DuckDB's reading of the times, with room to
+    spare, and kg.readnext sorts them by its own: the same seeds as SPARQL's, across time
+    zones, times without a zone, ties and times neither can read."""
+    import kg.readnext
+    from tests.citations.reads import STAMPS, store_with_reads
+
+    stamps = [*STAMPS, "last Tuesday", "2025-03-01"]
+    store = store_with_reads(tmp_path / "store", stamps)
+    build(store, database_path(store.location))
+    try:
+        for keep in (1, 3, 5, 9, 20):
+            monkeypatch.setattr(kg.readnext, "READ_SEEDS", keep)
+            con = _tables(store)
+            try:
+                duck = kg.readnext.seeds(store, facts=DuckDBReadingFacts(con))
+            finally:
+                con.close()
+            assert duck == kg.readnext.seeds(store) and len(duck) == min(keep, len(stamps))
+    finally:
+        store.close()
+
+
+def test_suggest_lineage_reads_while_another_process_writes(kg_cli, built_store_path) -> None:
+    """kg suggest lineage and kg suggest reading only read: they answer at once while a
+    writer (kg ingest citations, say) holds the store, instead of waiting for it."""
+    from kg.store.embedded import OxigraphStore
+
+    kg_cli("stats", store=built_store_path, check=True)  # the store's first published view
+    writer = OxigraphStore(built_store_path)
+    try:
+        for args in (["suggest", "lineage", "-f", "json"], ["suggest", "reading", "-f", "json"]):
+            done = kg_cli("--wait", "0", *args, store=built_store_path)
+            assert done.returncode == 0, done.stderr
+            assert "answered by SPARQL" in done.stderr
+    finally:
+        writer.close()

@@ -95,23 +95,10 @@ def test_the_read_seeds_are_the_latest_reads_by_instant(tmp_path, monkeypatch) -
     """The latest reads are picked in Python (Oxigraph's ORDER BY on dates is slow): the
     same papers as SPARQL's ORDER BY DESC(?at) ?p, across time zones and ties."""
     import kg.readnext
-    from kg.graphs import READING
-    from kg.store.base import Activity
-    from kg.store.embedded import OxigraphStore
-    from kg.vocab import DCTERMS, TKG, XSD
+    from tests.citations.reads import READ, store_with_reads
 
-    read = ox.NamedNode("https://w3id.org/techkg/id/status/read")
-    stamps = ["2025-03-01T10:00:00+02:00", "2025-03-01T09:00:00Z", "2025-03-01T08:30:00Z", "2025-02-28T23:00:00-05:00",
-              "2025-03-01T09:00:00Z", "2024-12-31T12:00:00.5Z", "2025-03-02T00:00:00+14:00", "2025-01-15T08:00:00"]
-    triples = []
-    for i, stamp in enumerate(stamps):
-        paper = ox.NamedNode(f"https://doi.org/10.5555/read.{i}")
-        triples += [ox.Triple(paper, TKG.readingStatus, read),
-                    ox.Triple(paper, TKG.statusChangedAt, ox.Literal(stamp, datatype=XSD.dateTime)),
-                    ox.Triple(paper, DCTERMS.title, ox.Literal(f"Read paper {i}"))]
-    store = OxigraphStore(tmp_path / "store")
-    with store.transaction(Activity("test: reads")) as tx:
-        tx.insert(READING, triples)
+    read = READ
+    store = store_with_reads(tmp_path / "store")
     for keep in (1, 3, 5):  # (a string sort would put read.0, 08:00Z, before read.1, 09:00Z)
         monkeypatch.setattr(kg.readnext, "READ_SEEDS", keep)
         rows = store.select(f"""SELECT ?p WHERE {{ ?p tkg:readingStatus <{read.value}> ; tkg:statusChangedAt ?at }}
