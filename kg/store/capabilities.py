@@ -61,11 +61,12 @@ def row_probe(rows: int) -> str:
 #: before it stay written.
 #: Virtuoso 7 drops the OPTIONALs that follow an OPTIONAL ending in a BIND (whatever the
 #: bindings; no probe without data shows it), so such BINDs move after their groups.
+#: Its TSV results drop language tags ("KDA", not "KDA"@en): TechKG writes TSV itself.
 #: Virtuoso's Graph Store endpoint (/sparql-graph-crud, granted with SPARQL_UPDATE) parses
 #: an upload natively, tens of times faster than INSERT DATA, which it compiles to SQL.
 _KNOWN: dict[str, dict[str, int | bool | str]] = {
     "virtuoso": {"update_triples": 400, "atomic_updates": False, "graph_store": "/sparql-graph-crud",
-                 "optional_bind": False}}
+                 "optional_bind": False, "tsv_terms": False}}
 
 
 @dataclass
@@ -83,6 +84,9 @@ class Capabilities:
     values_bind: bool | None = None
     #: Whether a BIND may end an OPTIONAL group (where not: kg.sparqltext.binds_after_optionals).
     optional_bind: bool | None = None
+    #: Whether the server's own TSV results write every term whole (where not, TechKG
+    #: fetches SPARQL results and writes the TSV).
+    tsv_terms: bool | None = None
     #: Whether ORDER BY may use an expression over an aggregate's alias.
     order_by_alias: bool | None = None
     #: Whether sameTerm against a constant can be trusted (where not, it is written as the

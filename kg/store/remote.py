@@ -758,11 +758,12 @@ class RemoteStore(GraphStore):
                  "json": "application/sparql-results+json", "xml": "application/sparql-results+xml"}
         if fmt not in media:
             raise ValueError(f"unknown results format {fmt!r}; use one of {', '.join(media)}")
-        if self.capabilities.row_cap is not None:
+        dataset = {} if names_dataset(sparql) else self._dataset()  # (the server is known after this)
+        if self.capabilities.row_cap is not None or (fmt == "tsv" and self.capabilities.tsv_terms is False):
             super().select_to_file(sparql, path, fmt=fmt)
             return
         url = self.spec.query
-        data = {"query": prefix_block(sparql) + sparql, **({} if names_dataset(sparql) else self._dataset())}
+        data = {"query": prefix_block(sparql) + sparql, **dataset}
         try:
             with self._client.stream("POST", url, data=data, headers={"Accept": media[fmt]}) as response:
                 if response.status_code >= 300:
