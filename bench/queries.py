@@ -132,6 +132,8 @@ for name, text in texts.items():
     except Exception as exc:
         if kind == "remote" and "stopped in the middle" in (getattr(exc, "hint", None) or ""):
             emit(what=name, capped=True)  # the server's --timeout-s (the cap) cut its answer short
+        elif kind == "remote" and "did not finish the" in str(exc):
+            emit(what=name, capped=True)  # no answer within the client's timeout (the cap + 5 s)
         else:
             emit(what=name, error=type(exc).__name__ + ": " + str(exc)[:160])
 """
