@@ -31,6 +31,10 @@ FormatOpt = Annotated[Format, typer.Option("--format", "-f", help="Output format
 _NO_CITATIONS = "The graph holds no citations yet: run kg ingest citations first."
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
+
+
 def _answered(store: Any, answer: Callable[[Any], T]) -> T:
     """``answer(con)`` with a connection to the analytics tables when they are fresh, else
     ``answer(None)`` (SPARQL); says on stderr which source answered, and why not DuckDB."""
@@ -101,9 +105,12 @@ def lineage(
         emit(rows, columns, fmt="csv")
         return
     out = console()
-    emit([_row(s, "suggestion", lines) for s in report.suggestions],
-         ["id", "child", "relation", "parent", "score", "evidence"],
-         title=f"Suggested lineage: {len(report.suggestions)} edges")
+    if report.suggestions:
+        emit([_row(s, "suggestion", lines) for s in report.suggestions],
+             ["id", "child", "relation", "parent", "score", "evidence"],
+             title=f"Suggested lineage: {_count(len(report.suggestions), 'edge')}")
+    else:
+        out.print("Suggested lineage: none", end="\n\n" if checked else "\n")
     if checked:
         emit([_row(s, "existing", lines) for s in checked], ["child", "relation", "parent", "status", "evidence"],
              title="Existing edges against the citations")
@@ -203,7 +210,10 @@ def reading(
         emit(rows, ["rank", "title", "year", "score", "reason", "link", "paper"], fmt="csv")
         return
     out = console()
-    emit(rows, ["rank", "title", "year", "score", "reason"], title=f"Read next: {len(found)} papers")
+    if rows:
+        emit(rows, ["rank", "title", "year", "score", "reason"], title=f"Read next: {_count(len(rows), 'paper')}")
+    else:
+        out.print("Read next: none")
     if add:
         out.print(f"[green]{len(added)} paper(s) put on the reading list as to-read[/]"
                   + (f" ({len(found) - len(added)} were on it already)" if len(found) > len(added) else ""))

@@ -112,3 +112,14 @@ def test_without_a_key_it_keeps_to_one_request_a_second(kg_cli, emulator, built_
     times = [r.at for r in emulator.requests]
     assert len(times) == 3 and not any(r.with_key for r in emulator.requests)
     assert all(b - a >= 0.95 for a, b in zip(times, times[1:], strict=False))
+
+
+def test_suggest_without_citations_says_none_and_how_to_get_them_instead_of_an_empty_table(
+        kg_cli, built_store_path) -> None:
+    lineage = kg_cli("suggest", "lineage", store=built_store_path, env={"COLUMNS": "80"}, check=True).stdout
+    assert lineage.startswith("Suggested lineage: none\n")
+    assert "id   child" not in lineage and "no citation" in lineage  # existing edges still checked
+    assert "run kg ingest citations first" in lineage
+    reading = kg_cli("suggest", "reading", store=built_store_path, env={"COLUMNS": "80"}, check=True).stdout
+    assert reading.startswith("Read next: none\n") and "rank" not in reading
+    assert "run kg ingest citations first" in reading
