@@ -762,7 +762,8 @@ def duckdb_answer(
     twin = TWINS.get(named.name)
     if twin is None:
         return None
-    con, why = freshness(store, database_path(store.location))
+    path = database_path(store.location)
+    con, why = freshness(store, path)
     if con is None:
         return why
     params = _twin_params(twin, bound)
@@ -770,7 +771,7 @@ def duckdb_answer(
     order = _order(named)
     paged = limit is not None or after is not None
     where = f" WHERE {_after(named.page, after, params)}" if after is not None else ""
-    note = f"answered from the DuckDB analytics tables (fresh) in {database_path(store.location)}"
+    note = f"answered from the DuckDB analytics tables (fresh) in {path}"
     variables = list(twin.kinds)
     if table is not None:  # stored in the page key's order: no sort, and a page stops at its last row
         sql = f"SELECT * FROM {table} AS answer{where}" + (f" LIMIT {limit + 1}" if limit is not None else "")

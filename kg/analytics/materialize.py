@@ -134,6 +134,8 @@ def database_path(spec: str | None = None) -> Path:
     ``$KG_ANALYTICS_DB`` if set; for an embedded store in ``DIR``, the file
     ``DIR.analytics.duckdb`` beside it; for a SPARQL endpoint or ``:memory:``, a file
     named after it in the per-user data directory (``~/.local/share/techkg/analytics``).
+    An endpoint is named by its query URL alone, password left out: the ``--store``
+    value with its ``;options`` and the store's ``location`` find the same file.
     """
     override = os.environ.get("KG_ANALYTICS_DB")
     if override:
@@ -144,6 +146,11 @@ def database_path(spec: str | None = None) -> Path:
     value = store_spec(spec)
     if value == ":memory:" or value.startswith(("http://", "https://")):
         from platformdirs import user_data_path
+
+        from kg.store.remote import redact
+
+        if value != ":memory:":
+            value = redact(value.split(";", 1)[0].strip())
 
         return (
             user_data_path("techkg", appauthor=False) / "analytics" / (slugify(value) + ".duckdb")

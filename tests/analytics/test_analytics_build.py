@@ -277,6 +277,11 @@ def test_the_file_lives_beside_an_embedded_store(tmp_path: Path, monkeypatch: An
     )
     remote = database_path("http://127.0.0.1:7878/query")
     assert remote.parent.name == "analytics" and remote.suffix == ".duckdb"
+    # The --store value with its options, and the store's location, name the same file;
+    # a password in the URL never reaches the file name.
+    assert database_path("http://127.0.0.1:7878/query;update=/update;gsp=/store") == remote
+    secret = database_path("http://reader:s3cret-pw@127.0.0.1:7878/query;union=false")
+    assert secret == database_path("http://reader:***@127.0.0.1:7878/query") and "s3cret" not in str(secret)
     monkeypatch.setenv("KG_ANALYTICS_DB", str(tmp_path / "mine.duckdb"))
     assert database_path(str(tmp_path / "kg" / "store")) == tmp_path / "mine.duckdb"
 
