@@ -89,3 +89,39 @@ def test_a_served_answer_over_the_row_limit_is_refused(analysed_store) -> None:
         assert whole.status_code == 422 and "10 rows" in whole.json()["error"]
         page = client.get("/queries/lineage-paper-links", params={"limit": "5"}, headers=JSON)
         assert page.status_code == 200 and len(_rows(page)) == 5 and page.links.get("next")
+
+
+def test_card_paper_counts_from_fresh_tables_match_the_store(analysed_store) -> None:
+    import copy
+
+    from kg.server.web.models import count_papers, technique_cards
+
+    cards = technique_cards(analysed_store, counts=False)
+    assert cards and "papers" not in cards[0]
+    tables = count_papers(analysed_store, copy.deepcopy(cards))
+    sparql = count_papers(analysed_store, copy.deepcopy(cards), analytics=False)
+    assert tables == sparql
+    assert any(c["papers"] > 0 for c in tables) and any(c["read"] > 0 for c in tables)
+
+
+def test_the_techniques_page_shows_every_technique_once_page_by_page(analysed_store, monkeypatch) -> None:
+    import re
+
+    from kg.server import ServerSettings, create_app
+    from kg.server.web import models, workbench_routes
+
+    expected = [c["id"] for c in models.technique_cards(analysed_store, counts=False)]
+    monkeypatch.setattr(models, "CARDS_PER_PAGE", 10)
+    app = create_app(analysed_store, ServerSettings(workers=1), extra_routes=workbench_routes())
+    seen: list[str] = []
+    with serving(app) as base, httpx.Client(base_url=base, timeout=60) as client:
+        url: str | None = "/?all=1"
+        while url:
+            page = client.get(url)
+            assert page.status_code == 200
+            ids = re.findall(r'<article class="card[^"]*" data-id="([^"]+)"', page.text)
+            assert 0 < len(ids) <= 10 and f"{len(expected)} techniques" in page.text
+            seen += ids
+            found = re.search(r'<a class="btn" rel="next" href="([^"]+)"', page.text)
+            url = found.group(1).replace("&amp;", "&") if found else None
+    assert seen == expected and len(expected) > 20

@@ -270,11 +270,21 @@ class Workbench:
 
     async def techniques(self, request: Request) -> Response:
         filters = models.CardFilters.from_query(request.query_params)
-        cards = await self.call(request, models.technique_cards, self.store(request), lineage_only=filters.all)
-        shown = models.filter_cards(cards, filters)
+        store = self.store(request)
+        cards = await self.call(request, models.technique_cards, store, lineage_only=filters.all, counts=False)
+        matched = models.filter_cards(cards, filters)
         total = sum(1 for c in cards if filters.all or c["onPage"])
+        pages = max(1, -(-len(matched) // models.CARDS_PER_PAGE))
+        asked = request.query_params.get("page", "1")
+        number = min(int(asked), pages) if asked.isdigit() and int(asked) > 0 else 1
+        start = (number - 1) * models.CARDS_PER_PAGE
+        shown = await self.call(request, models.count_papers, store, matched[start:start + models.CARDS_PER_PAGE])
+        pager = {"number": number, "pages": pages, "first": start + 1, "last": start + len(shown),
+                 "previous": str(request.url.include_query_params(page=number - 1)) if number > 1 else "",
+                 "next": str(request.url.include_query_params(page=number + 1)) if number < pages else ""}
         return self.render(request, "techniques.html", title="Techniques", filters=filters, cards=shown,
-                           total=total, facets=models.facets(cards, include_lineage_only=filters.all))
+                           matched=len(matched), total=total, pager=pager,
+                           facets=models.facets(cards, include_lineage_only=filters.all))
 
     async def technique(self, request: Request) -> Response:
         from kg.resolve import resolve_technique
