@@ -137,10 +137,12 @@ def technique_cards(store: GraphStore, *, lineage_only: bool = True, counts: boo
     reading; without ``lineage_only``, only the techniques of the comparison page. Without
     ``counts``, the papers and reading badge are left out: :func:`count_papers` adds
     them to the cards a page shows."""
-    kernels = kernel_status(store)
     cards: dict[str, dict[str, Any]] = {}
     query = _CARDS.replace("$ONLY", "" if lineage_only else "?technique tkg:onComparisonPage true .")
-    for row in _records(store.query(query)):
+    rows = _records(store.query(query))
+    kernels = kernel_status(store, None if lineage_only else sorted({NamedNode(r["technique"]) for r in rows},
+                                                                    key=lambda n: n.value))
+    for row in rows:
         iri = row["technique"]
         if iri in cards:
             continue
@@ -288,7 +290,7 @@ def evidence(store: GraphStore, technique: NamedNode) -> list[dict[str, str]]:
 
 def kernel_record(store: GraphStore, technique: NamedNode) -> dict[str, Any]:
     """The reference kernel, its runs (newest first) and the checks of the latest run."""
-    status = kernel_status(store).get(technique.value, str(KernelState.not_run))
+    status = kernel_status(store, [technique]).get(technique.value, str(KernelState.not_run))
     found = store.select(_KERNEL, {"t": technique}).records()
     runs = _records(queries.run(store, "kernel-runs", {"technique": technique.value}))
     latest = runs[0] if runs else None

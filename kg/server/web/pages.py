@@ -300,8 +300,9 @@ class Workbench:
         asked = request.query_params.get("page", "1")
         number = min(int(asked), pages) if asked.isdigit() and int(asked) > 0 else 1
         start = (number - 1) * models.CARDS_PER_PAGE
-        shown = await self.call(request, models.count_papers, store,
-                                [dict(card) for card in matched[start:start + models.CARDS_PER_PAGE]])
+        window = [dict(card) for card in matched[start:start + models.CARDS_PER_PAGE]]
+        shown = await self.call(request, self.kept, store, tuple(c["iri"] for c in window), models.count_papers,
+                                store, window)
         pager = {"number": number, "pages": pages, "first": start + 1, "last": start + len(shown),
                  "previous": str(request.url.include_query_params(page=number - 1)) if number > 1 else "",
                  "next": str(request.url.include_query_params(page=number + 1)) if number < pages else ""}
@@ -314,8 +315,8 @@ class Workbench:
 
         ident = request.path_params["id"]
         store = self.store(request)
-        node = await self.call(request, resolve_technique, store, ident)
-        data = await self.call(request, models.technique_page, store, node)
+        node = await self.call(request, self.kept, store, (ident,), resolve_technique, store, ident)
+        data = await self.call(request, self.kept, store, (node.value,), models.technique_page, store, node)
         if not data:
             raise NotFoundError(f"no technique is called {ident!r}")
         if data["card"]["id"] != ident:
@@ -362,7 +363,8 @@ class Workbench:
             if len(wanted) > 1:
                 return picks, None, "These names are one technique: pick at least two different ones.", 400
             return picks, None, "", 200
-        return picks, await self.call(request, models.comparison, store, nodes), "", 200
+        return picks, await self.call(request, self.kept, store, tuple(n.value for n in nodes), models.comparison,
+                                      store, nodes), "", 200
 
     async def compare(self, request: Request) -> Response:
         from kg.views import comparison_markdown
@@ -449,7 +451,9 @@ class Workbench:
         raw_status = request.query_params.get("status", "").strip()
         status = status_slug(raw_status) if raw_status else ""
         category = request.query_params.get("category", "").strip()
-        data = await self.call(request, models.reading_page, self.store(request), status=status, category=category)
+        store = self.store(request)
+        data = await self.call(request, self.kept, store, (status, category), models.reading_page, store,
+                               status=status, category=category)
         return self.render(request, "reading.html", title="Reading list", data=data, status=status,
                            category=category)
 
