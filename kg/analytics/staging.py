@@ -12,7 +12,13 @@ itself as a SPARQL TSV results file (:meth:`GraphStore.select_to_file`; TSV keep
 term whole, with its datatype or language), and DuckDB reads all the files in one
 ``INSERT ... SELECT`` from ``read_csv``. On the embedded
 store no row passes through Python (a remote store's generic path serialises its rows
-once).
+once). The type keys are made in SQL from one reading of each graph's ``rdf:type``
+triples.
+
+Why SELECTs and not ``Store.dump``: reading the store costs one dictionary lookup per
+term decoded, and a dump decodes every term of every triple (predicate and graph too)
+on one thread per graph; on a 1.3M-triple graph the dump took 24 s of CPU against 16-19 s
+for the per-key SELECTs, which also run side by side.
 """
 
 from __future__ import annotations
