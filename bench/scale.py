@@ -17,7 +17,8 @@ by pyoxigraph, then ``kg import rdf`` of it on top of the build; ``kg validate``
 after the import, and with nothing changed); ``kg analytics build`` (full, then after one
 reading status changed); ``kg query ancestors`` on the small and the big store in turn, five
 times each; the named queries (whole result as JSON Lines, the time to its first 100 rows;
-``--limit 100`` for the two whose goal is the first page); last, a graph of about a million triples loaded and then replaced by another.
+``--limit 100`` for the two whose goal is the first page); last, a graph of about a million
+triples loaded and then replaced by another.
 """
 
 from __future__ import annotations
