@@ -9,6 +9,14 @@ prepared once, and the store answers it over the union of its graphs without cop
 anything. pySHACL stays the reference: a test checks that both report the same violations
 on the built graph and on broken variants of it.
 
+At millions of triples a lookup per triple is what costs (a random read each, once the
+store outgrows the cache), so the queries scan and group instead: sh:maxCount and
+sh:uniqueLang group the path's triples by subject; a value test selects the failing values
+first and only then checks that their subject is a focus node; sh:class, sh:minCount and
+sh:hasValue are anti-joins (MINUS), asked as lookups (FILTER NOT EXISTS) only where few
+rows are tested (:attr:`Constraint.lookup`); a SPARQL constraint runs only for the focus
+nodes that hold the triples it requires of ``$this``.
+
 Supported: node shapes with ``sh:targetClass`` (instances of the class and of its
 subclasses) or ``sh:targetSubjectsOf``; property shapes with a single-IRI ``sh:path``;
 ``sh:minCount``, ``sh:maxCount``, ``sh:datatype``, ``sh:class``, ``sh:pattern`` (with

@@ -9,9 +9,14 @@ one in ``DIR/validation.json``), each run records every graph's state (triple co
 change and content hash from the provenance graph) together with the predicates and classes
 it holds, and the violations each constraint found. The next run re-evaluates only the
 constraints whose predicates or classes occur in a graph that changed since (as it was then,
-or as it is now); the others keep their recorded answer. When no graph changed, nothing is
-evaluated at all. A change to the shapes or to class hierarchy (rdfs:subClassOf) evaluates
-everything.
+or as it is now); the others keep their recorded answer. Which of the shapes' predicates and
+classes a graph holds is one index probe each, so this works the same for an import of
+millions of triples. When no graph changed, nothing is evaluated at all. A change to the
+shapes or to class hierarchy (rdfs:subClassOf) evaluates everything.
+
+A constraint that is evaluated runs over the whole union (a new type or value in the changed
+graph can make a node of another graph violate it). Its query is written to scale: scans,
+groupings and anti-joins rather than a lookup per triple (see :mod:`kg.shacl`).
 
 Each violation names the focus node, the property and the fix (the shapes' own
 sh:message), and the named graphs that hold the node's offending facts, so a hint can say
