@@ -197,6 +197,7 @@ def test_a_status_write_needs_the_form_key_its_own_origin_and_a_loopback_host(wr
     with httpx.Client(base_url=writable_server.base, timeout=30) as browser:
         # The form key is bound to a cookie that no other site's request carries.
         first = browser.get("/reading")
+        assert paper not in browser.get("/reading?status=read").text  # kept by the workbench until a write
         cookie = next(v for k, v in first.headers.multi_items() if k == "set-cookie" and v.startswith("techkg_csrf="))
         key = _browser_key(browser)
         assert "HttpOnly" in cookie and "SameSite=strict" in cookie and "Path=/" in cookie
@@ -218,6 +219,7 @@ def test_a_status_write_needs_the_form_key_its_own_origin_and_a_loopback_host(wr
         done = browser.post(url, data={**form, "key": key, "next": "//evil.example/"}, headers=own)
         assert done.status_code == 303 and done.headers["location"] == "/reading"
         assert _status(writable_server, paper) == "read"
+        assert paper in browser.get("/reading?status=read").text  # the write made the kept page stale
         unknown = browser.post(url, data={**form, "paper": "https://arxiv.org/abs/0000.00000", "key": key},
                                headers={**own, "Accept": "application/json"})
         assert unknown.status_code == 404 and unknown.json()["ok"] is False
