@@ -59,7 +59,7 @@ def _plain(annotation: Any, info: Any, value: Any, ctx: Any) -> Any:
 if RuntimeParam is not None:
 
     @dataclass(frozen=True)
-    class _PlainParam(RuntimeParam):  # type: ignore[misc]
+    class _PlainParam(RuntimeParam):
         descriptor: TypeDescriptor | None = None
 
         def _coerce_value(self, value: Any, param: Any, ctx: Any) -> Any:
