@@ -24,14 +24,16 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pyoxigraph import Literal, NamedNode
 
 from kg.graphs import CITATIONS, READING
 from kg.sparqltext import values_block
-from kg.store.base import GraphStore
 from kg.vocab import CITO, TKG
+
+if TYPE_CHECKING:
+    from kg.store.base import GraphStore
 
 __all__ = ["ReadingFacts", "ReadingSuggestion", "SparqlReadingFacts", "add_to_reading_list", "reading_suggestions",
            "seeds"]

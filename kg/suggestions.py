@@ -29,15 +29,17 @@ import re
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pyoxigraph import Literal, NamedNode
 
 from kg.citations import CitationRecord, citations_of
 from kg.errors import NotFoundError
 from kg.results import python_value
-from kg.store.base import GraphStore
 from kg.vocab import DCTERMS, SKOS, TKG
+
+if TYPE_CHECKING:
+    from kg.store.base import GraphStore
 
 __all__ = [
     "EdgeFact",

@@ -42,6 +42,18 @@ read-only connection and exports every table as Parquet.
 
 from __future__ import annotations
 
-from kg.analytics.materialize import BuildReport, build, connect, database_path, inspect
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from kg.analytics.materialize import BuildReport, build, connect, database_path, inspect
 
 __all__ = ["BuildReport", "build", "connect", "database_path", "inspect"]
+
+
+def __getattr__(name: str) -> Any:
+    # Imported when first used: kg suggest reads a few tables and needs none of the builder.
+    if name in __all__:
+        from kg.analytics import materialize
+
+        return getattr(materialize, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated, Any, Optional, TypeVar
 
@@ -39,7 +40,6 @@ def _answered(store: Any, answer: Callable[[Any], T]) -> T:
     """``answer(con)`` with a connection to the analytics tables when they are fresh, else
     ``answer(None)`` (SPARQL); says on stderr which source answered, and why not DuckDB."""
     from kg.analytics.suggest import open_tables
-    from kg.cli.output import err_console
 
     con, note = open_tables(store)
     try:
@@ -47,8 +47,8 @@ def _answered(store: Any, answer: Callable[[Any], T]) -> T:
     finally:
         if con is not None:
             con.close()
-    err_console().print(note if con is not None else f"answered by SPARQL on {store.location}: {note}",
-                        highlight=False, markup=False)
+    # A plain line (rich costs a tenth of a second to import, and JSON output needs none of it).
+    print(note if con is not None else f"answered by SPARQL on {store.location}: {note}", file=sys.stderr)
     return found
 
 
@@ -80,11 +80,9 @@ def lineage(
     """Lineage edges between techniques that citations suggest: the later technique's paper cites the earlier's
     for its method or influentially, or its sentences name the earlier technique. Each comes with a score, the
     evidence sentences with their intents, and a relation read from the wording (else derivesFrom)."""
-    from rich.markup import escape
-
     from kg.analytics.suggest import lineage_facts
     from kg.citations import has_citations
-    from kg.cli.output import console, emit, emit_json
+    from kg.cli.output import emit, emit_json
     from kg.resolve import resolve_technique
     from kg.suggestions import lineage_report
 
@@ -104,6 +102,10 @@ def lineage(
         rows = [_row(s, "suggestion", 100) for s in report.suggestions] + [_row(s, "existing", 100) for s in checked]
         emit(rows, columns, fmt="csv")
         return
+    from rich.markup import escape
+
+    from kg.cli.output import console
+
     out = console()
     if report.suggestions:
         emit([_row(s, "suggestion", lines) for s in report.suggestions],
@@ -186,11 +188,9 @@ def reading(
     """Papers not on your reading list, ranked by citation evidence towards what you follow: methodology or
     influential citations of your techniques' papers and of the papers you read, co-citation, and Semantic
     Scholar's recommendations. Each comes with a one-line reason."""
-    from rich.markup import escape
-
     from kg.analytics.suggest import DuckDBReadingFacts
     from kg.citations import has_citations
-    from kg.cli.output import console, emit, emit_json
+    from kg.cli.output import emit, emit_json
     from kg.readnext import add_to_reading_list, reading_suggestions
     from kg.resolve import resolve_technique
 
@@ -209,6 +209,10 @@ def reading(
     if fmt is Format.csv:
         emit(rows, ["rank", "title", "year", "score", "reason", "link", "paper"], fmt="csv")
         return
+    from rich.markup import escape
+
+    from kg.cli.output import console
+
     out = console()
     if rows:
         emit(rows, ["rank", "title", "year", "score", "reason"], title=f"Read next: {_count(len(rows), 'paper')}")
