@@ -63,11 +63,12 @@ def open_tables(store: GraphStore) -> tuple[duckdb.DuckDBPyConnection | None, st
 # published. So when a reader has found the tables fresh over view V, that verdict (and
 # what it read of the store) holds for as long as V is still the current view, STALE is
 # absent and the analytics file is the same file, unchanged. A memo beside the analytics
-# file (``<file>.suggest.json``) keeps that: the view, the file's identity, the schema
-# version, and what kg suggest read of the store (citations or not, the decisions, the
+# file (``<file>.suggest.json``) keeps that: the store, its view, the file's identity, the
+# schema version, and what kg suggest read of the store (citations or not, the decisions, the
 # techniques named by the commands so far). The next kg suggest that finds all of them
 # the same answers from the tables without opening the store; anything else (any write,
-# a build, another version) sends it to the store, which checks and writes the memo again.
+# a build, another version) sends it to the store, which checks and writes the memo again
+# (as kg analytics build and kg suggest accept/reject do when they leave the tables fresh).
 
 
 @dataclass
@@ -140,7 +141,7 @@ def from_memo(spec: str | None, technique: str | None) -> Source | None:
     except (OSError, ValueError):
         return None
     view = current_view(folder)
-    if (not isinstance(memo, dict) or view is None or memo.get("view") != view
+    if (not isinstance(memo, dict) or view is None or memo.get("view") != view or memo.get("store") != str(folder)
             or memo.get("schema") != SCHEMA_VERSION or memo.get("analytics") != _identity(path)):
         return None
     if technique is not None and technique not in memo.get("resolved", {}):
@@ -180,7 +181,7 @@ def from_store(store: GraphStore, spec: str | None, technique: str | None,
     resolved = memo.get("resolved", {}) if isinstance(memo, dict) and memo.get("view") == view else {}
     if technique and node is not None:
         resolved = {**resolved, technique: node.value}
-    memo = {"view": view, "schema": SCHEMA_VERSION, "analytics": _identity(path), "citations": source.citations,
+    memo = {"store": str(folder), "view": view, "schema": SCHEMA_VERSION, "analytics": _identity(path), "citations": source.citations,
             "decisions": [asdict(d) for d in source.decisions.values()], "resolved": resolved}
     if current_view(folder) != view or memo["analytics"] is None:
         return source
