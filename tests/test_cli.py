@@ -47,7 +47,7 @@ def test_a_command_loads_only_its_own_group() -> None:
         "print(r.exit_code, sorted(m for m in sys.modules if m.startswith('kg.cli.')))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.split(" ", 1) == ["0", "['kg.cli.core', 'kg.cli.output', 'kg.cli.suggest']\n"]
+    assert out.stdout.split(" ", 1) == ["0", "['kg.cli.coercion', 'kg.cli.core', 'kg.cli.output', 'kg.cli.suggest']\n"]
 
 
 def test_the_lazily_loaded_commands_are_those_their_modules_register() -> None:
