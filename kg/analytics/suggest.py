@@ -181,8 +181,9 @@ def from_store(store: GraphStore, spec: str | None, technique: str | None,
     resolved = memo.get("resolved", {}) if isinstance(memo, dict) and memo.get("view") == view else {}
     if technique and node is not None:
         resolved = {**resolved, technique: node.value}
-    memo = {"store": str(folder), "view": view, "schema": SCHEMA_VERSION, "analytics": _identity(path), "citations": source.citations,
-            "decisions": [asdict(d) for d in source.decisions.values()], "resolved": resolved}
+    memo = {"store": str(folder), "view": view, "schema": SCHEMA_VERSION, "analytics": _identity(path),
+            "citations": source.citations, "decisions": [asdict(d) for d in source.decisions.values()],
+            "resolved": resolved}
     if current_view(folder) != view or memo["analytics"] is None:
         return source
     tmp = memo_path(path).with_name(f"{memo_path(path).name}.{os.getpid()}.tmp")
