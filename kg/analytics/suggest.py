@@ -22,7 +22,7 @@ import contextlib
 import json
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -82,7 +82,6 @@ class Source:
     decisions: dict[tuple[str, str], Decision]
     technique: str | None = None
     store: GraphStore | None = None
-    _memo: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def close(self) -> None:
         if self.con is not None:
@@ -154,7 +153,7 @@ def from_memo(spec: str | None, technique: str | None) -> Source | None:
         con.close()
         return None
     return Source(con, f"answered from the DuckDB analytics tables (fresh) in {path}", memo["citations"],
-                  _decisions(memo["decisions"]), memo["resolved"].get(technique) if technique else None, None, memo)
+                  _decisions(memo["decisions"]), memo["resolved"].get(technique) if technique else None)
 
 
 def from_store(store: GraphStore, spec: str | None, technique: str | None,
@@ -178,7 +177,8 @@ def from_store(store: GraphStore, spec: str | None, technique: str | None,
         memo = json.loads(memo_path(path).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         memo = {}
-    resolved = memo.get("resolved", {}) if isinstance(memo, dict) and memo.get("view") == view else {}
+    same = isinstance(memo, dict) and (memo.get("store"), memo.get("view")) == (str(folder), view)
+    resolved = memo.get("resolved", {}) if same else {}  # what the names meant in this view
     if technique and node is not None:
         resolved = {**resolved, technique: node.value}
     memo = {"store": str(folder), "view": view, "schema": SCHEMA_VERSION, "analytics": _identity(path),
