@@ -342,14 +342,14 @@ def main() -> None:
                   f"set-up {s['setup seconds']:.0f} s):")
             base, startup = s["baseline: scan of the citations graph"], s["kg --help (startup)"]
             print(f"  (analytics tables built once in {s['analytics build seconds']:.0f} s: kg analytics build)")
-            print(f"  {'':<56} {'':>8}      {'/ scan':>7} {'/ start-up':>11}")
+            print(f"  {'':<64} {'':>8}      {'/ scan':>7} {'/ start-up':>11}")
             for label in ("baseline: scan of the citations graph", "kg --help (startup)", "kg --help (startup, again)",
                           *(f"suggest {what}, {how}" for what in ("lineage", "reading", "reading --technique")
                             for how in ("SPARQL", "DuckDB")),
                           *(f"kg suggest {what} (command, {how})" for what in ("lineage", "reading",
                                                                               "reading --technique")
                             for how in ("SPARQL", "DuckDB, store opened", "DuckDB"))):
-                print(f"  {label:<56} {s[label] * 1000:8.0f} ms   {s[label] / base:6.2f}x {s[label] / startup:10.2f}x")
+                print(f"  {label:<64} {s[label] * 1000:8.0f} ms   {s[label] / base:6.2f}x {s[label] / startup:10.2f}x")
             print(f"  ({s['lineage suggestions']} lineage suggestions, {s['reading suggestions']} papers to read)")
             checks = {"DuckDB and SPARQL give the same answers (in process and as commands), stderr says which":
                       s["same answers"]}
