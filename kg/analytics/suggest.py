@@ -35,7 +35,8 @@ if TYPE_CHECKING:
     from kg.store.base import GraphStore
     from kg.suggestions import LineageFacts
 
-__all__ = ["DuckDBReadingFacts", "Source", "from_memo", "from_store", "lineage_facts", "open_tables"]
+__all__ = ["DuckDBReadingFacts", "Source", "current_view", "from_memo", "from_store", "lineage_facts", "memo_path",
+           "open_tables", "store_dir", "update_tables"]
 
 
 def open_tables(store: GraphStore) -> tuple[duckdb.DuckDBPyConnection | None, str]:

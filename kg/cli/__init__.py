@@ -26,7 +26,6 @@ if TYPE_CHECKING:
 __all__ = ["State", "app", "main", "state"]
 
 
-
 @dataclass
 class State:
     """Options shared by every command."""

@@ -11,7 +11,6 @@ import typer
 from kg.cli import state
 
 if TYPE_CHECKING:
-
     from kg.analytics.suggest import Source
     from kg.suggestions import Suggestion
 
@@ -50,8 +49,11 @@ def _source(technique: str | None, *, write: bool = False) -> Source:
         store = state().store() if write else state().reader()
         found = from_store(store, spec, technique, resolve_technique, view=view)
     # A plain line (rich costs a tenth of a second to import, and JSON output needs none of it).
-    where = found.store.location if found.store is not None else spec
-    print(found.note if found.con is not None else f"answered by SPARQL on {where}: {found.note}", file=sys.stderr)
+    if found.con is not None:
+        print(found.note, file=sys.stderr)
+    else:
+        assert found.store is not None  # the memo answers only from fresh tables
+        print(f"answered by SPARQL on {found.store.location}: {found.note}", file=sys.stderr)
     return found
 
 
