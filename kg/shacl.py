@@ -9,6 +9,14 @@ prepared once, and the store answers it over the union of its graphs without cop
 anything. pySHACL stays the reference: a test checks that both report the same violations
 on the built graph and on broken variants of it.
 
+At millions of triples a lookup per triple is what costs (a random read each, once the
+store outgrows the cache), so the queries scan and group instead: sh:maxCount and
+sh:uniqueLang group the path's triples by subject; a value test selects the failing values
+first and only then checks that their subject is a focus node; sh:class, sh:minCount and
+sh:hasValue are anti-joins (MINUS), asked as lookups (FILTER NOT EXISTS) only where few
+rows are tested (:attr:`Constraint.lookup`); a SPARQL constraint runs only for the focus
+nodes that hold the triples it requires of ``$this``.
+
 Supported: node shapes with ``sh:targetClass`` (instances of the class and of its
 subclasses) or ``sh:targetSubjectsOf``; property shapes with a single-IRI ``sh:path``;
 ``sh:minCount``, ``sh:maxCount``, ``sh:datatype``, ``sh:class``, ``sh:pattern`` (with
@@ -36,7 +44,7 @@ SH = "http://www.w3.org/ns/shacl#"
 XSD = "http://www.w3.org/2001/XMLSchema#"
 RDF_LANGSTRING = "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"
 #: Bumped whenever the compiled queries change meaning, so that cached results are not reused.
-COMPILER_VERSION = "1"
+COMPILER_VERSION = "3"
 
 _COMPONENTS = {
     "minCount", "maxCount", "datatype", "class", "pattern", "flags", "in", "languageIn", "uniqueLang",
@@ -72,6 +80,12 @@ class Constraint:
     #: For SPARQL-based constraints: the focus nodes' query; ``query`` then holds $this,
     #: to be pre-bound to each of them with :func:`prebind`.
     focus: str | None = None
+    #: The same question asked with a lookup per row (FILTER NOT EXISTS) instead of an
+    #: anti-join (MINUS), for when ``probe`` (a pattern) has few solutions: MINUS reads the
+    #: whole of its right-hand side, however few rows it is to take out of, and a lookup
+    #: per row is much slower than that scan when there are many rows.
+    lookup: str | None = None
+    probe: str | None = None
 
 
 class _Shapes:
@@ -279,35 +293,56 @@ def _property_constraints(shapes: _Shapes, shape: Term, prop: ox.NamedNode | ox.
     predicates = frozenset({path.value, *target.predicates})
     out = []
 
-    def add(component: str, query: str, classes: Iterable[str] = (), extra: str = "") -> None:
+    def add(component: str, query: str, classes: Iterable[str] = (), extra: str = "", lookup: str | None = None,
+            probe: str | None = None) -> None:
         cid = _cid(shape, path.value, component, query + extra + message)
         out.append(Constraint(cid, str(shape), path.value, message, severity, query,
-                              frozenset({*target.classes, *classes}), predicates))
+                              frozenset({*target.classes, *classes}), predicates, lookup=lookup, probe=probe))
 
     low = _integer(shapes.one(prop, "minCount"), "minCount")
     if low is not None and low > 0:
         if low == 1:  # MINUS: one anti-join of two scans, cheaper than a lookup per focus node
-            add("minCount", f"SELECT ?this WHERE {{ {focus} MINUS {{ ?this {path} ?v }} }}")
+            add("minCount", f"SELECT ?this WHERE {{ {focus} MINUS {{ ?this {path} ?v }} }}",
+                lookup=f"SELECT ?this WHERE {{ {focus} FILTER NOT EXISTS {{ ?this {path} ?v }} }}", probe=focus)
         else:
             add("minCount", f"SELECT ?this WHERE {{ {focus} OPTIONAL {{ ?this {path} ?v }} }} "
                             f"GROUP BY ?this HAVING (COUNT(DISTINCT ?v) < {low})")
     high = _integer(shapes.one(prop, "maxCount"), "maxCount")
     if high is not None:
-        if high == 1:
-            add("maxCount", f"SELECT DISTINCT ?this WHERE {{ ?this {path} ?a , ?b FILTER(?a != ?b) {member} }}")
-        else:
-            add("maxCount", f"SELECT ?this WHERE {{ {focus} ?this {path} ?v }} "
-                            f"GROUP BY ?this HAVING (COUNT(DISTINCT ?v) > {high})")
+        # Grouping the path's triples by subject is one scan; the focus-node test then
+        # runs only for the few subjects with too many values (a subquery keeps it last).
+        add("maxCount", f"SELECT ?this WHERE {{ {{ SELECT ?this WHERE {{ ?this {path} ?v }} "
+                        f"GROUP BY ?this HAVING (COUNT(DISTINCT ?v) > {high}) }} {member} }}")
     for wanted in shapes.objects(prop, "hasValue"):
-        add("hasValue", f"SELECT ?this WHERE {{ {focus} MINUS {{ ?this {path} {wanted} }} }}", extra=str(wanted))
+        add("hasValue", f"SELECT ?this WHERE {{ {focus} MINUS {{ ?this {path} {wanted} }} }}", extra=str(wanted),
+            lookup=f"SELECT ?this WHERE {{ {focus} FILTER NOT EXISTS {{ ?this {path} {wanted} }} }}", probe=focus)
     unique = shapes.one(prop, "uniqueLang")
     if isinstance(unique, ox.Literal) and unique.value == "true":
-        add("uniqueLang", f"SELECT DISTINCT ?this WHERE {{ ?this {path} ?a , ?b "
-                          f"FILTER(LANG(?a) != \"\" && LCASE(LANG(?a)) = LCASE(LANG(?b)) && ?a != ?b) {member} }}")
+        add("uniqueLang", f"SELECT DISTINCT ?this WHERE {{ {{ SELECT ?this WHERE {{ ?this {path} ?v "
+                          f"FILTER(LANG(?v) != \"\") }} GROUP BY ?this (LCASE(LANG(?v)) AS ?lang_) "
+                          f"HAVING (COUNT(DISTINCT ?v) > 1) }} {member} }}")
     classes: set[str] = set()
     for component, ok in _value_ok(shapes, prop, "?value", classes):
-        add(component, f"SELECT ?this ?value WHERE {{ ?this {path} ?value FILTER(!({ok})) {member} }}", classes)
+        # The values that fail first (in a subquery, so that the focus-node test runs only
+        # for them, not for every triple of the path).
+        values, failing, lookup = f"?this {path} ?value", _failing(ok, "?value"), f"FILTER(!({ok}))"
+
+        def failed(test: str, values: str = values) -> str:
+            return f"SELECT ?this ?value WHERE {{ {{ SELECT ?this ?value WHERE {{ {values} {test} }} }} {member} }}"
+
+        add(component, failed(failing), classes, lookup=None if failing == lookup else failed(lookup),
+            probe=None if failing == lookup else values)
     return out
+
+
+def _failing(ok: str, var: str) -> str:
+    """The pattern that keeps the rows whose ``var`` does not satisfy ``ok``. A class test
+    (``EXISTS { var rdf:type ?class_ ... }``) becomes a MINUS: one anti-join of two scans
+    instead of a lookup per value (the same answer, as ``var`` is always bound and the
+    test shares no other variable with the query)."""
+    match = re.fullmatch(r"EXISTS (\{ " + re.escape(var) + r" rdf:type \?class_ \. VALUES \?class_ \{ [^{}]* \} \})",
+                         ok)
+    return f"MINUS {match.group(1)}" if match else f"FILTER(!({ok}))"
 
 
 def _sparql_constraint(shapes: _Shapes, shape: Term, node: ox.NamedNode | ox.BlankNode, target: _Target,
@@ -328,13 +363,45 @@ def _sparql_constraint(shapes: _Shapes, shape: Term, node: ox.NamedNode | ox.Bla
     inner = select.strip()
     prefixes = "\n".join(f"PREFIX {p}: <{ns}>" for p, ns in declared)
     query = prefixes + "\n" + inner
-    focus = f"SELECT ?this WHERE {{ {target.pattern} }}"
+    # A focus node that lacks a triple the query requires of $this gets no rows from it:
+    # those triples join the focus nodes' query, so that the query runs only for the rest.
+    focus = f"SELECT ?this WHERE {{ {target.pattern} {' '.join(f'?this {t} .' for t in _required_of_this(query))} }}"
     message = _text(shapes.one(node, "message")) or "violates a SPARQL constraint"
     iris = set(re.findall(r"<([^>]+)>", inner))
     for name, base in declared:
         iris |= {base + local for local in re.findall(rf"\b{name}:(\w+)", inner)}
     return Constraint(_cid(shape, None, "sparql", select + message), str(shape), None, message, severity, query,
                       frozenset(target.classes), frozenset({*iris, *target.predicates}), focus=focus)
+
+
+def _required_of_this(query: str) -> list[str]:
+    """The triple patterns ``$this <p> <o>`` (constants p and o) that every solution of
+    ``query`` matches, as "<p> <o>": those of basic graph patterns reached from the top
+    through joins, filters, BINDs and the left side of OPTIONAL and MINUS only (not
+    through a UNION, a GRAPH or an aggregate, which can answer without them)."""
+    from rdflib import URIRef, Variable
+    from rdflib.plugins.sparql import prepareQuery
+
+    out: list[str] = []
+
+    def walk(node: object) -> None:
+        name = getattr(node, "name", None)
+        if name == "BGP":
+            for s, p, o in node.triples:  # type: ignore[attr-defined]
+                if s == Variable("this") and isinstance(p, URIRef) and not isinstance(o, Variable):
+                    if not isinstance(o, URIRef) and o.n3().startswith("_:"):
+                        continue
+                    out.append(f"{p.n3()} {o.n3()}")
+        elif name in ("Join", "LeftJoin", "Minus"):
+            walk(node["p1"])  # type: ignore[index]
+            if name == "Join":
+                walk(node["p2"])  # type: ignore[index]
+        elif name in ("SelectQuery", "Project", "Distinct", "Reduced", "Slice", "OrderBy", "Filter", "Extend",
+                      "ToMultiSet"):
+            walk(node["p"])  # type: ignore[index]
+
+    walk(prepareQuery(query).algebra)
+    return out
 
 
 def _node_or(shapes: _Shapes, shape: Term, alternatives: Term, target: _Target,
@@ -364,15 +431,21 @@ def _node_or(shapes: _Shapes, shape: Term, alternatives: Term, target: _Target,
                 fails.append(f"EXISTS {{ ?this {path} ?w_ FILTER(!({ok})) }}")
         violated.append("(" + (" || ".join(fails) or "false") + ")")
     # An alternative that is one sh:minCount 1 fails exactly where the value is missing: a
-    # MINUS takes those focus nodes out in one anti-join before the other tests run.
+    # MINUS takes those focus nodes out in one anti-join before the other tests run (a
+    # subquery, so that they do run after it, on the few focus nodes left).
     minus = [v for v in violated if re.fullmatch(r"\(NOT EXISTS \{ \?this <[^>]+> \?v_ \}\)", v)]
     rest = [v for v in violated if v not in minus[:1]]
     head = minus[0][len("(NOT EXISTS "):-1] if minus else ""
-    query = (f"SELECT ?this WHERE {{ {target.pattern} " + (f"MINUS {head} " if head else "")
-             + (f"FILTER({' && '.join(rest)}) " if rest else "") + "}")
+    tests = f"FILTER({' && '.join(rest)}) " if rest else ""
+
+    def query(take_out: str) -> str:
+        focus = f"{{ SELECT ?this WHERE {{ {target.pattern} {take_out} {head} }} }}" if head else target.pattern
+        return f"SELECT ?this WHERE {{ {focus} {tests}}}"
+
     text = message or "violates every alternative of sh:or"
-    return Constraint(_cid(shape, None, "or", query + text), str(shape), None, text, severity, query,
-                      frozenset(classes), frozenset(predicates))
+    return Constraint(_cid(shape, None, "or", query("MINUS") + text), str(shape), None, text, severity,
+                      query("MINUS"), frozenset(classes), frozenset(predicates),
+                      lookup=query("FILTER NOT EXISTS") if head else None, probe=target.pattern if head else None)
 
 
 def prebind(query: str, this: str) -> str:

@@ -9,9 +9,14 @@ one in ``DIR/validation.json``), each run records every graph's state (triple co
 change and content hash from the provenance graph) together with the predicates and classes
 it holds, and the violations each constraint found. The next run re-evaluates only the
 constraints whose predicates or classes occur in a graph that changed since (as it was then,
-or as it is now); the others keep their recorded answer. When no graph changed, nothing is
-evaluated at all. A change to the shapes or to class hierarchy (rdfs:subClassOf) evaluates
-everything.
+or as it is now); the others keep their recorded answer. Which of the shapes' predicates and
+classes a graph holds is one index probe each, so this works the same for an import of
+millions of triples. When no graph changed, nothing is evaluated at all. A change to the
+shapes or to class hierarchy (rdfs:subClassOf) evaluates everything.
+
+A constraint that is evaluated runs over the whole union (a new type or value in the changed
+graph can make a node of another graph violate it). Its query is written to scale: scans,
+groupings and anti-joins rather than a lookup per triple (see :mod:`kg.shacl`).
 
 Each violation names the focus node, the property and the fix (the shapes' own
 sh:message), and the named graphs that hold the node's offending facts, so a hint can say
@@ -49,9 +54,6 @@ __all__ = [
 
 SUBCLASS = "http://www.w3.org/2000/01/rdf-schema#subClassOf"
 RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
-#: Above this many triples in the changed graphs, their predicates are not listed (that
-#: would cost a scan of them): every constraint is evaluated instead.
-LIST_LIMIT = 200_000
 
 
 @dataclass(frozen=True)
@@ -161,16 +163,16 @@ def _graph_states(store: GraphStore) -> dict[str, list[Any]]:
     return states
 
 
-def _vocabulary(store: GraphStore, graph: str, size: int) -> dict[str, list[str]] | None:
-    """The predicates and classes a graph holds (None when it is too large to list cheaply)."""
-    if size > LIST_LIMIT:
-        return None
+def _vocabulary(store: GraphStore, graph: str, predicates: set[str], classes: set[str]) -> dict[str, list[str]]:
+    """Which of ``predicates`` (those the shapes name) and ``classes`` (those they name, with
+    their subclasses) a graph holds: one index probe each, whatever the graph's size."""
     g = ox.NamedNode(graph)
-    preds = [str(r["p"]) for r in store.select(
-        f"SELECT DISTINCT ?p WHERE {{ GRAPH {g} {{ ?s ?p ?o }} }}").records()]
-    classes = [str(r["c"]) for r in store.select(
-        f"SELECT DISTINCT ?c WHERE {{ GRAPH {g} {{ ?s a ?c }} }}").records()] if RDF_TYPE in preds else []
-    return {"predicates": preds, "classes": classes}
+
+    def holds(p: str, o: str | None = None) -> bool:
+        return store.ask(f"ASK {{ GRAPH {g} {{ ?s {ox.NamedNode(p)} {'?o' if o is None else ox.NamedNode(o)} }} }}")
+
+    held = sorted(p for p in predicates if holds(p))
+    return {"predicates": held, "classes": sorted(c for c in classes if holds(RDF_TYPE, c)) if RDF_TYPE in held else []}
 
 
 def validate_store(
@@ -212,27 +214,30 @@ def validate(
     answers: dict[str, list[list[Any]]] = previous.get("answers", {})
     changed = sorted({g for g in states if old_graphs.get(g, {}).get("state") != states[g]}
                      | {g for g in old_graphs if g not in states})
-    vocab: dict[str, dict[str, list[str]] | None] = {}
-    for g in changed:
-        if g in states:
-            vocab[g] = _vocabulary(store, g, int(states[g][0]))
+    pairs = [(str(r["sub"]), str(r["sup"])) for r in store.select(
+        "SELECT DISTINCT ?sub ?sup WHERE { ?sub rdfs:subClassOf ?sup FILTER(isIRI(?sub) && isIRI(?sup)) }"
+    ).records()]
+    below = subclass_closure(pairs)
+    named_predicates = {RDF_TYPE, SUBCLASS}.union(*(c.predicates for c in constraints))
+    named_classes = set().union(*(c.classes | set().union(*(below.get(k, set()) for k in c.classes))
+                                  for c in constraints))
+    # (Listed only where a cache keeps them, or a previous run's answers may be reused.)
+    vocab = {g: _vocabulary(store, g, named_predicates, named_classes)
+             for g in changed if g in states and (cache is not None or previous)}
     # What the changed graphs hold, now and as recorded at the last run.
     everything = not previous
     preds: set[str] = set()
     classes: set[str] = set()
     for g in changed:
         for known in (vocab.get(g, {"predicates": [], "classes": []}), old_graphs.get(g, {}).get("vocab")):
-            if known is None or (g in old_graphs and "vocab" not in old_graphs[g]):
-                everything = True
+            if known is None:
+                if g in old_graphs:  # recorded by an older TechKG, or too large to list then
+                    everything = True
                 continue
             preds.update(known["predicates"])
             classes.update(known["classes"])
     if SUBCLASS in preds:
         everything = True
-    pairs = [(str(r["sub"]), str(r["sup"])) for r in store.select(
-        "SELECT DISTINCT ?sub ?sup WHERE { ?sub rdfs:subClassOf ?sup FILTER(isIRI(?sub) && isIRI(?sup)) }"
-    ).records()]
-    below = subclass_closure(pairs)
     run = ValidationRun([], changed_graphs=changed)
     todo = []
     for c in constraints:
@@ -244,7 +249,7 @@ def validate(
             run.reused += 1
     for i, c in enumerate(todo):
         if c.focus is None:
-            records = store.select(with_subclasses(c.query, below)).records()
+            records = store.select(with_subclasses(_query_for(store, c, below), below)).records()
         else:
             records = []
             for focus in store.select(with_subclasses(c.focus, below)):
@@ -265,8 +270,7 @@ def validate(
         for g, state in states.items():
             entry: dict[str, Any] = {"state": state}
             if g in changed:
-                if vocab.get(g) is not None:
-                    entry["vocab"] = vocab[g]
+                entry["vocab"] = vocab[g]
             elif "vocab" in old_graphs.get(g, {}):
                 entry["vocab"] = old_graphs[g]["vocab"]
             graphs_out[g] = entry
@@ -275,6 +279,23 @@ def validate(
                                    for v in run.violations]})
     run.seconds = time.perf_counter() - started
     return run
+
+
+#: Below this many rows to test, a constraint is asked with a lookup per row (see
+#: :attr:`kg.shacl.Constraint.lookup`); from it on, with one anti-join.
+FEW = 2_000
+
+
+def _query_for(store: GraphStore, c: Any, below: dict[str, set[str]]) -> str:
+    """The constraint's query, or its lookup form where its probe has few solutions."""
+    from kg.shacl import with_subclasses
+
+    if c.lookup is None or c.probe is None:
+        return str(c.query)
+    probe = with_subclasses(f"SELECT (COUNT(*) AS ?n) WHERE {{ {{ SELECT * WHERE {{ {c.probe} }} LIMIT {FEW} }} }}",
+                            below)
+    few = int(str(store.select(probe).records()[0]["n"])) < FEW
+    return str(c.lookup if few else c.query)
 
 
 def _row(c: Any, record: dict[str, Any]) -> list[Any]:

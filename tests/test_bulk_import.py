@@ -73,6 +73,21 @@ def test_a_first_load_records_the_file_digest_and_its_distinct_triples(tmp_path:
         assert _recorded(store)[0] == "file:" + hashlib.sha256(packed.read_bytes()).hexdigest()
 
 
+def test_the_count_beside_the_loader_leaves_out_comments_and_blank_lines_across_blocks(tmp_path: Path,
+                                                                                     monkeypatch) -> None:
+    """The thread splits the file in blocks and the lines with builtins: a statement cut by
+    a block boundary counts once, and comments, blank and indented lines and CRLF line
+    ends count as the loader reads them."""
+    monkeypatch.setattr(bulk, "BLOCK", 7)
+    data = tmp_path / "mixed.nt"
+    data.write_bytes(b"# a comment\n" + f"<{EX}a> <{EX}p> <{EX}b> .\r\n\n".encode()
+                     + f"   <{EX}a> <{EX}p> <{EX}b> .  \n\t# indented comment\n".encode()
+                     + f'<{EX}a> <{EX}p> "x # not a comment" .\n<{EX}a> <{EX}p> <{EX}c> .'.encode())
+    with OxigraphStore(tmp_path / "store") as store:
+        assert _load(store, data) == 3 == store.count(G)
+        assert _recorded(store) == ("file:" + hashlib.sha256(data.read_bytes()).hexdigest(), 3)
+
+
 def test_a_replacement_applies_only_the_difference(tmp_path: Path) -> None:
     with OxigraphStore(tmp_path / "store") as store:
         _load(store, _write(tmp_path / "v1.nt", range(300)))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import pyoxigraph as ox
 import pytest
 
 from kg.graphs import CATALOG, PROVENANCE, READING, graph_iri
@@ -126,3 +127,91 @@ def test_validating_the_built_graph_is_fast(built_store) -> None:
     started = time.perf_counter()
     validate(built_store, full=True)
     assert time.perf_counter() - started < 5  # pySHACL took 6-9 s here; the bench measures it precisely
+
+
+def test_an_import_is_validated_incrementally_with_the_answer_of_a_full_run(built_store, tmp_path: Path) -> None:
+    """After an import only the constraints its vocabulary can touch are evaluated, over the
+    whole union: a new type or a new value the import gives a node of another graph makes
+    a violation there, a fact it adds fixes one, and a violation in a graph it leaves alone
+    stays (reused, not evaluated again). Dropping the import gives the first answer back."""
+    from kg.store.base import Activity
+
+    cache = ValidationCache(tmp_path / "validation.json")
+    with built_store.transaction("a broken write") as tx:  # a violation in a graph the import leaves alone
+        tx.update(f"INSERT DATA {{ GRAPH {READING} {{ <https://example.org/p9> a bibo:Document ; "
+                  "tkg:readingStatus <https://example.org/nope> } }", touches=[READING])
+    before = validate(built_store, cache=cache)
+    assert _keys(before.violations) == _keys(validate(built_store, full=True).violations)
+    assert {v.focus for v in before.violations} == {"https://example.org/p9"}  # no title, and the status
+
+    mla, gqa = technique_iri("mla"), technique_iri("gqa")
+    extra = tmp_path / "extra.nt"
+    extra.write_text(
+        f"{mla} <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> <https://w3id.org/techkg/ns#ReferenceKernel> .\n"
+        f"{gqa} <http://www.w3.org/2004/02/skos/core#broader> <https://w3id.org/techkg/id/category/moe> .\n"
+        '<https://example.org/p9> <http://purl.org/dc/terms/title> "A title at last" .\n', encoding="utf-8")
+    imported = graph_iri("import/extra")
+    built_store.load_file(extra, graph=imported, fmt=ox.RdfFormat.N_TRIPLES, gzipped=False,
+                          activity=Activity("kg import rdf"))
+    after = validate(built_store, cache=cache)
+    full = validate(built_store, full=True)
+    assert _keys(after.violations) == _keys(full.violations)
+    found = {(v.focus, v.path or "") for v in after.violations}
+    assert (mla.value, "https://w3id.org/techkg/ns#kernelForm") in found  # its new type, from the import
+    assert (gqa.value, "http://www.w3.org/2004/02/skos/core#broader") in found  # a second category
+    assert ("https://example.org/p9", "https://w3id.org/techkg/ns#readingStatus") in found  # unchanged graph
+    assert ("https://example.org/p9", "") not in found  # its missing title, given by the import
+    assert imported.value in after.changed_graphs and READING.value not in after.changed_graphs
+    assert 0 < after.evaluated < full.evaluated / 2 and after.reused > 0
+
+    with built_store.transaction("drop the import") as tx:
+        tx.update(f"DROP GRAPH {imported}", touches=[imported])
+    dropped = validate(built_store, cache=cache)
+    assert _keys(dropped.violations) == _keys(validate(built_store, full=True).violations) == _keys(before.violations)
+
+
+def test_the_lookup_and_the_anti_join_form_of_a_constraint_give_the_same_answer(built_store) -> None:
+    """Which of the two forms runs depends on how many rows a constraint tests; both must
+    find the same violations (here on the graph broken in every way)."""
+    from kg.shacl import subclass_closure, with_subclasses
+    from kg.validate import shapes_text
+
+    built_store.update(BREAKS)
+    pairs = [(str(r["sub"]), str(r["sup"])) for r in built_store.select(
+        "SELECT ?sub ?sup WHERE { ?sub rdfs:subClassOf ?sup FILTER(isIRI(?sub) && isIRI(?sup)) }").records()]
+    below = subclass_closure(pairs)
+
+    def answer(query: str) -> set[tuple[str, ...]]:
+        return {tuple(str(v) for v in r.values()) for r in built_store.select(with_subclasses(query, below)).records()}
+
+    both = [c for c in compile_shapes(shapes_text()) if c.lookup is not None]
+    assert len({c.id.split(":")[0] for c in both}) >= 4  # minCount, hasValue, class, or
+    found = 0
+    for c in both:
+        assert answer(c.query) == answer(c.lookup), c.id
+        found += len(answer(c.query))
+    assert found >= 5
+
+
+def test_max_count_counts_distinct_terms_not_distinct_values(built_store) -> None:
+    """1 and 1.0 are two values for SHACL (two RDF terms), though equal as numbers: the
+    compiled query compared them with != and missed that a category has two labels."""
+    built_store.update(f"""INSERT DATA {{ GRAPH {CATALOG} {{ <https://example.org/cat> a tkg:ReadingListCategory ;
+        skos:prefLabel 1 , 1.0 . }} }}""")
+    ours = {(v.focus, v.path) for v in validate_store(built_store)}
+    assert ours == {("https://example.org/cat", "http://www.w3.org/2004/02/skos/core#prefLabel")}
+    assert ours == {(v.focus, v.path) for v in pyshacl_violations(_nt(built_store))}
+
+
+def test_a_sparql_constraint_runs_only_for_focus_nodes_with_the_triples_it_requires() -> None:
+    from kg.shacl import _required_of_this
+
+    query = """PREFIX ex: <http://example.org/> SELECT $this ?m WHERE {
+        $this ex:on true ; ex:kind ex:K . OPTIONAL { $this ex:opt ex:O }
+        { $this ex:u1 ex:A } UNION { $this ex:u2 ex:B }
+        FILTER NOT EXISTS { $this ex:not ex:C } ?other ex:p ex:D . $this ex:var ?v }"""
+    assert sorted(_required_of_this(query)) == [
+        '<http://example.org/kind> <http://example.org/K>',
+        '<http://example.org/on> "true"^^<http://www.w3.org/2001/XMLSchema#boolean>']
+    counted = "PREFIX ex: <http://example.org/> SELECT $this (COUNT(*) AS ?n) WHERE { $this ex:on true } GROUP BY $this"
+    assert _required_of_this(counted) == []

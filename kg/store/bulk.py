@@ -31,7 +31,7 @@ import os
 import shutil
 import threading
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, cast
@@ -48,8 +48,15 @@ __all__ = ["Diff", "FileFacts", "WORK_FOLDER", "apply", "diff", "open_rdf", "pen
 #: Where replacements keep their work, inside the store's directory.
 WORK_FOLDER = "imports"
 JOURNAL = "journal.json"
-#: Triples removed per transaction: bounded memory, few commits.
-DELETE_BATCH = 5_000
+#: Triples removed per ``DELETE DATA``. Measured at 700k papers (10M quads), removing
+#: 196k shuffled triples, each figure against a bulk load of the same triples in the same
+#: run: batches of 1,000 cost 2.6x the load per triple, 5,000 cost 4.7x (the transaction's
+#: indexed write batch grows worse than linearly), one ``Store.remove`` a triple 4.1x,
+#: and ``clear_graph`` of a whole graph 2.7x (holding it all in memory). Beside the
+#: bulk loader, in a whole replacement, 1,000 and 5,000 both took about 225 s for 768k.
+DELETE_BATCH = 1_000
+#: Bytes read at a time by the thread that hashes and counts a file beside the loader.
+BLOCK = 1 << 22
 _LINE_FORMATS = (ox.RdfFormat.N_TRIPLES, ox.RdfFormat.N_QUADS)
 #: DuckDB reads and writes N-Triples as one text column: a separator that Oxigraph's
 #: serialiser always escapes, and no quoting.
@@ -88,10 +95,13 @@ class FileFacts(threading.Thread):
             stream = _decompressed(raw, self.gzipped)
             hashes = array.array("q")
             if self.fmt in _LINE_FORMATS:
-                for line in stream:
-                    line = line.strip()
-                    if line and not line.startswith(b"#"):
-                        hashes.append(hash(line))
+                rest = b""
+                for block in iter(lambda: stream.read(BLOCK), b""):
+                    block = rest + block
+                    cut = block.rfind(b"\n") + 1
+                    rest = block[cut:]
+                    hashes.extend(map(hash, _statement_lines(block[:cut])))
+                hashes.extend(map(hash, _statement_lines(rest)))
             else:
                 for statement in ox.parse(stream, format=self.fmt):
                     hashes.append(hash(f"{statement.subject} {statement.predicate} {statement.object}"))
@@ -108,6 +118,20 @@ class FileFacts(threading.Thread):
         return self.digest, self.triples
 
 
+#: What a block starts with, or holds after a newline, when some line of it may be a comment.
+_MAYBE_COMMENT = (b"#", b" ", b"\t", b"\r")
+
+
+def _statement_lines(block: bytes) -> Iterable[bytes]:
+    """The statement lines of a block of whole N-Triples / N-Quads lines, stripped (blank
+    lines and comments left out). Split, stripped and filtered by builtins, not a Python
+    loop per line: this runs beside the loader and should take as little CPU as it can."""
+    lines: Iterable[bytes] = filter(None, map(bytes.strip, block.split(b"\n")))
+    if block.startswith(_MAYBE_COMMENT) or any(b"\n" + start in block for start in _MAYBE_COMMENT):
+        lines = [line for line in lines if not line.startswith(b"#")]
+    return lines
+
+
 def _decompressed(raw: _HashingReader, gzipped: bool) -> IO[bytes]:
     return cast(IO[bytes], gzip.GzipFile(fileobj=raw, mode="rb") if gzipped else raw)  # type: ignore[call-overload]
 
@@ -117,7 +141,9 @@ def _distinct(hashes: Any) -> int:
         return 0
     import numpy as np
 
-    return int(np.unique(np.frombuffer(hashes, dtype=np.int64)).size)
+    # Sorted, then the changes counted: np.unique takes seventy times as long (numpy 2.4).
+    ordered = np.sort(np.frombuffer(hashes, dtype=np.int64))
+    return int(np.count_nonzero(ordered[1:] != ordered[:-1])) + 1
 
 
 class _HashingReader:
