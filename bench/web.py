@@ -4,13 +4,16 @@ on top of ``kg build``, timed over HTTP side by side with a baseline in the same
     python -m bench.web                  # 100k papers ≈ 1.3M triples
     python -m bench web --papers 10000   # quicker
     python -m bench web --papers 700000  # arXiv-cs size (issue #16): every page < 1 s
+    python -m bench web --store-from /tmp/s700/store   # a copy of a store made before
+                                                       # (and of its analytics file, if fresh)
 
 The app runs as ``kg serve`` builds it (endpoint and workbench) under uvicorn on
 127.0.0.1. Baseline for each page: the endpoint's named query that holds the same facts
 (``/queries/{name}`` as SPARQL JSON), fetched from the same server, so the ratio is what
 turning the graph into a page costs on top of asking for its data. The Lineage page is
 timed against the HTML lineage export of the same graph (``exports.html``, in process),
-whose rendering it reuses. Last, a burst of requests (cards, technique pages, comparisons)
+whose rendering it reuses. A page that fails (a timeout, an error) is reported with its
+status and the run goes on. Last, a burst of requests (cards, technique pages, comparisons)
 from 10 concurrent clients against the same burst from one client.
 """
 
@@ -18,9 +21,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import re
+import shutil
 import statistics
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -58,32 +64,57 @@ def serving(store: object) -> Iterator[str]:
         yield base
 
 
+class Failed(Exception):
+    """A page or query that did not answer 200: its status and the first words of why."""
+
+    def __init__(self, status: int, why: str) -> None:
+        super().__init__(f"{status}: {why}")
+        self.status = status
+        self.why = why
+
+
+def _get(client: httpx.Client, path: str, accept: str) -> httpx.Response:
+    try:
+        answer = client.get(path, headers={"Accept": accept})
+    except httpx.TimeoutException:
+        raise Failed(0, "no answer within the client's timeout") from None
+    if answer.status_code != 200:
+        try:
+            why = str(answer.json().get("error", ""))
+        except ValueError:
+            found = re.search(r"<p[^>]*>(.*?)</p>", answer.text, re.S)
+            why = re.sub(r"<[^>]+>|\s+", " ", found.group(1) if found else answer.text).strip()
+        raise Failed(answer.status_code, why[:70])
+    return answer
+
+
 def _median(client: httpx.Client, path: str, runs: int, accept: str = "*/*") -> tuple[float, int]:
-    """Median seconds of ``runs`` GETs (after one warm-up) and the size of the answer."""
-    answer = client.get(path, headers={"Accept": accept})
-    assert answer.status_code == 200, (path, answer.status_code, answer.text[:300])
+    """Median seconds of ``runs`` GETs (after one warm-up) and the size of the answer;
+    :class:`Failed` if one does not answer 200."""
+    answer = _get(client, path, accept)
     samples = []
     for _ in range(runs):
         start = time.perf_counter()
-        answer = client.get(path, headers={"Accept": accept})
+        answer = _get(client, path, accept)
         samples.append(time.perf_counter() - start)
     return statistics.median(samples), len(answer.content)
 
 
-async def _burst(base: str, paths: list[str], clients: int) -> tuple[float, list[float]]:
+async def _burst(base: str, paths: list[str], clients: int) -> tuple[float, list[float], Counter[int]]:
     latencies: list[float] = []
+    failures: Counter[int] = Counter()
 
     async def one(offset: int) -> None:
         async with httpx.AsyncClient(base_url=base, timeout=120) as client:
             for path in paths[offset::clients]:
                 start = time.perf_counter()
                 answer = await client.get(path)
-                assert answer.status_code == 200, (path, answer.status_code)
                 latencies.append(time.perf_counter() - start)
+                failures[answer.status_code] += answer.status_code != 200
 
     start = time.perf_counter()
     await asyncio.gather(*(one(i) for i in range(clients)))
-    return time.perf_counter() - start, sorted(latencies)
+    return time.perf_counter() - start, sorted(latencies), failures
 
 
 def main() -> None:
@@ -93,69 +124,104 @@ def main() -> None:
     parser.add_argument("--burst", type=int, default=400, help="requests in the concurrency burst")
     parser.add_argument("--no-analytics", action="store_true",
                         help="leave out kg analytics build (the reading page then asks the store)")
+    parser.add_argument("--store-from", type=Path, metavar="DIR",
+                        help="work on a copy of this store (e.g. kg build + kg import rdf of "
+                        "python -m bench.corpus N) instead of generating one; its analytics file "
+                        "(DIR.analytics.duckdb) is copied too when there is one, and built when it is stale")
     args = parser.parse_args()
 
+    from kg.analytics.materialize import database_path
     from kg.build import build
     from kg.graphs import graph_iri
     from kg.store.base import Activity
     from kg.store.embedded import OxigraphStore
 
-    with tempfile.TemporaryDirectory() as tmp:
-        corpus = generate(args.papers, out=Path(tmp) / "corpus.nt")
-        store = OxigraphStore(Path(tmp) / "store")
-        build(store, validate=False)
-        store.load_file(corpus.path, graph=graph_iri("bench"), fmt=ox.RdfFormat.N_TRIPLES, gzipped=False,
-                        activity=Activity("bench load"))
-        print(f"corpus: {corpus.triples:,} triples ({corpus.papers:,} papers, {corpus.techniques} synthetic "
-              f"techniques) on top of kg build: {store.count():,} quads")
+    with tempfile.TemporaryDirectory(prefix="kg-bench-web-") as tmp:
+        if args.store_from is not None:
+            source = args.store_from.resolve()
+            start = time.perf_counter()
+            shutil.copytree(source, Path(tmp) / "store", symlinks=True)
+            if not args.no_analytics and database_path(str(source)).exists():
+                shutil.copy2(database_path(str(source)), database_path(str(Path(tmp) / "store")))
+            store = OxigraphStore(Path(tmp) / "store")
+            print(f"store: a copy of {source} ({time.perf_counter() - start:.0f} s): {store.count():,} quads")
+        else:
+            corpus = generate(args.papers, out=Path(tmp) / "corpus.nt")
+            store = OxigraphStore(Path(tmp) / "store")
+            build(store, validate=False)
+            store.load_file(corpus.path, graph=graph_iri("bench"), fmt=ox.RdfFormat.N_TRIPLES, gzipped=False,
+                            activity=Activity("bench load"))
+            print(f"corpus: {corpus.triples:,} triples ({corpus.papers:,} papers, {corpus.techniques} synthetic "
+                  f"techniques) on top of kg build: {store.count():,} quads")
         if not args.no_analytics:
             from kg.analytics import build as analyse
-            from kg.analytics.materialize import database_path
+            from kg.analytics.answers import freshness
 
-            start = time.perf_counter()
-            analyse(store, database_path(store.location))
-            print(f"kg analytics build: {time.perf_counter() - start:.1f} s (fresh tables answer the reading page)")
+            con, why = freshness(store, database_path(store.location))
+            if con is not None:
+                con.close()
+                print("kg analytics build: the copied tables are fresh (they answer the analytic queries)")
+            else:
+                start = time.perf_counter()
+                analyse(store, database_path(store.location))
+                print(f"kg analytics build: {time.perf_counter() - start:.1f} s ({why}; fresh tables answer "
+                      "the analytic queries and the reading page)")
         print()
         with serving(store) as base, httpx.Client(base_url=base, timeout=300) as client:
             start = time.perf_counter()
-            client.get("/lineage").raise_for_status()
-            print(f"first /lineage (Graphviz layout of the whole lineage): {time.perf_counter() - start:.2f} s\n")
+            try:
+                _get(client, "/lineage", "*/*")
+                print(f"first /lineage (Graphviz layout of the lineage shown): {time.perf_counter() - start:.2f} s\n")
+            except Failed as failed:
+                print(f"first /lineage failed after {time.perf_counter() - start:.2f} s ({failed})\n")
             print(ROW.format("page", "workbench", "baseline: named query (SPARQL JSON)", "ratio"))
             slow: list[str] = []
             for path, what, baseline in PAGES:
-                ours, size = _median(client, path, args.runs)
+                try:
+                    ours, size = _median(client, path, args.runs)
+                    ours_text, label = f"{ours * 1000:,.1f} ms", f"{what} ({size / 1e3:,.0f} kB)"
+                except Failed as failed:  # say so, and go on with the other pages
+                    ours, ours_text, label = None, f"failed {failed.status}", f"{what}: {failed.why}"
                 try:
                     theirs, _ = _median(client, baseline, args.runs, "application/sparql-results+json")
-                    base_text, ratio = f"{baseline.split('?')[0]} {theirs * 1000:,.1f} ms", f"{ours / theirs:.2f}x"
-                except AssertionError as failed:  # the baseline ran past the server's timeout: say so, go on
-                    base_text, ratio = f"{baseline.split('?')[0]} failed ({failed.args[0][1]})", ""
-                print(ROW.format(f"{what} ({size / 1e3:,.0f} kB)", f"{ours * 1000:,.1f} ms", base_text, ratio),
-                      flush=True)
-                slow += [what] if ours >= 1.0 else []
+                    base_text = f"{baseline.split('?')[0]} {theirs * 1000:,.1f} ms"
+                    ratio = f"{ours / theirs:.2f}x" if ours is not None else ""
+                except Failed as failed:  # the baseline ran past the server's timeout: say so, go on
+                    base_text, ratio = f"{baseline.split('?')[0]} failed ({failed.status})", ""
+                print(ROW.format(label[:44], ours_text, base_text, ratio), flush=True)
+                slow += [what] if ours is None or ours >= 1.0 else []
 
             from exports.html import render_page
             from exports.lineage import LineageOptions, build_lineage
 
-            ours, size = _median(client, "/lineage", args.runs)
+            try:
+                ours, size = _median(client, "/lineage", args.runs)
+                ours_text, label = f"{ours * 1000:,.1f} ms", f"Lineage, layout cached ({size / 1e3:,.0f} kB)"
+            except Failed as failed:
+                ours, ours_text, label = None, f"failed {failed.status}", f"Lineage: {failed.why}"
             start = time.perf_counter()
             render_page(build_lineage(store, LineageOptions(include_private=True)))
             theirs = time.perf_counter() - start
-            print(ROW.format(f"Lineage, layout cached ({size / 1e3:,.0f} kB)", f"{ours * 1000:,.1f} ms",
-                             f"HTML lineage export {theirs * 1000:,.1f} ms", f"{ours / theirs:.2f}x"), flush=True)
-            slow += ["Lineage"] if ours >= 1.0 else []
-            print(f"\ngoal, every page < 1 s at {args.papers:,} papers: "
+            print(ROW.format(label[:44], ours_text, f"HTML lineage export {theirs * 1000:,.1f} ms",
+                             f"{ours / theirs:.2f}x" if ours is not None else ""), flush=True)
+            slow += ["Lineage"] if ours is None or ours >= 1.0 else []
+            print(f"\ngoal, every page < 1 s at {store.count():,} quads: "
                   + (f"missed by {', '.join(slow)}" if slow else "met"))
 
             # The burst clicks through cards, technique pages and comparisons; the reading
             # list and the lineage grow with the whole corpus and are timed above.
             mix = [p for p, _, _ in PAGES if not p.startswith(("/reading", "/?all"))]
             paths = [mix[i % len(mix)] for i in range(args.burst)]
-            one_s, _ = asyncio.run(_burst(base, paths, 1))
-            ten_s, latencies = asyncio.run(_burst(base, paths, 10))
+            one_s, _, failed_one = asyncio.run(_burst(base, paths, 1))
+            ten_s, latencies, failed_ten = asyncio.run(_burst(base, paths, 10))
             p95 = latencies[int(0.95 * len(latencies)) - 1]
             print(f"\n{args.burst} requests: 10 clients {ten_s:.1f} s ({args.burst / ten_s:.0f} req/s, "
                   f"p50 {statistics.median(latencies) * 1000:.0f} ms, p95 {p95 * 1000:.0f} ms) vs 1 client "
                   f"{one_s:.1f} s ({args.burst / one_s:.0f} req/s): {one_s / ten_s:.2f}x the throughput")
+            for clients, failures in ((1, failed_one), (10, failed_ten)):
+                if failures:
+                    print(f"  {clients} client(s): {sum(failures.values())} requests failed "
+                          f"({', '.join(f'{n}× {status}' for status, n in sorted(failures.items()))})")
         store.close()
 
 

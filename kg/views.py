@@ -6,6 +6,7 @@ and the store interface only.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -53,7 +54,7 @@ def technique_card(store: GraphStore, technique: NamedNode) -> dict[str, Any]:
     edges = lineage_edges(store)
     card["parents"] = [(e.parent_name, e.relation) for e in edges if e.child == technique.value]
     card["children"] = [(e.child_name, e.relation) for e in edges if e.parent == technique.value]
-    card["kernel"] = kernel_status(store).get(technique.value, "not run")
+    card["kernel"] = kernel_status(store, [technique]).get(technique.value, "not run")
     card["repository_stats"] = _repo_stats(store, card.get("repository"))
     return card
 
@@ -132,16 +133,17 @@ def lineage_tree(
     return ancestors, descendants
 
 
-def kernel_status(store: GraphStore) -> dict[str, str]:
+def kernel_status(store: GraphStore, techniques: Sequence[NamedNode] | None = None) -> dict[str, str]:
     """technique IRI → its kernel state (:class:`kg.wording.KernelState`: verified, failing,
-    not run, none) for every technique, from its kernel record and latest verification run."""
+    not run, none) for every technique (or only ``techniques``), from its kernel record and
+    latest verification run."""
+    from kg.sparqltext import inject_values
     from kg.wording import KernelState, kernel_state
 
-    rows = store.select(
-        """SELECT ?t ?form ?passed ?ended WHERE { ?t a tkg:Technique .
+    text = """SELECT ?t ?form ?passed ?ended WHERE { ?t a tkg:Technique .
              OPTIONAL { ?t tkg:referenceKernel ?k . OPTIONAL { ?k tkg:kernelForm ?form } }
              OPTIONAL { ?run tkg:verifies ?t ; tkg:passed ?passed ; prov:endedAtTime ?ended } }"""
-    )
+    rows = store.select(inject_values(text, {"t": list(techniques)}) if techniques is not None else text)
     forms: dict[str, str | None] = {}
     latest: dict[str, tuple[datetime, bool]] = {}
     for r in rows.records():

@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     from queries import Answer, Bound, NamedQuery
 
 __all__ = ["ANSWERS_VERSION", "TWINS", "ReadingOverview", "Twin", "duckdb_answer", "freshness", "materialise",
-           "reading_overview"]
+           "reading_overview", "technique_paper_counts"]
 
 #: Column kinds: how a value becomes a term. "term" reads the datatype or language from
 #: the column ``<name>__d`` (as staged: NULL for an IRI, "" for xsd:string, "@en", or the
@@ -629,6 +629,25 @@ def reading_overview(con: duckdb.DuckDBPyConnection, *, status: str, wanted: str
         papers.append(paper)
         shown[label] = (papers, total - len(papers))
     return ReadingOverview(categories, statuses, shown)
+
+
+def technique_paper_counts(con: duckdb.DuckDBPyConnection,
+                           techniques: Sequence[str]) -> dict[str, tuple[int, int, int]]:
+    """For each of ``techniques`` (IRIs) that has papers: the papers that introduce or use
+    it, how many of them have a reading status, and how many are read (any graph's status,
+    as the Techniques page's SPARQL counts them). Closes ``con``."""
+    try:
+        rows = con.execute(f"""
+            WITH links AS (SELECT DISTINCT technique, paper FROM paper_techniques
+                           WHERE technique IN (SELECT unnest(CAST($techniques AS VARCHAR[])))),
+              statuses AS (SELECT s AS paper, bool_or(o = '{_STATUS}read') AS done FROM staging.facts
+                           WHERE k = 'tkg:readingStatus' GROUP BY s)
+            SELECT technique, count(*), count(statuses.paper), count(*) FILTER (WHERE statuses.done)
+            FROM links LEFT JOIN statuses USING (paper) GROUP BY technique""",
+                           {"techniques": list(techniques)}).fetchall()
+    finally:
+        con.close()
+    return {technique: (papers, listed, read) for technique, papers, listed, read in rows}
 
 
 # -- freshness -------------------------------------------------------------------------

@@ -94,18 +94,32 @@ def execute(store: GraphStore, job: Job) -> Outcome:
 
 
 def _named(store: GraphStore, job: NamedJob) -> Outcome:
+    """A named query: a SELECT answered like ``kg query NAME`` (from fresh DuckDB analytics
+    tables where it has a twin, else by SPARQL; the headers say which, and why not DuckDB),
+    whole up to ``max_rows`` or page by page; any other form by SPARQL."""
+    from itertools import islice
+
     from kg.resolve import Resolver
 
     named = queries.get(job.name)
-    if job.page is None and job.after is None:
+    if named.kind != "select":
         text, bindings = queries.prepare(named, job.params, Resolver(store))
         return (*answer(store.query(text, bindings, max_rows=job.max_rows), job.choices, job.max_rows), {})
     found = queries.answer(store, named, job.params, Resolver(store), limit=job.page, after=job.after)
-    rows = [dict(zip(found.page.variables, row, strict=True)) for row in found.page]
+    variables = found.page.variables
+    rows = [dict(zip(variables, row, strict=True)) for row in islice(found.page, job.max_rows + 1)]
+    truncated = len(rows) > job.max_rows
+    if truncated:
+        rows.pop()
+        close = getattr(found.page.rows, "close", None)  # stop the query (and free its connection) now
+        if close is not None:
+            close()
     headers = {"source": found.source}
+    if found.fallback:
+        headers["fallback"] = found.fallback
     if found.page.next:
         headers["next"] = found.page.next
-    return (*answer(Solutions(found.page.variables, rows), job.choices, job.max_rows), headers)
+    return (*answer(Solutions(variables, rows, truncated=truncated), job.choices, job.max_rows), headers)
 
 
 def _sparql(store: GraphStore, job: SparqlJob) -> tuple[bytes, str]:

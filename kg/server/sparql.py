@@ -580,6 +580,8 @@ class Endpoint:
             response = Response(data, media_type=_with_charset(media))
             if "source" in headers:
                 response.headers["X-TechKG-Answered-By"] = headers["source"]
+            if headers.get("fallback"):  # why fresh analytics tables did not answer (ASCII: a header)
+                response.headers["X-TechKG-Fallback"] = headers["fallback"].encode("ascii", "replace").decode()
             if headers.get("next"):
                 next_url = request.url.include_query_params(after=headers["next"], limit=size)
                 response.headers["Link"] = f'<{next_url}>; rel="next"'

@@ -227,6 +227,11 @@ class OxigraphStore(GraphStore):
     def _size(self, graph: ox.NamedNode) -> int:
         return self.count(graph)
 
+    def revision(self) -> str | None:
+        """A name that changes with every write to a store on disk (the view it last
+        published for its readers); None for a store in memory."""
+        return self._folder.current_view() if self._folder is not None else None
+
     def _publish(self) -> None:
         if self._folder is not None and not self.read_only:
             self._folder.publish_view(lambda target: self._store.backup(str(target)))

@@ -19,16 +19,19 @@ from kg.iris import status_iri
 from kg.reading import KNOWN_STATUSES, reading_index, reading_rows
 from kg.resolve import Resolver, technique_names
 from kg.results import Solutions
+from kg.sparqltext import inject_values
 from kg.store.base import GraphStore
 from kg.views import compare, kernel_status, lineage_tree, technique_card
 from kg.vocab import PREFIXES
 from kg.wording import KERNEL_STATE_MEANINGS, KernelState, reading_summary
 
 __all__ = [
+    "CARDS_PER_PAGE",
     "KERNEL_BADGES",
     "STATUS_LABELS",
     "CardFilters",
     "comparison",
+    "count_papers",
     "facets",
     "filter_cards",
     "fold",
@@ -49,12 +52,12 @@ KERNEL_FILTERS: dict[str, tuple[str, ...]] = {str(state): (str(state),) for stat
 STATUS_LABELS: dict[str, str] = dict(KNOWN_STATUSES)
 
 _READ = status_iri("read")
-#: Every technique's card. ``$ONLY`` becomes a pattern that narrows it to the comparison
-#: page's techniques, so that the paper counts only look at their papers.
+#: Every technique's card, without its paper counts (:data:`_PAPER_COUNTS`). ``$ONLY``
+#: becomes a pattern that narrows it to the comparison page's techniques.
 _CARDS = """
 SELECT ?technique ?id ?name ?nameZh ?categoryId ?categoryLabel ?categoryPosition ?onPage
        ?firstAuthor ?team ?organisations ?aliases ?date ?headline ?conditional ?conditions
-       ?suits ?availability ?papers ?listed ?read
+       ?suits ?availability
 WHERE {
   $ONLY
   ?technique a tkg:Technique ; skos:notation ?id ; skos:prefLabel ?name ; skos:broader ?category ;
@@ -79,17 +82,18 @@ WHERE {
   OPTIONAL { ?technique tkg:headlineConditions ?conditions }
   OPTIONAL { ?technique tkg:suitedFor ?suits }
   OPTIONAL { ?technique tkg:availability ?availability }
-  OPTIONAL {
-    SELECT ?technique (COUNT(DISTINCT ?paper) AS ?papers) (COUNT(DISTINCT ?listedPaper) AS ?listed)
-           (COUNT(DISTINCT ?readPaper) AS ?read) WHERE {
-      $ONLY
-      { ?technique tkg:primaryPaper ?paper } UNION { ?paper tkg:usesTechnique ?technique }
-      OPTIONAL { ?paper tkg:readingStatus ?anyStatus . BIND(?paper AS ?listedPaper) }
-      OPTIONAL { ?paper tkg:readingStatus $READ . BIND(?paper AS ?readPaper) }
-    } GROUP BY ?technique
-  }
 }
-ORDER BY ?categoryPosition ?name""".replace("$READ", str(_READ))
+ORDER BY ?categoryPosition ?name"""
+
+#: The papers behind each technique (VALUES-bound to the cards shown: a large store links
+#: hundreds of thousands of papers, and a page counts only those of its own cards).
+_PAPER_COUNTS = """
+SELECT ?technique (COUNT(DISTINCT ?paper) AS ?papers) (COUNT(DISTINCT ?listedPaper) AS ?listed)
+       (COUNT(DISTINCT ?readPaper) AS ?read) WHERE {
+  { ?technique tkg:primaryPaper ?paper } UNION { ?paper tkg:usesTechnique ?technique }
+  OPTIONAL { ?paper tkg:readingStatus ?anyStatus . BIND(?paper AS ?listedPaper) }
+  OPTIONAL { ?paper tkg:readingStatus $READ . BIND(?paper AS ?readPaper) }
+} GROUP BY ?technique""".replace("$READ", str(_READ))
 
 _EVIDENCE = """SELECT ?label ?url WHERE { ?t tkg:evidence ?e . ?e rdfs:label ?label ; schema:url ?url ;
                  tkg:position ?p } ORDER BY ?p"""
@@ -123,18 +127,26 @@ def _lines(value: object) -> list[str]:
 
 
 
-def technique_cards(store: GraphStore, *, lineage_only: bool = True) -> list[dict[str, Any]]:
+#: Cards on one Techniques page: the lineage of a large store has thousands of techniques,
+#: and the page counts the papers of the cards it shows only.
+CARDS_PER_PAGE = 120
+
+
+def technique_cards(store: GraphStore, *, lineage_only: bool = True, counts: bool = True) -> list[dict[str, Any]]:
     """Every technique as a card: names, category, people, headline, fit, kernel and
-    reading; without ``lineage_only``, only the techniques of the comparison page."""
-    kernels = kernel_status(store)
+    reading; without ``lineage_only``, only the techniques of the comparison page. Without
+    ``counts``, the papers and reading badge are left out: :func:`count_papers` adds
+    them to the cards a page shows."""
     cards: dict[str, dict[str, Any]] = {}
     query = _CARDS.replace("$ONLY", "" if lineage_only else "?technique tkg:onComparisonPage true .")
-    for row in _records(store.query(query)):
+    rows = _records(store.query(query))
+    kernels = kernel_status(store, None if lineage_only else sorted({NamedNode(r["technique"]) for r in rows},
+                                                                    key=lambda n: n.value))
+    for row in rows:
         iri = row["technique"]
         if iri in cards:
             continue
         date = str(row["date"]) if row["date"] is not None else ""
-        papers, listed, read = int(row["papers"] or 0), int(row["listed"] or 0), int(row["read"] or 0)
         kernel = kernels.get(iri, str(KernelState.not_run))
         text, style, title = KERNEL_BADGES[kernel]
         cards[iri] = {
@@ -146,10 +158,35 @@ def technique_cards(store: GraphStore, *, lineage_only: bool = True) -> list[dic
             "date": date, "year": date[:4], "headline": row["headline"] or "",
             "conditional": bool(row["conditional"]), "conditions": row["conditions"] or "",
             "suits": row["suits"] or "", "availability": row["availability"] or "",
-            "papers": papers, "read": read, "readingBadge": reading_summary(read, listed),
             "kernel": kernel, "kernelBadge": text, "kernelStyle": style, "kernelTitle": title,
         }
-    return list(cards.values())
+    found = list(cards.values())
+    return count_papers(store, found) if counts else found
+
+
+def count_papers(store: GraphStore, cards: list[dict[str, Any]], *, analytics: bool = True) -> list[dict[str, Any]]:
+    """``cards`` with the papers behind each (introducing or using it), how many of them
+    are read, and the reading badge; only these cards' papers are counted. With
+    ``analytics``, fresh analytics tables count them (a technique of a large corpus has
+    thousands of papers, each a lookup for the store)."""
+    if not cards:
+        return cards
+    counted: dict[str, tuple[int, int, int]] | None = None
+    if analytics:
+        from kg.analytics.answers import freshness, technique_paper_counts
+        from kg.analytics.materialize import database_path
+
+        con, _why = freshness(store, database_path(store.location))
+        if con is not None:
+            counted = technique_paper_counts(con, [c["iri"] for c in cards])
+    if counted is None:
+        text = inject_values(_PAPER_COUNTS, {"technique": [NamedNode(c["iri"]) for c in cards]})
+        counted = {str(r["technique"]): (int(r["papers"] or 0), int(r["listed"] or 0), int(r["read"] or 0))
+                   for r in _records(store.query(text))}
+    for card in cards:
+        papers, listed, read = counted.get(card["iri"], (0, 0, 0))
+        card.update(papers=papers, read=read, readingBadge=reading_summary(read, listed))
+    return cards
 
 
 _CHOICES = """SELECT ?id ?name ?categoryLabel ?categoryPosition ?onPage WHERE {
@@ -253,7 +290,7 @@ def evidence(store: GraphStore, technique: NamedNode) -> list[dict[str, str]]:
 
 def kernel_record(store: GraphStore, technique: NamedNode) -> dict[str, Any]:
     """The reference kernel, its runs (newest first) and the checks of the latest run."""
-    status = kernel_status(store).get(technique.value, str(KernelState.not_run))
+    status = kernel_status(store, [technique]).get(technique.value, str(KernelState.not_run))
     found = store.select(_KERNEL, {"t": technique}).records()
     runs = _records(queries.run(store, "kernel-runs", {"technique": technique.value}))
     latest = runs[0] if runs else None

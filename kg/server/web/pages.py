@@ -13,7 +13,7 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from functools import wraps
 from importlib import resources
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 from urllib.parse import parse_qsl, quote, urlencode
 
 from jinja2 import Environment, PackageLoader, select_autoescape
@@ -176,6 +176,7 @@ class Workbench:
         self.env = _environment()
         self._layouts: OrderedDict[str, dict[str, Any]] = OrderedDict()
         self._layout_lock = threading.Lock()
+        self._kept: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
 
     # -- plumbing ------------------------------------------------------------------------
 
@@ -212,6 +213,26 @@ class Workbench:
                     if error.kind != "ServerBusy" or loop.time() > deadline:
                         raise
                 await asyncio.sleep(0.05)
+
+    def kept(self, store: GraphStore, what: tuple[Any, ...], fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """``fn(*args, **kwargs)``, kept until the store next changes: what a page reads of
+        the whole graph (every technique's card, the lineage) takes seconds on a large store
+        and changes only with a write. A store that cannot tell when it changed (in memory,
+        remote) is read every time. Callers must not change what they get."""
+        revision = getattr(store, "revision", lambda: None)()
+        if revision is None:
+            return fn(*args, **kwargs)
+        key = (revision, fn.__qualname__, *what)
+        with self._layout_lock:
+            if key in self._kept:
+                self._kept.move_to_end(key)
+                return cast(T, self._kept[key])
+        found = fn(*args, **kwargs)  # the revision was read first: a write meanwhile gives a new key
+        with self._layout_lock:
+            self._kept[key] = found
+            while len(self._kept) > 32:
+                self._kept.popitem(last=False)
+        return found
 
     @staticmethod
     def store(request: Request) -> GraphStore:
@@ -270,19 +291,32 @@ class Workbench:
 
     async def techniques(self, request: Request) -> Response:
         filters = models.CardFilters.from_query(request.query_params)
-        cards = await self.call(request, models.technique_cards, self.store(request), lineage_only=filters.all)
-        shown = models.filter_cards(cards, filters)
+        store = self.store(request)
+        cards = await self.call(request, self.kept, store, (filters.all,), models.technique_cards, store,
+                                lineage_only=filters.all, counts=False)
+        matched = models.filter_cards(cards, filters)
         total = sum(1 for c in cards if filters.all or c["onPage"])
+        pages = max(1, -(-len(matched) // models.CARDS_PER_PAGE))
+        asked = request.query_params.get("page", "1")
+        number = min(int(asked), pages) if asked.isdigit() and int(asked) > 0 else 1
+        start = (number - 1) * models.CARDS_PER_PAGE
+        window = [dict(card) for card in matched[start:start + models.CARDS_PER_PAGE]]
+        shown = await self.call(request, self.kept, store, tuple(c["iri"] for c in window), models.count_papers,
+                                store, window)
+        pager = {"number": number, "pages": pages, "first": start + 1, "last": start + len(shown),
+                 "previous": str(request.url.include_query_params(page=number - 1)) if number > 1 else "",
+                 "next": str(request.url.include_query_params(page=number + 1)) if number < pages else ""}
         return self.render(request, "techniques.html", title="Techniques", filters=filters, cards=shown,
-                           total=total, facets=models.facets(cards, include_lineage_only=filters.all))
+                           matched=len(matched), total=total, pager=pager,
+                           facets=models.facets(cards, include_lineage_only=filters.all))
 
     async def technique(self, request: Request) -> Response:
         from kg.resolve import resolve_technique
 
         ident = request.path_params["id"]
         store = self.store(request)
-        node = await self.call(request, resolve_technique, store, ident)
-        data = await self.call(request, models.technique_page, store, node)
+        node = await self.call(request, self.kept, store, (ident,), resolve_technique, store, ident)
+        data = await self.call(request, self.kept, store, (node.value,), models.technique_page, store, node)
         if not data:
             raise NotFoundError(f"no technique is called {ident!r}")
         if data["card"]["id"] != ident:
@@ -329,13 +363,15 @@ class Workbench:
             if len(wanted) > 1:
                 return picks, None, "These names are one technique: pick at least two different ones.", 400
             return picks, None, "", 200
-        return picks, await self.call(request, models.comparison, store, nodes), "", 200
+        return picks, await self.call(request, self.kept, store, tuple(n.value for n in nodes), models.comparison,
+                                      store, nodes), "", 200
 
     async def compare(self, request: Request) -> Response:
         from kg.views import comparison_markdown
 
         picks, table, problem, status = await self._comparison(request)
-        cards = await self.call(request, models.technique_choices, self.store(request))
+        store = self.store(request)
+        cards = await self.call(request, self.kept, store, (), models.technique_choices, store)
         chosen = table["ids"] if table else picks
         share = "/compare?" + urlencode([("t", i) for i in chosen]) if table else ""
         markdown = comparison_markdown(table) if table else ""
@@ -390,7 +426,8 @@ class Workbench:
 
     async def lineage(self, request: Request) -> Response:
         root = request.query_params.get("root", "").strip() or None
-        data = await self.call(request, self._lineage_data, self.store(request), root)
+        store = self.store(request)
+        data = await self.call(request, self.kept, store, (root,), self._lineage_data, store, root)
         return self.render(request, "lineage.html", title="Lineage", data=data, root=root)
 
     async def lineage_asset(self, request: Request) -> Response:
@@ -414,7 +451,9 @@ class Workbench:
         raw_status = request.query_params.get("status", "").strip()
         status = status_slug(raw_status) if raw_status else ""
         category = request.query_params.get("category", "").strip()
-        data = await self.call(request, models.reading_page, self.store(request), status=status, category=category)
+        store = self.store(request)
+        data = await self.call(request, self.kept, store, (status, category), models.reading_page, store,
+                               status=status, category=category)
         return self.render(request, "reading.html", title="Reading list", data=data, status=status,
                            category=category)
 
