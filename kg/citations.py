@@ -20,15 +20,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pyoxigraph import NamedNode
 
 from kg.graphs import CITATIONS
 from kg.iris import skolem
 from kg.sparqltext import values_block
-from kg.store.base import GraphStore
 from kg.vocab import CITO, TKG
+
+if TYPE_CHECKING:
+    from kg.store.base import GraphStore
 
 __all__ = [
     "CITATION_PREDICATES",

@@ -24,14 +24,16 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pyoxigraph import Literal, NamedNode
 
 from kg.graphs import CITATIONS, READING
 from kg.sparqltext import values_block
-from kg.store.base import GraphStore
 from kg.vocab import CITO, TKG
+
+if TYPE_CHECKING:
+    from kg.store.base import GraphStore
 
 __all__ = ["ReadingFacts", "ReadingSuggestion", "SparqlReadingFacts", "add_to_reading_list", "reading_suggestions",
            "seeds"]
@@ -115,10 +117,12 @@ class ReadingFacts(Protocol):
         ...
 
 
-def seeds(store: GraphStore, technique: NamedNode | None = None, *, facts: ReadingFacts | None = None
+def seeds(store: GraphStore | None, technique: NamedNode | None = None, *, facts: ReadingFacts | None = None
           ) -> dict[str, str]:
-    """Seed paper IRI → how to name it in a reason (a technique's name, or a short title)."""
+    """Seed paper IRI → how to name it in a reason (a technique's name, or a short title),
+    from ``facts`` (default: the store, by SPARQL)."""
     if facts is None:
+        assert store is not None, "the facts come from the store"
         facts = SparqlReadingFacts(store)
     out: dict[str, str] = {}
     uses: list[str] = []
@@ -282,11 +286,12 @@ def _reason(evidence: list[dict[str, Any]]) -> str:
     return phrase + (f"; and {more} more link{'s' if more != 1 else ''}" if more else "")
 
 
-def reading_suggestions(store: GraphStore, *, technique: NamedNode | None = None, limit: int = 10,
+def reading_suggestions(store: GraphStore | None, *, technique: NamedNode | None = None, limit: int = 10,
                         facts: ReadingFacts | None = None) -> list[ReadingSuggestion]:
     """The ``limit`` best papers to read next, with their evidence and a reason, from
     ``facts`` (default: the store, by SPARQL)."""
     if facts is None:
+        assert store is not None, "the facts come from the store"
         facts = SparqlReadingFacts(store)
     named = seeds(store, technique, facts=facts)
     if not named:

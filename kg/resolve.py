@@ -7,13 +7,16 @@ from __future__ import annotations
 
 import re
 from difflib import get_close_matches
+from typing import TYPE_CHECKING
 
 from pyoxigraph import NamedNode
 
 from kg.errors import NotFoundError
 from kg.graphs import CATALOG
 from kg.iris import status_iri
-from kg.store.base import GraphStore
+
+if TYPE_CHECKING:
+    from kg.store.base import GraphStore
 
 __all__ = ["Resolver", "normalize_name", "resolve_technique", "technique_names"]
 

@@ -15,7 +15,6 @@ import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any, TypeAlias
-from xml.sax.saxutils import escape, quoteattr
 
 import pyoxigraph as ox
 
@@ -139,6 +138,19 @@ def _json_term(term: Term) -> dict[str, str]:
             out["datatype"] = term.datatype.value
         return out
     return {"type": "triple", "value": str(term)}
+
+
+def escape(text: str) -> str:
+    """XML text escaping (xml.sax.saxutils imports urllib.request: only when XML is written)."""
+    from xml.sax.saxutils import escape as xml_escape
+
+    return xml_escape(text)
+
+
+def quoteattr(text: str) -> str:
+    from xml.sax.saxutils import quoteattr as xml_quoteattr
+
+    return xml_quoteattr(text)
 
 
 def _xml_term(term: Term) -> str:

@@ -29,15 +29,18 @@ import re
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pyoxigraph import Literal, NamedNode
 
 from kg.citations import CitationRecord, citations_of
 from kg.errors import NotFoundError
 from kg.results import python_value
-from kg.store.base import GraphStore
 from kg.vocab import DCTERMS, SKOS, TKG
+
+if TYPE_CHECKING:
+    from kg.decisions import Decision
+    from kg.store.base import GraphStore
 
 __all__ = [
     "EdgeFact",
@@ -379,16 +382,20 @@ def lineage_facts(store: GraphStore) -> LineageFacts:
                                          for e in lineage_edges(store)])
 
 
-def lineage_report(store: GraphStore, technique: NamedNode | None = None, *, min_score: float = 0.0,
-                   facts: LineageFacts | None = None) -> LineageReport:
+def lineage_report(store: GraphStore | None, technique: NamedNode | None = None, *, min_score: float = 0.0,
+                   facts: LineageFacts | None = None, decided: dict[tuple[str, str], Decision] | None = None
+                   ) -> LineageReport:
     """Suggestions (best first), the existing edges checked against the citations, and the
     pairs the reader rejected; only pairs touching ``technique`` when it is given. The
     techniques, citations and edges come from ``facts`` when given, else from the store;
-    the reader's decisions always from the store (a small graph, and the newest word)."""
-    from kg.decisions import decisions
+    the reader's decisions from ``decided`` when given (read from the store's view the
+    tables are fresh for: kg.analytics.suggest), else from the store."""
+    if facts is None or decided is None:
+        from kg.decisions import decisions
 
-    if facts is None:
-        facts = lineage_facts(store)
+        assert store is not None, "facts and decisions come from the store"
+        facts = facts if facts is not None else lineage_facts(store)
+        decided = decided if decided is not None else decisions(store)
     known, records = facts.techniques, facts.citations
     paper_techniques: dict[str, set[str]] = defaultdict(set)
     for info in known.values():
@@ -398,7 +405,6 @@ def lineage_report(store: GraphStore, technique: NamedNode | None = None, *, min
     existing: dict[tuple[str, str], EdgeFact] = {}
     for fact in sorted(facts.edges):  # a pair with several relations: the first in name order
         existing.setdefault((fact.child, fact.parent), fact)
-    decided = decisions(store)
     report = LineageReport(citations_read=len(records))
     pairs = set(found) | set(existing)
     for child_iri, parent_iri in sorted(pairs):
@@ -444,9 +450,10 @@ def _dedupe(evidence: list[Evidence]) -> list[Evidence]:
                                        e.sentence or ""))
 
 
-def find_suggestion(store: GraphStore, ident: str) -> Suggestion:
-    """The suggestion (new, or rejected earlier) with id ``ident``; NotFoundError otherwise."""
-    report = lineage_report(store)
+def find_suggestion(store: GraphStore, ident: str, *, facts: LineageFacts | None = None) -> Suggestion:
+    """The suggestion (new, or rejected earlier) with id ``ident``; NotFoundError otherwise.
+    The techniques, citations and edges from ``facts`` when given (see :func:`lineage_report`)."""
+    report = lineage_report(store, facts=facts)
     wanted = ident.strip().lower()
     for item in [*report.suggestions, *report.rejected]:
         if item.id == wanted:

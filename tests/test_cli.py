@@ -29,8 +29,40 @@ def test_every_command_has_help(kg_cli) -> None:
     from kg.cli import app
 
     group = typer.main.get_command(app)
-    for name, command in group.commands.items():  # type: ignore[attr-defined]
-        assert command.help, f"kg {name} has no help"
+    ctx = typer.Context(group)
+    names = group.list_commands(ctx)  # type: ignore[attr-defined]
+    assert {"build", "suggest", "ingest", "backup", "query", "serve"} <= set(names)
+    for name in names:
+        command = group.get_command(ctx, name)  # type: ignore[attr-defined]
+        assert command is not None and command.help, f"kg {name} has no help"
+
+
+def test_a_command_loads_only_its_own_group() -> None:
+    # kg suggest ... imports and makes kg.cli.suggest alone, not every command group.
+    code = (
+        "import sys\n"
+        "from typer.testing import CliRunner\n"
+        "from kg.cli import app\n"
+        "r = CliRunner().invoke(app, ['suggest', 'accept', '--help'])\n"
+        "print(r.exit_code, sorted(m for m in sys.modules if m.startswith('kg.cli.')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split(" ", 1) == ["0", "['kg.cli.coercion', 'kg.cli.core', 'kg.cli.output', 'kg.cli.suggest']\n"]
+
+
+def test_the_lazily_loaded_commands_are_those_their_modules_register() -> None:
+    import importlib
+
+    import typer.main
+
+    from kg.cli import _COMMANDS, _GROUPS
+
+    for module, names in _COMMANDS.items():
+        scratch = typer.Typer()
+        importlib.import_module(module).register(scratch)
+        assert tuple(typer.main.get_group(scratch).commands) == names
+    for name, modules in _GROUPS.items():
+        assert isinstance(importlib.import_module(modules.split()[0]).app, typer.Typer), name
 
 
 def test_build_on_a_fresh_store_reports_counts_and_validates(kg_cli, tmp_path: Path) -> None:

@@ -18,6 +18,7 @@ NARROW = {"COLUMNS": "80"}
 
 
 def _leaf_commands() -> list[tuple[str, object]]:
+    import typer
     import typer.main
 
     from kg.cli import app
@@ -25,10 +26,10 @@ def _leaf_commands() -> list[tuple[str, object]]:
     out: list[tuple[str, object]] = []
 
     def walk(command: object, path: str) -> None:
-        children = getattr(command, "commands", None)
-        if children:
-            for name, child in children.items():
-                walk(child, f"{path} {name}".strip())
+        if hasattr(command, "list_commands"):  # a group: kg's loads its commands when asked (kg.cli._LazyGroup)
+            ctx = typer.Context(command)  # type: ignore[arg-type]
+            for name in command.list_commands(ctx):
+                walk(command.get_command(ctx, name), f"{path} {name}".strip())  # type: ignore[attr-defined]
         else:
             out.append((path, command))
 

@@ -9,7 +9,9 @@ was written by other code.
 Where the file lives (:func:`database_path`): ``$KG_ANALYTICS_DB`` if set; for an
 embedded store in ``DIR``, the file ``DIR.analytics.duckdb`` beside the store directory
 (a sibling, so that two stores in one folder never share one); for a SPARQL endpoint or
-``:memory:``, ``~/.local/share/techkg/analytics/<endpoint slug>.duckdb``.
+``:memory:``, ``~/.local/share/techkg/analytics/<endpoint slug>.duckdb``. Beside it,
+``<file>.suggest.json`` lets ``kg suggest`` answer without opening an embedded store
+while nothing was written (:mod:`~kg.analytics.suggest`); it too can be deleted at any time.
 
 How it is made (:mod:`~kg.analytics.materialize`, :mod:`~kg.analytics.staging`,
 :mod:`~kg.analytics.tables`): each named graph is read in bulk as SPARQL CSV results
@@ -42,6 +44,18 @@ read-only connection and exports every table as Parquet.
 
 from __future__ import annotations
 
-from kg.analytics.materialize import BuildReport, build, connect, database_path, inspect
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from kg.analytics.materialize import BuildReport, build, connect, database_path, inspect
 
 __all__ = ["BuildReport", "build", "connect", "database_path", "inspect"]
+
+
+def __getattr__(name: str) -> Any:
+    # Imported when first used: kg suggest reads a few tables and needs none of the builder.
+    if name in __all__:
+        from kg.analytics import materialize
+
+        return getattr(materialize, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -18,7 +18,12 @@ evidence and order.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+import json
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kg.citations import CitationRecord, Context, finished
@@ -26,10 +31,12 @@ from kg.citations import CitationRecord, Context, finished
 if TYPE_CHECKING:
     import duckdb
 
+    from kg.decisions import Decision
     from kg.store.base import GraphStore
     from kg.suggestions import LineageFacts
 
-__all__ = ["DuckDBReadingFacts", "lineage_facts", "open_tables"]
+__all__ = ["DuckDBReadingFacts", "Source", "current_view", "from_memo", "from_store", "lineage_facts", "memo_path",
+           "open_tables", "store_dir", "update_tables"]
 
 
 def open_tables(store: GraphStore) -> tuple[duckdb.DuckDBPyConnection | None, str]:
@@ -45,6 +52,163 @@ def open_tables(store: GraphStore) -> tuple[duckdb.DuckDBPyConnection | None, st
     if con is None:
         return None, why
     return con, f"answered from the DuckDB analytics tables (fresh) in {path}"
+
+
+# -- answering without opening the store ------------------------------------------------
+#
+# Deciding freshness reads the store's provenance graph, and kg suggest reads the small
+# lineage-decisions graph and asks whether there are citations: opening the store costs a
+# command a tenth of a second or more. What a reader of an embedded store sees is the
+# newest published *view* (kg.store.folder): an immutable checkpoint, replaced by every
+# write, with ``readers/STALE`` present from before a write commits until its view is
+# published. So when a reader has found the tables fresh over view V, that verdict (and
+# what it read of the store) holds for as long as V is still the current view, STALE is
+# absent and the analytics file is the same file, unchanged. A memo beside the analytics
+# file (``<file>.suggest.json``) keeps that: the store, its view, the file's identity, the
+# schema version, and what kg suggest read of the store (citations or not, the decisions, the
+# techniques named by the commands so far). The next kg suggest that finds all of them
+# the same answers from the tables without opening the store; anything else (any write,
+# a build, another version) sends it to the store, which checks and writes the memo again
+# (as kg analytics build and kg suggest accept/reject do when they leave the tables fresh).
+
+
+@dataclass
+class Source:
+    """Where a kg suggest answer comes from: ``con`` to fresh tables (None: SPARQL on
+    ``store``), with what it needs of the store: ``store`` is None when the memo answered."""
+
+    con: duckdb.DuckDBPyConnection | None
+    note: str
+    citations: bool
+    decisions: dict[tuple[str, str], Decision]
+    technique: str | None = None
+    store: GraphStore | None = None
+
+    def close(self) -> None:
+        if self.con is not None:
+            self.con.close()
+            self.con = None
+
+
+def memo_path(path: Path) -> Path:
+    return path.with_name(path.name + ".suggest.json")
+
+
+def _identity(path: Path) -> list[int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns]
+
+
+def current_view(store_dir: Path) -> str | None:
+    """The current view of the embedded store in ``store_dir``, or None when a write may
+    not be in a view yet (or there is no view)."""
+    from kg.store.folder import StoreFolder
+
+    folder = StoreFolder(store_dir)
+    return None if folder.views_stale() else folder.current_view()
+
+
+def store_dir(spec: str | None) -> Path | None:
+    """The directory of the embedded store ``spec`` names (None for :memory: or an endpoint)."""
+    from kg.store import store_spec
+
+    value = store_spec(spec)
+    if value == ":memory:" or value.startswith(("http://", "https://")):
+        return None
+    return Path(value).expanduser()
+
+
+def _decisions(rows: list[dict[str, Any]]) -> dict[tuple[str, str], Decision]:
+    from kg.decisions import Decision
+
+    return {(r["child"], r["parent"]): Decision(**{**r, "evidence": tuple(r["evidence"])}) for r in rows}
+
+
+def from_memo(spec: str | None, technique: str | None) -> Source | None:
+    """Fresh tables and what kg suggest needs of the store, from the memo, when it still
+    holds (see above); None otherwise (then :func:`from_store`)."""
+    from kg.analytics.materialize import SCHEMA_VERSION, connect, database_path
+
+    folder = store_dir(spec)
+    if folder is None:
+        return None
+    path = database_path(spec)
+    try:
+        memo = json.loads(memo_path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    view = current_view(folder)
+    if (not isinstance(memo, dict) or view is None or memo.get("view") != view or memo.get("store") != str(folder)
+            or memo.get("schema") != SCHEMA_VERSION or memo.get("analytics") != _identity(path)):
+        return None
+    if technique is not None and technique not in memo.get("resolved", {}):
+        return None
+    try:
+        con = connect(path, read_only=True)
+    except Exception:  # noqa: BLE001 - being built, or unreadable: the store decides
+        return None
+    if memo.get("analytics") != _identity(path) or current_view(folder) != view:  # changed as it opened
+        con.close()
+        return None
+    return Source(con, f"answered from the DuckDB analytics tables (fresh) in {path}", memo["citations"],
+                  _decisions(memo["decisions"]), memo["resolved"].get(technique) if technique else None)
+
+
+def from_store(store: GraphStore, spec: str | None, technique: str | None,
+               resolve: Callable[[GraphStore, str], Any] | None = None, *, view: str | None = None) -> Source:
+    """What :func:`from_memo` gives, from the store (and fresh tables when they are): the
+    memo is written for the next command when the tables are fresh and ``view`` (the
+    current view before ``store`` was opened as a reader) is still current after."""
+    from kg.citations import has_citations
+    from kg.decisions import decisions
+
+    node = resolve(store, technique) if technique and resolve is not None else None
+    con, note = open_tables(store)
+    source = Source(con, note, has_citations(store), decisions(store), node.value if node else None, store)
+    folder = store_dir(spec)
+    if con is None or view is None or folder is None or store.location != str(folder):
+        return source
+    from kg.analytics.materialize import SCHEMA_VERSION, database_path
+
+    path = database_path(spec)
+    try:
+        memo = json.loads(memo_path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        memo = {}
+    same = isinstance(memo, dict) and (memo.get("store"), memo.get("view")) == (str(folder), view)
+    resolved = memo.get("resolved", {}) if same else {}  # what the names meant in this view
+    if technique and node is not None:
+        resolved = {**resolved, technique: node.value}
+    memo = {"store": str(folder), "view": view, "schema": SCHEMA_VERSION, "analytics": _identity(path),
+            "citations": source.citations, "decisions": [asdict(d) for d in source.decisions.values()],
+            "resolved": resolved}
+    if current_view(folder) != view or memo["analytics"] is None:
+        return source
+    tmp = memo_path(path).with_name(f"{memo_path(path).name}.{os.getpid()}.tmp")
+    with contextlib.suppress(OSError):  # a memo that cannot be written costs the next command time, no more
+        tmp.write_text(json.dumps(memo), encoding="utf-8")
+        os.replace(tmp, memo_path(path))
+    return source
+
+
+def update_tables(store: GraphStore, spec: str | None) -> str | None:
+    """After a write by ``store`` (a writer) to tables that were fresh: an incremental build
+    (only the changed graphs are read again), and the memo for the next kg suggest. None
+    when done, else what went wrong (the write stands; the tables are stale)."""
+    from kg.analytics.materialize import build, database_path
+    from kg.errors import KGError
+
+    try:
+        build(store, database_path(store.location))
+    except KGError as error:
+        return f"the analytics tables are stale ({error}): kg analytics build brings them up to date"
+    folder = store_dir(spec)
+    # The writer holds the store: with no STALE, its state is the current view's.
+    from_store(store, spec, None, view=current_view(folder) if folder is not None else None).close()
+    return None
 
 
 _TECHNIQUES = "SELECT technique, ids, names, aliases, dates, papers FROM suggest_techniques WHERE is_technique"

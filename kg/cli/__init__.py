@@ -11,9 +11,12 @@ import importlib
 import inspect
 import sys
 from dataclasses import dataclass, field
+from difflib import get_close_matches
 from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
+from typer._click.exceptions import UsageError
+from typer.core import TyperGroup
 
 if TYPE_CHECKING:
     from typer._click import Command  # typer 0.29 carries its own click
@@ -21,15 +24,6 @@ if TYPE_CHECKING:
     from kg.store.base import GraphStore
 
 __all__ = ["State", "app", "main", "state"]
-
-app = typer.Typer(
-    name="kg",
-    help="TechKG: a knowledge graph and literature tracker for ML training techniques.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    context_settings={"help_option_names": ["-h", "--help"]},
-)
 
 
 @dataclass
@@ -108,7 +102,6 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
-@app.callback()
 def _main(
     ctx: typer.Context,
     store: Annotated[
@@ -136,30 +129,95 @@ def _main(
     ctx.call_on_close(_STATE.close)
 
 
-def _register() -> None:
-    # One line per command group; each module keeps its heavy imports inside its commands.
-    from kg.cli import core, importing, ingest, reading
+#: The command groups (``kg NAME ...``), each the ``app`` of its module, loaded only when used
+#: (with the modules that add commands to it: kg.cli.sync adds kg ingest zotero).
+_GROUPS = {
+    "import": "kg.cli.importing",
+    "reading": "kg.cli.reading",
+    "ingest": "kg.cli.ingest kg.cli.sync",
+    "sync": "kg.cli.sync",  # kg sync zotero, kg ingest zotero (#4)
+    "export": "kg.cli.export",
+    "analytics": "kg.cli.analytics",
+    "kernels": "kg.cli.kernels",  # kg kernels (#8)
+    "graph": "kg.cli.graph",  # kg graph list/drop (#13)
+    "suggest": "kg.cli.suggest",  # kg suggest (#17)
+}
+#: The modules whose ``register(app)`` adds plain commands, and the commands each adds,
+#: loaded only when one of them is used (a test checks the names against the modules).
+_COMMANDS = {
+    "kg.cli.backup": ("backup", "restore", "undo"),  # (#13)
+    "kg.cli.query": ("query",),  # kg query, kg serve (issue #5)
+    "kg.cli.serve": ("serve",),
+}
+#: The order ``kg --help`` lists them in, after the commands of kg.cli.core.
+_ORDER = (*(name for names in _COMMANDS.values() for name in names), *_GROUPS)
 
-    core.register(app)
-    app.add_typer(importing.app, name="import")
-    app.add_typer(reading.app, name="reading")
-    app.add_typer(ingest.app, name="ingest")
-    app.add_typer(importlib.import_module("kg.cli.sync").app, name="sync")  # kg sync zotero, kg ingest zotero (#4)
-    app.add_typer(importlib.import_module("kg.cli.export").app, name="export")
-    app.add_typer(importlib.import_module("kg.cli.analytics").app, name="analytics")
-    app.add_typer(importlib.import_module("kg.cli.kernels").app, name="kernels")  # kg kernels (#8)
-    app.add_typer(importlib.import_module("kg.cli.graph").app, name="graph")  # kg graph list/drop (#13)
-    importlib.import_module("kg.cli.backup").register(app)  # kg backup, restore, undo (#13)
-    app.add_typer(importlib.import_module("kg.cli.suggest").app, name="suggest")  # kg suggest (#17)
-    for name in ("query", "serve"):  # kg query, kg serve (issue #5)
-        importlib.import_module(f"kg.cli.{name}").register(app)
+
+class _LazyGroup(TyperGroup):
+    """The ``kg`` group: a command group or a command of another module is imported and
+    made (typer's reading of its parameters) only when it is run or listed, so that
+    ``kg suggest lineage`` pays for kg.cli.suggest alone and ``kg --help`` stays fast."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        _prepare(self)
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        eager = super().list_commands(ctx)
+        return [*eager, *(name for name in _ORDER if name not in eager)]
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        found = super().get_command(ctx, cmd_name)
+        if found is not None:
+            return found
+        import typer.main
+
+        if cmd_name in _GROUPS:
+            first, *more = _GROUPS[cmd_name].split()
+            for name in more:
+                importlib.import_module(name)
+            group = typer.main.get_group(importlib.import_module(first).app)
+            group.name = cmd_name
+            _prepare(group)
+            self.add_command(group, cmd_name)
+            return group
+        module = next((m for m, names in _COMMANDS.items() if cmd_name in names), None)
+        if module is None:
+            return None
+        scratch = typer.Typer()
+        importlib.import_module(module).register(scratch)
+        for name, command in typer.main.get_group(scratch).commands.items():
+            _prepare(command)
+            self.add_command(command, name)
+        return super().get_command(ctx, cmd_name)
+
+    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+        try:
+            return self._click_resolve_command(ctx, args)
+        except UsageError as error:  # typer's "Did you mean ...", over every command, loaded or not
+            matches = get_close_matches(args[0], self.list_commands(ctx)) if args else []
+            if matches:
+                error.message = error.message.rstrip(".") + ". Did you mean " + ", ".join(map(repr, matches)) + "?"
+            raise
 
 
-_register()
+app = typer.Typer(
+    name="kg",
+    cls=_LazyGroup,
+    help="TechKG: a knowledge graph and literature tracker for ML training techniques.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+app.callback()(_main)
+# kg build, stats, show, lineage, ...: the commands most runs use, made with the group.
+importlib.import_module("kg.cli.core").register(app)
 
 
-def _tidy_help(command: Command) -> None:
-    """Make every command's ``--help`` read well at any width (typer 0.29):
+def _prepare(command: Command) -> None:
+    """Make every command's ``--help`` read well at any width (typer 0.29), and its plain
+    option values read without pydantic (:mod:`kg.cli.coercion`):
 
     - join the line breaks inside each paragraph, so that the terminal folds the prose at
       its own width (typer keeps a docstring's breaks after the first paragraph, which
@@ -170,6 +228,8 @@ def _tidy_help(command: Command) -> None:
     """
     from typer.core import TyperOption
 
+    from kg.cli.coercion import install
+
     if command.help:
         paragraphs = inspect.cleandoc(command.help).split("\n\n")
         command.help = "\n\n".join(p if p.startswith("\b") else " ".join(p.split()) for p in paragraphs)
@@ -179,10 +239,12 @@ def _tidy_help(command: Command) -> None:
         option = made_help_option(ctx)
         if option is not None:
             option.metavar = ""
+            install(option)
         return option
 
     command.get_help_option = help_option  # type: ignore[method-assign]  # one command's, not the class's
     for param in command.params:
+        install(param)
         if not isinstance(param, TyperOption) or param.metavar is not None:
             continue
         if param.is_flag:
@@ -192,7 +254,7 @@ def _tidy_help(command: Command) -> None:
             if shown and shown.startswith("<list[") and shown.endswith("]>"):
                 param.metavar = "<" + shown[len("<list["):-len("]>")] + ">..."
     for sub in getattr(command, "commands", {}).values():
-        _tidy_help(sub)
+        _prepare(sub)
 
 
 def main() -> None:
@@ -201,8 +263,7 @@ def main() -> None:
 
     from kg.errors import KGError
 
-    command = typer.main.get_command(app)
-    _tidy_help(command)
+    command = typer.main.get_command(app)  # made ready by _LazyGroup
     try:
         command(prog_name="kg")
     except KGError as error:

@@ -126,8 +126,11 @@ def _progress_bar() -> Any:
 
 def _run_build(full: bool) -> Any:
     from kg.analytics import build
+    from kg.analytics.suggest import current_view, from_store, store_dir
 
     path = _path()
+    folder = store_dir(state().store_spec)
+    view = current_view(folder) if folder is not None else None  # before the reader opens it
     with _progress_bar() as bar:
         tasks: dict[str, Any] = {}
 
@@ -139,6 +142,7 @@ def _run_build(full: bool) -> Any:
             bar.update(tasks[step], completed=done, total=total)
 
         report = build(state().reader(), path, full=full, progress=progress)
+    from_store(state().reader(), state().store_spec, None, view=view).close()  # kg suggest's memo: see there
     if report.message:
         _say(report.message, "yellow")
     return report

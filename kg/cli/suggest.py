@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
+import sys
 from enum import StrEnum
-from typing import TYPE_CHECKING, Annotated, Any, Optional, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 
 from kg.cli import state
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
+    from kg.analytics.suggest import Source
     from kg.suggestions import Suggestion
 
 __all__ = ["app"]
@@ -26,7 +26,6 @@ class Format(StrEnum):
     csv = "csv"
 
 
-T = TypeVar("T")
 FormatOpt = Annotated[Format, typer.Option("--format", "-f", help="Output format.")]
 _NO_CITATIONS = "The graph holds no citations yet: run kg ingest citations first."
 
@@ -35,20 +34,26 @@ def _count(n: int, noun: str) -> str:
     return f"{n:,} {noun}{'' if n == 1 else 's'}"
 
 
-def _answered(store: Any, answer: Callable[[Any], T]) -> T:
-    """``answer(con)`` with a connection to the analytics tables when they are fresh, else
-    ``answer(None)`` (SPARQL); says on stderr which source answered, and why not DuckDB."""
-    from kg.analytics.suggest import open_tables
-    from kg.cli.output import err_console
+def _source(technique: str | None, *, write: bool = False) -> Source:
+    """Fresh analytics tables (else None: SPARQL answers) and what the command needs of the
+    store: from the memo kg.analytics.suggest keeps when it holds (the store is not even
+    opened), else from the store. Says on stderr which source answers, and why not DuckDB."""
+    from kg.analytics.suggest import current_view, from_memo, from_store, store_dir
+    from kg.resolve import resolve_technique
 
-    con, note = open_tables(store)
-    try:
-        found = answer(con)
-    finally:
-        if con is not None:
-            con.close()
-    err_console().print(note if con is not None else f"answered by SPARQL on {store.location}: {note}",
-                        highlight=False, markup=False)
+    spec = state().store_spec
+    found = None if write else from_memo(spec, technique)
+    if found is None:
+        folder = store_dir(spec)
+        view = current_view(folder) if folder is not None and not write else None
+        store = state().store() if write else state().reader()
+        found = from_store(store, spec, technique, resolve_technique, view=view)
+    # A plain line (rich costs a tenth of a second to import, and JSON output needs none of it).
+    if found.con is not None:
+        print(found.note, file=sys.stderr)
+    else:
+        assert found.store is not None  # the memo answers only from fresh tables
+        print(f"answered by SPARQL on {found.store.location}: {found.note}", file=sys.stderr)
     return found
 
 
@@ -80,19 +85,20 @@ def lineage(
     """Lineage edges between techniques that citations suggest: the later technique's paper cites the earlier's
     for its method or influentially, or its sentences name the earlier technique. Each comes with a score, the
     evidence sentences with their intents, and a relation read from the wording (else derivesFrom)."""
-    from rich.markup import escape
+    from pyoxigraph import NamedNode
 
     from kg.analytics.suggest import lineage_facts
-    from kg.citations import has_citations
-    from kg.cli.output import console, emit, emit_json
-    from kg.resolve import resolve_technique
+    from kg.cli.output import emit, emit_json
     from kg.suggestions import lineage_report
 
     state().json_errors = fmt is Format.json
-    store = state().reader()  # it only reads: never waits for a writer (kg ingest citations, say)
-    node = resolve_technique(store, technique) if technique else None
-    report = _answered(store, lambda con: lineage_report(store, node, min_score=min_score,
-                                                         facts=lineage_facts(con) if con else None))
+    source = _source(technique)  # it only reads: never waits for a writer (kg ingest citations, say)
+    node = NamedNode(source.technique) if source.technique else None
+    try:
+        report = lineage_report(source.store, node, min_score=min_score, decided=source.decisions,
+                                facts=lineage_facts(source.con) if source.con else None)
+    finally:
+        source.close()
     checked = report.existing if existing else []
     if fmt is Format.json:
         emit_json({"technique": node.value if node else None, "citations_read": report.citations_read,
@@ -104,6 +110,10 @@ def lineage(
         rows = [_row(s, "suggestion", 100) for s in report.suggestions] + [_row(s, "existing", 100) for s in checked]
         emit(rows, columns, fmt="csv")
         return
+    from rich.markup import escape
+
+    from kg.cli.output import console
+
     out = console()
     if report.suggestions:
         emit([_row(s, "suggestion", lines) for s in report.suggestions],
@@ -116,7 +126,7 @@ def lineage(
              title="Existing edges against the citations")
     if report.rejected:
         out.print(f"[dim]{len(report.rejected)} rejected suggestion(s) left out.[/]")
-    if not has_citations(store):
+    if not source.citations:
         out.print(f"[yellow]{escape(_NO_CITATIONS)}[/]")
     elif report.suggestions:
         out.print("[dim]Accept one with kg suggest accept ID [--as RELATION]; reject it with kg suggest reject "
@@ -126,14 +136,25 @@ def lineage(
 def _decide(ident: str, relation: str | None, verdict: str, fmt: Format) -> None:
     from rich.markup import escape
 
+    from kg.analytics.suggest import lineage_facts, open_tables, update_tables
     from kg.cli.output import console, emit_json
     from kg.decisions import accept, reject
     from kg.suggestions import find_suggestion
 
     state().json_errors = fmt is Format.json
     store = state().store()
-    item = find_suggestion(store, ident)
+    con, _note = open_tables(store)
+    try:
+        item = find_suggestion(store, ident, facts=lineage_facts(con) if con is not None else None)
+    finally:
+        if con is not None:
+            con.close()
     decision = accept(store, item, relation=relation) if verdict == "accepted" else reject(store, item)
+    # Tables that were fresh stay so (an incremental build: the decisions graph alone), so
+    # that the next kg suggest still answers from them.
+    problem = update_tables(store, state().store_spec) if con is not None else None
+    if problem:
+        print(problem, file=sys.stderr)
     if fmt is Format.json:
         emit_json({**decision.as_dict(), "child_name": item.child.name, "parent_name": item.parent.name})
         return
@@ -186,20 +207,21 @@ def reading(
     """Papers not on your reading list, ranked by citation evidence towards what you follow: methodology or
     influential citations of your techniques' papers and of the papers you read, co-citation, and Semantic
     Scholar's recommendations. Each comes with a one-line reason."""
-    from rich.markup import escape
+    from pyoxigraph import NamedNode
 
     from kg.analytics.suggest import DuckDBReadingFacts
-    from kg.citations import has_citations
-    from kg.cli.output import console, emit, emit_json
+    from kg.cli.output import emit, emit_json
     from kg.readnext import add_to_reading_list, reading_suggestions
-    from kg.resolve import resolve_technique
 
     state().json_errors = fmt is Format.json
-    store = state().store() if add else state().reader()
-    node = resolve_technique(store, technique) if technique else None
-    found = _answered(store, lambda con: reading_suggestions(store, technique=node, limit=limit,
-                                                             facts=DuckDBReadingFacts(con) if con else None))
-    added = add_to_reading_list(store, [s.paper for s in found]) if add and found else []
+    source = _source(technique, write=add)
+    node = NamedNode(source.technique) if source.technique else None
+    try:
+        found = reading_suggestions(source.store, technique=node, limit=limit,
+                                    facts=DuckDBReadingFacts(source.con) if source.con else None)
+    finally:
+        source.close()
+    added = add_to_reading_list(state().store(), [s.paper for s in found]) if add and found else []
     if fmt is Format.json:
         emit_json({"technique": node.value if node else None, "added": added,
                    "suggestions": [s.as_dict() for s in found]})
@@ -209,6 +231,10 @@ def reading(
     if fmt is Format.csv:
         emit(rows, ["rank", "title", "year", "score", "reason", "link", "paper"], fmt="csv")
         return
+    from rich.markup import escape
+
+    from kg.cli.output import console
+
     out = console()
     if rows:
         emit(rows, ["rank", "title", "year", "score", "reason"], title=f"Read next: {_count(len(rows), 'paper')}")
@@ -217,5 +243,5 @@ def reading(
     if add:
         out.print(f"[green]{len(added)} paper(s) put on the reading list as to-read[/]"
                   + (f" ({len(found) - len(added)} were on it already)" if len(found) > len(added) else ""))
-    if not has_citations(store):
+    if not source.citations:
         out.print(f"[yellow]{escape(_NO_CITATIONS)}[/]")
