@@ -110,7 +110,8 @@ async def _burst(base: str, paths: list[str], clients: int) -> tuple[float, list
                 start = time.perf_counter()
                 answer = await client.get(path)
                 latencies.append(time.perf_counter() - start)
-                failures[answer.status_code] += answer.status_code != 200
+                if answer.status_code != 200:
+                    failures[answer.status_code] += 1
 
     start = time.perf_counter()
     await asyncio.gather(*(one(i) for i in range(clients)))
