@@ -402,6 +402,14 @@ def resolve_paper(store: GraphStore, query: str) -> NamedNode:
         return parse_arxiv_id(value).iri
     except ValueError:
         pass
+    # A title or alternative title given exactly is one index lookup; the match below reads
+    # every title (about a minute at 700k papers).
+    exact = store.select(
+        "SELECT DISTINCT ?paper WHERE { ?paper dcterms:title|dcterms:alternative ?title . ?paper a bibo:Document }",
+        {"title": [Literal(value), Literal(value, language="en")]},
+    )
+    if len(exact) == 1 and isinstance(paper := exact.rows[0]["paper"], NamedNode):
+        return paper
     rows = store.select(
         """SELECT DISTINCT ?paper ?title WHERE { ?paper a bibo:Document .
              { ?paper dcterms:title ?title } UNION { ?paper dcterms:alternative ?title } }"""

@@ -71,3 +71,21 @@ def test_an_unknown_paper_suggests_close_titles(built_store) -> None:
     with pytest.raises(NotFoundError) as err:
         resolve_paper(built_store, "Megatorn-LM: Training Multi-Billion Parameter")
     assert "Megatron" in (err.value.hint or "")
+
+
+def test_an_exact_title_is_found_without_reading_every_title(built_store, monkeypatch) -> None:
+    asked: list[str] = []
+    select = built_store.select
+
+    def counting(sparql, bindings=None):  # the real store's answer, with the query noted
+        asked.append(sparql)
+        return select(sparql, bindings)
+
+    monkeypatch.setattr(built_store, "select", counting)
+    assert resolve_paper(built_store, "GPipe").value == "https://arxiv.org/abs/1811.06965"
+    title = "ZeRO: Memory Optimizations Toward Training Trillion Parameter Models"
+    assert resolve_paper(built_store, title) == NamedNode(ZERO)
+    assert len(asked) == 2  # one lookup each, no scan of the titles
+    asked.clear()
+    assert resolve_paper(built_store, "gpipe").value == "https://arxiv.org/abs/1811.06965"  # not exact: the scan
+    assert len(asked) == 2
