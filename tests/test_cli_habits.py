@@ -159,6 +159,14 @@ def test_reading_set_reports_as_json(kg_cli, built_store_path: Path) -> None:
     assert (out["previous"], out["status"], out["via"]) == ("to-read", "read", "cli")
 
 
+@pytest.mark.parametrize("fmt", ["json", "table"])
+def test_progress_bars_leave_a_pipe_alone(kg_cli, built_store_path: Path, fmt: str) -> None:
+    done = kg_cli("validate", "--full", "-f", fmt, store=built_store_path, check=True)
+    assert done.stderr == ""  # no bar and no blank line where stderr is not a terminal
+    if fmt == "json":
+        assert json.loads(done.stdout) == []
+
+
 def test_an_unknown_prefix_is_named_with_the_predeclared_ones(kg_cli, built_store_path: Path) -> None:
     out = kg_cli("sparql", "SELECT ?x WHERE { ?x foo:bar ?y }", store=built_store_path)
     assert out.returncode == 1

@@ -107,23 +107,6 @@ def _say(message: str, style: str = "dim") -> None:
     err_console().print(f"[{style}]{escape(message)}[/]")
 
 
-def _progress_bar() -> Any:
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    from kg.cli.output import err_console
-
-    console = err_console()
-    return Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=console,
-        transient=True,
-        disable=not console.is_terminal,
-    )
-
-
 def _run_build(full: bool) -> Any:
     from kg.analytics import build
     from kg.analytics.suggest import current_view, from_store, store_dir
@@ -131,7 +114,9 @@ def _run_build(full: bool) -> Any:
     path = _path()
     folder = store_dir(state().store_spec)
     view = current_view(folder) if folder is not None else None  # before the reader opens it
-    with _progress_bar() as bar:
+    from kg.cli.output import progress_bar
+
+    with progress_bar() as bar:
         tasks: dict[str, Any] = {}
 
         def progress(step: str, done: int, total: int) -> None:

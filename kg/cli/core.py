@@ -493,15 +493,12 @@ def validate(
 ) -> None:
     """Check the graph against the SHACL shapes (kg/shapes.ttl); exit 1 on any violation.
     Only the constraints that a change since the last validation can affect are evaluated."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    from kg.cli.output import console, emit, err_console
+    from kg.cli.output import console, emit, progress_bar
     from kg.validate import cache_for, validate_store
 
     fmt = pick_format(fmt)
     store = state().reader()
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=err_console(), transient=True) as bar:
+    with progress_bar(show=fmt is Format.table) as bar:
         task = bar.add_task("checking the constraints a change can affect", total=None)
         violations = validate_store(store, cache=cache_for(store), full=full,
                                     progress=lambda done, total: bar.update(task, completed=done, total=total))

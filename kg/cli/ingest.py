@@ -55,15 +55,9 @@ TimeoutOpt = Annotated[float, typer.Option("--timeout", min=0.1, help="Seconds o
 @contextmanager
 def _progress(label: str, fmt: Format) -> Iterator[Callable[[int, int], None]]:
     """A rich progress bar on stderr (hidden when the output is JSON or CSV)."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from kg.cli.output import progress_bar
 
-    from kg.cli.output import err_console
-
-    if fmt is not Format.table:
-        yield lambda done, total: None
-        return
-    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=err_console(), transient=True) as bar:
+    with progress_bar("[bold]{task.description}", show=fmt is Format.table) as bar:
         task = bar.add_task(label, total=None)
 
         def update(done: int, total: int) -> None:

@@ -150,19 +150,9 @@ def _select(store: GraphStore, names: list[str], record: bool) -> list[Entry]:
 
 def _progress(label: str, fmt: Format) -> Progress:
     """A progress bar on stderr for a table, none for JSON or CSV."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from kg.cli.output import progress_bar
 
-    from kg.cli.output import err_console
-
-    return Progress(
-        TextColumn(f"[bold]{label}[/] {{task.description}}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=err_console(),
-        transient=True,
-        disable=fmt is not Format.table,
-    )
+    return progress_bar(f"[bold]{label}[/] {{task.description}}", show=fmt is Format.table)
 
 
 def _fmt_error(value: float) -> str:

@@ -27,6 +27,7 @@ import typer
 
 if TYPE_CHECKING:
     from rich.console import Console, RenderableType
+    from rich.progress import Progress
 
     from kg.errors import KGError
 
@@ -42,6 +43,7 @@ __all__ = [
     "emit_machine",
     "err_console",
     "pick_format",
+    "progress_bar",
     "print_error",
     "render",
     "shorten",
@@ -101,6 +103,17 @@ def err_console() -> Console:
     from rich.console import Console
 
     return Console(stderr=True)
+
+
+def progress_bar(description: str = "{task.description}", *, show: bool = True) -> Progress:
+    """A progress bar on stderr (description, bar, done/total, time), gone when finished;
+    shown only when ``show`` (callers pass ``fmt is Format.table``) and stderr is a
+    terminal, so a pipe or a log gets neither bars nor blank lines."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    stderr = err_console()
+    return Progress(TextColumn(description), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                    console=stderr, transient=True, disable=not (show and stderr.is_terminal))
 
 
 def _plain(value: Any) -> Any:
