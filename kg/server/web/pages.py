@@ -169,14 +169,35 @@ def _environment() -> Environment:
     return env
 
 
+class _Recent:
+    """The ``size`` values last asked for, by key, shared by the server's threads."""
+
+    def __init__(self, size: int) -> None:
+        self._items: OrderedDict[Any, Any] = OrderedDict()
+        self._lock = threading.Lock()
+        self._size = size
+
+    def get(self, key: Any, make: Callable[[], Any]) -> Any:
+        """The value kept for ``key``, else ``make()`` (outside the lock), kept."""
+        with self._lock:
+            if key in self._items:
+                self._items.move_to_end(key)
+                return self._items[key]
+        value = make()
+        with self._lock:
+            self._items[key] = value
+            while len(self._items) > self._size:
+                self._items.popitem(last=False)
+        return value
+
+
 class Workbench:
     """The pages of one app; ``routes`` come from :func:`kg.server.web.workbench_routes`."""
 
     def __init__(self) -> None:
         self.env = _environment()
-        self._layouts: OrderedDict[str, dict[str, Any]] = OrderedDict()
-        self._layout_lock = threading.Lock()
-        self._kept: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
+        self._layouts = _Recent(16)
+        self._kept = _Recent(32)
 
     # -- plumbing ------------------------------------------------------------------------
 
@@ -222,17 +243,8 @@ class Workbench:
         revision = getattr(store, "revision", lambda: None)()
         if revision is None:
             return fn(*args, **kwargs)
-        key = (revision, fn.__qualname__, *what)
-        with self._layout_lock:
-            if key in self._kept:
-                self._kept.move_to_end(key)
-                return cast(T, self._kept[key])
-        found = fn(*args, **kwargs)  # the revision was read first: a write meanwhile gives a new key
-        with self._layout_lock:
-            self._kept[key] = found
-            while len(self._kept) > 32:
-                self._kept.popitem(last=False)
-        return found
+        # The revision is read first: a write meanwhile gives a new key.
+        return cast(T, self._kept.get((revision, fn.__qualname__, *what), lambda: fn(*args, **kwargs)))
 
     @staticmethod
     def store(request: Request) -> GraphStore:
@@ -410,15 +422,7 @@ class Workbench:
         # depends only on what the elements hold, so it is kept for requests that show the
         # same graph, and computed again as soon as anything in it changes.
         key = hashlib.sha256(json.dumps(data["elements"], sort_keys=True).encode()).hexdigest()
-        with self._layout_lock:
-            cached = self._layouts.get(key)
-        if cached is None:
-            cached = {"positions": grid_positions(lineage)}
-            with self._layout_lock:
-                self._layouts[key] = cached
-                while len(self._layouts) > 16:
-                    self._layouts.popitem(last=False)
-        positions = cached["positions"]
+        positions = self._layouts.get(key, lambda: grid_positions(lineage))
         if positions:
             data["elements"] = elements(lineage, positions=positions)
             data["layout"] = "preset"
