@@ -429,7 +429,10 @@ def resolve_paper(store: GraphStore, query: str) -> NamedNode:
         raise NotFoundError(f"{query!r} matches {len(partial)} papers", suggestions=names,
                             hint="Be more specific, or give the arXiv id: " + "; ".join(names))
     close = get_close_matches(wanted, list(titles), n=3, cutoff=0.5)
-    raise NotFoundError(f"no paper matches {query!r}", suggestions=[display[c] for c in close])
+    suggestions = [display[c] for c in close]
+    raise NotFoundError(f"no paper matches {query!r}", suggestions=suggestions,
+                        hint=None if suggestions else "Give its arXiv id or URL, or words of its title as "
+                        "kg query bibliography shows it; kg reading set --add adds a paper the graph does not hold.")
 
 
 def reading_rows(

@@ -89,3 +89,9 @@ def test_an_exact_title_is_found_without_reading_every_title(built_store, monkey
     asked.clear()
     assert resolve_paper(built_store, "gpipe").value == "https://arxiv.org/abs/1811.06965"  # not exact: the scan
     assert len(asked) == 2
+
+
+def test_a_paper_matching_nothing_says_how_to_name_one(built_store) -> None:
+    with pytest.raises(NotFoundError) as caught:
+        resolve_paper(built_store, "zzqx wvvk")
+    assert caught.value.hint is not None and "arXiv id" in caught.value.hint and "--add" in caught.value.hint
