@@ -408,11 +408,12 @@ class Workbench:
     def _lineage_data(self, store: GraphStore, root: str | None) -> dict[str, Any]:
         from exports.cytoscape import elements
         from exports.dot import grid_positions
-        from exports.html import page_data
+        from exports.html import CARD_PAPERS, page_data
         from exports.lineage import LineageOptions, build_lineage
 
+        # A card lists CARD_PAPERS papers: only those are read in detail (the counts stay exact).
         lineage = build_lineage(store, LineageOptions(root=root, include_private=True, with_citations=True,
-                                                      clustered=True))
+                                                      clustered=True, papers_per_technique=CARD_PAPERS))
         for _node, attrs in lineage.graph.nodes(data=True):  # a folded part opens as its own lineage
             if attrs["kind"] == "cluster":
                 anchor = lineage.graph.nodes[attrs["anchor"]]
