@@ -22,7 +22,7 @@ demo: setup
 
 test: setup
 	$(VENV)/ruff check .
-	$(VENV)/mypy kg ingest exports queries kernels
+	$(VENV)/mypy kg ingest exports queries kernels bench
 	$(VENV)/python -m pytest -n 2 --dist loadgroup
 
 bench: setup

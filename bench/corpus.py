@@ -94,7 +94,7 @@ def generate(n_papers: int = 100_000, *, seed: int = 42, out: Path) -> CorpusInf
     n_orgs = max(10, n_papers // 500)
     n_repos = max(10, n_papers // 50)
     n_reading_cats = 12
-    with opener(out, "wt", encoding="utf-8") as fh:  # type: ignore[operator]
+    with opener(out, "wt", encoding="utf-8") as fh:
         w = _Writer(fh)
         orgs = [f"{BASE}org/{i}" for i in range(n_orgs)]
         for i, org in enumerate(orgs):

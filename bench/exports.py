@@ -20,6 +20,7 @@ import statistics
 import tempfile
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -82,8 +83,10 @@ def main() -> None:
 
         def bare() -> nx.MultiDiGraph:
             g = nx.MultiDiGraph()
-            for t in store.query(relation_query):  # type: ignore[union-attr]
-                g.add_edge(t.object.value, t.subject.value, key=t.predicate.value)
+            triples = store.query(relation_query)
+            assert isinstance(triples, list)
+            for t in triples:
+                g.add_edge(str(t.object), str(t.subject), key=t.predicate.value)
             return g
 
         bare_s, bare_graph = _time(bare, args.runs)
@@ -93,8 +96,8 @@ def main() -> None:
 
         graph = lineage.graph
         for fmt, writer in (("graphml", nx.write_graphml), ("gexf", nx.write_gexf)):
-            ours_s, _ = _time(lambda fmt=fmt: render_lineage(lineage, fmt), args.runs)
-            theirs_s, _ = _time(lambda writer=writer: writer(graph, io.BytesIO()), args.runs)
+            ours_s, _ = _time(partial(render_lineage, lineage, fmt), args.runs)
+            theirs_s, _ = _time(partial(writer, graph, io.BytesIO()), args.runs)
             _row(f"{fmt} writer", ours_s, f"networkx write_{fmt}", theirs_s)
         ours_s, _ = _time(lambda: render_lineage(lineage, "cytoscape"), args.runs)
         theirs_s, _ = _time(lambda: json.dumps(nx.cytoscape_data(graph)), args.runs)

@@ -24,6 +24,7 @@ import argparse
 import statistics
 import time
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import torch
@@ -68,8 +69,8 @@ def _linear_attention(T: int, repeats: int, device: torch.device) -> list[tuple[
             ("Gated DeltaNet", naive_recurrent_gated_delta_rule, chunk_gated_delta_rule, g_head),
             ("KDA", naive_recurrent_kda, chunk_kda, g_chan),
         ):
-            t_rec = _timed(lambda n=naive, g=g: n(q, k, v, g, beta), repeats, device)
-            t_chunk = _timed(lambda c=chunk, g=g: c(q, k, v, g, beta), repeats, device)
+            t_rec = _timed(partial(naive, q, k, v, g, beta), repeats, device)
+            t_chunk = _timed(partial(chunk, q, k, v, g, beta), repeats, device)
             diff = (naive(q, k, v, g, beta)[0] - chunk(q, k, v, g, beta)[0]).abs().max().item()
             rows.append((f"{name} recurrent, T={T}", f"{t_rec * 1e3:9.1f} ms", "baseline"))
             rows.append(

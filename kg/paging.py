@@ -166,32 +166,14 @@ def _select_at(code: str) -> int:
 
 def projection(query: str) -> list[str]:
     """The variables a SELECT query projects, in order (``SELECT *`` is not supported)."""
-    code = _code(query)
-    start = _select_at(code)
-    body = code[start + len("SELECT"):]
-    end = re.search(r"(?i)\bWHERE\b|\{", body)
-    clause = body[: end.start() if end else len(body)]
-    names, depth, i = [], 0, 0
-    while i < len(clause):
-        ch = clause[i]
-        if ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-            if depth == 0:
-                m = re.search(r"(?i)\bAS\s+[?$](\w+)\s*$", clause[:i])
-                if m:
-                    names.append(m.group(1))
-        elif ch in "?$" and depth == 0:
-            m = re.match(r"[?$](\w+)", clause[i:])
-            if m:
-                names.append(m.group(1))
-                i += m.end()
-                continue
-        elif ch == "*" and depth == 0:
-            raise ValueError("SELECT * cannot be paged: name the variables")
-        i += 1
-    return names
+    from kg.sparqltext import query_parts
+
+    parts = query_parts(query)
+    if parts.form != "SELECT":
+        raise ValueError("not a SELECT query")
+    if parts.projection is None:
+        raise ValueError("SELECT * cannot be paged: name the variables")
+    return parts.projection
 
 
 def _without_order(query: str, start: int) -> str:

@@ -7,10 +7,15 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from kg.store.embedded import OxigraphStore
+    from tests.servers import VirtuosoServer
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"
@@ -28,7 +33,7 @@ def clean_environ(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.Temp
 
 
 @pytest.fixture
-def fresh_store():
+def fresh_store() -> Iterator[OxigraphStore]:
     """An empty in-memory Oxigraph store."""
     from kg.store.embedded import OxigraphStore
 
@@ -52,7 +57,7 @@ def built_store_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture
-def built_store(built_store_dir: Path, tmp_path: Path):
+def built_store(built_store_dir: Path, tmp_path: Path) -> Iterator[OxigraphStore]:
     """A private copy of the built store, open."""
     from kg.store.embedded import OxigraphStore
 
@@ -79,7 +84,7 @@ def seed_reading_list() -> Path:
 
 
 @pytest.fixture
-def kg_cli():
+def kg_cli() -> Callable[..., subprocess.CompletedProcess[str]]:
     """Run the real `kg` console script; returns a function(args, store=...) -> CompletedProcess."""
     exe = Path(sys.executable).with_name("kg")
 
@@ -105,7 +110,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 @pytest.fixture(scope="session")
-def virtuoso():
+def virtuoso() -> Iterator[VirtuosoServer]:
     """Virtuoso 7 on loopback for the session, with update granted and the limits it ships
     with (see tests.servers.virtuoso_server). Clear it before use: tests share it."""
     from tests.servers import virtuoso_server

@@ -401,7 +401,8 @@ class _Github:
         key = f"GET /repos/{name}"
         recs = [r for r in self.routes.get(key, []) if r.status == 200]
         if recs:
-            return json.loads(recs[min(self.version.get(key, 0), len(recs) - 1)].content)
+            body: dict[str, Any] = json.loads(recs[min(self.version.get(key, 0), len(recs) - 1)].content)
+            return body
         return self.repos.get(name)
 
     def _rest_repo(self, name: str) -> Answer:

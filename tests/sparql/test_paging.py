@@ -12,7 +12,7 @@ import pytest
 
 import queries
 from kg.errors import ParameterError
-from kg.paging import SortKey, decode_cursor, page_rows, paged_query, parse_key
+from kg.paging import SortKey, decode_cursor, page_rows, paged_query, parse_key, projection
 from kg.resolve import Resolver
 
 EX = "http://example.org/"
@@ -72,6 +72,16 @@ def test_a_page_key_must_be_projected_and_readable() -> None:
         paged_query(ITEMS, parse_key("?missing"), 5, None)
     with pytest.raises(ValueError, match="sort key"):
         parse_key("?a LOWER(?b)")
+
+
+def test_only_a_select_query_is_paged_and_its_projection_names_aliases() -> None:
+    assert projection("SELECT DISTINCT ?a (COUNT(?b) AS ?n) (SAMPLE(?c) AS ?d) WHERE { ?a ?b ?c } GROUP BY ?a") \
+        == ["a", "n", "d"]
+    # A CONSTRUCT with a sub-SELECT is not a SELECT: its rows are triples, not ?technique ?child.
+    with pytest.raises(ValueError, match="not a SELECT query"):
+        projection("CONSTRUCT { ?c ?r ?p } WHERE { { SELECT ?t ?c ?p WHERE { ?t ?r ?c } } ?c ?r ?p }")
+    with pytest.raises(ValueError, match="SELECT \\* cannot be paged"):
+        projection("SELECT * WHERE { ?s ?p ?o }")
 
 
 # -- a named query, with the store changing between pages -------------------------------
