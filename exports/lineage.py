@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import networkx as nx
+from pyoxigraph import NamedNode
 
 import queries
 from kg.errors import ExportError
@@ -31,6 +32,7 @@ from kg.resolve import Resolver, resolve_technique
 from kg.results import Solutions
 from kg.store.base import GraphStore
 from kg.views import kernel_status
+from kg.vocab import LINEAGE_RELATIONS
 
 __all__ = [
     "CLUSTER_PREFIX",
@@ -87,6 +89,9 @@ class LineageOptions:
     #: ``cluster`` node under its nearest catalog ancestor (counted there): the view of a
     #: store that holds thousands of techniques. A user's few own techniques stay in view.
     clustered: bool = False
+    #: Read at most this many papers of each technique in detail (those that introduced
+    #: it first); the counts stay exact. None: all of them, up to :data:`DETAIL_LIMIT` links.
+    papers_per_technique: int | None = None
 
 
 @dataclass(frozen=True)
@@ -168,15 +173,34 @@ def build_lineage(store: GraphStore, options: LineageOptions | None = None) -> L
         raise ExportError(f"--depth must be at least 1, not {options.depth}",
                           hint="Give the number of lineage steps to follow, e.g. --depth 2.")
 
-    rows = queries.records(store, "lineage-nodes")
-    kernels = kernel_status(store)
+    # The techniques and their edges first, in two light queries; then only the techniques
+    # the options keep are read in full (a store with thousands of synthetic techniques
+    # shows a few dozen of them clustered, or one technique's neighbourhood).
+    skeleton = _skeleton(store)
+    root = resolve_technique(store, options.root).value if options.root else None
+    if root is not None and root not in skeleton:
+        raise ExportError(f"{options.root!r} is not a technique of the lineage graph",
+                          hint="Pick a technique listed by: kg stats --techniques")
+    keep = _reach(skeleton, options, root)
+    rows: list[dict[str, Any]] | None = None
+    if options.categories:  # every technique's category, before the fold
+        rows = queries.records(store, "lineage-nodes")
+        keep = _in_categories(store, rows, keep, options, root)
+    folded: dict[str, int] = {}
+    if options.clustered and root is None:
+        keep, folded = _fold(store, skeleton, keep)
+    if rows is None:
+        rows = _node_rows(store, keep, len(skeleton))
+    narrowed = len(keep) < len(skeleton) // 2
+
+    kernels = kernel_status(store, sorted(map(NamedNode, keep)) if narrowed else None)
     graph = nx.MultiDiGraph(name="TechKG lineage")
     categories: dict[str, Category] = {}
     summaries: dict[str, str] = {}
     repositories: dict[str, dict[str, Any]] = {}
     for row in rows:
         iri = row["technique"]
-        if iri in graph:
+        if iri in graph or iri not in keep:
             continue
         categories.setdefault(row["categoryId"], Category(row["category"], row["categoryId"],
                                                           row["categoryLabel"], int(row["categoryPosition"])))
@@ -204,20 +228,15 @@ def build_lineage(store: GraphStore, options: LineageOptions | None = None) -> L
         if row["repository"]:
             repositories[row["repository"]] = {"technique": iri, "stars": row["stars"]}
 
-    for edge in queries.records(store, "lineage-relations"):
+    relations = queries.records(store, "lineage-relations", {"child": sorted(graph)} if narrowed else None)
+    for edge in relations:
         if edge["parent"] in graph and edge["child"] in graph:
             graph.add_edge(edge["parent"], edge["child"], key=edge["relation"], **_scalar({
                 "kind": "lineage", "relation": edge["relation"], "basis": edge["basis"], "note": edge["note"],
             }))
 
-    root = resolve_technique(store, options.root).value if options.root else None
-    keep = _selection(store, graph, options, categories, root)
-    folded: dict[str, int] = {}
-    if options.clustered and root is None:
-        keep, folded = _fold(store, graph, keep)
-    graph.remove_nodes_from([n for n in list(graph) if n not in keep])
-
-    papers, totals, statuses = _papers(store, graph, include_private=options.include_private)
+    papers, totals, statuses = _papers(store, graph, include_private=options.include_private,
+                                       per_technique=options.papers_per_technique)
     for refs in papers.values():
         refs.sort(key=lambda p: (p.role != "introduces", p.title.casefold()))
     for technique in graph:
@@ -252,42 +271,82 @@ def build_lineage(store: GraphStore, options: LineageOptions | None = None) -> L
     return Lineage(graph, options, ordered, papers, {k: v for k, v in summaries.items() if k in graph}, store)
 
 
-def _selection(store: GraphStore, graph: nx.MultiDiGraph, options: LineageOptions,
-               categories: dict[str, Category], root: str | None) -> set[str]:
-    """The techniques the options keep."""
-    keep = set(graph)
-    if root is not None:
-        if root not in graph:
-            raise ExportError(f"{options.root!r} is not a technique of the lineage graph",
-                              hint="Pick a technique listed by: kg stats --techniques")
-        keep = {root}
-        if options.direction in ("up", "both"):
-            keep |= _within(graph.reverse(copy=False), root, options.depth)
-        if options.direction in ("down", "both"):
-            keep |= _within(graph, root, options.depth)
-    if options.categories:
-        resolve = Resolver(store)
-        by_iri = {c.iri: c.id for c in categories.values()}
-        wanted: set[str] = set()
-        for name in options.categories:
-            iri = resolve("category", name).value
-            if iri not in by_iri:
-                raise ExportError(f"category {name!r} holds no technique",
-                                  hint="Categories with techniques: " + ", ".join(sorted(by_iri.values())))
-            wanted.add(by_iri[iri])
-        keep = {n for n in keep if graph.nodes[n]["category"] in wanted or n == root}
+#: Every technique and every typed lineage edge: what the options choose the techniques from.
+_SKELETON_TECHNIQUES = "SELECT ?t WHERE { ?t a tkg:Technique }"
+_SKELETON_EDGES = ("SELECT DISTINCT ?child ?parent WHERE { VALUES ?rel { "
+                   + " ".join(f"tkg:{name}" for name in LINEAGE_RELATIONS) + " } ?child ?rel ?parent }")
+
+
+def _skeleton(store: GraphStore) -> nx.DiGraph:
+    """Every technique (a node) and lineage edge (parent → child), nothing else."""
+    skeleton = nx.DiGraph()
+    skeleton.add_nodes_from(row["t"].value for row in store.select(_SKELETON_TECHNIQUES))  # type: ignore[union-attr]
+    for row in store.select(_SKELETON_EDGES):
+        parent, child = row["parent"].value, row["child"].value  # type: ignore[union-attr]
+        if parent in skeleton and child in skeleton:
+            skeleton.add_edge(parent, child)
+    return skeleton
+
+
+def _node_rows(store: GraphStore, keep: set[str], everything: int) -> list[dict[str, Any]]:
+    """The lineage-nodes rows of ``keep``: bound to them when they are a small part of the
+    ``everything`` techniques (each bound technique is a few lookups), else all rows."""
+    if len(keep) < everything // 2:
+        return queries.records(store, "lineage-nodes", {"technique": sorted(keep)}) if keep else []
+    return queries.records(store, "lineage-nodes")
+
+
+def _reach(skeleton: nx.DiGraph, options: LineageOptions, root: str | None) -> set[str]:
+    """The techniques within ``options.depth`` steps of ``root`` (every one without a root)."""
+    if root is None:
+        return set(skeleton)
+    keep = {root}
+    if options.direction in ("up", "both"):
+        keep |= _within(skeleton.reverse(copy=False), root, options.depth)
+    if options.direction in ("down", "both"):
+        keep |= _within(skeleton, root, options.depth)
     return keep
 
 
-def _papers(store: GraphStore, graph: nx.MultiDiGraph, *, include_private: bool,
+def _in_categories(store: GraphStore, rows: list[dict[str, Any]], keep: set[str], options: LineageOptions,
+                   root: str | None) -> set[str]:
+    """The techniques of ``keep`` in the options' categories (the root always stays)."""
+    by_iri = {row["category"]: row["categoryId"] for row in rows}
+    resolve = Resolver(store)
+    wanted: set[str] = set()
+    for name in options.categories:
+        iri = resolve("category", name).value
+        if iri not in by_iri:
+            raise ExportError(f"category {name!r} holds no technique",
+                              hint="Categories with techniques: " + ", ".join(sorted(set(by_iri.values()))))
+        wanted.add(by_iri[iri])
+    return {row["technique"] for row in rows
+            if row["technique"] in keep and (row["categoryId"] in wanted or row["technique"] == root)}
+
+
+#: lineage-paper-links for a few techniques: each link's status looked up, instead of
+#: joining every status of the store (which pays off only when the links are very many).
+_FEW = 300
+_LINKS_OF_FEW = """SELECT ?technique ?paper ?role ?status WHERE {
+  { ?technique tkg:primaryPaper ?paper . BIND("introduces" AS ?role) }
+  UNION { ?paper tkg:usesTechnique ?technique . BIND("uses" AS ?role) }
+  OPTIONAL { ?paper tkg:readingStatus ?status } }"""
+
+
+def _papers(store: GraphStore, graph: nx.MultiDiGraph, *, include_private: bool, per_technique: int | None = None,
             ) -> tuple[dict[str, list[PaperRef]], dict[str, int], dict[str, list[str]]]:
-    """Each technique's papers (all of them, or the first :data:`PAPERS_PER_TECHNIQUE` when
-    the store links more than :data:`DETAIL_LIMIT` papers to the selection), how many papers
-    each has, and the reading statuses of all of them."""
+    """Each technique's papers (all of them, or the first ``per_technique``, or the first
+    :data:`PAPERS_PER_TECHNIQUE` when the store links more than :data:`DETAIL_LIMIT` papers
+    to the selection), how many papers each has, and the reading statuses of all of them."""
     links: dict[str, list[tuple[str, str]]] = {}
     totals: Counter[str] = Counter()
     statuses: dict[str, list[str]] = {}
-    for row in queries.records(store, "lineage-paper-links", {"technique": sorted(graph)}):
+    techniques = sorted(n for n in graph if graph.nodes[n]["kind"] == "technique")
+    if len(techniques) <= _FEW:
+        link_rows = store.select(_LINKS_OF_FEW, {"technique": list(map(NamedNode, techniques))}).records()
+    else:
+        link_rows = queries.records(store, "lineage-paper-links", {"technique": techniques})
+    for row in link_rows:
         technique = row["technique"]
         if technique not in graph:
             continue
@@ -297,10 +356,12 @@ def _papers(store: GraphStore, graph: nx.MultiDiGraph, *, include_private: bool,
         status = row["status"]
         if include_private and status is not None:
             statuses.setdefault(technique, []).append(str(status).rsplit("/status/", 1)[-1])
-    if sum(totals.values()) > DETAIL_LIMIT:
+    if per_technique is None and sum(totals.values()) > DETAIL_LIMIT:
+        per_technique = PAPERS_PER_TECHNIQUE
+    if per_technique is not None:
         for items in links.values():
             items.sort(key=lambda item: (item[0] != "introduces", item[1]))
-            del items[PAPERS_PER_TECHNIQUE:]
+            del items[per_technique:]
     allowed = {technique: set(items) for technique, items in links.items()}
     wanted = sorted({paper for items in links.values() for _, paper in items})
     papers: dict[str, list[PaperRef]] = {}
@@ -319,7 +380,7 @@ def _papers(store: GraphStore, graph: nx.MultiDiGraph, *, include_private: bool,
     return papers, dict(totals), statuses
 
 
-def _fold(store: GraphStore, graph: nx.MultiDiGraph, keep: set[str]) -> tuple[set[str], dict[str, int]]:
+def _fold(store: GraphStore, graph: nx.DiGraph, keep: set[str]) -> tuple[set[str], dict[str, int]]:
     """The catalog's techniques among ``keep``, and for each, how many of the others derive
     from it with no catalog technique between (their nearest catalog ancestor); ``keep``
     as it is when no more than :data:`FOLD_ABOVE` are others."""
@@ -356,9 +417,13 @@ def _within(graph: nx.MultiDiGraph, start: str, depth: int) -> set[str]:
 
 
 def _add_citations(store: GraphStore, graph: nx.MultiDiGraph) -> None:
-    """Citation evidence on the lineage edges, and the pending suggestions as dashed edges."""
+    """Citation evidence on the lineage edges, and the pending suggestions as dashed edges;
+    nothing before ``kg ingest citations`` has written any."""
+    from kg.citations import has_citations
     from kg.suggestions import lineage_report
 
+    if not has_citations(store):
+        return
     report = lineage_report(store)
     for item in report.existing:
         parent, child = item.parent.iri, item.child.iri

@@ -781,6 +781,9 @@ def duckdb_answer(
     twin = TWINS.get(named.name)
     if twin is None:
         return None
+    unread = sorted(set(bound) - set(twin.params))
+    if unread:  # the SQL would answer as if it were not given
+        return f"the analytics tables do not narrow by {unread[0]!r}"
     path = database_path(store.location)
     con, why = freshness(store, path)
     if con is None:

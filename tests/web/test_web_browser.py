@@ -105,6 +105,25 @@ def test_a_click_in_the_lineage_opens_the_technique_page(server: Served, open_pa
     assert events.problems() == []
 
 
+def test_the_compare_pickers_suggest_what_matches_the_typing_and_compare_it(server: Served, open_page) -> None:  # type: ignore[no-untyped-def]
+    page, events = open_page(server)
+    page.goto("/compare")
+    listed = page.locator("#technique-choices option")
+    assert listed.count() > 30  # a small lineage: every technique, before any typing
+    page.fill("#t0", "delta")  # the suggestions become the matches from /compare/choices
+    page.wait_for_function("document.querySelectorAll('#technique-choices option').length < 10")
+    found = listed.evaluate_all("os => os.map(o => [o.value, o.label])")
+    assert ["gated-deltanet", "Gated DeltaNet · Attention"] in found
+    assert all("delta" in (value + label).lower() for value, label in found)
+    page.fill("#t0", "gated-deltanet")
+    page.fill("#t1", "Mamba2")  # a name typed is looked up as kg compare does
+    page.click("#picker button[type=submit]")
+    page.wait_for_url("**/compare?t=gated-deltanet&t=Mamba2**")
+    assert page.locator("#comparison thead th a").all_inner_texts() == ["Gated DeltaNet", "Mamba2"]
+    assert page.input_value("#t1") == "mamba2"
+    assert events.problems() == []
+
+
 def test_a_status_changed_in_the_browser_shows_in_kg_reading_list(writable_server: Served, open_page) -> None:  # type: ignore[no-untyped-def]
     paper = "https://arxiv.org/abs/2006.15704"
     page, events = open_page(writable_server)

@@ -95,3 +95,29 @@ def test_links_are_made_only_from_http_urls_and_everything_else_is_escaped() -> 
                                          (0.0, "0"), (3, "3"), (None, "—")])
 def test_errors_and_tolerances_are_shown_with_three_significant_digits(value: object, text: str) -> None:
     assert _number(value) == text
+
+
+def choice(ident: str, *, on_page: bool = True, aliases: tuple[str, ...] = ()) -> dict[str, Any]:
+    return {"id": ident, "name": ident.replace("-", " ").title(), "aliases": list(aliases),
+            "categoryLabel": "Attention", "categoryPosition": 1, "onPage": on_page}
+
+
+def test_a_large_lineage_lists_the_comparison_pages_techniques_and_the_ones_chosen() -> None:
+    from kg.server.web.models import CHOICES_LISTED, listed_choices
+
+    small = [choice("gdn"), choice("synthetic-1", on_page=False)]
+    assert listed_choices(small) == small  # a small lineage lists every technique
+    large = [choice("gdn"), choice("kda")] + [choice(f"synthetic-{i}", on_page=False) for i in range(CHOICES_LISTED)]
+    assert [c["id"] for c in listed_choices(large, ["synthetic-7"])] == ["gdn", "kda", "synthetic-7"]
+
+
+def test_the_pickers_find_a_technique_by_id_name_or_alias_those_starting_with_it_first() -> None:
+    from kg.server.web.models import choice_matches
+
+    choices = [choice("kimi-delta-attention", aliases=("KDA",)), choice("synthetic-delta", on_page=False),
+               choice("gated-deltanet", aliases=("GDN",)), choice("mamba2")]
+    assert [c["id"] for c in choice_matches(choices, "gdn")] == ["gated-deltanet"]
+    assert [c["id"] for c in choice_matches(choices, "DELTA")] == ["kimi-delta-attention", "gated-deltanet",
+                                                                    "synthetic-delta"]
+    assert [c["id"] for c in choice_matches(choices, "ga")] == ["gated-deltanet"]
+    assert len(choice_matches(choices, "a", limit=2)) == 2

@@ -128,6 +128,21 @@ def test_the_comparison_has_the_page_dimensions_and_our_additions(server: Served
     assert "/compare?t=gated-deltanet&t=kda&t=mamba2" in page
 
 
+def test_the_compare_pickers_are_search_fields_that_ship_each_technique_once(server: Served) -> None:
+    page = get(server, "/compare?t=gdn&t=kda").text
+    assert "<select" not in page and page.count('list="technique-choices"') == 4
+    techniques = server.select("SELECT DISTINCT ?id WHERE { ?t a tkg:Technique ; skos:notation ?id }")
+    listed = re.findall(r'<option value="([^"]+)"', page)  # one datalist for the four pickers
+    assert len(listed) == len(set(listed)) and 30 < len(listed) <= len(techniques)
+    assert "gated-deltanet" in listed and "mamba2" in listed
+    assert re.search(r'id="t0"[^>]*value="gated-deltanet"', page) and re.search(r'id="t1"[^>]*value="kda"', page)
+    found = get(server, "/compare/choices?q=GDN").json()
+    assert found[0]["id"] == "gated-deltanet" and found[0]["name"] == "Gated DeltaNet"
+    assert get(server, "/compare/choices?q=nosuchthing").json() == []
+    # without a script the form sends what was typed, which is looked up like kg compare's names
+    assert "Latest verification" in get(server, "/compare?t=GDN&t=Kimi+Delta+Attention&t=&t=").text
+
+
 def test_the_markdown_export_is_kg_compare_plus_the_verification_row(server: Served) -> None:
     exported = get(server, "/compare.md?t=GDN,KDA&t=Mamba2")
     assert exported.headers["content-type"].startswith("text/markdown")

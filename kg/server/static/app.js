@@ -1,6 +1,7 @@
 /* TechKG workbench: small enhancements over server-rendered pages, which work without it.
  * - filter forms submit as soon as a choice changes (the search box after a pause);
- * - the technique cards' "compare" ticks feed the Compare button (2 to 4);
+ * - the technique cards' "compare" ticks feed the Compare button (2 to 4); the Compare
+ *   pickers suggest techniques as one types (/compare/choices);
  * - a reading-status change is saved in place (POST /reading/status) and the progress
  *   bars follow;
  * - copy buttons; bar widths from data-w (the page's CSP allows no inline styles).
@@ -53,6 +54,35 @@
   // A page restored from the back-forward cache keeps the fields disabled above.
   window.addEventListener("pageshow", function () {
     all("form.filters [disabled]").forEach(function (el) { el.disabled = false; });
+  });
+
+  // -- compare pickers: suggestions as one types ------------------------------------------
+  // The page lists only some techniques when the lineage holds thousands; the others
+  // come from /compare/choices?q= (a few at a time) into the pickers' shared datalist.
+  var choiceList = document.getElementById("technique-choices");
+  all("input[data-choices]").forEach(function (input) {
+    var timer = null, asked = 0;
+    input.addEventListener("input", function () {
+      clearTimeout(timer);
+      timer = setTimeout(function () {
+        var mine = ++asked;
+        fetch(input.getAttribute("data-choices") + "?q=" + encodeURIComponent(input.value.trim()),
+              { headers: { Accept: "application/json" } })
+          .then(function (r) { return r.ok ? r.json() : []; })
+          .then(function (found) {
+            if (mine !== asked || !choiceList) return;  // a later keystroke asked again
+            choiceList.textContent = "";
+            found.forEach(function (c) {
+              var option = document.createElement("option");
+              option.value = c.id;
+              option.label = c.name + " · " + c.category + (c.onPage ? "" : " (lineage-only)");
+              option.textContent = c.name;
+              choiceList.appendChild(option);
+            });
+          })
+          .catch(function () { /* the typed name is looked up on submit anyway */ });
+      }, 200);
+    });
   });
 
   // -- compare picks on the technique cards ---------------------------------------------

@@ -10,7 +10,8 @@ a CDN):
   status, repository, ancestors and descendants, kernel verification and the
   provenance of each fact;
 - ``/compare?t=gdn&t=kda``: 2 to 4 techniques side by side; ``/compare.md`` is the
-  same table in Markdown;
+  same table in Markdown; ``/compare/choices?q=`` the techniques matching what a picker
+  holds (JSON), so that a large lineage's thousands are not all sent with the page;
 - ``/lineage``: the lineage graph as the HTML export draws it; a click opens a
   technique's page;
 - ``/reading``: the reading list by category and status with progress bars; a status
@@ -43,6 +44,7 @@ def workbench_routes() -> list[BaseRoute]:
         Route("/techniques", h["techniques"], methods=["GET"], name="wb_techniques_list"),
         Route("/techniques/{id}", h["technique"], methods=["GET"], name="wb_technique"),
         Route("/compare", h["compare"], methods=["GET"], name="wb_compare"),
+        Route("/compare/choices", h["compare_choices"], methods=["GET"], name="wb_compare_choices"),
         Route("/compare.md", h["compare_markdown"], methods=["GET"], name="wb_compare_markdown"),
         Route("/lineage", h["lineage"], methods=["GET"], name="wb_lineage"),
         Route("/reading", h["reading"], methods=["GET"], name="wb_reading"),

@@ -30,10 +30,12 @@ __all__ = [
     "KERNEL_BADGES",
     "STATUS_LABELS",
     "CardFilters",
+    "choice_matches",
     "comparison",
     "count_papers",
     "facets",
     "filter_cards",
+    "listed_choices",
     "fold",
     "reading_page",
     "technique_cards",
@@ -197,12 +199,50 @@ _CHOICES = """SELECT ?id ?name ?categoryLabel ?categoryPosition ?onPage WHERE {
 } ORDER BY ?categoryPosition ?name"""
 
 
+_ALIASES = "SELECT ?id ?alias WHERE { ?technique a tkg:Technique ; skos:notation ?id ; skos:altLabel ?alias }"
+
+#: The Compare page lists every technique in its pickers' suggestions up to this many;
+#: past it, the comparison page's own, and the rest are found as one types (choice_matches).
+CHOICES_LISTED = 300
+#: Matches the Compare page's search field is offered at most.
+CHOICES_MATCHED = 20
+
+
 def technique_choices(store: GraphStore) -> list[dict[str, Any]]:
-    """Every technique's id, name and category, in page order: the Compare page's picker."""
+    """Every technique's id, name, aliases and category, in page order: what the Compare
+    page's pickers choose from."""
     seen: dict[str, dict[str, Any]] = {}
     for row in _records(store.query(_CHOICES)):
-        seen.setdefault(row["id"], row)
+        seen.setdefault(row["id"], {**row, "aliases": []})
+    for row in _records(store.query(_ALIASES)):
+        if row["id"] in seen:
+            seen[row["id"]]["aliases"].append(row["alias"])
     return list(seen.values())
+
+
+def listed_choices(choices: list[dict[str, Any]], chosen: Iterable[str] = ()) -> list[dict[str, Any]]:
+    """The choices the Compare page lists with its pickers: all of them up to
+    :data:`CHOICES_LISTED`, else those of the comparison page and the ones ``chosen``."""
+    if len(choices) <= CHOICES_LISTED:
+        return choices
+    keep = set(chosen)
+    return [c for c in choices if c["onPage"] or c["id"] in keep]
+
+
+def choice_matches(choices: list[dict[str, Any]], text: str, limit: int = CHOICES_MATCHED) -> list[dict[str, Any]]:
+    """The choices whose id, name or an alias contains ``text`` (case- and accent-blind):
+    those that start with it first, the comparison page's before lineage-only ones."""
+    needle = fold(text).strip()
+    if not needle:
+        return listed_choices(choices)[:limit]
+    ranked: list[tuple[int, int, int, dict[str, Any]]] = []
+    for position, choice in enumerate(choices):
+        names = [fold(n) for n in (choice["id"], choice["name"], *choice["aliases"])]
+        if any(needle in n for n in names):
+            starts = any(n.startswith(needle) for n in names)
+            ranked.append((0 if starts else 1, 0 if choice["onPage"] else 1, position, choice))
+    ranked.sort(key=lambda item: item[:3])
+    return [choice for *_rank, choice in ranked[:limit]]
 
 
 @dataclass(frozen=True)

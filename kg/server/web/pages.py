@@ -383,14 +383,28 @@ class Workbench:
 
         picks, table, problem, status = await self._comparison(request)
         store = self.store(request)
-        cards = await self.call(request, self.kept, store, (), models.technique_choices, store)
+        choices = await self.call(request, self.kept, store, (), models.technique_choices, store)
         chosen = table["ids"] if table else picks
+        names = {c["id"]: c["name"] for c in choices}
         share = "/compare?" + urlencode([("t", i) for i in chosen]) if table else ""
         markdown = comparison_markdown(table) if table else ""
         return self.render(request, "compare.html", title="Compare", status_code=status, math=True,
-                           table=table, problem=problem, cards=cards, chosen=chosen, share=share, markdown=markdown,
+                           table=table, problem=problem, chosen=chosen, names=names, share=share, markdown=markdown,
+                           choices=models.listed_choices(choices, chosen),
+                           searched=len(choices) > models.CHOICES_LISTED,
                            share_url=str(request.base_url).rstrip("/") + share,
                            markdown_url=share.replace("/compare?", "/compare.md?", 1))
+
+    async def compare_choices(self, request: Request) -> Response:
+        """The techniques whose id, name or alias contains ``q``, as JSON: what the Compare
+        page's pickers suggest as one types, without shipping every technique of a large
+        lineage with the page."""
+        store = self.store(request)
+        choices = await self.call(request, self.kept, store, (), models.technique_choices, store)
+        found = models.choice_matches(choices, request.query_params.get("q", "")[:200])
+        return JSONResponse([{"id": c["id"], "name": c["name"], "category": c["categoryLabel"],
+                              "onPage": bool(c["onPage"])} for c in found],
+                            headers={"Cache-Control": "no-cache", "X-Content-Type-Options": "nosniff"})
 
     async def compare_markdown(self, request: Request) -> Response:
         from kg.views import comparison_markdown
@@ -407,21 +421,26 @@ class Workbench:
 
     def _lineage_data(self, store: GraphStore, root: str | None) -> dict[str, Any]:
         from exports.cytoscape import elements
-        from exports.dot import grid_positions
-        from exports.html import page_data
+        from exports.dot import caption, grid_positions
+        from exports.html import CARD_PAPERS, page_data
         from exports.lineage import LineageOptions, build_lineage
 
+        # A card lists CARD_PAPERS papers: only those are read in detail (the counts stay exact).
         lineage = build_lineage(store, LineageOptions(root=root, include_private=True, with_citations=True,
-                                                      clustered=True))
+                                                      clustered=True, papers_per_technique=CARD_PAPERS))
         for _node, attrs in lineage.graph.nodes(data=True):  # a folded part opens as its own lineage
             if attrs["kind"] == "cluster":
                 anchor = lineage.graph.nodes[attrs["anchor"]]
                 attrs["href"] = "/lineage?root=" + quote(str(anchor.get("slug") or attrs["anchor"]))
         data = page_data(lineage, positions=False)
         # Graphviz lays the graph out as in the HTML export (a few hundred ms); the layout
-        # depends only on what the elements hold, so it is kept for requests that show the
-        # same graph, and computed again as soon as anything in it changes.
-        key = hashlib.sha256(json.dumps(data["elements"], sort_keys=True).encode()).hexdigest()
+        # depends only on the nodes' kinds, categories and captions and on the edges, so it
+        # is kept for requests that show the same graph (a reading status set changes only
+        # counts), and computed again as soon as any of these changes.
+        shape = sorted((str(n), d["kind"], str(d.get("category")), caption(d))
+                       for n, d in lineage.graph.nodes(data=True))
+        edges = sorted((str(u), str(v), str(k)) for u, v, k in lineage.graph.edges(keys=True))
+        key = hashlib.sha256(json.dumps([shape, edges]).encode()).hexdigest()
         positions = self._layouts.get(key, lambda: grid_positions(lineage))
         if positions:
             data["elements"] = elements(lineage, positions=positions)
@@ -563,8 +582,8 @@ class Workbench:
 
     def handlers(self) -> dict[str, Handler]:
         return {name: self.page(getattr(self, name)) for name in (
-            "techniques", "technique", "compare", "compare_markdown", "lineage", "lineage_asset", "reading",
-            "set_status", "decide", "unlock", "query")}
+            "techniques", "technique", "compare", "compare_choices", "compare_markdown", "lineage", "lineage_asset",
+            "reading", "set_status", "decide", "unlock", "query")}
 
 
 def _wants_json(request: Request) -> bool:
