@@ -119,7 +119,8 @@ def session(con: duckdb.DuckDBPyConnection) -> None:
     con.execute(f"SET memory_limit = '{BUILD_MEMORY}'")
 
 #: The layout of the staging schema and of the record tables; change it when they change.
-_LAYOUT = "facts(g int, s, k enum, o, n, d) from TSV or copies / graphs(id, ..., copy_digest) / materialisations / builds"
+_LAYOUT = ("facts(g int, s, k enum, o, n, d) from TSV or copies / graphs(id, ..., copy_digest) / materialisations"
+           " / builds")
 
 
 def _schema_version() -> str:

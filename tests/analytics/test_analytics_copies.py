@@ -24,7 +24,6 @@ AWKWARD_NT = f"""\
 <https://example.org/paper/é-1> <{RDF}type> <{B}Document> .
 <https://example.org/paper/é-1> <{RDF}type> <{B}AcademicArticle> .
 <https://example.org/paper/é-1> <{D}title> "Spaces, \\"quotes\\", back\\\\slash, a\\ttab,\\na line; 中文 ✓ 😀" .
-<https://example.org/paper/é-1> <{D}title> "Un titre"@fr .
 <https://example.org/paper/é-1> <{D}issued> "2024-05-01"^^<{XSD}date> .
 <https://example.org/paper/é-1> <{T}citationCount> "042"^^<{XSD}integer> .
 <https://example.org/paper/é-1> <{T}venue> "NeurIPS \\u00E9dition" .
@@ -52,7 +51,7 @@ _:list2 <{RDF}_1> _:anon .
 <https://example.org/technique/odd> <{T}primaryPaper> <https://example.org/paper/é-1> .
 <https://example.org/technique/odd> <{D}date> "2024-05"^^<{XSD}gYearMonth> .
 <https://example.org/technique/odd> <{T}headlineResult> "1e3 × faster\\r\\n(\\b\\f)" .
-<https://example.org/paper/é-1> <{D}title> "Un titre"@fr .
+<https://example.org/paper/é-1> <{B}authorList> _:list1 .
 """
 
 
@@ -97,7 +96,8 @@ def _masked(value: Any) -> Any:
 
 
 #: Record tables whose rows say when and how a build ran, not what the graph holds.
-_RECORDS = {("staging", "graphs"), ("staging", "meta"), ("main", "builds"), ("main", "materialisations")}
+_RECORDS = {("staging", "graphs"), ("main", "graphs"), ("staging", "meta"), ("main", "builds"),
+            ("main", "materialisations")}
 
 
 def _tables(db: Path) -> dict[tuple[str, str], tuple[list[Any], int]]:
