@@ -145,3 +145,77 @@ def test_wide_characters_count_double() -> None:
         from rich.cells import cell_len
 
         assert all(cell_len(line.rstrip()) <= width for line in text.splitlines())
+
+
+# -- many rows: printed as they come ----------------------------------------------------
+
+
+def _many(n: int) -> list[dict[str, object]]:
+    return [{"paper": f"https://arxiv.org/abs/2401.{i:05d}", "title": "Gated delta rule with chunked state "
+             * (1 + i % 3) + f"({i})", "stars": i * 7} for i in range(n)]
+
+
+def _streamed(capsys: pytest.CaptureFixture[str], rows: object) -> str:
+    from kg.cli.output import emit_stream
+
+    emit_stream(rows, ["paper", "title", "stars"], title=lambda n: f"Papers: {n} rows",  # type: ignore[arg-type]
+                streamed_title="Papers", footer=lambda n: f"{n:,} rows")
+    return capsys.readouterr().out
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_a_long_table_prints_its_first_rows_as_a_short_one_and_every_row_once(
+        width: int, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    from kg.cli.output import STREAM_ABOVE
+
+    monkeypatch.setenv("COLUMNS", str(width))
+    rows = _many(STREAM_ABOVE * 3)
+    text = _streamed(capsys, iter(rows))
+    lines = text.splitlines()
+    assert lines[0] == "Papers" and lines[-1] == f"{len(rows):,} rows"
+    short = render(rows[:STREAM_ABOVE], ["paper", "title", "stars"], width=width).splitlines()
+    # The same layout as the table of the first rows alone, and the later rows folded to it.
+    assert lines[1 : 1 + len(short)] == short
+    assert all(len(line) <= width for line in lines)
+    ids = re.findall(r"2401\.(\d{5})", text)
+    assert ids == [f"{i:05d}" for i in range(len(rows))]
+    _assert_nothing_split(text, rows[STREAM_ABOVE:STREAM_ABOVE + 50], width)
+
+
+def test_a_long_table_is_written_before_its_last_row_is_read(capsys: pytest.CaptureFixture[str],
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    from kg.cli.output import STREAM_ABOVE
+
+    monkeypatch.setenv("COLUMNS", "100")
+    seen: list[str] = []
+
+    def rows():  # type: ignore[no-untyped-def]
+        for i, row in enumerate(_many(STREAM_ABOVE * 4)):
+            if i == STREAM_ABOVE * 3:
+                seen.append(capsys.readouterr().out)
+            yield row
+
+    rest = _streamed(capsys, rows())
+    assert "2401.00000" in seen[0] and "2401.01000" in seen[0] and "2401.01900" not in seen[0]
+    assert rest.splitlines()[-1] == f"{STREAM_ABOVE * 4:,} rows"
+
+
+def test_a_short_table_keeps_its_count_in_the_title(capsys: pytest.CaptureFixture[str],
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "100")
+    text = _streamed(capsys, iter(_many(3)))
+    assert text.splitlines()[0] == "Papers: 3 rows"
+    assert text.count("2401.") == 3
+
+
+def test_a_long_table_too_wide_for_the_terminal_prints_records_block_by_block(
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    from kg.cli.output import STREAM_ABOVE
+
+    monkeypatch.setenv("COLUMNS", "40")
+    rows = _many(STREAM_ABOVE + 20)
+    text = _streamed(capsys, iter(rows))
+    assert text.count("paper:") == len(rows)
+    # one blank line between records, the block boundary included
+    assert "\n\npaper:" in text and "\npaper:" not in text.replace("\n\npaper:", "")
+    assert text.splitlines()[-1] == f"{len(rows):,} rows"

@@ -215,16 +215,23 @@ def query(
 
 
 def _table(named: NamedQuery, found: Answer, limit: int | None) -> None:
-    from kg.cli.output import emit
+    from kg.cli.output import emit_stream
     from kg.results import python_value
 
     page = found.page
     shown = [v for v in page.variables if named.param(v) is None] or page.variables
     index = [page.variables.index(v) for v in shown]
-    rows = [{v: _compact(python_value(row[i])) for v, i in zip(shown, index, strict=True)} for row in page]
-    more = " (more: see --after below)" if page.next else " (cut at --limit)" if limit and len(rows) >= limit else ""
+    rows = ({v: _compact(python_value(row[i])) for v, i in zip(shown, index, strict=True)} for row in page)
     source = " from the DuckDB analytics tables" if found.source == "duckdb" else ""
-    emit(rows, shown, title=f"{named.title}: {len(rows)} rows{source}{more}")
+
+    def more(count: int) -> str:
+        return " (more: see --after below)" if page.next else " (cut at --limit)" if limit and count >= limit else ""
+
+    try:
+        emit_stream(rows, shown, title=lambda n: f"{named.title}: {n} rows{source}{more(n)}",
+                    streamed_title=f"{named.title}{source}", footer=lambda n: f"{n:,} rows{more(n)}")
+    except BrokenPipeError:
+        _reader_gone()
 
 
 def _stream(found: Answer, fmt: str) -> None:
@@ -242,10 +249,16 @@ def _stream(found: Answer, fmt: str) -> None:
         if fmt in ("json", "xml"):
             out.write(b"\n")
         out.flush()
-    except BrokenPipeError:  # the reader stopped (| head): not an error of ours
-        import os
+    except BrokenPipeError:
+        _reader_gone()
 
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+def _reader_gone() -> None:
+    """The reader stopped (``| head``): not an error of ours. Later writes go nowhere."""
+    import os
+    import sys
+
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
 def _next_page(named: NamedQuery, found: Answer, raw: dict[str, list[str]], limit: int | None,
