@@ -164,7 +164,8 @@ def kernel_status(store: GraphStore, techniques: Sequence[NamedNode] | None = No
 
 def compare(store: GraphStore, techniques: list[NamedNode]) -> dict[str, Any]:
     """The side-by-side table of the comparison page, plus our additions."""
-    cards = [technique_card(store, t) for t in techniques]
+    edges = lineage_edges(store)  # read once for every card and the lineage between them
+    cards = [technique_card(store, t, edges=edges) for t in techniques]
     columns = [c["name"] for c in cards]
     rows: list[tuple[str, list[str]]] = []
 
@@ -182,7 +183,6 @@ def compare(store: GraphStore, techniques: list[NamedNode]) -> dict[str, Any]:
         row(label, [dict(c["dimensions"]).get(label) or "not recorded" for c in cards])
     row("Evidence", [", ".join(_evidence(store, NamedNode(c["technique"]))) for c in cards])
     # Our additions: lineage between the compared techniques, kernels, reading.
-    edges = lineage_edges(store)
     chosen = {c["technique"] for c in cards}
     relations = []
     for c in cards:
