@@ -153,10 +153,10 @@ from kg.store.embedded import OxigraphStore
 where = sys.argv[3]
 real_apply, real_journal, real_remove = bulk.apply, bulk.write_journal, bulk._remove
 
-def journal(change, provenance):
+def journal(change, provenance, activity):
     if where == "before-journal":
         os._exit(9)
-    real_journal(change, provenance)
+    real_journal(change, provenance, activity)
     if where == "after-journal":
         os._exit(9)
 
@@ -166,7 +166,7 @@ def remove(store, graph, removed):
         store.flush()
         os._exit(9)
 
-def apply(store, folder, update):
+def apply(store, folder, update, installed=None):
     if where == "after-additions":
         bulk._remove(store, ox.NamedNode(sys.argv[4]), folder / "removed.nt")
         store.bulk_load(path=str(folder / "added.nt"), format=ox.RdfFormat.N_TRIPLES,
@@ -175,7 +175,7 @@ def apply(store, folder, update):
                      for t in ox.parse(path=str(folder / "added-blank-nodes.nt"), format=ox.RdfFormat.N_TRIPLES))
         store.flush()
         os._exit(9)
-    real_apply(store, folder, update)
+    real_apply(store, folder, update, installed)
 
 bulk.write_journal, bulk._remove, bulk.apply = journal, remove, apply
 store = OxigraphStore(Path(sys.argv[1]))

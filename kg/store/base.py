@@ -37,6 +37,7 @@ from kg.vocab import DCTERMS, ID, PREFIXES, PROV, RDF, RDFS, SCHEMA, TKG, dateti
 
 if TYPE_CHECKING:
     from kg.snapshots import Snapshot, Snapshots
+    from kg.store.copies import ImportCopy
 
 __all__ = ["Activity", "Dataset", "GraphInfo", "GraphStore", "SolutionStream", "Transaction", "content_hash",
            "prefix_block"]
@@ -308,6 +309,11 @@ class GraphStore(abc.ABC):
             f"SELECT ?h WHERE {{ GRAPH {PROVENANCE} {{ {graph} tkg:contentHash ?h }} }} LIMIT 1"
         )
         return rows.rows[0]["h"].value if rows.rows and rows.rows[0]["h"] else None  # type: ignore[union-attr]
+
+    def import_copy(self, graph: ox.NamedNode) -> ImportCopy | None:
+        """The graph's content as N-Triples lines kept beside the store by its last whole
+        load (see :mod:`kg.store.copies`), or None: remote stores keep none."""
+        return None
 
     def replace_graphs(
         self, graphs: Mapping[ox.NamedNode, Sequence[ox.Triple]], *, drop: Iterable[ox.NamedNode] = (),

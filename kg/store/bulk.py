@@ -6,13 +6,16 @@ Two paths, both used by :meth:`kg.store.embedded.OxigraphStore.load_file`:
   path (a stream, for a gzipped file). The provenance it records, the file's digest and
   the number of distinct triples, is computed by :class:`FileFacts` in a thread that
   reads the file beside the loader (which works without the GIL): no second pass after
-  the load, and no COUNT over the loaded graph.
+  the load, and no COUNT over the loaded graph. The same thread writes the graph's
+  import copy (:mod:`kg.store.copies`).
 - **A replacement** (the graph holds data) never holds both graphs in one transaction.
-  The old graph is dumped while the new file is normalised to N-Triples in a work folder,
-  DuckDB diffs the two (set difference, spilling to disk, in bounded memory), and only
+  The old graph is read from its import copy (or, without one, dumped) while the new
+  file is normalised to N-Triples, in the store's own form, in a work folder; DuckDB
+  diffs the two (set difference, spilling to disk, in bounded memory), and only
   the difference is applied: removed triples in bounded batches while the bulk loader adds
   the new ones beside them (the two sets are disjoint). Re-importing a refreshed dump
-  costs what changed, not the whole graph.
+  costs what changed, not the whole graph. The normalised new content becomes the
+  graph's import copy once the replacement committed.
 
 Crash safety of a replacement: nothing touches the store until the work folder holds
 the diff and a journal (``journal.json``, written atomically). From then on applying the
@@ -24,6 +27,7 @@ after it, the next open completes the new one: the graph is always the old or th
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import hashlib
 import json
@@ -31,7 +35,7 @@ import os
 import shutil
 import threading
 import uuid
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, cast
@@ -39,6 +43,8 @@ from typing import IO, TYPE_CHECKING, Any, cast
 import pyoxigraph as ox
 
 from kg.graphs import PROVENANCE
+from kg.pauses import pause_point
+from kg.store.copies import canonical_lines, canonical_triples
 
 if TYPE_CHECKING:
     import duckdb
@@ -57,7 +63,7 @@ JOURNAL = "journal.json"
 DELETE_BATCH = 1_000
 #: Bytes read at a time by the thread that hashes and counts a file beside the loader.
 BLOCK = 1 << 22
-_LINE_FORMATS = (ox.RdfFormat.N_TRIPLES, ox.RdfFormat.N_QUADS)
+_LINE_FORMATS = (ox.RdfFormat.N_TRIPLES,)
 #: DuckDB reads and writes N-Triples as one text column: a separator that Oxigraph's
 #: serialiser always escapes, and no quoting.
 _CSV = "header = false, delim = '\\x01', quote = '', escape = '', auto_detect = false"
@@ -69,16 +75,23 @@ def open_rdf(path: Path, gzipped: bool) -> IO[bytes]:
 
 class FileFacts(threading.Thread):
     """The SHA-256 of a file's bytes and how many distinct triples it states, worked out
-    in a thread of their own while the loader reads the same file (from the page cache).
+    in a thread of their own while the loader reads the same file (from the page cache),
+    and, given ``copy``, the file's triples written there as the graph's import copy
+    (:mod:`kg.store.copies`).
 
-    N-Triples and N-Quads are counted by statement line (a triple written twice counts
-    once; written with different spacing, twice); other formats are parsed."""
+    N-Triples lines are counted (and copied) in the store's own form: a file whose lines
+    are in that form already is checked by a regular expression and copied byte for byte;
+    the other lines are parsed. Other formats are parsed. A triple written twice counts
+    once (and is copied twice)."""
 
-    def __init__(self, path: Path, fmt: ox.RdfFormat, gzipped: bool) -> None:
+    def __init__(self, path: Path, fmt: ox.RdfFormat, gzipped: bool, copy: Path | None = None) -> None:
         super().__init__(name="kg-file-facts", daemon=True)
-        self.path, self.fmt, self.gzipped = path, fmt, gzipped
+        self.path, self.fmt, self.gzipped, self.copy = path, fmt, gzipped, copy
         self.digest = ""
         self.triples = 0
+        #: Whether some line may hold a blank node (its label is the file's: the bulk
+        #: loader gives the store's nodes other ids).
+        self.blank_labels = False
         self.error: BaseException | None = None
 
     def run(self) -> None:
@@ -91,20 +104,35 @@ class FileFacts(threading.Thread):
         import array
 
         raw = _HashingReader(self.path.open("rb"))
-        with raw:
+        hashes = array.array("q")
+        with raw, (self.copy.open("wb") if self.copy is not None else contextlib.nullcontext()) as copy:
+
+            def take(lines: bytes) -> None:
+                # Counted (and copied) in the store's own form: "01"^^xsd:integer and "1"^^xsd:integer
+                # are one triple to the store, and lines that differ in spacing alone are one.
+                if copy is not None:
+                    copy.write(lines)
+                self.blank_labels = self.blank_labels or b"_:" in lines
+                hashes.extend(map(hash, lines.split(b"\n")))
+                hashes.pop()  # the empty string after the last newline
+
             stream = _decompressed(raw, self.gzipped)
-            hashes = array.array("q")
             if self.fmt in _LINE_FORMATS:
                 rest = b""
                 for block in iter(lambda: stream.read(BLOCK), b""):
                     block = rest + block
                     cut = block.rfind(b"\n") + 1
                     rest = block[cut:]
-                    hashes.extend(map(hash, _statement_lines(block[:cut])))
-                hashes.extend(map(hash, _statement_lines(rest)))
+                    take(canonical_lines(block[:cut]))
+                take(canonical_lines(rest + b"\n"))
             else:
+                batch: list[ox.Triple | ox.Quad] = []
                 for statement in ox.parse(stream, format=self.fmt):
-                    hashes.append(hash(f"{statement.subject} {statement.predicate} {statement.object}"))
+                    batch.append(statement)
+                    if len(batch) >= 10_000:
+                        take(canonical_triples(batch))
+                        batch.clear()
+                take(canonical_triples(batch))
             for _ in iter(lambda: raw.read(1 << 20), b""):  # anything the parser left unread
                 pass
         self.digest = "file:" + raw.sha256.hexdigest()
@@ -116,20 +144,6 @@ class FileFacts(threading.Thread):
         if self.error is not None:
             raise self.error
         return self.digest, self.triples
-
-
-#: What a block starts with, or holds after a newline, when some line of it may be a comment.
-_MAYBE_COMMENT = (b"#", b" ", b"\t", b"\r")
-
-
-def _statement_lines(block: bytes) -> Iterable[bytes]:
-    """The statement lines of a block of whole N-Triples / N-Quads lines, stripped (blank
-    lines and comments left out). Split, stripped and filtered by builtins, not a Python
-    loop per line: this runs beside the loader and should take as little CPU as it can."""
-    lines: Iterable[bytes] = filter(None, map(bytes.strip, block.split(b"\n")))
-    if block.startswith(_MAYBE_COMMENT) or any(b"\n" + start in block for start in _MAYBE_COMMENT):
-        lines = [line for line in lines if not line.startswith(b"#")]
-    return lines
 
 
 def _decompressed(raw: _HashingReader, gzipped: bool) -> IO[bytes]:
@@ -215,7 +229,7 @@ class Diff:
     #: the store that wrote the file, and TechKG keeps its own (issue #13).
     skipped_provenance: int = 0
     files: dict[str, str] = field(default_factory=lambda: {
-        "added": "added.nt", "blank": "added-blank-nodes.nt", "removed": "removed.nt"})
+        "added": "added.nt", "blank": "added-blank-nodes.nt", "removed": "removed.nt", "content": "new.nt"})
 
     def path(self, name: str) -> Path:
         return self.folder / self.files[name]
@@ -223,8 +237,9 @@ class Diff:
 
 def _normalise(source: IO[bytes], fmt: ox.RdfFormat, out: Path, blank: Path) -> int:
     """The triples of ``source`` (a quad format's graphs flattened, its provenance graph
-    left out) as N-Triples: those with blank nodes apart, their nodes given fresh ids that
-    stay the same on a retry. Returns how many provenance quads it left out."""
+    left out) as N-Triples in the store's own form (:func:`canonical_lines`): those with
+    blank nodes apart, their nodes given fresh ids that stay the same on a retry. Returns
+    how many provenance quads it left out."""
     fresh: dict[str, ox.BlankNode] = {}
     skipped = 0
 
@@ -236,21 +251,26 @@ def _normalise(source: IO[bytes], fmt: ox.RdfFormat, out: Path, blank: Path) -> 
             return found
         return term
 
-    with out.open("w", encoding="utf-8") as plain, blank.open("w", encoding="utf-8") as blanks:
+    with out.open("wb") as plain, blank.open("wb") as blanks:
         batch: list[str] = []
+        blank_batch: list[str] = []
         for q in ox.parse(source, format=fmt):
             if q.graph_name == PROVENANCE:
                 skipped += 1
                 continue
             s, o = q.subject, q.object
             if isinstance(s, ox.BlankNode) or isinstance(o, ox.BlankNode):
-                blanks.write(f"{node(s)} {q.predicate} {node(o)} .\n")
+                blank_batch.append(f"{node(s)} {q.predicate} {node(o)} .\n")
+                if len(blank_batch) >= 10_000:
+                    blanks.write(canonical_lines("".join(blank_batch).encode()))
+                    blank_batch.clear()
                 continue
             batch.append(f"{s} {q.predicate} {o} .\n")
             if len(batch) >= 10_000:
-                plain.write("".join(batch))
+                plain.write(canonical_lines("".join(batch).encode()))
                 batch.clear()
-        plain.write("".join(batch))
+        plain.write(canonical_lines("".join(batch).encode()))
+        blanks.write(canonical_lines("".join(blank_batch).encode()))
     return skipped
 
 
@@ -270,15 +290,21 @@ def _lines(path: Path) -> str:
 
 
 def diff(
-    store: ox.Store, graph: ox.NamedNode, source: Path, fmt: ox.RdfFormat, gzipped: bool, folder: Path
+    store: ox.Store, graph: ox.NamedNode, source: Path, fmt: ox.RdfFormat, gzipped: bool, folder: Path,
+    old_copy: Path | None = None,
 ) -> Diff:
     """Work out what replacing ``graph`` by the content of ``source`` changes. Raises
     SyntaxError (and the like) for a malformed file; the store is not touched.
 
-    The old graph is dumped (by Oxigraph, in a thread) while the new file is normalised."""
+    The old content is read from ``old_copy`` (the graph's import copy, whose blank-node
+    labels are the store's ids) when there is one, or else dumped (by Oxigraph, in a
+    thread) while the new file is normalised. The new content stays in the work folder
+    (``new.nt``, blank-node triples included), to become the graph's import copy."""
     result = Diff(folder, graph)
-    old, new = folder / "old.nt", folder / "new.nt"
-    dumping = Background(lambda: store.dump(str(old), ox.RdfFormat.N_TRIPLES, from_graph=graph), "kg-dump-old")
+    new = result.path("content")
+    old = old_copy if old_copy is not None else folder / "old.nt"
+    dumping = None if old_copy is not None else Background(
+        lambda: store.dump(str(old), ox.RdfFormat.N_TRIPLES, from_graph=graph), "kg-dump-old")
     try:
         raw = _HashingReader(source.open("rb"))
         with raw:
@@ -287,7 +313,8 @@ def diff(
             for _ in iter(lambda: raw.read(1 << 20), b""):
                 pass
     finally:
-        dumping.result()
+        if dumping is not None:
+            dumping.result()
     result.digest = "file:" + raw.sha256.hexdigest()
     con = _duckdb(folder)
     try:
@@ -305,8 +332,10 @@ def diff(
         result.removed = _scalar(con, f"SELECT count(*) FROM {_lines(result.path('removed'))}")
     finally:
         con.close()
-    for name in ("old.nt", "new.nt"):
-        (folder / name).unlink()
+    if old_copy is None:
+        old.unlink()
+    with new.open("ab") as content, result.path("blank").open("rb") as blanks:
+        shutil.copyfileobj(blanks, content)
     shutil.rmtree(folder / "spill", ignore_errors=True)
     return result
 
@@ -338,17 +367,24 @@ def _scalar(con: duckdb.DuckDBPyConnection, sql: str) -> int:
     return int(row[0]) if row else 0
 
 
-def write_journal(change: Diff, provenance: str) -> None:
-    """Make the replacement durable: from here on it completes, now or at the next open."""
+def write_journal(change: Diff, provenance: str, activity: str) -> None:
+    """Make the replacement durable: from here on it completes, now or at the next open.
+    ``provenance`` is the update that records ``activity`` (its IRI) as the graph's maker."""
     for name in change.files:
         _fsync(change.path(name))
     record = {"graph": change.graph.value, "files": change.files, "provenance": provenance,
+              "activity": activity, "digest": change.digest,
               "triples": change.triples, "added": change.added, "removed": change.removed}
     tmp = change.folder / (JOURNAL + ".tmp")
     tmp.write_text(json.dumps(record), encoding="utf-8")
     _fsync(tmp)
     tmp.replace(change.folder / JOURNAL)
     _fsync(change.folder)
+
+
+#: Told, after a replacement committed, of the graph, the file of its new content (which
+#: stays in place until the work folder goes), the activity and the digest.
+Installed = Callable[[ox.NamedNode, Path, str, str], None]
 
 
 def _fsync(path: Path) -> None:
@@ -359,9 +395,10 @@ def _fsync(path: Path) -> None:
         os.close(fd)
 
 
-def apply(store: ox.Store, folder: Path, update: Callable[[str], None]) -> None:
+def apply(store: ox.Store, folder: Path, update: Callable[[str], None], installed: Installed | None = None) -> None:
     """Apply the journalled replacement in ``folder`` (again, if it was cut short) and
-    remove the folder. ``update`` runs the provenance update.
+    remove the folder. ``update`` runs the provenance update; then ``installed`` is told
+    of the new content (a journal written before import copies has none).
 
     The added and the removed triples are disjoint (new minus old, old minus new), so the
     bulk loader adds while the deletions run, side by side; either is a no-op when redone."""
@@ -382,6 +419,10 @@ def apply(store: ox.Store, folder: Path, update: Callable[[str], None]) -> None:
                      for t in ox.parse(path=str(files["blank"]), format=ox.RdfFormat.N_TRIPLES))
     update(record["provenance"])
     store.flush()
+    content = files.get("content")
+    if installed is not None and content is not None and content.is_file() and "activity" in record:
+        pause_point("store.replaced")
+        installed(graph, content, record["activity"], record["digest"])
     shutil.rmtree(folder, ignore_errors=True)
 
 
@@ -429,7 +470,8 @@ def pending(store_dir: Path) -> list[str]:
     return out
 
 
-def resume(store: ox.Store, store_dir: Path, update: Callable[[str], None]) -> list[str]:
+def resume(store: ox.Store, store_dir: Path, update: Callable[[str], None],
+           installed: Installed | None = None) -> list[str]:
     """Finish every replacement a killed process journalled, and drop the work folders of
     those it had not (their store was never touched). Returns the graphs completed."""
     root = store_dir / WORK_FOLDER
@@ -439,7 +481,7 @@ def resume(store: ox.Store, store_dir: Path, update: Callable[[str], None]) -> l
     for folder in sorted(p for p in root.iterdir() if p.is_dir()):
         if (folder / JOURNAL).is_file():
             done.append(json.loads((folder / JOURNAL).read_text(encoding="utf-8"))["graph"])
-            apply(store, folder, update)
+            apply(store, folder, update, installed)
         else:
             discard(folder)
     return done

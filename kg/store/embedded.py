@@ -27,6 +27,7 @@ from kg.sparqlerrors import syntax_error
 from kg.sparqlguard import names_dataset
 from kg.sparqltext import inject_values
 from kg.store.base import Activity, Dataset, GraphStore, SolutionStream, prefix_block, provenance_update
+from kg.store.copies import Copies, ImportCopy
 from kg.store.folder import SERVE_FILE, ReaderLease, StoreFolder, WriterLock
 from kg.vocab import PREFIXES
 
@@ -67,6 +68,7 @@ class OxigraphStore(GraphStore):
         self._lock: WriterLock | None = None
         self._lease: ReaderLease | None = None
         self._folder = StoreFolder(path) if path is not None else None
+        self._copies = Copies(path) if path is not None else None
         if path is None:
             self._store = ox.Store()
             return
@@ -110,6 +112,7 @@ class OxigraphStore(GraphStore):
         self._notice = say
         self._lock = None
         self._folder = folder
+        self._copies = Copies(path)
         self._lease = None
         self._open_view()
         return self
@@ -124,6 +127,7 @@ class OxigraphStore(GraphStore):
         self._notice = _quiet
         self._lock = None
         self._folder = None
+        self._copies = None  # a snapshot holds RocksDB's files alone (see kg.store.copies)
         self._lease = None
         self._store = _open_read_only(path)
         return self
@@ -189,6 +193,7 @@ class OxigraphStore(GraphStore):
         pending = self._folder.pending()
         if pending and pending.get("drop") and not self._committed(str(pending.get("activity", ""))):
             target = ox.NamedNode(str(pending["drop"]))
+            self._invalidate([target])
             messages.append(f"removing {self._size(target):,} triples of an unfinished load into <{target.value}>, "
                             "which was empty before it started")
             actions.append(lambda: self._store.remove_graph(target))
@@ -214,6 +219,8 @@ class OxigraphStore(GraphStore):
             self._notice("recovering: " + "; ".join(messages))
         for action in actions:
             action()
+        if self._copies is not None:
+            self._copies.sweep()
         self._folder.end()
         if stale or actions:
             self._publish()
@@ -351,6 +358,8 @@ class OxigraphStore(GraphStore):
 
     def update(self, sparql: str) -> None:
         self._writable()
+        if self._copies is not None:  # before anything is written (kg.store.copies)
+            self._copies.invalidate_for_update(sparql, PREFIXES)
         if self._folder is not None:
             self._folder.mark_stale()
         pause_point("store.before-commit")
@@ -405,7 +414,9 @@ class OxigraphStore(GraphStore):
         if self._folder is not None:  # a killed load is removed by the next open (see _recover)
             self._folder.begin({"drop": graph.value, "activity": activity.iri.value})
             self._folder.mark_stale()
-        facts = bulk.FileFacts(path, fmt, gzipped)
+        self._invalidate([graph])
+        copy = self._copies.temporary(graph) if self._copies is not None else None
+        facts = bulk.FileFacts(path, fmt, gzipped, copy)
         facts.start()
         try:
             if gzipped:
@@ -418,35 +429,78 @@ class OxigraphStore(GraphStore):
             self.update(provenance_update(activity, {graph: (digest, count)}, activity.started))
         except BaseException:
             facts.join()
+            if copy is not None:
+                copy.unlink(missing_ok=True)
             self._clear(graph)
             raise
         finally:
             if self._folder is not None:
                 self._folder.end()
+        if copy is not None and self._copies is not None:
+            pause_point("store.loaded-committed")
+            try:
+                self._copies.install(graph, copy, activity=activity.iri.value, digest=digest,
+                                     blank_ids="file" if facts.blank_labels else "store")
+            except OSError as exc:  # the load stands; it just has no copy
+                copy.unlink(missing_ok=True)
+                self._notice(f"no import copy of <{graph.value}> was kept: {exc}")
         return count
 
     def _replace(self, path: Path, graph: ox.NamedNode, fmt: ox.RdfFormat, gzipped: bool, activity: Activity) -> int:
         from kg.store import bulk
 
         folder = bulk.work_folder(self.path)
+        old = self.import_copy(graph)
         try:
-            change = bulk.diff(self._store, graph, path, fmt, gzipped, folder)
+            change = bulk.diff(self._store, graph, path, fmt, gzipped, folder,
+                               old_copy=old.path if old is not None and old.blank_ids == "store" else None)
             if change.skipped_provenance:
                 activity.stats["skipped_provenance"] = change.skipped_provenance
             activity.stats.setdefault("added", change.added)
             activity.stats.setdefault("removed", change.removed)
             provenance = prefix_block("") + provenance_update(
                 activity, {graph: (change.digest, change.triples)}, activity.started)
-            bulk.write_journal(change, provenance)
+            bulk.write_journal(change, provenance, activity.iri.value)
         except BaseException:
             bulk.discard(folder)
             raise
         # From here the replacement completes: now, or at the next open if this process dies.
+        self._invalidate([graph])
         if self._folder is not None:
             self._folder.mark_stale()
         pause_point("store.journalled")
-        bulk.apply(self._store, folder, self.update)
+        bulk.apply(self._store, folder, self.update, self._install_replaced)
         return change.triples
+
+    def _install_replaced(self, graph: ox.NamedNode, content: Path, activity: str, digest: str) -> None:
+        if self._copies is None:
+            return
+        try:
+            self._copies.install(graph, content, activity=activity, digest=digest, blank_ids="store", keep=True)
+        except OSError as exc:  # the replacement stands; it just has no copy
+            self._notice(f"no import copy of <{graph.value}> was kept: {exc}")
+
+    def _invalidate(self, graphs: Iterable[ox.NamedNode]) -> None:
+        if self._copies is not None:
+            self._copies.invalidate(graphs)
+
+    def import_copy(self, graph: ox.NamedNode) -> ImportCopy | None:
+        """The import copy of ``graph`` (see :mod:`kg.store.copies`): its content as
+        N-Triples lines, written by the load that last replaced it whole. None when there
+        is none, or when the provenance this store reads (a reader's view included) does
+        not name the load that wrote it. A later write deletes the file: open it at once,
+        and treat a file that has gone as no copy."""
+        if self._copies is None:
+            return None
+        rows = self.select(
+            f"SELECT ?act ?h ?n WHERE {{ GRAPH {PROVENANCE} {{ {graph} prov:wasGeneratedBy ?act ; "
+            "tkg:contentHash ?h ; tkg:tripleCount ?n } } LIMIT 2").rows
+        if len(rows) != 1:
+            return None
+        act, digest, count = rows[0]["act"], rows[0]["h"], rows[0]["n"]
+        if not isinstance(act, ox.NamedNode) or not isinstance(digest, ox.Literal) or not isinstance(count, ox.Literal):
+            return None
+        return self._copies.find(graph, act.value, digest.value, int(count.value))
 
     def replace_graphs(
         self, graphs: Mapping[ox.NamedNode, Sequence[ox.Triple]], *, drop: Iterable[ox.NamedNode] = (),
@@ -456,6 +510,7 @@ class OxigraphStore(GraphStore):
         the bulk loader, and one update moves them in (recovery drops staging graphs a
         killed process left, so the store is either as it was or wholly replaced)."""
         self._writable()
+        self._invalidate([*graphs, *drop])
         staged: dict[ox.NamedNode, ox.NamedNode] = {}
         try:
             for graph, triples in graphs.items():
@@ -476,6 +531,7 @@ class OxigraphStore(GraphStore):
 
     def _clear(self, graph: ox.NamedNode) -> None:
         """Empty ``graph`` a batch at a time (one transaction for all would hold it all in memory)."""
+        self._invalidate([graph])
         while not self._is_empty(graph):
             self._store.update(f"DELETE {{ GRAPH {graph} {{ ?s ?p ?o }} }} WHERE {{ SELECT ?s ?p ?o WHERE "
                                f"{{ GRAPH {graph} {{ ?s ?p ?o }} }} LIMIT 20000 }}")
@@ -557,7 +613,8 @@ def _journalled_imports(store: OxigraphStore) -> tuple[str, Callable[[], None]] 
                if done else "removing the work of an import that stopped before it changed anything")
 
     def finish() -> None:
-        bulk.resume(store._store, path, store.update)
+        store._invalidate(ox.NamedNode(g) for g in found if g)
+        bulk.resume(store._store, path, store.update, store._install_replaced)
 
     return message, finish
 
