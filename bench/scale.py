@@ -199,6 +199,48 @@ def query_text(store_path: Path, name: str, params: dict[str, str]) -> str:
     return prefix_block(full) + full
 
 
+def query_rows(big: Path, work: Path, startup: float, *, cap: float, raw_cap: float, formats: list[str],
+               names: set[str] | None = None) -> None:
+    """The named queries' rows: each whole result (and its first page) beside the raw query."""
+
+    def row(what: str, ours: str, baseline: str, ratio: str, rss: float, goal: str) -> None:
+        print(ROW.format(what, ours, baseline, ratio, f"{rss:,.0f}", goal), flush=True)
+
+    for name, params, goal, first_page in QUERIES:
+        if names is not None and name not in names:
+            continue
+        text_path = work / f"{name}.rq"
+        text_path.write_text(query_text(big, name, params), encoding="utf-8")
+        raw, _ = child(f"raw query {name}", RAW_QUERY, str(big), str(text_path), cap=raw_cap)
+        base = f"pyoxigraph {_s(raw.get('seconds'), raw_cap)}"
+        flags = [x for k, v in params.items() for x in ("-p", f"{k}={v}")]
+        whole = kg(f"kg query {name}", big, "query", name, *flags, "-f", "jsonl", cap=cap)
+        source = "duckdb" if "DuckDB" in whole.err else "sparql"
+        label = f"{name} ({whole.lines:,} rows, {source})"
+        if goal.startswith("≤"):
+            goal += f" ({_ratio(whole.seconds, startup + 1)})"
+        row(label, _s(whole.seconds, cap), base, _ratio(whole.seconds, raw.get("seconds")), whole.rss_mb,
+            goal if not first_page else "streamed, memory flat")
+        if raw and raw.get("rows") != whole.lines:
+            print(f"  note: the raw query gave {raw['rows']:,} rows; kg's lines that are not rows: "
+                  f"{whole.odd[:2]!r}", flush=True)
+        if goal.startswith("≤"):
+            for fmt in formats:
+                if fmt == "jsonl":
+                    continue
+                other = kg(f"kg query {name} -f {fmt}", big, "query", name, *flags, "-f", fmt, cap=cap)
+                row(f"  {name} -f {fmt}", _s(other.seconds, cap), f"start-up + 1 s {startup + 1:.2f} s",
+                    _ratio(other.seconds, startup + 1), other.rss_mb, "≤ 1.00x")
+        if first_page:
+            page = kg(f"kg query {name}", big, "query", name, *flags, "-f", "jsonl", "--limit", str(FIRST),
+                      cap=cap)
+            row(f"  {name} --limit {FIRST}", _s(page.seconds, cap), f"start-up + 1 s {startup + 1:.2f} s",
+                _ratio(page.seconds, startup + 1), page.rss_mb, "≤ 1.00x")
+        elif whole.first is not None:
+            row(f"  first {FIRST} rows of it", _s(whole.first, cap), f"start-up + 1 s {startup + 1:.2f} s",
+                _ratio(whole.first, startup + 1), whole.rss_mb, "")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--papers", type=int, default=700_000)
@@ -206,8 +248,35 @@ def main() -> None:
                         help="papers in the graph that is loaded and then replaced (77k ≈ 1M triples)")
     parser.add_argument("--cap", type=float, default=600.0, help="seconds allowed to any one process")
     parser.add_argument("--keep", action="store_true", help="keep the work folder (printed) afterwards")
+    parser.add_argument("--only", choices=["queries"],
+                        help="queries: only start-up and the named queries, on --store")
+    parser.add_argument("--store", type=Path,
+                        help="with --only queries: an existing store (kg analytics build done), used read-only")
+    parser.add_argument("--raw-cap", type=float,
+                        help="seconds allowed to each raw pyoxigraph query (default: --cap)")
+    parser.add_argument("--formats", default="jsonl",
+                        help="comma-separated -f formats of the whole results whose goal is start-up + 1 s "
+                             "(default jsonl; e.g. jsonl,csv,tsv,json,xml,table)")
+    parser.add_argument("--queries", help="comma-separated names: only these of the named queries (default: all)")
     args = parser.parse_args()
     cap = args.cap
+    raw_cap = args.raw_cap or cap
+    formats = [f.strip() for f in args.formats.split(",") if f.strip()]
+    names = {n.strip() for n in args.queries.split(",")} if args.queries else None
+    if args.only == "queries":
+        if args.store is None:
+            parser.error("--only queries measures an existing store: pass --store DIR")
+        print(ROW.format("what", "kg (this tree)", "baseline (same run)", "ratio", "RSS MB", "goal"))
+        helps = [run("kg --help", [sys.executable, "-c", KG_MAIN, "--help"], cap=cap) for _ in range(3)]
+        startup = _median_run(helps).seconds or 0.0
+        print(f"start-up: kg --help {startup:.2f} s (median of 3); store {args.store}", flush=True)
+        work = Path(tempfile.mkdtemp(prefix="kg-bench-scale-"))
+        try:
+            query_rows(args.store, work, startup, cap=cap, raw_cap=raw_cap, formats=formats, names=names)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        print(f"\npeak RSS: {max(PEAKS.values()):,.0f} MB ({max(PEAKS, key=PEAKS.__getitem__)})")
+        return
 
     work = Path(tempfile.mkdtemp(prefix="kg-bench-scale-"))
 
@@ -268,30 +337,7 @@ def main() -> None:
             opening.rss_mb, "1.00x (no growth)")
         row("start-up: kg --help", f"{startup:.2f} s", "", "", _median_run(helps).rss_mb, "")
 
-        for name, params, goal, first_page in QUERIES:
-            text_path = work / f"{name}.rq"
-            text_path.write_text(query_text(big, name, params), encoding="utf-8")
-            raw, _ = child(f"raw query {name}", RAW_QUERY, str(big), str(text_path), cap=cap)
-            base = f"pyoxigraph {_s(raw.get('seconds'), cap)}"
-            flags = [x for k, v in params.items() for x in ("-p", f"{k}={v}")]
-            whole = kg(f"kg query {name}", big, "query", name, *flags, "-f", "jsonl", cap=cap)
-            source = "duckdb" if "DuckDB" in whole.err else "sparql"
-            label = f"{name} ({whole.lines:,} rows, {source})"
-            if goal.startswith("≤"):
-                goal += f" ({_ratio(whole.seconds, startup + 1)})"
-            row(label, _s(whole.seconds, cap), base, _ratio(whole.seconds, raw.get("seconds")), whole.rss_mb,
-                goal if not first_page else "streamed, memory flat")
-            if raw and raw.get("rows") != whole.lines:
-                print(f"  note: the raw query gave {raw['rows']:,} rows; kg's lines that are not rows: "
-                      f"{whole.odd[:2]!r}", flush=True)
-            if first_page:
-                page = kg(f"kg query {name}", big, "query", name, *flags, "-f", "jsonl", "--limit", str(FIRST),
-                          cap=cap)
-                row(f"  {name} --limit {FIRST}", _s(page.seconds, cap), f"start-up + 1 s {startup + 1:.2f} s",
-                    _ratio(page.seconds, startup + 1), page.rss_mb, "≤ 1.00x")
-            elif whole.first is not None:
-                row(f"  first {FIRST} rows of it", _s(whole.first, cap), f"start-up + 1 s {startup + 1:.2f} s",
-                    _ratio(whole.first, startup + 1), whole.rss_mb, "")
+        query_rows(big, work, startup, cap=cap, raw_cap=raw_cap, formats=formats, names=names)
 
         # Replacing a graph of about a million triples that already holds data.
         replace_papers = min(args.replace_papers, args.papers)

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from functools import cache
 from importlib import resources
-from typing import Any
+from typing import IO, Any
 
 import pyoxigraph as ox
 
@@ -316,6 +316,11 @@ class Answer:
     note: str = ""
     #: Why fresh analytics tables did not answer a query that has a DuckDB twin ("" if none).
     fallback: str = ""
+    #: Where the rows can be written whole in a results format (kg.results.RESULT_FORMATS)
+    #: straight from where they are, without a term per cell: ``write(fmt, out)`` gives the
+    #: bytes kg.results.write_solutions writes for ``page``, sets ``page.next`` as reading
+    #: the page does, and returns the row count. Use it or read ``page``, not both.
+    write: Callable[[str, IO[bytes]], int] | None = None
 
 
 def answer(

@@ -17,7 +17,7 @@ from kg.cli import app
 from kg.cli.coercion import _NOT_PLAIN, _plain
 
 SAMPLES = ["x", "", " 5", "5", "-3", "007", "1.5", "-0.25", "abc", "1e3", "1_000", "0", "2", "table", "JSON",
-           "json", "csv", "none", 5, 0.5, True, False]
+           "json", "csv", "none", 5, 0.5, True, False, ("a", "b=c"), (), ("",), ["x"], ("a", 5)]
 
 
 def _params() -> list[tuple[str, Any]]:
@@ -57,7 +57,9 @@ def test_plain_values_read_as_typer_reads_them() -> None:
 
 
 @pytest.mark.parametrize("args", [["suggest", "lineage", "--min-score", "0.5", "-f", "json"],
-                                  ["suggest", "reading", "-n", "3", "-f", "csv"]])
+                                  ["suggest", "reading", "-n", "3", "-f", "csv"],
+                                  ["query", "repositories", "-p", "minStars=5", "-f", "jsonl", "--limit", "5"],
+                                  ["query", "read-without-note", "-f", "csv"]])
 def test_a_command_with_plain_options_does_not_import_pydantic(args: list[str]) -> None:
     code = ("import sys\nfrom typer.testing import CliRunner\nfrom kg.cli import app\n"
             f"r = CliRunner().invoke(app, ['--store', ':memory:', *{args!r}])\n"

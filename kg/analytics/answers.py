@@ -32,20 +32,22 @@ from __future__ import annotations
 import re
 import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import pyoxigraph as ox
 
+from kg.analytics.encoding import term as _term
 from kg.graphs import PROVENANCE
 from kg.vocab import XSD
 
 if TYPE_CHECKING:
     import duckdb
 
-    from kg.paging import SortKey
+    from kg.paging import Page, SortKey
     from kg.results import Term
     from kg.store.base import GraphStore
     from queries import Answer, Bound, NamedQuery
@@ -691,35 +693,6 @@ _XSD_STRING = XSD.string.value
 _MISSING: Any = object()
 
 
-def _term(kind: Kind, value: Any, marker: Any = None) -> Term | None:
-    if value is None:
-        return None
-    if kind == "iri":
-        return ox.BlankNode(value[2:]) if str(value).startswith("_:") else ox.NamedNode(value)
-    if kind == "string":
-        return ox.Literal(str(value))
-    if kind == "integer":
-        return ox.Literal(str(value), datatype=XSD.integer)
-    if kind == "dateTime":
-        return ox.Literal(str(value), datatype=XSD.dateTime)
-    if kind == "langEn":
-        return ox.Literal(str(value), language="en")
-    if kind == "date":
-        return ox.Literal(str(value), datatype=XSD.date)
-    if kind == "boolean":
-        return ox.Literal(str(value), datatype=XSD.boolean)
-    # "term": as staged
-    if marker is None:
-        return ox.BlankNode(value[2:]) if str(value).startswith("_:") else ox.NamedNode(value)
-    if marker == "" or marker == _XSD_STRING:
-        return ox.Literal(value)
-    if marker.startswith("@"):
-        return ox.Literal(value, language=marker[1:])
-    if marker == "_":
-        return ox.BlankNode(value[2:])
-    return ox.Literal(value, datatype=ox.NamedNode(marker))
-
-
 _NUMBERS = {XSD.integer.value: int, XSD.decimal.value: float, XSD.double.value: float, XSD.float.value: float}
 
 
@@ -775,8 +748,6 @@ def duckdb_answer(
     or None when the query has no twin. With ``plain``, rows hold plain values
     (kg.results.python_value) instead of terms: no term is made only to be taken apart."""
     from kg.analytics.materialize import database_path
-    from kg.paging import page_rows
-    from queries import Answer
 
     twin = TWINS.get(named.name)
     if twin is None:
@@ -794,11 +765,9 @@ def duckdb_answer(
     paged = limit is not None or after is not None
     where = f" WHERE {_after(named.page, after, params)}" if after is not None else ""
     note = f"answered from the DuckDB analytics tables (fresh) in {path}"
-    variables = list(twin.kinds)
     if table is not None:  # stored in the page key's order: no sort, and a page stops at its last row
         sql = f"SELECT * FROM {table} AS answer{where}" + (f" LIMIT {limit + 1}" if limit is not None else "")
-        rows = _rows(con, sql, _used(sql, params), twin.kinds, _plain if plain else _term)
-        return Answer(page_rows(variables, rows, named.page if paged else (), limit), source="duckdb", note=note)
+        return _answer(con, sql, _used(sql, params), twin.kinds, named.page if paged else (), limit, note, plain)
     # a page in its key's order; the whole answer in the query's order, if it has one
     ordered = paged or re.search(r"\bORDER\s+BY\b", named.text, re.IGNORECASE) is not None
     order_limit = (f" ORDER BY {order}" if named.page and ordered else "") + (
@@ -815,23 +784,93 @@ def duckdb_answer(
     sql = f"SELECT * FROM ({text}) AS answer{where}{order_limit}"
     if twin.extra is not None:
         con.register("extra", twin.extra(store, params))
-    rows = _rows(con, sql, params, twin.kinds, _plain if plain else _term)
-    return Answer(page_rows(variables, rows, named.page if paged else (), limit), source="duckdb", note=note)
+    return _answer(con, sql, _used(sql, params), twin.kinds, named.page if paged else (), limit, note, plain)
+
+
+def _answer(con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any], kinds: Mapping[str, Kind],
+            key: Sequence[SortKey], limit: int | None, note: str, plain: bool) -> Answer:
+    """The rows of ``sql`` as a page of terms (or plain values), or written whole in a
+    results format without a term per cell (:attr:`queries.Answer.write`): one or the other."""
+    from kg.paging import page_rows
+    from queries import Answer
+
+    page = page_rows(list(kinds), _rows(con, sql, params, kinds, _plain if plain else _term), key, limit)
+
+    def write(fmt: str, out: IO[bytes]) -> int:
+        return _write(con, sql, params, kinds, page, key, limit, fmt, out)
+
+    return Answer(page, source="duckdb", note=note, write=write)
+
+
+@contextmanager
+def _session(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """A query's memory bound and spill folder; the connection is closed after it."""
+    spill = tempfile.mkdtemp(prefix="kg-answer-")
+    try:
+        con.execute(f"SET memory_limit = '1GB'; SET temp_directory = '{spill}'")
+        yield
+    finally:
+        con.close()
+        import shutil
+
+        shutil.rmtree(spill, ignore_errors=True)
+
+
+def _plan(names: Sequence[str], kinds: Mapping[str, Kind]) -> list[tuple[Kind, int, int | None]]:
+    """For each variable: its kind, its column and its marker's column (kind "term")."""
+    return [(kind, names.index(v), names.index(v + "__d") if kind == "term" else None) for v, kind in kinds.items()]
+
+
+#: Rows read from DuckDB at a time (bounded memory, few calls).
+_BATCH = 5000
+
+
+def _write(con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any], kinds: Mapping[str, Kind], page: Page,
+           key: Sequence[SortKey], limit: int | None, fmt: str, out: IO[bytes]) -> int:
+    """Write the rows in ``fmt`` from DuckDB's batches, column by column (see
+    kg.analytics.encoding); set ``page.next`` as the page of terms would. The row count."""
+    from kg.analytics.encoding import Column, write_columns
+    from kg.paging import encode_cursor
+
+    variables = list(kinds)
+    keyed = [variables.index(k.variable) for k in key]
+
+    def batches(result: duckdb.DuckDBPyConnection, plan: list[tuple[Kind, int, int | None]]) -> Iterator[list[Column]]:
+        written, last = 0, None
+        # Rows, not Arrow batches: importing pyarrow (and numpy) would cost more than it saves.
+        while rows := result.fetchmany(_BATCH):
+            raw = list(zip(*rows, strict=True))
+            size = len(rows)
+            more = limit is not None and written + size > limit
+            if more:
+                size = limit - written  # type: ignore[operator]
+            columns: list[Column] = [(kind, raw[i][:size], raw[d][:size] if d is not None else None)
+                                     for kind, i, d in plan]
+            if size:
+                last = [(kind, values[-1], markers[-1] if markers else None)
+                        for kind, values, markers in (columns[p] for p in keyed)]
+                written += size
+                yield columns
+            if more:
+                if last is not None and keyed:
+                    page.next = encode_cursor([_term(*cell) for cell in last])
+                return
+
+    with _session(con):
+        result = con.execute(sql, params)
+        plan = _plan([d[0] for d in result.description], kinds)
+        return write_columns(variables, batches(result, plan), fmt, out)
 
 
 def _rows(con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any], kinds: Mapping[str, Kind],
           make: Callable[[Kind, Any, Any], Any]) -> Iterator[tuple[Any, ...]]:
-    spill = tempfile.mkdtemp(prefix="kg-answer-")
-    try:
-        con.execute(f"SET memory_limit = '1GB'; SET temp_directory = '{spill}'")
+    with _session(con):
         result = con.execute(sql, params)
-        names = [d[0] for d in result.description]
-        plan = [(kind, names.index(v), names.index(v + "__d") if kind == "term" else None)
-                for v, kind in kinds.items()]
+        plan = _plan([d[0] for d in result.description], kinds)
         # Techniques, statuses, roles, venues repeat from row to row: each column keeps
         # the terms it made lately.
         caches: list[dict[tuple[Any, Any], Any]] = [{} for _ in plan]
-        while batch := result.fetchmany(5000):
+        while batch := result.fetchmany(_BATCH):
             for row in batch:
                 out = []
                 for (kind, i, d), cache in zip(plan, caches, strict=True):
@@ -843,8 +882,3 @@ def _rows(con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any], kind
                         term = cache[value] = make(kind, *value)
                     out.append(term)
                 yield tuple(out)
-    finally:
-        con.close()
-        import shutil
-
-        shutil.rmtree(spill, ignore_errors=True)

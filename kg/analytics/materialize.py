@@ -3,7 +3,10 @@
 A build compares each named graph's provenance record (the activity that last wrote it,
 ``dcterms:modified`` and ``tkg:contentHash``; a triple count where there is none) with
 the one the last build saw. Only the graphs that changed are staged again
-(:mod:`kg.analytics.staging`), and only the tables those graphs feed are made again,
+(:mod:`kg.analytics.staging`): from the graph's import copy where the store has a valid
+one (``GraphStore.import_copy``; a graph whose copy's digest differs from the one it was
+last read from counts as changed), from the store otherwise. Only the tables those
+graphs feed are made again,
 together with the tables built from them. Everything happens in one DuckDB
 transaction: a failed build leaves the file as it was.
 
@@ -24,7 +27,7 @@ import datetime as dt
 import os
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -38,6 +41,7 @@ if TYPE_CHECKING:
     import duckdb
 
     from kg.store.base import GraphStore
+    from kg.store.copies import ImportCopy
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -96,6 +100,10 @@ def _unescape(text: str) -> str:
     return re.sub(r"\\(u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|.)", one, text)
 
 
+#: The memory DuckDB may use in a build before it spills to disk.
+BUILD_MEMORY = "2GB"
+
+
 def session(con: duckdb.DuckDBPyConnection) -> None:
     """Ready a connection for the build: the term parser and the helper macros."""
     import duckdb
@@ -106,9 +114,13 @@ def session(con: duckdb.DuckDBPyConnection) -> None:
     except duckdb.Error:  # already there on this connection
         pass
     con.execute(_MACROS)
+    # DuckDB takes 80% of the machine's memory by default; the build spills past this
+    # instead (beside the file), so that the whole build stays below 4 GB at 9M triples.
+    con.execute(f"SET memory_limit = '{BUILD_MEMORY}'")
 
 #: The layout of the staging schema and of the record tables; change it when they change.
-_LAYOUT = "facts(g int, s, k enum, o, n, d) from TSV / graphs(id, ...) / materialisations / builds"
+_LAYOUT = ("facts(g int, s, k enum, o, n, d) from TSV or copies / graphs(id, ..., copy_digest) / materialisations"
+           " / builds")
 
 
 def _schema_version() -> str:
@@ -240,6 +252,8 @@ class BuildReport:
     phases: dict[str, float] = field(default_factory=dict)
     #: The answer tables (kg.analytics.answers) made again, and their rows.
     answers: dict[str, int] = field(default_factory=dict)
+    #: The graphs (of changed_graphs) read from their import copies, not from the store.
+    from_copies: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -253,6 +267,7 @@ class BuildReport:
             "seconds": round(self.seconds, 3),
             "phases": {k: round(v, 3) for k, v in self.phases.items()},
             "answers": self.answers,
+            "from_copies": self.from_copies,
             "message": self.message,
         }
 
@@ -333,7 +348,7 @@ CREATE TABLE IF NOT EXISTS staging.facts (
 CREATE TABLE IF NOT EXISTS staging.graphs (
   id INTEGER PRIMARY KEY, graph VARCHAR UNIQUE, name VARCHAR, priority BIGINT, modified TIMESTAMP,
   activity VARCHAR, content_hash VARCHAR, triples BIGINT, signature VARCHAR, facts BIGINT,
-  staged_at TIMESTAMP);
+  staged_at TIMESTAMP, copy_digest VARCHAR);
 CREATE OR REPLACE VIEW staging.ranked AS
   SELECT f.g, f.s, f.k, f.o, f.n, f.d, gr.priority, gr.name AS graph_name, gr.modified AS graph_modified
   FROM staging.facts AS f JOIN staging.graphs AS gr ON gr.id = f.g;
@@ -495,8 +510,15 @@ def _build(
             "SELECT graph, signature, name, id FROM staging.graphs"
         ).fetchall()
     }
+    copied = dict(con.execute("SELECT graph, copy_digest FROM staging.graphs WHERE copy_digest IS NOT NULL").fetchall())
+    copies = _import_copies(store, states)
+    # A graph is read again when its provenance changed, or when the copy it was read from
+    # was replaced by another (its digest changed).
     changed = sorted(
-        g for g, state in states.items() if previous.get(g, ("", "", 0))[0] != state.signature
+        g
+        for g, state in states.items()
+        if previous.get(g, ("", "", 0))[0] != state.signature
+        or (g in copied and g in copies and copies[g].digest != copied[g])
     )
     removed = sorted(set(previous) - set(states))
     names = {
@@ -522,10 +544,11 @@ def _build(
         keys = _staged_keys(con, gone) if previous else set()  # the answer tables' inputs, old ...
         con.execute("DELETE FROM staging.facts WHERE g IN (SELECT unnest(?::INTEGER[]))", [gone])
         con.execute("DELETE FROM staging.graphs WHERE id IN (SELECT unnest(?::INTEGER[]))", [gone])
-        _record_graphs(con, [states[g] for g in changed], ids, started_at)
+        copies = {g: copies[g] for g in changed if g in copies}
+        _record_graphs(con, [states[g] for g in changed], ids, started_at, copies)
         sizes = {g: states[g].triples for g in changed}
         clock = time.perf_counter()
-        staged = _stage(con, store, path, changed, ids, sizes, workers, progress)
+        staged = _stage(con, store, path, changed, ids, sizes, copies, workers, progress)
         phases = {"staging": time.perf_counter() - clock}
         clock = time.perf_counter()
         # ... and by their new content.
@@ -579,6 +602,7 @@ def _build(
         staged_facts=staged,
         phases=phases,
         answers=answers,
+        from_copies=[names[g] for g in copies],
     )
 
 
@@ -596,10 +620,12 @@ def _stage(
     graphs: list[str],
     ids: dict[str, int],
     sizes: dict[str, int | None],
+    copies: dict[str, ImportCopy],
     workers: int | None,
     progress: Progress | None,
 ) -> int:
-    """Stage the facts of ``graphs`` through CSV files in a scratch folder beside the file."""
+    """Stage the facts of ``graphs``, from their import copies in ``copies`` or through
+    TSV files in a scratch folder beside the file."""
     if not graphs:
         return 0
     import pyoxigraph as ox
@@ -612,6 +638,7 @@ def _stage(
             Path(folder),
             ids=ids,
             sizes=sizes,
+            copies=copies,
             workers=workers,
             progress=(lambda done, total: progress("staging", done, total)) if progress else None,
         )
@@ -625,8 +652,21 @@ def _stage(
     return staged
 
 
+def _import_copies(store: GraphStore, states: Mapping[str, GraphState]) -> dict[str, ImportCopy]:
+    """The valid import copies of the graphs in ``states``, by graph IRI (none on a
+    remote store)."""
+    import pyoxigraph as ox
+
+    found = {g: store.import_copy(ox.NamedNode(g)) for g in states}
+    return {g: c for g, c in found.items() if c is not None}
+
+
 def _record_graphs(
-    con: duckdb.DuckDBPyConnection, states: list[GraphState], ids: dict[str, int], at: dt.datetime
+    con: duckdb.DuckDBPyConnection,
+    states: list[GraphState],
+    ids: dict[str, int],
+    at: dt.datetime,
+    copies: Mapping[str, ImportCopy],
 ) -> None:
     if not states:
         return
@@ -645,6 +685,8 @@ def _record_graphs(
                 "content_hash": [s.content_hash for s in states],
                 "triples": pa.array([s.triples for s in states], type=pa.int64()),
                 "signature": [s.signature for s in states],
+                "copy_digest": pa.array([copies[s.graph].digest if s.graph in copies else None for s in states],
+                                        type=pa.string()),
             }
         ),
     )
@@ -652,7 +694,7 @@ def _record_graphs(
         con.execute(
             """INSERT INTO staging.graphs
                SELECT id, graph, name, priority, kg_time(modified), activity, content_hash,
-                      triples, signature, 0, ? FROM new_graphs""",
+                      triples, signature, 0, ?, copy_digest FROM new_graphs""",
             [at],
         )
     finally:

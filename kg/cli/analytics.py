@@ -233,10 +233,8 @@ def build_(
         f"[bold]{report.mode.capitalize()} build[/] of {report.path} in {report.seconds:.1f} s"
         + (f" ({report.reason})" if report.reason and report.reason != "missing" else "")
     )
-    out.print(
-        f"  graphs read again  {', '.join(report.changed_graphs) or 'none'} "
-        f"({report.staged_facts:,} facts)"
-    )
+    graphs = [g + (" (from its import copy)" if g in report.from_copies else "") for g in report.changed_graphs]
+    out.print(f"  graphs read again  {', '.join(graphs) or 'none'} ({report.staged_facts:,} facts)")
     emit(
         [{"table": t, "rows": n} for t, n in report.rebuilt.items()],
         ["table", "rows"],

@@ -3,13 +3,13 @@
 typer 0.29 reads every option value through a pydantic ``TypeAdapter``: importing
 pydantic and making the adapters costs a fifth of a second or more on every command
 (``kg suggest lineage`` answers in less than that). The values TechKG's commands take are
-plain: text, on/off flags, whole and decimal numbers with bounds, choices. :func:`install` gives each
-such parameter a reading that returns what typer's would for a well-formed value (the
-same text, number or enum member; choices read by typer's own ``coerce_cli_choice``), and
-hands anything else to typer's own reading, so an ill-formed value gets typer's own error
-message (the tests compare both readings). Paths, lists, files, dates, custom parsers and
-clamped numbers are left to typer. If typer's internals change, nothing is installed and
-typer reads every value itself.
+plain: text, on/off flags, whole and decimal numbers with bounds, choices, repeated texts
+(``kg query -p``). :func:`install` gives each such parameter a reading that returns what
+typer's would for a well-formed value (the same text, number or enum member; choices read
+by typer's own ``coerce_cli_choice``), and hands anything else to typer's own reading, so
+an ill-formed value gets typer's own error message (the tests compare both readings).
+Paths, other lists, files, dates, custom parsers and clamped numbers are left to typer.
+If typer's internals change, nothing is installed and typer reads every value itself.
 """
 
 from __future__ import annotations
@@ -48,6 +48,10 @@ def _plain(annotation: Any, info: Any, value: Any, ctx: Any) -> Any:
         if (info.min is not None and number < info.min) or (info.max is not None and number > info.max):
             return _NOT_PLAIN  # typer says why
         return number
+    if annotation == list[str]:  # a repeated option (kg query -p): typer gives the texts as a list
+        if isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
+            return list(value)
+        return _NOT_PLAIN
     if isinstance(annotation, type) and issubclass(annotation, Enum):
         try:
             return coerce_cli_choice(value, choices=tuple(annotation), case_sensitive=info.case_sensitive, ctx=ctx)
@@ -73,8 +77,10 @@ if RuntimeParam is not None:
 def _handled(descriptor: Any, param: Any) -> bool:
     info = descriptor.parameter_info
     annotation = descriptor.annotation
-    if param.multiple or param.nargs != 1 or descriptor.file_annotation is not None or info.parser is not None:
+    if descriptor.file_annotation is not None or info.parser is not None or param.nargs != 1:
         return False
+    if param.multiple:
+        return bool(annotation == list[str])
     if getattr(info, "click_type", None) is not None or getattr(info, "clamp", False):
         return False
     return annotation in (str, bool, int, float) or (isinstance(annotation, type) and issubclass(annotation, Enum))

@@ -235,7 +235,10 @@ def _stream(found: Answer, fmt: str) -> None:
     sys.stdout.flush()
     out = sys.stdout.buffer
     try:
-        write_solutions(found.page.variables, found.page, fmt, out)
+        if found.write is not None:
+            found.write(fmt, out)
+        else:
+            write_solutions(found.page.variables, found.page, fmt, out)
         if fmt in ("json", "xml"):
             out.write(b"\n")
         out.flush()
