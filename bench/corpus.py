@@ -178,6 +178,50 @@ def generate(n_papers: int = 100_000, *, seed: int = 42, out: Path) -> CorpusInf
                           deepest[0], deepest[1])
 
 
+def refresh(source: Path, *, out: Path, changed: float = 0.05, added: float = 0.02, seed: int = 45) -> int:
+    """Write ``out``: the corpus ``source`` (written by :func:`generate`) as a later ingest
+    would see it, with a share ``changed`` of its papers revised (a new title, a corrected
+    year, one more citation) and ``added`` as many new papers as it has appended. Returns
+    the triples written."""
+    rng = random.Random(seed)
+    paper = f"<{BASE}paper/"
+    title, issued = f"> <{DCT}title> ", f"> <{DCT}issued> "
+    papers = techniques = 0
+    written = 0
+    with source.open(encoding="utf-8") as fh:  # first pass: how many papers and techniques
+        for line in fh:
+            if line.startswith(paper) and f"> <{RDF}type> " in line:
+                papers += 1
+            elif line.startswith(f"<{BASE}technique/") and f"> <{RDF}type> " in line:
+                techniques += 1
+    revised = set(rng.sample(range(papers), int(papers * changed)))
+    with source.open(encoding="utf-8") as fh, out.open("w", encoding="utf-8") as target:
+        for line in fh:
+            if line.startswith(paper):
+                head = line[len(paper):line.index(">")]
+                if head.isdigit() and int(head) in revised:
+                    subject = line[:line.index(">") + 1]
+                    if title in line:
+                        line = f'{subject} <{DCT}title> "{line.split(title, 1)[1][1:-4]} (revised)" .\n'
+                        line += f"{subject} <{CITO}cites> <{BASE}paper/{rng.randrange(papers)}> .\n"
+                        written += 1
+                    elif issued in line:
+                        line = f'{subject} <{DCT}issued> "{rng.randint(2016, 2026)}"^^<{XSD}gYear> .\n'
+            target.write(line)
+            written += 1
+        w = _Writer(target)
+        for i in range(papers, papers + int(papers * added)):
+            new = f"{BASE}paper/{i}"
+            w.iri(new, RDF + "type", BIBO + "Document")
+            w.t(new, DCT + "title", _lit(" ".join(rng.choice(WORDS) for _ in range(5)).capitalize() + f" ({i})"))
+            w.t(new, DCT + "issued", _lit("2026", XSD + "gYear"))
+            w.iri(new, DCT + "creator", f"{BASE}person/{rng.randrange(max(30, papers // 3))}")
+            w.iri(new, CITO + "cites", f"{BASE}paper/{rng.randrange(papers)}")
+            w.iri(new, TKG + "usesTechnique", f"{BASE}technique/{rng.randrange(max(1, techniques))}")
+        written += w.count
+    return written
+
+
 def main(argv: list[str] | None = None) -> None:
     import argparse
 

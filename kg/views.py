@@ -6,7 +6,7 @@ and the store interface only.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -39,8 +39,9 @@ def _records(result: object) -> list[dict[str, Any]]:
     return result.records()
 
 
-def technique_card(store: GraphStore, technique: NamedNode) -> dict[str, Any]:
-    """Everything ``kg show`` prints about one technique."""
+def technique_card(store: GraphStore, technique: NamedNode, *, edges: list[Edge] | None = None) -> dict[str, Any]:
+    """Everything ``kg show`` prints about one technique (``edges``: the store's lineage
+    edges, when the caller has read them already)."""
     params = {"technique": technique.value}
     rows = _records(queries.run(store, "technique", params))
     if not rows:
@@ -51,7 +52,7 @@ def technique_card(store: GraphStore, technique: NamedNode) -> dict[str, Any]:
         (label, dims.get(prop.value)) for key, prop, label in DIMENSIONS if prop.value in dims
     ]
     card["papers"] = _records(queries.run(store, "technique-papers", params))
-    edges = lineage_edges(store)
+    edges = lineage_edges(store) if edges is None else edges
     card["parents"] = [(e.parent_name, e.relation) for e in edges if e.child == technique.value]
     card["children"] = [(e.child_name, e.relation) for e in edges if e.parent == technique.value]
     card["kernel"] = kernel_status(store, [technique]).get(technique.value, "not run")
@@ -103,11 +104,14 @@ class LineageNode:
 
 
 def lineage_tree(
-    store: GraphStore, technique: NamedNode, *, direction: str = "both", depth: int = 10
+    store: GraphStore, technique: NamedNode, *, direction: str = "both", depth: int = 10,
+    edges: list[Edge] | None = None, names: Mapping[str, tuple[str, str]] | None = None,
 ) -> tuple[LineageNode, LineageNode]:
-    """(ancestors, descendants) of ``technique`` as trees rooted at it. Cycles are cut."""
-    edges = lineage_edges(store)
-    names = {iri: name for iri, (name, _id) in technique_names(store).items()}
+    """(ancestors, descendants) of ``technique`` as trees rooted at it. Cycles are cut.
+    ``edges`` and ``names`` (:func:`kg.resolve.technique_names`): the store's, when the
+    caller has read them already."""
+    edges = lineage_edges(store) if edges is None else edges
+    label = {iri: name for iri, (name, _id) in (technique_names(store) if names is None else names).items()}
     up: dict[str, list[Edge]] = defaultdict(list)
     down: dict[str, list[Edge]] = defaultdict(list)
     for e in edges:
@@ -115,7 +119,7 @@ def lineage_tree(
         down[e.parent].append(e)
 
     def grow(iri: str, via: Edge | None, level: int, seen: frozenset[str], upward: bool) -> LineageNode:
-        node = LineageNode(iri, names.get(iri, iri), via.relation if via else None,
+        node = LineageNode(iri, label.get(iri, iri), via.relation if via else None,
                            basis=via.basis if via else None, note=via.note if via else None)
         if level >= depth:
             return node
@@ -127,7 +131,7 @@ def lineage_tree(
         return node
 
     root = technique.value
-    bare = LineageNode(root, names.get(root, root))
+    bare = LineageNode(root, label.get(root, root))
     ancestors = grow(root, None, 0, frozenset({root}), True) if direction in ("up", "both") else bare
     descendants = grow(root, None, 0, frozenset({root}), False) if direction in ("down", "both") else bare
     return ancestors, descendants
@@ -160,7 +164,8 @@ def kernel_status(store: GraphStore, techniques: Sequence[NamedNode] | None = No
 
 def compare(store: GraphStore, techniques: list[NamedNode]) -> dict[str, Any]:
     """The side-by-side table of the comparison page, plus our additions."""
-    cards = [technique_card(store, t) for t in techniques]
+    edges = lineage_edges(store)  # read once for every card and the lineage between them
+    cards = [technique_card(store, t, edges=edges) for t in techniques]
     columns = [c["name"] for c in cards]
     rows: list[tuple[str, list[str]]] = []
 
@@ -178,7 +183,6 @@ def compare(store: GraphStore, techniques: list[NamedNode]) -> dict[str, Any]:
         row(label, [dict(c["dimensions"]).get(label) or "not recorded" for c in cards])
     row("Evidence", [", ".join(_evidence(store, NamedNode(c["technique"]))) for c in cards])
     # Our additions: lineage between the compared techniques, kernels, reading.
-    edges = lineage_edges(store)
     chosen = {c["technique"] for c in cards}
     relations = []
     for c in cards:

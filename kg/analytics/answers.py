@@ -655,8 +655,10 @@ def technique_paper_counts(con: duckdb.DuckDBPyConnection,
 # -- freshness -------------------------------------------------------------------------
 
 
-def freshness(store: GraphStore, path: Path) -> tuple[duckdb.DuckDBPyConnection | None, str]:
-    """A read-only connection to the analytics file when it is fresh, else None and why."""
+def freshness(store: GraphStore, path: Path, *, stale: bool = False) -> tuple[duckdb.DuckDBPyConnection | None, str]:
+    """A read-only connection to the analytics file when it is fresh, else None and why;
+    with ``stale``, also a connection to tables some graphs changed since (and why they
+    are stale), for a page that says so."""
     import duckdb
 
     from kg.analytics.materialize import SCHEMA_VERSION, connect, graph_states
@@ -682,8 +684,11 @@ def freshness(store: GraphStore, path: Path) -> tuple[duckdb.DuckDBPyConnection 
         from kg.graphs import graph_name
 
         names = ", ".join(sorted({graph_name(ox.NamedNode(g)) for g, _ in changed}))
+        why = f"the analytics tables are stale ({names} changed since the last kg analytics build)"
+        if stale:
+            return con, why
         con.close()
-        return None, f"the analytics tables are stale ({names} changed since the last kg analytics build)"
+        return None, why
     return con, ""
 
 

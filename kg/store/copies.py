@@ -13,7 +13,9 @@ A copy's lines are exactly ``f"{s} {p} {o} .\\n"`` with the store's own form of 
 copies the file's lines, duplicates included). ``<stamp>`` is a hash of the activity that
 loaded the graph and the digest it recorded in the provenance graph; ``<ids>`` says whose
 blank-node labels the copy holds: ``store`` (the store's own ids, after a replacement) or
-``file`` (the file's labels, which Oxigraph's bulk loader renames).
+``file`` (the file's labels, which Oxigraph's bulk loader renames). A first load whose copy
+has no ``_:`` anywhere is ``store``: with no blank nodes the labels cannot differ, and the
+next replacement can diff against it.
 
 Why a copy is never stale: every write that may touch a graph deletes the graph's copies
 first (:meth:`Copies.invalidate`, :meth:`Copies.invalidate_for_update`), and a copy is

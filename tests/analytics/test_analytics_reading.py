@@ -36,3 +36,29 @@ def test_the_reading_page_from_fresh_tables_is_the_page_the_store_gives(analysed
     if not category:
         assert any(c[3] for c in from_store["categories"]), "some category should have more than it shows"
     assert from_tables == from_store
+
+
+def test_a_long_reading_list_is_counted_from_stale_tables_and_the_page_says_so(analysed_store, monkeypatch) -> None:
+    from pyoxigraph import NamedNode
+
+    from kg.reading import set_status
+
+    monkeypatch.setattr(models, "PAPERS_PER_CATEGORY", 4)
+    before = models.reading_page(analysed_store)
+    assert "stale" not in before
+    shown = before["categories"][0].papers[0]
+    new = "skipped" if shown["status"] != "skipped" else "read"
+    set_status(analysed_store, NamedNode(str(shown["paper"])), new)
+
+    def no_scan(store):
+        raise AssertionError("a long list: the page should count from the stale tables, not scan the store")
+
+    monkeypatch.setattr(models, "reading_index", no_scan)
+    after = models.reading_page(analysed_store, stale_above=before["total"])
+    assert "stale" in after["stale"] and "kg analytics build" in after["stale"]
+    assert after["total"] == before["total"] and after["counts"] == before["counts"]  # the tables' counts
+    papers = {str(p["paper"]): p for c in after["categories"] for p in c.papers}
+    assert papers[str(shown["paper"])]["status"] == new  # but each paper shown as it is now
+    monkeypatch.undo()
+    short = models.reading_page(analysed_store, stale_above=before["total"] + 1)  # a short list asks the store
+    assert "stale" not in short

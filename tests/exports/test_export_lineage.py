@@ -108,3 +108,29 @@ def test_bad_options_are_refused_with_a_hint(built_store) -> None:
         build_lineage(built_store, LineageOptions(root="KDA", depth=0))
     with pytest.raises(NotFoundError):
         build_lineage(built_store, LineageOptions(categories=("no-such-category",)))
+
+
+def test_a_neighbourhood_read_bound_to_its_techniques_is_the_same_as_cut_from_the_whole(built_store) -> None:
+    import queries
+
+    whole = build_lineage(built_store)
+    near = build_lineage(built_store, LineageOptions(root="gated-deltanet", depth=1))
+    assert len(near.graph) < len(whole.graph) // 2  # small enough to be read bound to its techniques
+    for node, attrs in near.graph.nodes(data=True):
+        assert attrs == whole.graph.nodes[node]
+    assert sorted(near.graph.edges(keys=True, data=True)) == sorted(
+        (u, v, k, d) for u, v, k, d in whole.graph.edges(keys=True, data=True) if u in near.graph and v in near.graph)
+    bound = queries.records(built_store, "lineage-nodes", {"technique": [iri("gated-deltanet"), iri("kda")]})
+    assert sorted(r["id"] for r in bound) == ["gated-deltanet", "kda"]
+
+
+def test_a_card_reads_only_the_papers_it_lists(private_store) -> None:
+    most = iri("gated-deltanet")
+    with private_store.transaction("test data") as tx:
+        tx.insert(CATALOG, [Triple(NamedNode(f"https://example.org/paper/{i}"), TKG.usesTechnique, NamedNode(most))
+                            for i in range(3)])
+    full = build_lineage(private_store, LineageOptions(include_private=True))
+    assert full.graph.nodes[most]["papers"] > 3
+    cut = build_lineage(private_store, LineageOptions(include_private=True, papers_per_technique=1))
+    assert len(cut.papers[most]) == 1 and len(full.papers[most]) == full.graph.nodes[most]["papers"]
+    assert cut.graph.nodes[most] == full.graph.nodes[most]  # the counts stay exact

@@ -21,7 +21,7 @@ from kg.resolve import Resolver, technique_names
 from kg.results import Solutions
 from kg.sparqltext import inject_values
 from kg.store.base import GraphStore
-from kg.views import compare, kernel_status, lineage_tree, technique_card
+from kg.views import compare, kernel_status, lineage_edges, lineage_tree, technique_card
 from kg.vocab import PREFIXES
 from kg.wording import KERNEL_STATE_MEANINGS, KernelState, reading_summary
 
@@ -379,11 +379,13 @@ def technique_citations(store: GraphStore, technique: NamedNode, *, limit: int =
 
 def technique_page(store: GraphStore, technique: NamedNode) -> dict[str, Any]:
     """The full card of one technique, with its papers, repository, lineage, kernel and provenance."""
-    card = technique_card(store, technique)
+    edges = lineage_edges(store)  # read once for the card and both trees
+    card = technique_card(store, technique, edges=edges)
     if not card:
         return {}
-    ids = {iri: ident for iri, (_name, ident) in technique_names(store).items()}
-    up, down = lineage_tree(store, technique)
+    names = technique_names(store)
+    ids = {iri: ident for iri, (_name, ident) in names.items()}
+    up, down = lineage_tree(store, technique, edges=edges, names=names)
     papers = card["papers"]
     read = sum(1 for p in papers if p.get("status") == "read")
     facts = provenance(store, technique.value)
@@ -432,6 +434,9 @@ def comparison(store: GraphStore, techniques: list[NamedNode]) -> dict[str, Any]
 # -- reading list ------------------------------------------------------------------------
 
 
+#: A reading list this long is counted from the analytics tables even when they are stale
+#: (saying so on the page): asking the store would take more than the server's timeout.
+STALE_TABLES_ABOVE = 20_000
 #: Papers listed per category on the reading page, and in one chosen category.
 PAPERS_PER_CATEGORY = 50
 PAPERS_IN_ONE_CATEGORY = 2000
@@ -451,21 +456,28 @@ class ReadingCategory:
         return round(100 * self.counts.get("read", 0) / self.total) if self.total else 0
 
 
-def reading_page(store: GraphStore, *, status: str = "", category: str = "", analytics: bool = True) -> dict[str, Any]:
+def reading_page(store: GraphStore, *, status: str = "", category: str = "", analytics: bool = True,
+                 stale_above: int = STALE_TABLES_ABOVE) -> dict[str, Any]:
     """The reading list grouped by category (in list order), with each category's progress
     from the reading-progress query; ``status`` and ``category`` narrow the papers shown.
     A category lists at most :data:`PAPERS_PER_CATEGORY` papers (:data:`PAPERS_IN_ONE_CATEGORY`
     when it is the one chosen) and counts the rest in ``more``. The papers are chosen from
     the light :func:`reading_index`; only those shown are read in full. With ``analytics``,
     fresh analytics tables count and choose the papers instead (the same page, faster on a
-    large list)."""
+    large list); on a list of ``stale_above`` papers or more, stale tables too,
+    the page saying why in ``stale`` (the papers shown still come from the store)."""
     if analytics:
         from kg.analytics.answers import freshness
         from kg.analytics.materialize import database_path
 
-        con, _why = freshness(store, database_path(store.location))
+        con, why = freshness(store, database_path(store.location), stale=True)
         if con is not None:
-            return _reading_from_tables(store, con, status=status, category=category)
+            data = _reading_from_tables(store, con, status=status, category=category)
+            con.close()
+            if not why:
+                return data
+            if data["total"] >= stale_above:  # say so; the papers shown are read from the store
+                return {**data, "stale": why}
     progress = _records(queries.run(store, "reading-progress", resolve=Resolver(store)))
     index = reading_index(store)
     groups: dict[str, ReadingCategory] = {}
