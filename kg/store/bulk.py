@@ -31,7 +31,6 @@ import contextlib
 import gzip
 import hashlib
 import json
-import os
 import shutil
 import threading
 import uuid
@@ -44,7 +43,7 @@ import pyoxigraph as ox
 
 from kg.graphs import PROVENANCE
 from kg.pauses import pause_point
-from kg.store.copies import canonical_lines, canonical_triples
+from kg.store.copies import canonical_lines, canonical_triples, fsync
 
 if TYPE_CHECKING:
     import duckdb
@@ -371,28 +370,20 @@ def write_journal(change: Diff, provenance: str, activity: str) -> None:
     """Make the replacement durable: from here on it completes, now or at the next open.
     ``provenance`` is the update that records ``activity`` (its IRI) as the graph's maker."""
     for name in change.files:
-        _fsync(change.path(name))
+        fsync(change.path(name))
     record = {"graph": change.graph.value, "files": change.files, "provenance": provenance,
               "activity": activity, "digest": change.digest,
               "triples": change.triples, "added": change.added, "removed": change.removed}
     tmp = change.folder / (JOURNAL + ".tmp")
     tmp.write_text(json.dumps(record), encoding="utf-8")
-    _fsync(tmp)
+    fsync(tmp)
     tmp.replace(change.folder / JOURNAL)
-    _fsync(change.folder)
+    fsync(change.folder)
 
 
 #: Told, after a replacement committed, of the graph, the file of its new content (which
 #: stays in place until the work folder goes), the activity and the digest.
 Installed = Callable[[ox.NamedNode, Path, str, str], None]
-
-
-def _fsync(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def apply(store: ox.Store, folder: Path, update: Callable[[str], None], installed: Installed | None = None) -> None:

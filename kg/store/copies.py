@@ -46,7 +46,7 @@ from typing import Literal
 
 import pyoxigraph as ox
 
-__all__ = ["COPIES", "Copies", "ImportCopy", "canonical_lines"]
+__all__ = ["COPIES", "Copies", "ImportCopy", "canonical_lines", "canonical_triples", "fsync"]
 
 #: The folder of import copies inside a store's directory.
 COPIES = "copies"
@@ -220,9 +220,9 @@ class Copies:
             link = folder / f"{_TMP}{uuid.uuid4().hex}.nt"
             os.link(written, link)
             written = link
-        _fsync(written)
+        fsync(written)
         os.replace(written, target)
-        _fsync(folder)
+        fsync(folder)
         return target
 
     def graphs(self) -> Iterator[tuple[str, Path]]:
@@ -266,7 +266,8 @@ def _remove_copies(folder: Path) -> None:
                 path.unlink()
 
 
-def _fsync(path: Path) -> None:
+def fsync(path: Path) -> None:
+    """Make ``path`` (a file or a folder) durable."""
     fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)
