@@ -156,7 +156,10 @@ def _many(n: int) -> list[dict[str, object]]:
 
 
 def _streamed(capsys: pytest.CaptureFixture[str], rows: object) -> str:
+    from kg.cli import output
     from kg.cli.output import emit_stream
+
+    output._PRINTED["tables"] = 0  # as in a fresh process: no blank line before the first table
 
     emit_stream(rows, ["paper", "title", "stars"], title=lambda n: f"Papers: {n} rows",  # type: ignore[arg-type]
                 streamed_title="Papers", footer=lambda n: f"{n:,} rows")
