@@ -18,7 +18,7 @@ import io
 import json
 import sys
 import textwrap
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated, Any
@@ -248,12 +248,12 @@ def emit_stream(
     # for the caller (rich's console would exit 1 instead).
     write = sys.stdout.write
     count = 0
+    every = chain(cells, ([_cell(r.get(c), None) for c in columns] for r in rows))
     if widths is None:
         plain = _plain_console(out.width)
-        for block in _blocks(chain(head, rows)):
+        while block := list(islice(every, STREAM_ABOVE)):
             plain.print()
-            plain.print(_records(names, [[_cell(r.get(c), None) for c in columns] for r in block], width=out.width,
-                                 title=None), crop=False)
+            plain.print(_records(names, block, width=out.width, title=None), crop=False)
             write(plain.export_text())
             count += len(block)
     else:
@@ -262,8 +262,7 @@ def emit_stream(
         write("\u2500" * (sum(widths) + GUTTER * (len(widths) - 1)) + "\n")
         wrappers = [None if col.whole else _wrapper(w) for col, w in zip(cols, widths, strict=True)]
         numeric = [col.numeric for col in cols]
-        for record in chain(head, rows):
-            row = [_cell(record.get(c), None) for c in columns]
+        for row in every:
             write("\n".join(_line_up([_fold(v, wrap) for v, wrap in zip(row, wrappers, strict=True)], widths,
                                      numeric)) + "\n")
             count += 1
@@ -278,13 +277,6 @@ def _plain_console(width: int) -> Console:
 
     return Console(width=width, record=True, color_system=None, force_terminal=False, soft_wrap=False,
                    file=io.StringIO())
-
-
-def _blocks(rows: Iterator[Mapping[str, Any]]) -> Iterator[list[Mapping[str, Any]]]:
-    from itertools import islice
-
-    while block := list(islice(rows, STREAM_ABOVE)):
-        yield block
 
 
 def _line_up(values: Sequence[str], widths: Sequence[int], right: Sequence[bool]) -> list[str]:
