@@ -322,6 +322,20 @@ class Answer:
     #: the page does, and returns the row count. Use it or read ``page``, not both.
     write: Callable[[str, IO[bytes]], int] | None = None
 
+    def write_all(self, fmt: str, out: IO[bytes]) -> int:
+        """Write the rows to ``out`` in ``fmt`` as they come (``kg query -f FMT`` and a whole
+        ``/queries/NAME``: the same bytes; a JSON or XML document ends with a newline);
+        the row count."""
+        from kg.results import write_solutions
+
+        if self.write is not None:
+            count = self.write(fmt, out)
+        else:
+            count = write_solutions(self.page.variables, self.page, fmt, out)
+        if fmt in ("json", "xml"):
+            out.write(b"\n")
+        return count
+
 
 def answer(
     store: GraphStore,

@@ -237,17 +237,10 @@ def _table(named: NamedQuery, found: Answer, limit: int | None) -> None:
 def _stream(found: Answer, fmt: str) -> None:
     import sys
 
-    from kg.results import write_solutions
-
     sys.stdout.flush()
     out = sys.stdout.buffer
     try:
-        if found.write is not None:
-            found.write(fmt, out)
-        else:
-            write_solutions(found.page.variables, found.page, fmt, out)
-        if fmt in ("json", "xml"):
-            out.write(b"\n")
+        found.write_all(fmt, out)
         out.flush()
     except BrokenPipeError:
         _reader_gone()
