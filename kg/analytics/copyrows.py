@@ -88,8 +88,9 @@ def parse(lines: pa.Array, predicates: Predicates, prefix: str | None = None) ->
     before each blank node's label (see :func:`kg.analytics.staging.stage`)."""
     parts = pc.split_pattern(lines, " ", max_splits=2)
     index = pc.index_in(pc.list_element(parts, 1), value_set=predicates.iris)
-    wanted = pc.is_valid(index)
-    parts, index = pc.filter(parts, wanted), pc.filter(index, wanted)
+    if index.null_count:  # lines of predicates staging does not read
+        wanted = pc.is_valid(index)
+        parts, index = pc.filter(parts, wanted), pc.filter(index, wanted)
     subject = pc.list_element(parts, 0)
     subject = pc.if_else(pc.starts_with(subject, "<"), _cut(subject, 1, -1), _blank(subject, prefix))
     obj = _cut(pc.list_element(parts, 2), 0, -2)  # less " ."

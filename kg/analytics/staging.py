@@ -17,9 +17,12 @@ triples.
 
 A graph the store keeps an *import copy* of (its content as N-Triples lines, written
 when ``kg import rdf`` loaded it whole: :mod:`kg.store.copies`) is read from that file
-instead, by DuckDB alone: no term passes through the store's string table, which at 9M
-triples costs about 45 µs a row. The rows parsed from a copy have the form of the TSV
-rows (:func:`_copy_rows`), so every later step is the same for both.
+instead, once, by Arrow (:mod:`kg.analytics.copyrows`): no term passes through the store's
+string table, which at 9M triples costs about 45 µs a row. Its facts stream straight into
+``staging.facts``; its ``rdf:type`` rows join the store's for the type keys; its lines are
+counted on the way, and a copy with more lines than triples (it repeats a line) has its
+repeated rows dropped afterwards (:func:`_drop_repeats`). A copy's rows equal the rows the
+TSV path makes of the same graph, column for column.
 
 Why SELECTs and not ``Store.dump``: reading the store costs one dictionary lookup per
 term decoded, and a dump decodes every term of every triple (predicate and graph too)
@@ -433,9 +436,9 @@ def stage(
     """Extract the facts of ``graphs`` into ``staging.facts`` (each graph stored as its
     integer id from ``ids``); return how many were added.
 
-    A graph with an import copy in ``copies`` (by graph IRI) is read from that file; for
-    the others the store writes one TSV file per task, ``workers`` at a time. DuckDB then
-    reads all the files in one bulk ``INSERT ... SELECT``."""
+    A graph with an import copy in ``copies`` (by graph IRI) is read from that file, once
+    (see the module's docstring); for the others the store writes one TSV file per task,
+    ``workers`` at a time, and DuckDB reads all the files in one bulk ``INSERT ... SELECT``."""
     copies = {g.value: copies[g.value] for g in graphs if copies and g.value in copies}
     held = _hold(copies, folder)
     copies = {g: c for g, c in copies.items() if g in held}
