@@ -339,6 +339,22 @@ _LINKS_OF_FEW = """SELECT ?technique ?paper ?role ?status WHERE {
   OPTIONAL { ?paper tkg:readingStatus ?status } }"""
 
 
+#: What a card shows of each paper, asked once per paper (not once per paper and technique).
+_PAPER_CARDS = """SELECT ?paper (SAMPLE(?t) AS ?title) (SAMPLE(?a) AS ?arxivId) (SAMPLE(?d) AS ?doi)
+       (SAMPLE(?u) AS ?url) (SAMPLE(?i) AS ?issued) (MIN(STR(?v)) AS ?venue) (SAMPLE(?s) AS ?status)
+WHERE {
+  OPTIONAL { ?paper dcterms:title ?t }
+  OPTIONAL { ?paper tkg:arxivId ?a }
+  OPTIONAL { ?paper bibo:doi ?d }
+  OPTIONAL { ?paper foaf:page ?u }
+  OPTIONAL { ?paper dcterms:issued ?i }
+  OPTIONAL { ?paper tkg:venue ?v }
+  OPTIONAL { ?paper tkg:readingStatus ?st . BIND(REPLACE(STR(?st), "^.*/status/", "") AS ?s) }
+}
+GROUP BY ?paper"""
+_CARDS_AT_ONCE = 2000
+
+
 def _papers(store: GraphStore, graph: nx.MultiDiGraph, *, include_private: bool, per_technique: int | None = None,
             ) -> tuple[dict[str, list[PaperRef]], dict[str, int], dict[str, list[str]]]:
     """Each technique's papers (all of them, or the first ``per_technique``, or the first
@@ -368,20 +384,20 @@ def _papers(store: GraphStore, graph: nx.MultiDiGraph, *, include_private: bool,
         for items in links.values():
             items.sort(key=lambda item: (item[0] != "introduces", item[1]))
             del items[per_technique:]
-    allowed = {technique: set(items) for technique, items in links.items()}
     wanted = sorted({paper for items in links.values() for _, paper in items})
+    cards: dict[str, dict[str, Any]] = {}
+    for start in range(0, len(wanted), _CARDS_AT_ONCE):
+        chunk = [NamedNode(paper) for paper in wanted[start:start + _CARDS_AT_ONCE]]
+        cards.update((row["paper"], row) for row in store.select(_PAPER_CARDS, {"paper": chunk}).records())
     papers: dict[str, list[PaperRef]] = {}
-    for start in range(0, len(wanted), 2000):
-        records = queries.records(store, "lineage-papers", {"paper": wanted[start:start + 2000]})
-        for record in records:
-            technique = record["technique"]
-            if (record["role"], record["paper"]) not in allowed.get(technique, ()):
-                continue
+    for technique, items in links.items():
+        for role, paper in items:
+            card = cards.get(paper, {})
             papers.setdefault(technique, []).append(PaperRef(
-                iri=record["paper"], role=record["role"], title=record["title"] or record["paper"],
-                arxiv=record["arxivId"], doi=record["doi"], url=record["url"],
-                issued=str(record["issued"]) if record["issued"] is not None else None,
-                venue=record["venue"], status=record["status"] if include_private else None,
+                iri=paper, role=role, title=card.get("title") or paper, arxiv=card.get("arxivId"),
+                doi=card.get("doi"), url=card.get("url"),
+                issued=str(card["issued"]) if card.get("issued") is not None else None,
+                venue=card.get("venue"), status=card.get("status") if include_private else None,
             ))
     return papers, dict(totals), statuses
 

@@ -540,11 +540,11 @@ def _materialise(con: duckdb.DuckDBPyConnection, progress: Callable[[str, int, i
 
 def answers_current(con: duckdb.DuckDBPyConnection) -> bool:
     """Whether the file's answer tables were made by this version's twins."""
-    import duckdb
+    from kg.analytics.files import engine
 
     try:
         rows = con.execute("SELECT value FROM staging.meta WHERE key = 'answers_version'").fetchall()
-    except duckdb.Error:
+    except engine().Error:
         return False
     return rows == [(ANSWERS_VERSION,)]
 
@@ -659,9 +659,7 @@ def freshness(store: GraphStore, path: Path, *, stale: bool = False) -> tuple[du
     """A read-only connection to the analytics file when it is fresh, else None and why;
     with ``stale``, also a connection to tables some graphs changed since (and why they
     are stale), for a page that says so."""
-    import duckdb
-
-    from kg.analytics.materialize import SCHEMA_VERSION, connect, graph_states
+    from kg.analytics.files import connect, engine, graph_states, schema_current
 
     if not path.exists():
         return None, "no analytics tables yet (kg analytics build makes them)"
@@ -670,12 +668,12 @@ def freshness(store: GraphStore, path: Path, *, stale: bool = False) -> tuple[du
     except Exception:  # noqa: BLE001 - held by a writer, or unreadable: SPARQL answers instead
         return None, "the analytics file is being built or cannot be read"
     try:
-        version = con.execute("SELECT value FROM staging.meta WHERE key = 'schema_version'").fetchall()
-        if not version or version[0][0] != SCHEMA_VERSION:
+        meta = dict(con.execute("SELECT key, value FROM staging.meta").fetchall())
+        if not schema_current(meta):
             con.close()
             return None, "the analytics tables were made by another version (kg analytics build --full)"
         built = dict(con.execute("SELECT graph, signature FROM staging.graphs").fetchall())
-    except duckdb.Error:
+    except engine().Error:
         con.close()
         return None, "the analytics file is incomplete (kg analytics build --full)"
     now = {g: s.signature for g, s in graph_states(store).items()}
@@ -752,7 +750,7 @@ def duckdb_answer(
     """The rows of ``named`` from fresh analytics tables; else why they cannot answer,
     or None when the query has no twin. With ``plain``, rows hold plain values
     (kg.results.python_value) instead of terms: no term is made only to be taken apart."""
-    from kg.analytics.materialize import database_path
+    from kg.analytics.files import database_path
 
     twin = TWINS.get(named.name)
     if twin is None:
@@ -788,6 +786,8 @@ def duckdb_answer(
         text = text.replace(_STORED, _stored(con, named.name) or f"({twin.stored})")
     sql = f"SELECT * FROM ({text}) AS answer{where}{order_limit}"
     if twin.extra is not None:
+        import duckdb  # noqa: F401 - its Arrow sources: what registering an Arrow table reads through
+
         con.register("extra", twin.extra(store, params))
     return _answer(con, sql, _used(sql, params), twin.kinds, named.page if paged else (), limit, note, plain)
 

@@ -30,14 +30,14 @@ for the per-key SELECTs, which also run side by side.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from kg.analytics.files import staged_graphs
 from kg.catalog import DIMENSIONS
-from kg.graphs import ONTOLOGY, PROVENANCE
 from kg.vocab import LINEAGE_RELATIONS, NS
 
 if TYPE_CHECKING:
@@ -241,11 +241,6 @@ KEYS: dict[str, Key] = _keys()
 #: (:func:`stage`), as the patterns in :data:`KEYS` define them.
 _TYPE = "rdf:type"
 _TYPE_PATTERN = "?s a ?o"
-
-
-def staged_graphs(graphs: Iterable[ox.NamedNode]) -> list[ox.NamedNode]:
-    """The graphs analytics reads: all but the ontology and the provenance records."""
-    return [g for g in graphs if g not in (ONTOLOGY, PROVENANCE)]
 
 
 def positions(store: GraphStore, graph: ox.NamedNode) -> list[int]:

@@ -43,7 +43,7 @@ def open_tables(store: GraphStore) -> tuple[duckdb.DuckDBPyConnection | None, st
     """A read-only connection to the analytics file of ``store`` when it is fresh, and a
     note saying so; else None and why not (then SPARQL answers)."""
     from kg.analytics.answers import freshness
-    from kg.analytics.materialize import database_path
+    from kg.analytics.files import database_path
 
     path = database_path(store.location)
     if not path.exists():  # said before DuckDB is imported: a fifth of a second
@@ -130,7 +130,7 @@ def _decisions(rows: list[dict[str, Any]]) -> dict[tuple[str, str], Decision]:
 def from_memo(spec: str | None, technique: str | None) -> Source | None:
     """Fresh tables and what kg suggest needs of the store, from the memo, when it still
     holds (see above); None otherwise (then :func:`from_store`)."""
-    from kg.analytics.materialize import SCHEMA_VERSION, connect, database_path
+    from kg.analytics.files import code_digest, connect, database_path
 
     folder = store_dir(spec)
     if folder is None:
@@ -142,7 +142,7 @@ def from_memo(spec: str | None, technique: str | None) -> Source | None:
         return None
     view = current_view(folder)
     if (not isinstance(memo, dict) or view is None or memo.get("view") != view or memo.get("store") != str(folder)
-            or memo.get("schema") != SCHEMA_VERSION or memo.get("analytics") != _identity(path)):
+            or memo.get("code") != code_digest() or memo.get("analytics") != _identity(path)):
         return None
     if technique is not None and technique not in memo.get("resolved", {}):
         return None
@@ -171,7 +171,7 @@ def from_store(store: GraphStore, spec: str | None, technique: str | None,
     folder = store_dir(spec)
     if con is None or view is None or folder is None or store.location != str(folder):
         return source
-    from kg.analytics.materialize import SCHEMA_VERSION, database_path
+    from kg.analytics.files import code_digest, database_path
 
     path = database_path(spec)
     try:
@@ -182,7 +182,7 @@ def from_store(store: GraphStore, spec: str | None, technique: str | None,
     resolved = memo.get("resolved", {}) if same else {}  # what the names meant in this view
     if technique and node is not None:
         resolved = {**resolved, technique: node.value}
-    memo = {"store": str(folder), "view": view, "schema": SCHEMA_VERSION, "analytics": _identity(path),
+    memo = {"store": str(folder), "view": view, "code": code_digest(), "analytics": _identity(path),
             "citations": source.citations, "decisions": [asdict(d) for d in source.decisions.values()],
             "resolved": resolved}
     if current_view(folder) != view or memo["analytics"] is None:
