@@ -92,6 +92,10 @@ class LineageOptions:
     #: Read at most this many papers of each technique in detail (those that introduced
     #: it first); the counts stay exact. None: all of them, up to :data:`DETAIL_LIMIT` links.
     papers_per_technique: int | None = None
+    #: With a root, show at most this many of its descendants, the nearest first; each one
+    #: further away is folded into a ``cluster`` node under its nearest shown ancestor
+    #: (counted there), which opens as that technique's own lineage. None: every one.
+    limit: int | None = None
 
 
 @dataclass(frozen=True)
@@ -189,6 +193,8 @@ def build_lineage(store: GraphStore, options: LineageOptions | None = None) -> L
     folded: dict[str, int] = {}
     if options.clustered and root is None:
         keep, folded = _fold(store, skeleton, keep)
+    elif root is not None and options.limit is not None:
+        keep, folded = _nearest(skeleton, keep, root, options.limit)
     if rows is None:
         rows = _node_rows(store, keep, len(skeleton))
     narrowed = len(keep) < len(skeleton) // 2
@@ -425,6 +431,41 @@ def _fold(store: GraphStore, graph: nx.DiGraph, keep: set[str]) -> tuple[set[str
         if anchor is not None:
             folded[anchor] += 1
     return catalog, dict(folded)
+
+
+def _nearest(graph: nx.DiGraph, keep: set[str], root: str, limit: int) -> tuple[set[str], dict[str, int]]:
+    """``keep`` with at most ``limit`` of ``root``'s descendants (breadth first, in IRI order
+    within a step), and for each shown technique, how many of the others have it as their
+    nearest shown ancestor; the root's ancestors all stay (a technique has a few)."""
+    below = keep & (nx.descendants(graph, root) - nx.ancestors(graph, root))
+    if len(below) <= limit:
+        return keep, {}
+    shown: set[str] = set()
+    level = [root]
+    while level and len(shown) < limit:
+        following = sorted({c for node in level for c in graph.successors(node) if c in below and c not in shown})
+        level = following[:limit - len(shown)]
+        shown.update(level)
+    shown |= keep - below
+    folded: Counter[str] = Counter()
+    for node in below - shown:
+        seen, frontier, anchor = {node}, [node], None
+        while frontier and anchor is None:  # breadth first: the nearest shown ancestor below the root
+            following = []
+            for current in frontier:
+                for parent in sorted(graph.predecessors(current)):
+                    if parent in shown and (parent in below or parent == root):
+                        anchor = parent
+                        break
+                    if parent in below and parent not in seen:
+                        seen.add(parent)
+                        following.append(parent)
+                if anchor is not None:
+                    break
+            frontier = following
+        if anchor is not None:
+            folded[anchor] += 1
+    return shown, dict(folded)
 
 
 def _within(graph: nx.MultiDiGraph, start: str, depth: int) -> set[str]:

@@ -14,14 +14,14 @@ from typing import Any
 from pyoxigraph import NamedNode
 
 import queries
-from kg.graphs import PROVENANCE, graph_name
+from kg.graphs import PROVENANCE, READING, graph_name
 from kg.iris import status_iri
 from kg.reading import KNOWN_STATUSES, reading_index, reading_rows
 from kg.resolve import Resolver, technique_names
 from kg.results import Solutions
 from kg.sparqltext import inject_values
 from kg.store.base import GraphStore
-from kg.views import compare, kernel_status, lineage_edges, lineage_tree, technique_card
+from kg.views import Edge, compare, kernel_status, lineage_edges, lineage_tree, technique_card
 from kg.vocab import PREFIXES
 from kg.wording import KERNEL_STATE_MEANINGS, KernelState, reading_summary
 
@@ -30,6 +30,7 @@ __all__ = [
     "KERNEL_BADGES",
     "STATUS_LABELS",
     "CardFilters",
+    "catalog_signature",
     "choice_matches",
     "comparison",
     "count_papers",
@@ -40,7 +41,9 @@ __all__ = [
     "reading_page",
     "technique_cards",
     "technique_choices",
+    "paper_statuses",
     "technique_page",
+    "with_statuses",
 ]
 
 #: Kernel state (kg.wording.KernelState) → (badge text, badge style, what it means).
@@ -115,6 +118,53 @@ _CHECKS = """SELECT ?check ?name ?claim ?maxAbs ?maxRel ?tolerance ?passed ?seco
 def _records(result: object) -> list[dict[str, Any]]:
     assert isinstance(result, Solutions)
     return result.records()
+
+
+#: What the provenance graph records of each graph: changes with every write to it.
+_GRAPH_RECORDS = f"""SELECT ?g ?modified ?activity ?hash ?count WHERE {{ GRAPH {PROVENANCE} {{
+  ?g dcterms:modified ?modified .
+  OPTIONAL {{ ?g prov:wasGeneratedBy ?activity }} OPTIONAL {{ ?g tkg:contentHash ?hash }}
+  OPTIONAL {{ ?g tkg:tripleCount ?count }} }} }}"""
+
+
+def catalog_signature(store: GraphStore) -> str | None:
+    """A name for the state of every graph but the reading state's (``graph/reading``: the
+    statuses, their events and the papers added to the list by hand), or None for a store
+    that cannot tell when it changed. It stays the same across reading-status writes, so what
+    a page reads of the techniques (names, cards, lineage, kernels, papers, citations) can be
+    kept across them while the statuses are read again (:func:`with_statuses`); any other
+    write changes it. Made from the provenance graph's record of each graph (its last write,
+    run, digest and size); a graph without a record (written around TechKG) makes it the
+    store's revision, which changes with every write."""
+    import hashlib
+    import json
+
+    revision = getattr(store, "revision", lambda: None)()
+    if revision is None:
+        return None
+    records = {str(r["g"]): [str(r[k]) if r[k] is not None else None for k in ("modified", "activity", "hash", "count")]
+               for r in store.select(_GRAPH_RECORDS).records()}
+    graphs = sorted(g.value for g in store.named_graphs() if g not in (READING, PROVENANCE))
+    if any(g not in records for g in graphs):
+        return str(revision)
+    return hashlib.sha256(json.dumps([(g, records[g]) for g in graphs]).encode()).hexdigest()
+
+
+_STATUSES = """SELECT ?paper (SAMPLE(?st) AS ?status) WHERE { ?paper tkg:readingStatus ?st } GROUP BY ?paper"""
+
+
+def paper_statuses(store: GraphStore, papers: Iterable[str]) -> dict[str, str]:
+    """paper IRI → its reading status (slug), for ``papers`` that have one: one lookup each."""
+    wanted = sorted(set(papers))
+    if not wanted:
+        return {}
+    rows = store.select(_STATUSES, {"paper": [NamedNode(p) for p in wanted]}).records()
+    return {str(r["paper"]): str(r["status"]).rsplit("/status/", 1)[-1] for r in rows if r["status"] is not None}
+
+
+def _restatus(store: GraphStore, papers: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    now = paper_statuses(store, (str(p["paper"]) for p in papers))
+    return [{**p, "status": now.get(str(p["paper"]))} for p in papers]
 
 
 def fold(text: object) -> str:
@@ -377,13 +427,16 @@ def technique_citations(store: GraphStore, technique: NamedNode, *, limit: int =
     return {"available": True, "citedBy": cited_by[:limit], "citedByTotal": len(cited_by), "suggestions": suggestions}
 
 
-def technique_page(store: GraphStore, technique: NamedNode) -> dict[str, Any]:
-    """The full card of one technique, with its papers, repository, lineage, kernel and provenance."""
-    edges = lineage_edges(store)  # read once for the card and both trees
+def technique_page(store: GraphStore, technique: NamedNode, *, edges: list[Edge] | None = None,
+                   names: dict[str, tuple[str, str]] | None = None) -> dict[str, Any]:
+    """The full card of one technique, with its papers, repository, lineage, kernel and
+    provenance. ``edges`` (:func:`kg.views.lineage_edges`) and ``names``
+    (:func:`kg.resolve.technique_names`): the store's, when the caller has read them already."""
+    edges = lineage_edges(store) if edges is None else edges  # read once for the card and both trees
     card = technique_card(store, technique, edges=edges)
     if not card:
         return {}
-    names = technique_names(store)
+    names = technique_names(store) if names is None else names
     ids = {iri: ident for iri, (_name, ident) in names.items()}
     up, down = lineage_tree(store, technique, edges=edges, names=names)
     papers = card["papers"]
@@ -403,6 +456,26 @@ def technique_page(store: GraphStore, technique: NamedNode) -> dict[str, Any]:
         "readingBadge": reading_summary(read, sum(1 for p in papers if p.get("status"))),
         "citations": technique_citations(store, technique),
     }
+
+
+def with_statuses(store: GraphStore, page: dict[str, Any]) -> dict[str, Any]:
+    """A :func:`technique_page` or :func:`comparison` (kept across reading-status writes:
+    see :func:`catalog_signature`) with its papers' reading statuses, and what is counted
+    from them, read again: one lookup per paper listed, instead of the whole page."""
+    from kg.views import reading_papers_summary
+
+    if "card" in page:  # a technique page
+        card = page["card"]
+        papers = _restatus(store, card["papers"])
+        read = sum(1 for p in papers if p.get("status") == "read")
+        return {**page, "card": {**card, "papers": papers},
+                "readingBadge": reading_summary(read, sum(1 for p in papers if p.get("status")))}
+    if not page:
+        return page
+    cards = [{**c, "papers": _restatus(store, c["papers"])} for c in page["cards"]]
+    rows = [(label, [reading_papers_summary(c["papers"]) for c in cards]) if label == "Reading" else (label, values)
+            for label, values in page["rows"]]
+    return {**page, "cards": cards, "rows": rows}
 
 
 # -- comparison ------------------------------------------------------------------------
