@@ -581,71 +581,78 @@ class ReadingOverview:
     shown: dict[str, tuple[list[str], int]]
 
 
-_READING = """
-WITH cats AS (SELECT s AS cat, min(o) AS label FROM staging.facts
-              WHERE k IN ('skos:prefLabel', 'skos:prefLabel@zh')
-                AND s IN (SELECT s FROM staging.facts WHERE k = 'a:tkg:ReadingListCategory') GROUP BY s),
-  catpos AS (SELECT s AS cat, min(TRY_CAST(o AS BIGINT)) AS position FROM staging.facts
-             WHERE k = 'tkg:position' AND s IN (SELECT cat FROM cats) GROUP BY s),
-  status AS (SELECT s AS paper, regexp_replace(min(o), '^.*/status/', '') AS status FROM staging.facts
-             WHERE k = 'tkg:readingStatus' GROUP BY s),
-  listed AS (SELECT DISTINCT r.s AS paper, c.label FROM staging.facts AS r JOIN cats AS c ON c.cat = r.o
-             WHERE r.k = 'tkg:readingCategory'),
-  pos AS (SELECT s AS paper, min(TRY_CAST(o AS BIGINT)) AS position FROM staging.facts
-          WHERE k = 'tkg:position' AND s IN (SELECT paper FROM status) GROUP BY s),
-  titles AS (SELECT s AS paper, min(o) AS title FROM staging.facts
-             WHERE k = 'dcterms:title' AND s IN (SELECT paper FROM status) GROUP BY s)"""
+def _statuses_now(con: duckdb.DuckDBPyConnection, now: Mapping[str, Sequence[str]] | None, *,
+                  any_read: bool = False) -> None:
+    """The temporary table ``web_status`` (paper, status, and with ``any_read``, read): each
+    paper's reading status as the tables hold it (:data:`reading_state`), and whether any of
+    its statuses is read; with ``now`` (papers whose statuses changed since the tables were
+    made → the statuses they have now, the one that counts first), these papers' as they are now."""
+    changed = {paper: list(statuses) for paper, statuses in (now or {}).items()}
+    read = (f"paper IN (SELECT s FROM staging.facts WHERE k = 'tkg:readingStatus' AND o = '{_STATUS}read')"
+            if any_read else "NULL")
+    con.execute(f"""CREATE TEMP TABLE web_status AS
+        SELECT paper, status, {read} AS read FROM reading_state
+        WHERE status IS NOT NULL AND paper NOT IN (SELECT unnest(CAST($changed AS VARCHAR[])))
+        UNION ALL
+        SELECT paper, statuses[1], list_contains(statuses, 'read')
+        FROM (SELECT unnest(CAST($changed AS VARCHAR[])) AS paper, unnest(CAST($statuses AS VARCHAR[][])) AS statuses)
+        WHERE len(statuses) > 0""",
+                {"changed": list(changed), "statuses": list(changed.values())})
 
 
-def reading_overview(con: duckdb.DuckDBPyConnection, *, status: str, wanted: str, limit: int) -> ReadingOverview:
+def reading_overview(con: duckdb.DuckDBPyConnection, *, status: str, wanted: str, limit: int,
+                     now: Mapping[str, Sequence[str]] | None = None) -> ReadingOverview:
     """The reading page's numbers and first papers (``limit`` per category); ``status``
     ("" for all) and ``wanted`` (case- and accent-blind text of category names, "" for all)
-    narrow the papers shown, not the counts. Closes ``con``."""
+    narrow the papers shown, not the counts; ``now``: papers whose statuses changed since
+    the tables were made, with their statuses now (see :func:`_statuses_now`). Closes ``con``."""
     try:
-        counts = con.execute(f"""{_READING}
-            SELECT c.label, any_value(p.position), s.status, count(*) FROM listed AS l
-            JOIN cats AS c ON c.label = l.label LEFT JOIN catpos AS p ON p.cat = c.cat
-            JOIN status AS s ON s.paper = l.paper GROUP BY c.label, s.status""").fetchall()
-        statuses = dict(con.execute(f"{_READING} SELECT status, count(*) FROM status GROUP BY status").fetchall())
-        rows = con.execute(f"""{_READING},
+        _statuses_now(con, now)
+        con.execute("""CREATE TEMP TABLE web_listed AS
+            SELECT DISTINCT prc.paper, rc.label FROM paper_reading_categories AS prc
+            JOIN reading_categories AS rc USING (category)""")
+        counts = con.execute("""
+            SELECT l.label, c.position, s.status, count(*) FROM web_listed AS l
+            JOIN (SELECT label, any_value(position) AS position FROM reading_categories GROUP BY label) AS c
+              USING (label)
+            JOIN web_status AS s USING (paper) GROUP BY l.label, c.position, s.status""").fetchall()
+        statuses = dict(con.execute("SELECT status, count(*) FROM web_status GROUP BY status").fetchall())
+        # the first `limit` of each category by a bounded arg_min, not a sort of the whole list
+        rows = con.execute("""
+            WITH pos AS (SELECT s AS paper, min(TRY_CAST(o AS BIGINT)) AS position FROM staging.facts
+                         WHERE k = 'tkg:position' GROUP BY s),
             entries AS (SELECT s.paper, coalesce(l.label, 'Not in a category') AS label, p.position,
                                CASE WHEN p.position IS NULL THEN t.title END AS title
-                        FROM status AS s LEFT JOIN listed AS l USING (paper) LEFT JOIN pos AS p USING (paper)
-                        LEFT JOIN titles AS t USING (paper)
+                        FROM web_status AS s LEFT JOIN web_listed AS l USING (paper) LEFT JOIN pos AS p USING (paper)
+                        LEFT JOIN papers AS t USING (paper)
                         WHERE ($status = '' OR s.status = $status)
                           AND ($wanted = ''
-                               OR contains(strip_accents(lower(coalesce(l.label, 'Not in a category'))), $wanted))),
-            ranked AS (SELECT *, row_number() OVER (PARTITION BY label ORDER BY position IS NULL, position,
-                                                    coalesce(title, ''), paper) AS n,
-                              count(*) OVER (PARTITION BY label) AS total FROM entries)
-            SELECT label, paper, total FROM ranked WHERE n <= $limit ORDER BY label, n""",
+                               OR contains(strip_accents(lower(coalesce(l.label, 'Not in a category'))), $wanted)))
+            SELECT label, count(*), arg_min(paper, (position IS NULL, position, coalesce(title, ''), paper), $limit)
+            FROM entries GROUP BY label""",
             {"status": status, "wanted": wanted, "limit": limit}).fetchall()
     finally:
         con.close()
     categories: dict[str, tuple[int | None, dict[str, int]]] = {}
     for label, position, slug, n in counts:
         categories.setdefault(label, (position, {}))[1][slug] = n
-    shown: dict[str, tuple[list[str], int]] = {}
-    for label, paper, total in rows:
-        papers, _more = shown.get(label, ([], 0))
-        papers.append(paper)
-        shown[label] = (papers, total - len(papers))
+    shown = {label: (list(papers), total - len(papers)) for label, total, papers in sorted(rows)}
     return ReadingOverview(categories, statuses, shown)
 
 
-def technique_paper_counts(con: duckdb.DuckDBPyConnection,
-                           techniques: Sequence[str]) -> dict[str, tuple[int, int, int]]:
+def technique_paper_counts(con: duckdb.DuckDBPyConnection, techniques: Sequence[str],
+                           now: Mapping[str, Sequence[str]] | None = None) -> dict[str, tuple[int, int, int]]:
     """For each of ``techniques`` (IRIs) that has papers: the papers that introduce or use
     it, how many of them have a reading status, and how many are read (any graph's status,
-    as the Techniques page's SPARQL counts them). Closes ``con``."""
+    as the Techniques page's SPARQL counts them); ``now`` as for :func:`reading_overview`.
+    Closes ``con``."""
     try:
-        rows = con.execute(f"""
+        _statuses_now(con, now, any_read=True)
+        rows = con.execute("""
             WITH links AS (SELECT DISTINCT technique, paper FROM paper_techniques
-                           WHERE technique IN (SELECT unnest(CAST($techniques AS VARCHAR[])))),
-              statuses AS (SELECT s AS paper, bool_or(o = '{_STATUS}read') AS done FROM staging.facts
-                           WHERE k = 'tkg:readingStatus' GROUP BY s)
-            SELECT technique, count(*), count(statuses.paper), count(*) FILTER (WHERE statuses.done)
-            FROM links LEFT JOIN statuses USING (paper) GROUP BY technique""",
+                           WHERE technique IN (SELECT unnest(CAST($techniques AS VARCHAR[]))))
+            SELECT technique, count(*), count(web_status.paper), count(*) FILTER (WHERE web_status.read)
+            FROM links LEFT JOIN web_status USING (paper) GROUP BY technique""",
                            {"techniques": list(techniques)}).fetchall()
     finally:
         con.close()

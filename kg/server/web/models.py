@@ -216,6 +216,39 @@ def technique_cards(store: GraphStore, *, lineage_only: bool = True, counts: boo
     return count_papers(store, found) if counts else found
 
 
+_EVENTS = """SELECT ?event ?paper WHERE { { ?event a tkg:ReadingEvent } UNION { ?event a tkg:ReadingRemoval }
+                                         ?event tkg:paper ?paper }"""
+_GRAPH_STATUSES = "SELECT ?paper ?g ?status WHERE { GRAPH ?g { ?paper tkg:readingStatus ?status } }"
+
+
+def reading_changes(store: GraphStore, con: Any) -> dict[str, list[str]] | None:
+    """What changed in the reading state since the analytics tables ``con`` were made, when
+    nothing else did: each paper whose status changed, with the statuses it has now, the one
+    that counts first (as the tables rank graphs); None when another graph changed too. Every
+    status change leaves an event (:func:`kg.reading.status_change`), so the papers changed are
+    those of the events the store and the tables do not share; only these are read from the
+    store, and the tables answer for the rest."""
+    from kg.analytics.files import graph_states
+
+    built = dict(con.execute("SELECT graph, signature FROM staging.graphs").fetchall())
+    graphs = graph_states(store)
+    now = {g: state.signature for g, state in graphs.items()}
+    if {g for g in built.keys() | now.keys() if built.get(g) != now.get(g)} - {READING.value}:
+        return None
+    then = {(str(e), str(p)) for e, p in con.execute("SELECT event, paper FROM reading_events").fetchall()}
+    events = {(str(r["event"]), str(r["paper"])) for r in store.select(_EVENTS).records()}
+    changed = sorted({paper for _event, paper in then ^ events})
+    if not changed:
+        return {}
+    found: dict[str, list[tuple[int, str]]] = {p: [] for p in changed}
+    rows = store.select(_GRAPH_STATUSES, {"paper": [NamedNode(p) for p in changed]}).records()
+    for r in rows:
+        state = graphs.get(str(r["g"]))
+        slug = str(r["status"]).rsplit("/status/", 1)[-1]
+        found[str(r["paper"])].append((state.priority if state else 1 << 62, slug))
+    return {paper: [slug for _rank, slug in sorted(ranked)] for paper, ranked in found.items()}
+
+
 def count_papers(store: GraphStore, cards: list[dict[str, Any]], *, analytics: bool = True) -> list[dict[str, Any]]:
     """``cards`` with the papers behind each (introducing or using it), how many of them
     are read, and the reading badge; only these cards' papers are counted. With
@@ -228,9 +261,13 @@ def count_papers(store: GraphStore, cards: list[dict[str, Any]], *, analytics: b
         from kg.analytics.answers import freshness, technique_paper_counts
         from kg.analytics.materialize import database_path
 
-        con, _why = freshness(store, database_path(store.location))
+        con, why = freshness(store, database_path(store.location), stale=True)
         if con is not None:
-            counted = technique_paper_counts(con, [c["iri"] for c in cards])
+            now = reading_changes(store, con) if why else {}
+            if now is None:  # stale beyond the reading state: the store counts
+                con.close()
+            else:
+                counted = technique_paper_counts(con, [c["iri"] for c in cards], now=now)
     if counted is None:
         text = inject_values(_PAPER_COUNTS, {"technique": [NamedNode(c["iri"]) for c in cards]})
         counted = {str(r["technique"]): (int(r["papers"] or 0), int(r["listed"] or 0), int(r["read"] or 0))
@@ -545,9 +582,9 @@ def reading_page(store: GraphStore, *, status: str = "", category: str = "", ana
 
         con, why = freshness(store, database_path(store.location), stale=True)
         if con is not None:
-            data = _reading_from_tables(store, con, status=status, category=category)
-            con.close()
-            if not why:
+            now = reading_changes(store, con) if why else {}
+            data = _reading_from_tables(store, con, status=status, category=category, now=now)
+            if now is not None:  # fresh, or only statuses changed since: the tables and the changes
                 return data
             if data["total"] >= stale_above:  # say so; the papers shown are read from the store
                 return {**data, "stale": why}
@@ -617,14 +654,16 @@ def reading_history(store: GraphStore, now: Mapping[str, int]) -> list[dict[str,
     return history[::-1]
 
 
-def _reading_from_tables(store: GraphStore, con: Any, *, status: str, category: str) -> dict[str, Any]:
-    """:func:`reading_page` from fresh analytics tables: the counts and the choice of papers
-    come from DuckDB, and only the papers shown are read from the store."""
+def _reading_from_tables(store: GraphStore, con: Any, *, status: str, category: str,
+                         now: Mapping[str, list[str]] | None) -> dict[str, Any]:
+    """:func:`reading_page` from the analytics tables (with the statuses changed since, ``now``:
+    :func:`reading_changes`): the counts and the choice of papers come from DuckDB, and only
+    the papers shown are read from the store. Closes ``con``."""
     from kg.analytics.answers import reading_overview
 
     wanted = fold(category).strip()
     overview = reading_overview(con, status=status, wanted=wanted,
-                                limit=PAPERS_IN_ONE_CATEGORY if wanted else PAPERS_PER_CATEGORY)
+                                limit=PAPERS_IN_ONE_CATEGORY if wanted else PAPERS_PER_CATEGORY, now=now)
     groups: dict[str, ReadingCategory] = {}
     # as reading-progress orders them: by position, those without one first (SPARQL puts unbound first)
     ordered = sorted(overview.categories.items(), key=lambda item: (item[1][0] is not None, item[1][0] or 0, item[0]))
