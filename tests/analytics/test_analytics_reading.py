@@ -38,8 +38,11 @@ def test_the_reading_page_from_fresh_tables_is_the_page_the_store_gives(analysed
     assert from_tables == from_store
 
 
-def test_after_status_changes_the_tables_and_the_changes_give_the_page_the_store_gives(analysed_store,
-                                                                                       monkeypatch) -> None:
+@pytest.mark.parametrize("reserve", [50, 0])  # 0: a list that loses a paper is read from the tables again
+def test_after_status_changes_the_tables_and_the_changes_give_the_page_the_store_gives(analysed_store, monkeypatch,
+                                                                                       reserve: int) -> None:
+    import kg.analytics.answers
+
     from pyoxigraph import NamedNode
 
     from kg.graphs import READING
@@ -47,6 +50,7 @@ def test_after_status_changes_the_tables_and_the_changes_give_the_page_the_store
     from kg.store.base import Activity
 
     monkeypatch.setattr(models, "PAPERS_PER_CATEGORY", 4)
+    monkeypatch.setattr(kg.analytics.answers, "RESERVE", reserve)
     before = models.reading_page(analysed_store)
     # papers whose one status is the reading state's (where another graph has one too, the
     # store's own reading page shows either; the tables rank the reading state's first)
