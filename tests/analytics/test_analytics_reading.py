@@ -41,10 +41,9 @@ def test_the_reading_page_from_fresh_tables_is_the_page_the_store_gives(analysed
 @pytest.mark.parametrize("reserve", [50, 0])  # 0: a list that loses a paper is read from the tables again
 def test_after_status_changes_the_tables_and_the_changes_give_the_page_the_store_gives(analysed_store, monkeypatch,
                                                                                        reserve: int) -> None:
-    import kg.analytics.answers
-
     from pyoxigraph import NamedNode
 
+    import kg.analytics.answers
     from kg.graphs import READING
     from kg.reading import set_status, status_removal
     from kg.store.base import Activity
