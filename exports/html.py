@@ -83,7 +83,7 @@ def _cards(lineage: Lineage) -> dict[str, dict[str, Any]]:
             "conditional": data.get("headline_conditional", False), "kernel": data.get("kernel", "not run"),
             "kernelLabel": KERNEL_LABELS.get(data.get("kernel", "not run"), data.get("kernel")),
             "repository": data.get("repository"), "summary": lineage.summaries.get(node),
-            "papers": papers, "paperCount": len(refs),
+            "papers": papers, "paperCount": data.get("papers", len(refs)),
             "parents": sorted(parents, key=lambda p: p["name"].casefold()),
             "children": sorted(children, key=lambda p: p["name"].casefold()),
         }

@@ -92,6 +92,10 @@ class LineageOptions:
     #: Read at most this many papers of each technique in detail (those that introduced
     #: it first); the counts stay exact. None: all of them, up to :data:`DETAIL_LIMIT` links.
     papers_per_technique: int | None = None
+    #: With a root, show at most this many of its descendants, the nearest first; each one
+    #: further away is folded into a ``cluster`` node under its nearest shown ancestor
+    #: (counted there), which opens as that technique's own lineage. None: every one.
+    limit: int | None = None
 
 
 @dataclass(frozen=True)
@@ -189,6 +193,8 @@ def build_lineage(store: GraphStore, options: LineageOptions | None = None) -> L
     folded: dict[str, int] = {}
     if options.clustered and root is None:
         keep, folded = _fold(store, skeleton, keep)
+    elif root is not None and options.limit is not None:
+        keep, folded = _nearest(skeleton, keep, root, options.limit)
     if rows is None:
         rows = _node_rows(store, keep, len(skeleton))
     narrowed = len(keep) < len(skeleton) // 2
@@ -333,6 +339,22 @@ _LINKS_OF_FEW = """SELECT ?technique ?paper ?role ?status WHERE {
   OPTIONAL { ?paper tkg:readingStatus ?status } }"""
 
 
+#: What a card shows of each paper, asked once per paper (not once per paper and technique).
+_PAPER_CARDS = """SELECT ?paper (SAMPLE(?t) AS ?title) (SAMPLE(?a) AS ?arxivId) (SAMPLE(?d) AS ?doi)
+       (SAMPLE(?u) AS ?url) (SAMPLE(?i) AS ?issued) (MIN(STR(?v)) AS ?venue) (SAMPLE(?s) AS ?status)
+WHERE {
+  OPTIONAL { ?paper dcterms:title ?t }
+  OPTIONAL { ?paper tkg:arxivId ?a }
+  OPTIONAL { ?paper bibo:doi ?d }
+  OPTIONAL { ?paper foaf:page ?u }
+  OPTIONAL { ?paper dcterms:issued ?i }
+  OPTIONAL { ?paper tkg:venue ?v }
+  OPTIONAL { ?paper tkg:readingStatus ?st . BIND(REPLACE(STR(?st), "^.*/status/", "") AS ?s) }
+}
+GROUP BY ?paper"""
+_CARDS_AT_ONCE = 2000
+
+
 def _papers(store: GraphStore, graph: nx.MultiDiGraph, *, include_private: bool, per_technique: int | None = None,
             ) -> tuple[dict[str, list[PaperRef]], dict[str, int], dict[str, list[str]]]:
     """Each technique's papers (all of them, or the first ``per_technique``, or the first
@@ -362,20 +384,20 @@ def _papers(store: GraphStore, graph: nx.MultiDiGraph, *, include_private: bool,
         for items in links.values():
             items.sort(key=lambda item: (item[0] != "introduces", item[1]))
             del items[per_technique:]
-    allowed = {technique: set(items) for technique, items in links.items()}
     wanted = sorted({paper for items in links.values() for _, paper in items})
+    cards: dict[str, dict[str, Any]] = {}
+    for start in range(0, len(wanted), _CARDS_AT_ONCE):
+        chunk = [NamedNode(paper) for paper in wanted[start:start + _CARDS_AT_ONCE]]
+        cards.update((row["paper"], row) for row in store.select(_PAPER_CARDS, {"paper": chunk}).records())
     papers: dict[str, list[PaperRef]] = {}
-    for start in range(0, len(wanted), 2000):
-        records = queries.records(store, "lineage-papers", {"paper": wanted[start:start + 2000]})
-        for record in records:
-            technique = record["technique"]
-            if (record["role"], record["paper"]) not in allowed.get(technique, ()):
-                continue
+    for technique, items in links.items():
+        for role, paper in items:
+            card = cards.get(paper, {})
             papers.setdefault(technique, []).append(PaperRef(
-                iri=record["paper"], role=record["role"], title=record["title"] or record["paper"],
-                arxiv=record["arxivId"], doi=record["doi"], url=record["url"],
-                issued=str(record["issued"]) if record["issued"] is not None else None,
-                venue=record["venue"], status=record["status"] if include_private else None,
+                iri=paper, role=role, title=card.get("title") or paper, arxiv=card.get("arxivId"),
+                doi=card.get("doi"), url=card.get("url"),
+                issued=str(card["issued"]) if card.get("issued") is not None else None,
+                venue=card.get("venue"), status=card.get("status") if include_private else None,
             ))
     return papers, dict(totals), statuses
 
@@ -409,6 +431,41 @@ def _fold(store: GraphStore, graph: nx.DiGraph, keep: set[str]) -> tuple[set[str
         if anchor is not None:
             folded[anchor] += 1
     return catalog, dict(folded)
+
+
+def _nearest(graph: nx.DiGraph, keep: set[str], root: str, limit: int) -> tuple[set[str], dict[str, int]]:
+    """``keep`` with at most ``limit`` of ``root``'s descendants (breadth first, in IRI order
+    within a step), and for each shown technique, how many of the others have it as their
+    nearest shown ancestor; the root's ancestors all stay (a technique has a few)."""
+    below = keep & (nx.descendants(graph, root) - nx.ancestors(graph, root))
+    if len(below) <= limit:
+        return keep, {}
+    shown: set[str] = set()
+    level = [root]
+    while level and len(shown) < limit:
+        following = sorted({c for node in level for c in graph.successors(node) if c in below and c not in shown})
+        level = following[:limit - len(shown)]
+        shown.update(level)
+    shown |= keep - below
+    folded: Counter[str] = Counter()
+    for node in below - shown:
+        seen, frontier, anchor = {node}, [node], None
+        while frontier and anchor is None:  # breadth first: the nearest shown ancestor below the root
+            following = []
+            for current in frontier:
+                for parent in sorted(graph.predecessors(current)):
+                    if parent in shown and (parent in below or parent == root):
+                        anchor = parent
+                        break
+                    if parent in below and parent not in seen:
+                        seen.add(parent)
+                        following.append(parent)
+                if anchor is not None:
+                    break
+            frontier = following
+        if anchor is not None:
+            folded[anchor] += 1
+    return shown, dict(folded)
 
 
 def _within(graph: nx.MultiDiGraph, start: str, depth: int) -> set[str]:

@@ -9,7 +9,7 @@ import re
 from difflib import get_close_matches
 from typing import TYPE_CHECKING
 
-from pyoxigraph import NamedNode
+from pyoxigraph import Literal, NamedNode
 
 from kg.errors import NotFoundError
 from kg.graphs import CATALOG
@@ -70,6 +70,11 @@ def resolve_technique(store: GraphStore, name: str) -> NamedNode:
     catalog, _ = _label_index(store, CATALOG)
     if len(catalog.get(key, ())) == 1:
         return NamedNode(next(iter(catalog[key])))
+    # An id as written (a technique's own key): one lookup, before reading every label.
+    by_id = store.select("SELECT DISTINCT ?t WHERE { ?t skos:notation ?id ; a tkg:Technique }",
+                         {"id": Literal(value)})
+    if len(by_id.rows) == 1:
+        return NamedNode(by_id.rows[0]["t"].value)  # type: ignore[union-attr]
     index, display = _label_index(store)
     if not index:
         raise NotFoundError("the graph holds no techniques yet", hint="Run `kg build` first.")

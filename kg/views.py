@@ -190,7 +190,7 @@ def compare(store: GraphStore, techniques: list[NamedNode]) -> dict[str, Any]:
         relations.append("; ".join(rel) or "—")
     row("Lineage between them", relations)
     row("Reference kernel", [c["kernel"] for c in cards])
-    row("Reading", [_reading_summary(c["papers"]) for c in cards])
+    row("Reading", [reading_papers_summary(c["papers"]) for c in cards])
     conditions = [(c["name"], c["conditions"]) for c in cards if c.get("conditional") and c.get("conditions")]
     return {"columns": columns, "rows": rows, "conditions": conditions, "cards": cards}
 
@@ -219,7 +219,8 @@ def _evidence(store: GraphStore, technique: NamedNode) -> list[str]:
     return [f"{r['label']}: {r['url']}" for r in rows.records()]
 
 
-def _reading_summary(papers: list[dict[str, Any]]) -> str:
+def reading_papers_summary(papers: list[dict[str, Any]]) -> str:
+    """How many of ``papers`` (records with a ``status``) are read, of those on the reading list."""
     from kg.wording import reading_summary
 
     listed = [p for p in papers if p.get("status")]

@@ -24,7 +24,6 @@ module is rebuilt from the graph, which is the source of truth.
 from __future__ import annotations
 
 import datetime as dt
-import os
 import tempfile
 import time
 from collections.abc import Callable, Mapping
@@ -32,10 +31,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kg.analytics.staging import KEYS, stage, staged_graphs
+from kg.analytics.files import IN_USE, GraphState, connect, database_path, graph_states, record_code
+from kg.analytics.staging import KEYS, stage
 from kg.analytics.tables import SHARED_KEYS, TABLES, ordered
 from kg.errors import AnalyticsError
-from kg.graphs import PROVENANCE, SOURCES, graph_name
 
 if TYPE_CHECKING:
     import duckdb
@@ -140,101 +139,6 @@ SCHEMA_VERSION = _schema_version()
 Progress = Callable[[str, int, int], None]
 
 
-def database_path(spec: str | None = None) -> Path:
-    """Where the analytics file of the store ``spec`` lives.
-
-    ``$KG_ANALYTICS_DB`` if set; for an embedded store in ``DIR``, the file
-    ``DIR.analytics.duckdb`` beside it; for a SPARQL endpoint or ``:memory:``, a file
-    named after it in the per-user data directory (``~/.local/share/techkg/analytics``).
-    An endpoint is named by its query URL alone, password left out: the ``--store``
-    value with its ``;options`` and the store's ``location`` find the same file.
-    """
-    override = os.environ.get("KG_ANALYTICS_DB")
-    if override:
-        return Path(override).expanduser()
-    from kg.iris import slugify
-    from kg.store import store_spec
-
-    value = store_spec(spec)
-    if value == ":memory:" or value.startswith(("http://", "https://")):
-        from platformdirs import user_data_path
-
-        from kg.store.remote import redact
-
-        if value != ":memory:":
-            value = redact(value.split(";", 1)[0].strip())
-
-        return (
-            user_data_path("techkg", appauthor=False) / "analytics" / (slugify(value) + ".duckdb")
-        )
-    store_dir = Path(value).expanduser()
-    return store_dir.with_name(store_dir.name + ".analytics.duckdb")
-
-
-@dataclass(frozen=True)
-class GraphState:
-    """What the provenance graph says about one named graph, as a comparable signature."""
-
-    graph: str
-    name: str
-    priority: int
-    modified: str | None
-    activity: str | None
-    content_hash: str | None
-    triples: int | None
-
-    @property
-    def signature(self) -> str:
-        if self.modified is None:
-            return f"count:{self.triples}"
-        return f"{self.activity}|{self.modified}|{self.content_hash}"
-
-
-def _priority(name: str) -> int:
-    """Where graphs disagree about a value, the lowest priority wins: TechKG's own graphs in
-    :data:`kg.graphs.SOURCES` order (the hand-edited catalog first), then any other graph,
-    in an order fixed by its name."""
-    import zlib
-
-    order = list(SOURCES)
-    rank = order.index(name) if name in order else len(order)
-    return rank * 1_000_000 + zlib.crc32(name.encode()) % 1_000_000
-
-
-def graph_states(store: GraphStore) -> dict[str, GraphState]:
-    """Every graph analytics reads, with its provenance signature (cheap: no scans,
-    except a COUNT for a graph that has no provenance record)."""
-    graphs = staged_graphs(store.named_graphs())
-    rows = store.select(
-        f"""SELECT ?g ?modified ?activity ?hash ?count WHERE {{ GRAPH {PROVENANCE} {{
-              ?g dcterms:modified ?modified .
-              OPTIONAL {{ ?g prov:wasGeneratedBy ?activity }}
-              OPTIONAL {{ ?g tkg:contentHash ?hash }}
-              OPTIONAL {{ ?g tkg:tripleCount ?count }} }} }}"""
-    ).records()
-    recorded = {r["g"]: r for r in rows}
-    out: dict[str, GraphState] = {}
-    for g in graphs:
-        rec = recorded.get(g.value)
-        name = graph_name(g)
-        if rec is None:
-            out[g.value] = GraphState(
-                g.value, name, _priority(name), None, None, None, store.count(g)
-            )
-        else:
-            count = rec["count"]
-            out[g.value] = GraphState(
-                g.value,
-                name,
-                _priority(name),
-                str(rec["modified"]),
-                rec["activity"],
-                rec["hash"],
-                int(count) if count is not None else None,
-            )
-    return out
-
-
 @dataclass
 class BuildReport:
     """What one build did."""
@@ -270,37 +174,6 @@ class BuildReport:
             "from_copies": self.from_copies,
             "message": self.message,
         }
-
-
-_IN_USE = "is in use by another program"
-
-
-def _lock_error(path: Path, exc: Exception) -> AnalyticsError:
-    return AnalyticsError(
-        f"the analytics file {path} {_IN_USE}: {exc}",
-        hint="Close the notebook, DuckDB shell or other kg command that has it open, "
-        "then try again.",
-    )
-
-
-def connect(path: Path, *, read_only: bool) -> duckdb.DuckDBPyConnection:
-    """Open the analytics file; times are shown in UTC. Raises AnalyticsError."""
-    import duckdb
-
-    try:
-        con = duckdb.connect(str(path), read_only=read_only)
-    except duckdb.Error as exc:
-        if "lock" in str(exc).lower():
-            raise _lock_error(path, exc) from None
-        raise AnalyticsError(
-            f"cannot open the analytics file {path}: {exc}",
-            hint="Run `kg analytics build --full` to make it again from the graph.",
-        ) from None
-    con.execute("SET TimeZone = 'UTC'")
-    # DuckDB draws a progress bar on stdout for a query past two seconds: in the middle
-    # of the rows kg query writes there (JSON Lines, CSV) when they go to a pipe.
-    con.execute("SET enable_progress_bar = false")
-    return con
 
 
 def _schema_problem(con: duckdb.DuckDBPyConnection) -> str | None:
@@ -380,7 +253,7 @@ def _open_for_build(path: Path, full: bool) -> tuple[duckdb.DuckDBPyConnection, 
     try:
         con = connect(path, read_only=False)
     except AnalyticsError as exc:
-        if _IN_USE in exc.message:
+        if IN_USE in exc.message:
             raise
         problem: str | None = f"corrupt ({exc.message.rsplit(': ', 1)[-1]})"
     else:
@@ -503,6 +376,7 @@ def _build(
 ) -> BuildReport:
     started = time.perf_counter()
     started_at = dt.datetime.now(dt.UTC).replace(tzinfo=None)
+    record_code(con)  # the layout is this code's (_open_for_build): readers need not work it out
     states = graph_states(store)
     previous = {
         g: (sig, name, gid)

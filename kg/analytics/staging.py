@@ -17,9 +17,12 @@ triples.
 
 A graph the store keeps an *import copy* of (its content as N-Triples lines, written
 when ``kg import rdf`` loaded it whole: :mod:`kg.store.copies`) is read from that file
-instead, by DuckDB alone: no term passes through the store's string table, which at 9M
-triples costs about 45 µs a row. The rows parsed from a copy have the form of the TSV
-rows (:func:`_copy_rows`), so every later step is the same for both.
+instead, once, by Arrow (:mod:`kg.analytics.copyrows`): no term passes through the store's
+string table, which at 9M triples costs about 45 µs a row. Its facts stream straight into
+``staging.facts``; its ``rdf:type`` rows join the store's for the type keys; its lines are
+counted on the way, and a copy with more lines than triples (it repeats a line) has its
+repeated rows dropped afterwards (:func:`_drop_repeats`). A copy's rows equal the rows the
+TSV path makes of the same graph, column for column.
 
 Why SELECTs and not ``Store.dump``: reading the store costs one dictionary lookup per
 term decoded, and a dump decodes every term of every triple (predicate and graph too)
@@ -30,20 +33,22 @@ for the per-key SELECTs, which also run side by side.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
+from kg.analytics.files import staged_graphs
 from kg.catalog import DIMENSIONS
-from kg.graphs import ONTOLOGY, PROVENANCE
 from kg.vocab import LINEAGE_RELATIONS, NS
 
 if TYPE_CHECKING:
     import duckdb
+    import pyarrow as pa
     import pyoxigraph as ox
 
+    from kg.analytics.copyrows import Predicates
     from kg.store.base import GraphStore
 
 __all__ = [
@@ -243,11 +248,6 @@ _TYPE = "rdf:type"
 _TYPE_PATTERN = "?s a ?o"
 
 
-def staged_graphs(graphs: Iterable[ox.NamedNode]) -> list[ox.NamedNode]:
-    """The graphs analytics reads: all but the ontology and the provenance records."""
-    return [g for g in graphs if g not in (ONTOLOGY, PROVENANCE)]
-
-
 def positions(store: GraphStore, graph: ox.NamedNode) -> list[int]:
     """The list positions (rdf:_1, rdf:_2, ...) used in ``graph``, up to MAX_AUTHOR_POSITION."""
     values = " ".join(f"(<{NS['rdf'].base}_{n}> {n})" for n in range(1, MAX_AUTHOR_POSITION + 1))
@@ -369,36 +369,23 @@ class Copy(Protocol):
     def blank_ids(self) -> str: ...
 
 
-def _copy_predicates() -> dict[str, list[Any]]:
+def _copy_predicates() -> Predicates:
     """The predicates staging reads from a copy, each with its key (and list position)."""
+    from kg.analytics.copyrows import Predicates
+
     rdf = NS["rdf"].base
     keys: list[tuple[str, str, int | None]] = [(_iri(_TYPE), _TYPE, None)]
     keys += [(_iri(k.predicate), k.name, None) for k in KEYS.values()
              if k.predicate not in ("rdf:type", "rdf:_1", "skos:prefLabel")]
-    keys.append((_iri("skos:prefLabel"), "skos:prefLabel", None))  # split by language in SQL
+    keys.append((_iri("skos:prefLabel"), "skos:prefLabel", None))  # split by language in copyrows
     keys += [(f"<{rdf}_{n}>", _MEMBER, n) for n in range(1, MAX_AUTHOR_POSITION + 1)]
-    return {"p": [k[0] for k in keys], "k": [k[1] for k in keys], "n": [k[2] for k in keys]}
-
-
-def _distinct_lines(path: Path, triples: int) -> bool:
-    """Whether every line of a copy is a different triple (its line count is its triple
-    count): a copy may repeat a line (a first load copies the file's lines as they are)."""
-    lines = 0
-    with path.open("rb") as f:
-        while chunk := f.read(1 << 24):
-            lines += chunk.count(b"\n")
-    return lines == triples
-
-
-_LINES = """SELECT filename, t, hash(t) AS h
-            FROM read_csv($copies, columns = {'t': 'VARCHAR'}, header = false, delim = '\\x01',
-                          quote = '', escape = '', auto_detect = false, filename = true)"""
+    return Predicates.of([k[0] for k in keys], [k[1] for k in keys], [k[2] for k in keys])
 
 
 def _hold(copies: Mapping[str, Copy], folder: Path) -> dict[str, str]:
     """The files to read the copies from: each linked into ``folder``, because a write to
-    the store deletes a graph's copy and DuckDB opens the file more than once. A copy gone
-    already is left out (its graph is read from the store, whose view still holds it)."""
+    the store deletes a graph's copy. A copy gone already is left out (its graph is read
+    from the store, whose view still holds it)."""
     held = {}
     for i, (graph, copy) in enumerate(copies.items()):
         link = folder / f"copy-{i}.nt"
@@ -412,45 +399,26 @@ def _hold(copies: Mapping[str, Copy], folder: Path) -> dict[str, str]:
     return held
 
 
-def _find_repeats(con: duckdb.DuckDBPyConnection, copy_files: list[str]) -> None:
-    """``stage_repeats``: the hashes of the lines that occur more than once in a copy.
-    A table of hashes, not a DISTINCT over every row: at 9M lines that took 4.3 GB."""
-    con.execute(f"""CREATE OR REPLACE TEMP TABLE stage_repeats AS
-                    SELECT h FROM ({_LINES}) GROUP BY filename, h HAVING count(*) > 1""",
-                {"copies": copy_files})
-
-
-def _copy_rows(only_types: bool, repeats: bool) -> str:
-    """The facts of the import copies in ``stage_copies``, with terms as Oxigraph writes them
-    in TSV results (the rows :func:`stage` reads from the store have the same form).
-
-    A copy's line is ``{s} {p} {o} .`` with each term in N-Triples' canonical form; an
-    IRI or blank node holds no space, so the subject ends at the first space and the
-    predicate at the second. Typed literals are spelled out (``"42"^^<...#integer>``) where
-    TSV abbreviates some (``42``), and kg_value/kg_type read both forms alike. A copy's
-    blank-node labels are the input file's own (``blank_ids = "file"``) and could repeat in
-    another graph: they get the graph's id as a prefix. Given ``repeats``, the lines whose
-    hash is in ``stage_repeats`` are read once each (the others pass straight through)."""
-
-    def facts(join: str) -> str:
-        where = f"WHERE x.p = '{_iri(_TYPE)}'" if only_types else ""
-        return f"""SELECT x.filename, x.s, x.o, kp.k, kp.n
-                   FROM (SELECT filename, h, strpos(t, ' ') AS a, t[a + 1:] AS r, strpos(r, ' ') AS b,
-                                t[1:a - 1] AS s, r[1:b - 1] AS p, r[b + 1:-3] AS o FROM ({_LINES})) AS x
-                   {join} JOIN stage_predicates AS kp ON kp.p = x.p {where}"""
-
-    rows = facts("")
-    if repeats:
-        rows = f"""{facts("ANTI JOIN stage_repeats AS rep ON rep.h = x.h")}
-                   UNION ALL
-                   SELECT DISTINCT * FROM ({facts("SEMI JOIN stage_repeats AS rep ON rep.h = x.h")})"""
-    blank = "CASE WHEN c.prefix IS NOT NULL AND starts_with({0}, '_:') THEN '_:' || c.prefix || {0}[3:] ELSE {0} END"
-    zh = "(lower(kg_type(f.o)) = '@zh' OR starts_with(lower(kg_type(f.o)), '@zh-'))"
-    return f"""SELECT c.g, {blank.format("f.s")} AS s,
-                      CASE WHEN f.k <> 'skos:prefLabel' THEN f.k WHEN f.o[1] <> '"' THEN NULL
-                           WHEN {zh} THEN 'skos:prefLabel@zh' ELSE f.k END AS k,
-                      {blank.format("f.o")} AS o, f.n
-               FROM ({rows}) AS f JOIN stage_copies AS c ON c.file = f.filename"""
+def _drop_repeats(con: duckdb.DuckDBPyConnection, graph: int) -> int:
+    """Delete all but one of each set of equal rows of ``graph`` in staging.facts; return
+    how many went. For a copy that repeats a line (a first load copies the file's lines
+    as they are): distinct triples make distinct rows, so a repeated row is a repeated
+    line. Rows are compared whole; a hash only picks the few to compare (a DISTINCT over
+    every row took 4.3 GB at 9M rows, and DuckDB's ``hash`` of different rows can agree)."""
+    con.execute(
+        """CREATE OR REPLACE TEMP TABLE stage_repeats AS
+           WITH twice AS (SELECT hash(s, k, o, n, d) AS h FROM staging.facts WHERE g = $g
+                          GROUP BY h HAVING count(*) > 1)
+           SELECT r FROM (SELECT rowid AS r, row_number() OVER (PARTITION BY s, k, o, n, d ORDER BY rowid) AS i
+                          FROM staging.facts WHERE g = $g AND hash(s, k, o, n, d) IN (SELECT h FROM twice))
+           WHERE i > 1""",
+        {"g": graph},
+    )
+    try:
+        found = con.execute("DELETE FROM staging.facts WHERE rowid IN (SELECT r FROM stage_repeats)").fetchall()
+    finally:
+        con.execute("DROP TABLE stage_repeats")
+    return int(found[0][0]) if found else 0
 
 
 def stage(
@@ -468,9 +436,9 @@ def stage(
     """Extract the facts of ``graphs`` into ``staging.facts`` (each graph stored as its
     integer id from ``ids``); return how many were added.
 
-    A graph with an import copy in ``copies`` (by graph IRI) is read from that file; for
-    the others the store writes one TSV file per task, ``workers`` at a time. DuckDB then
-    reads all the files in one bulk ``INSERT ... SELECT``."""
+    A graph with an import copy in ``copies`` (by graph IRI) is read from that file, once
+    (see the module's docstring); for the others the store writes one TSV file per task,
+    ``workers`` at a time, and DuckDB reads all the files in one bulk ``INSERT ... SELECT``."""
     copies = {g.value: copies[g.value] for g in graphs if copies and g.value in copies}
     held = _hold(copies, folder)
     copies = {g: c for g, c in copies.items() if g in held}
@@ -489,82 +457,89 @@ def stage(
                 progress(done, total)
     import pyarrow as pa
 
+    from kg.analytics.copyrows import Lines
+
     files = [str(t.path) for t in tasks]
-    copy_files = [held[g] for g in copies]
-    repeats = not all(_distinct_lines(Path(held[g]), c.triples) for g, c in copies.items())
-    if repeats:
-        _find_repeats(con, copy_files)
-    con.register(
-        "stage_tasks",
-        pa.table(
-            {
-                "file": files,
-                "g": pa.array([ids[t.graph.value] for t in tasks], pa.int32()),
-                "k": pa.array([t.key for t in tasks], pa.string()),
-            }
-        ),
-    )
-    con.register(
-        "stage_copies",
-        pa.table(
-            {
-                "file": copy_files,
-                "g": pa.array([ids[g] for g in copies], pa.int32()),
-                "prefix": pa.array([f"kg{ids[g]}." if c.blank_ids == "file" else None
-                                    for g, c in copies.items()], pa.string()),
-            }
-        ),
-    )
-    con.register("stage_predicates", pa.table(_copy_predicates()))
-    classes = [KEYS["a:" + c] for c in CLASSES]
-    con.register(
-        "stage_classes",
-        pa.table({"k": [k.name for k in classes], "iri": [_iri(k.name[2:])[1:-1] for k in classes]}),
-    )
-    # TSV keeps every term whole (IRI, literal with its datatype or language); the
-    # build's macros take the value and the datatype apart (kg.analytics.materialize).
-    from_store = """SELECT t.g, f.s, coalesce(kg_value(f.k), t.k) AS k, f.o, CAST(kg_value(f.n) AS INTEGER) AS n
-               FROM read_csv($files, header = true, auto_detect = false, delim = '\t', quote = '',
-                             escape = '', filename = true,
-                             columns = {'s': 'VARCHAR', 'k': 'VARCHAR', 'o': 'VARCHAR',
-                                        'n': 'VARCHAR'}) AS f
-               JOIN stage_tasks AS t ON t.file = f.filename"""
-    typed = [f for f, t in zip(files, tasks, strict=True) if t.key in (None, _TYPE)]
-
-    def rows(store_files: list[str], only_types: bool) -> tuple[str, dict[str, list[str]]]:
-        parts, params = [], {}
-        if store_files:
-            parts.append(from_store)
-            params["files"] = store_files
-        if copy_files:
-            parts.append(_copy_rows(only_types, repeats))
-            params["copies"] = copy_files
-        raw = " UNION ALL ".join(f"({part})" for part in parts)
-        return (f"""SELECT g, kg_value(s) AS s, k, kg_value(o) AS o, n, kg_type(o) AS d
-                    FROM ({raw}) WHERE k IS NOT NULL""", params)
-
-    facts, facts_params = rows(files, False)
-    types, types_params = rows(typed, True)
-    # The type keys, as their patterns in KEYS define them: a:<class> for each subject of
-    # that class, and every type of a bibo:Document.
-    types = f"""WITH ty AS MATERIALIZED (SELECT g, s, o, d FROM ({types}) WHERE k = '{_TYPE}')
-        SELECT ty.g, ty.s, c.k, NULL, NULL, NULL
-        FROM ty JOIN stage_classes AS c ON c.iri = ty.o AND ty.d IS NULL
-        UNION ALL
-        SELECT ty.g, ty.s, '{DOCUMENT_TYPES}', ty.o, NULL, ty.d FROM ty
-        SEMI JOIN (SELECT g, s FROM ty WHERE o = '{_iri("bibo:Document")[1:-1]}' AND d IS NULL) AS doc
-          ON doc.g = ty.g AND doc.s = ty.s"""
+    typed = [str(t.path) for t in tasks if t.key in (None, _TYPE)]
     added = 0
+    copy_types: list[pa.RecordBatch] = []
     try:
-        for sql, params in ((f"SELECT * FROM ({facts}) WHERE k <> '{_TYPE}'", facts_params),
-                            (types, types_params)):
-            if params:
-                found = con.execute(f"INSERT INTO staging.facts {sql}", params).fetchall()
-                added += int(found[0][0]) if found else 0
+        con.register(
+            "stage_tasks",
+            pa.table({"file": files, "g": pa.array([ids[t.graph.value] for t in tasks], pa.int32()),
+                      "k": pa.array([t.key for t in tasks], pa.string())}),
+        )
+        if files:
+            added += _count(con.execute(
+                f"INSERT INTO staging.facts SELECT * FROM ({_FROM_STORE}) WHERE k <> '{_TYPE}'", {"files": files}))
+        # Each copy read once: its facts streamed into the table, its rdf:type rows kept.
+        repeated = []
+        predicates = _copy_predicates()
+        for graph, copy in copies.items():
+            gid = ids[graph]
+            lines = Lines(Path(held[graph]), predicates, f"kg{gid}." if copy.blank_ids == "file" else None,
+                          workers=min(4, os.cpu_count() or 1))
+            con.register("stage_copy", lines.facts())
+            try:
+                added += _count(con.execute(f"INSERT INTO staging.facts SELECT {gid}, s, k, o, n, d FROM stage_copy"))
+            finally:
+                con.unregister("stage_copy")
+            copy_types += [b.append_column("g", pa.array([gid] * b.num_rows, pa.int32())) for b in lines.types]
+            if lines.lines != copy.triples:
+                repeated.append(gid)
+            done += 1
+            if progress:
+                progress(done, total)
+        if typed or copy_types:
+            added += _stage_types(con, typed, copy_types)
+        for gid in repeated:
+            added -= _drop_repeats(con, gid)
     finally:
-        for name in ("stage_tasks", "stage_copies", "stage_predicates", "stage_classes"):
-            con.unregister(name)
-        con.execute("DROP TABLE IF EXISTS stage_repeats")
-    if progress and copies:
-        progress(total, total)
+        con.unregister("stage_tasks")
     return added
+
+
+def _count(result: duckdb.DuckDBPyConnection) -> int:
+    found = result.fetchall()
+    return int(found[0][0]) if found else 0
+
+
+#: The rows of the TSV files ($files) the store wrote, with their tasks' graphs and keys. TSV
+#: keeps every term whole (IRI, literal with its datatype or language); the build's macros
+#: take the value and the datatype apart (kg.analytics.materialize).
+_FROM_STORE = """
+    SELECT g, kg_value(s) AS s, k, kg_value(o) AS o, n, kg_type(o) AS d
+    FROM (SELECT t.g, f.s, coalesce(kg_value(f.k), t.k) AS k, f.o, CAST(kg_value(f.n) AS INTEGER) AS n
+          FROM read_csv($files, header = true, auto_detect = false, delim = '\t', quote = '', escape = '',
+                        filename = true,
+                        columns = {'s': 'VARCHAR', 'k': 'VARCHAR', 'o': 'VARCHAR', 'n': 'VARCHAR'}) AS f
+          JOIN stage_tasks AS t ON t.file = f.filename)
+    WHERE k IS NOT NULL"""
+
+
+def _stage_types(con: duckdb.DuckDBPyConnection, files: list[str], copy_types: list[pa.RecordBatch]) -> int:
+    """The type keys, as their patterns in KEYS define them, from the rdf:type rows of the
+    store's TSV ``files`` and of the copies (``copy_types``: g, s, o, d): a:<class> for
+    each subject of that class, and every type of a bibo:Document."""
+    import pyarrow as pa
+
+    schema = pa.schema([("s", pa.string()), ("o", pa.string()), ("d", pa.string()), ("g", pa.int32())])
+    con.register("stage_copy_types", pa.Table.from_batches(copy_types, schema))
+    classes = [KEYS["a:" + c] for c in CLASSES]
+    con.register("stage_classes",
+                 pa.table({"k": [k.name for k in classes], "iri": [_iri(k.name[2:])[1:-1] for k in classes]}))
+    from_store = f"SELECT g, s, o, d FROM ({_FROM_STORE}) WHERE k = '{_TYPE}' UNION ALL " if files else ""
+    try:
+        return _count(con.execute(
+            f"""INSERT INTO staging.facts
+                WITH ty AS MATERIALIZED ({from_store} SELECT g, s, o, d FROM stage_copy_types)
+                SELECT ty.g, ty.s, c.k, NULL, NULL, NULL
+                FROM ty JOIN stage_classes AS c ON c.iri = ty.o AND ty.d IS NULL
+                UNION ALL
+                SELECT ty.g, ty.s, '{DOCUMENT_TYPES}', ty.o, NULL, ty.d FROM ty
+                SEMI JOIN (SELECT g, s FROM ty WHERE o = '{_iri("bibo:Document")[1:-1]}' AND d IS NULL) AS doc
+                  ON doc.g = ty.g AND doc.s = ty.s""",
+            {"files": files} if files else {}))
+    finally:
+        con.unregister("stage_copy_types")
+        con.unregister("stage_classes")

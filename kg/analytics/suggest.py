@@ -26,6 +26,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kg.analytics.files import current_view, store_dir
+from kg.analytics.files import identity as _identity
 from kg.citations import CitationRecord, Context, finished
 
 if TYPE_CHECKING:
@@ -43,7 +45,7 @@ def open_tables(store: GraphStore) -> tuple[duckdb.DuckDBPyConnection | None, st
     """A read-only connection to the analytics file of ``store`` when it is fresh, and a
     note saying so; else None and why not (then SPARQL answers)."""
     from kg.analytics.answers import freshness
-    from kg.analytics.materialize import database_path
+    from kg.analytics.files import database_path
 
     path = database_path(store.location)
     if not path.exists():  # said before DuckDB is imported: a fifth of a second
@@ -94,33 +96,6 @@ def memo_path(path: Path) -> Path:
     return path.with_name(path.name + ".suggest.json")
 
 
-def _identity(path: Path) -> list[int] | None:
-    try:
-        st = path.stat()
-    except OSError:
-        return None
-    return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns]
-
-
-def current_view(store_dir: Path) -> str | None:
-    """The current view of the embedded store in ``store_dir``, or None when a write may
-    not be in a view yet (or there is no view)."""
-    from kg.store.folder import StoreFolder
-
-    folder = StoreFolder(store_dir)
-    return None if folder.views_stale() else folder.current_view()
-
-
-def store_dir(spec: str | None) -> Path | None:
-    """The directory of the embedded store ``spec`` names (None for :memory: or an endpoint)."""
-    from kg.store import store_spec
-
-    value = store_spec(spec)
-    if value == ":memory:" or value.startswith(("http://", "https://")):
-        return None
-    return Path(value).expanduser()
-
-
 def _decisions(rows: list[dict[str, Any]]) -> dict[tuple[str, str], Decision]:
     from kg.decisions import Decision
 
@@ -130,7 +105,7 @@ def _decisions(rows: list[dict[str, Any]]) -> dict[tuple[str, str], Decision]:
 def from_memo(spec: str | None, technique: str | None) -> Source | None:
     """Fresh tables and what kg suggest needs of the store, from the memo, when it still
     holds (see above); None otherwise (then :func:`from_store`)."""
-    from kg.analytics.materialize import SCHEMA_VERSION, connect, database_path
+    from kg.analytics.files import code_digest, connect, database_path
 
     folder = store_dir(spec)
     if folder is None:
@@ -142,7 +117,7 @@ def from_memo(spec: str | None, technique: str | None) -> Source | None:
         return None
     view = current_view(folder)
     if (not isinstance(memo, dict) or view is None or memo.get("view") != view or memo.get("store") != str(folder)
-            or memo.get("schema") != SCHEMA_VERSION or memo.get("analytics") != _identity(path)):
+            or memo.get("code") != code_digest() or memo.get("analytics") != _identity(path)):
         return None
     if technique is not None and technique not in memo.get("resolved", {}):
         return None
@@ -171,7 +146,7 @@ def from_store(store: GraphStore, spec: str | None, technique: str | None,
     folder = store_dir(spec)
     if con is None or view is None or folder is None or store.location != str(folder):
         return source
-    from kg.analytics.materialize import SCHEMA_VERSION, database_path
+    from kg.analytics.files import code_digest, database_path
 
     path = database_path(spec)
     try:
@@ -182,7 +157,7 @@ def from_store(store: GraphStore, spec: str | None, technique: str | None,
     resolved = memo.get("resolved", {}) if same else {}  # what the names meant in this view
     if technique and node is not None:
         resolved = {**resolved, technique: node.value}
-    memo = {"store": str(folder), "view": view, "schema": SCHEMA_VERSION, "analytics": _identity(path),
+    memo = {"store": str(folder), "view": view, "code": code_digest(), "analytics": _identity(path),
             "citations": source.citations, "decisions": [asdict(d) for d in source.decisions.values()],
             "resolved": resolved}
     if current_view(folder) != view or memo["analytics"] is None:

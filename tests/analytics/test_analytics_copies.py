@@ -19,7 +19,8 @@ B, D, F, S, T = ("http://purl.org/ontology/bibo/", "http://purl.org/dc/terms/", 
 
 #: Papers, people and a technique with awkward terms, as a user's N-Triples file may hold
 #: them: escapes, non-ASCII, language tags, typed literals (some not in canonical form),
-#: blank nodes (a document, author lists), list positions, and a line written twice.
+#: blank nodes (a document, author lists), list positions, literals holding a quote before
+#: " ", "^^<" or "@", and lines written twice (a fact, a type, a label).
 AWKWARD_NT = f"""\
 <https://example.org/paper/é-1> <{RDF}type> <{B}Document> .
 <https://example.org/paper/é-1> <{RDF}type> <{B}AcademicArticle> .
@@ -52,6 +53,12 @@ _:list2 <{RDF}_1> _:anon .
 <https://example.org/technique/odd> <{D}date> "2024-05"^^<{XSD}gYearMonth> .
 <https://example.org/technique/odd> <{T}headlineResult> "1e3 × faster\\r\\n(\\b\\f)" .
 <https://example.org/paper/é-1> <{B}authorList> _:list1 .
+<https://example.org/paper/q> <{RDF}type> <{B}Document> .
+<https://example.org/paper/q> <{D}title> "He said \\"x\\" ^^<{XSD}string> and \\"@en\\" \\" . \\" "@en-GB .
+<https://example.org/paper/q> <{T}venue> "ends in a quote \\""^^<https://example.org/dt#venue> .
+<https://example.org/paper/q> <{T}arxivId> "a\\"^^<x> \\"@zh" .
+<https://example.org/paper/q> <{RDF}type> <{B}Document> .
+<https://example.org/technique/odd> <{S}prefLabel> "奇怪"@zh-Hans .
 """
 
 
@@ -186,3 +193,75 @@ def test_a_graph_changed_since_its_copy_is_read_from_the_store(copied_store_dir:
     assert again.from_copies == []
     assert fresh.from_copies == ["import/bench"]
     _assert_same_tables(tmp_path / "incremental.duckdb", tmp_path / "fresh.duckdb")
+
+
+def _expected(line: str) -> tuple[str, str, str | None]:
+    """A copy line's subject, object value and datatype marker, as pyoxigraph reads it."""
+    import pyoxigraph as ox
+
+    (triple,) = ox.parse(line.encode(), format=ox.RdfFormat.N_TRIPLES)
+    s = triple.subject
+    o = triple.object
+    subject = f"_:{s.value}" if isinstance(s, ox.BlankNode) else s.value
+    if isinstance(o, ox.NamedNode):
+        return subject, o.value, None
+    if isinstance(o, ox.BlankNode):
+        return subject, f"_:{o.value}", "_"
+    assert isinstance(o, ox.Literal)
+    if o.language:
+        return subject, o.value, "@" + o.language
+    return subject, o.value, "" if o.datatype.value == XSD + "string" else o.datatype.value
+
+
+def test_copy_lines_are_taken_apart_as_an_n_triples_parser_reads_them() -> None:
+    """Each line of a copy (in the store's form) gives the subject, value and datatype or
+    language that pyoxigraph parses from it, whatever quotes, ``^^<``, ``@``, spaces or
+    escapes a literal holds."""
+    from kg.analytics.copyrows import parse
+    from kg.analytics.staging import _copy_predicates
+    from kg.store.copies import canonical_lines
+
+    texts = ['plain', 'sp ace "q" . end', 'x" ^^<http://e.org/t>', '"@en', 'ends "', 'a\\b\tc\nd',
+             '中文 ✓ 😀 "^^<', '', ' ', '"', '^^', '@zh']
+    objects = [f"<https://example.org/é/{i}>" for i in range(2)] + ["_:b0"]
+    for i, text in enumerate(texts):
+        quoted = '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\t", "\\t").replace("\n", "\\n") + '"'
+        objects += [quoted, quoted + "@en-GB", quoted + "@zh-Hans", f"{quoted}^^<https://example.org/dt{i}>",
+                    quoted + f"^^<{XSD}date>"]
+    nt = "".join(f"<https://example.org/s{i}> <{D}title> {o} .\n" for i, o in enumerate(objects))
+    nt += f"_:s <{S}prefLabel> \"标签\"@zh .\n_:s <{S}prefLabel> <https://example.org/not-a-label> .\n"
+    nt += f"_:s <{RDF}_7> _:b0 .\n_:s <{RDF}type> <{B}Document> .\n_:s <urn:x:unread> \"x\" .\n"
+    lines = canonical_lines(nt.encode()).decode().splitlines()
+    import pyarrow as pa
+
+    facts, types = parse(pa.array(lines), _copy_predicates())
+    got = list(zip(*(facts.column(c).to_pylist() for c in ("s", "o", "d")), strict=True))
+    staged = [line for line in lines if "<urn:x:unread>" not in line and "#type>" not in line
+              and "not-a-label" not in line]
+    assert got == [_expected(line) for line in staged]
+    keyed = sorted(zip(facts.column("k").to_pylist(), facts.column("n").to_pylist(), strict=True), key=repr)
+    assert keyed == sorted([("dcterms:title", None)] * len(objects) + [("skos:prefLabel@zh", None), ("rdf:_n", 7)],
+                           key=repr)
+    assert types.to_pylist() == [{"s": "_:s", "o": B + "Document", "d": None}]
+
+
+def test_only_rows_equal_in_every_column_count_as_repeats(tmp_path: Path) -> None:
+    """A copy's repeated line is staged once: rows that differ in any column (an empty
+    string against no datatype, a position against none) are all kept."""
+    from kg.analytics.materialize import connect, session
+    from kg.analytics.staging import _drop_repeats
+
+    con = connect(tmp_path / "a.duckdb", read_only=False)
+    session(con)
+    con.execute("CREATE SCHEMA staging")
+    con.execute("CREATE TABLE staging.facts (g INTEGER, s VARCHAR, k VARCHAR, o VARCHAR, n INTEGER, d VARCHAR)")
+    rows = [(1, "s", "k", "o", None, None), (1, "s", "k", "o", None, ""), (1, "s", "k", "o", 1, None),
+            (1, "s", "k", "o", None, None), (1, "s", "k", "o", None, None), (1, "s", "k", None, None, None),
+            (1, "s", "k", None, None, None), (2, "s", "k", "o", None, None)]
+    con.execute("BEGIN")
+    con.executemany("INSERT INTO staging.facts VALUES (?, ?, ?, ?, ?, ?)", rows)
+    assert _drop_repeats(con, 1) == 3
+    con.execute("COMMIT")
+    left = con.execute("SELECT * FROM staging.facts").fetchall()
+    con.close()
+    assert sorted(left, key=repr) == sorted(set(rows), key=repr)

@@ -134,3 +134,26 @@ def test_a_card_reads_only_the_papers_it_lists(private_store) -> None:
     cut = build_lineage(private_store, LineageOptions(include_private=True, papers_per_technique=1))
     assert len(cut.papers[most]) == 1 and len(full.papers[most]) == full.graph.nodes[most]["papers"]
     assert cut.graph.nodes[most] == full.graph.nodes[most]  # the counts stay exact
+
+
+def test_a_card_that_lists_some_papers_counts_them_all(private_store) -> None:
+    from exports.html import page_data
+
+    most = iri("gated-deltanet")
+    with private_store.transaction("test data") as tx:
+        tx.insert(CATALOG, [Triple(NamedNode(f"https://example.org/paper/{i}"), TKG.usesTechnique, NamedNode(most))
+                            for i in range(3)])
+    cut = build_lineage(private_store, LineageOptions(include_private=True, papers_per_technique=1))
+    card = page_data(cut, positions=False)["cards"][most]
+    assert len(card["papers"]) == 1
+    assert card["paperCount"] == cut.graph.nodes[most]["papers"] > 3
+
+
+def test_each_listed_paper_keeps_its_title_and_role(private_store) -> None:
+    whole = build_lineage(private_store, LineageOptions(include_private=True))
+    refs = [ref for items in whole.papers.values() for ref in items]
+    assert refs and all(ref.title and ref.role in ("introduces", "uses") for ref in refs)
+    titled = {ref.iri: ref.title for ref in refs}
+    # the same paper has the same card under every technique it is linked to
+    assert all(titled[ref.iri] == ref.title for ref in refs)
+    assert any(ref.title != ref.iri for ref in refs)  # the titles were read, not the IRI fallback

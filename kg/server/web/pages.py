@@ -64,6 +64,10 @@ LINEAGE_ASSETS = {
     "lineage.css": "text/css; charset=utf-8",
 }
 MAX_FORM = 64 * 1024
+#: Descendants the lineage around one technique shows (the nearest first; the others are
+#: folded under their nearest shown ancestor), and the most a "more" link asks for.
+LINEAGE_SHOWN = 60
+LINEAGE_SHOWN_MAX = 960
 _TECHNIQUE_BASE = "https://w3id.org/techkg/id/technique/"
 
 
@@ -198,6 +202,11 @@ class Workbench:
         self.env = _environment()
         self._layouts = _Recent(16)
         self._kept = _Recent(32)
+        #: What is read only of the techniques' side of the graph, by catalog signature.
+        self._catalog = _Recent(64)
+        self._signatures = _Recent(4)
+        #: The analytics tables' own reading overviews, by build (models.reading_page).
+        self._overviews = _Recent(8)
 
     # -- plumbing ------------------------------------------------------------------------
 
@@ -245,6 +254,18 @@ class Workbench:
             return fn(*args, **kwargs)
         # The revision is read first: a write meanwhile gives a new key.
         return cast(T, self._kept.get((revision, fn.__qualname__, *what), lambda: fn(*args, **kwargs)))
+
+    def kept_catalog(self, store: GraphStore, what: tuple[Any, ...], fn: Callable[..., T], *args: Any,
+                     **kwargs: Any) -> T:
+        """:meth:`kept`, but kept across writes to the reading state alone (a status set, the
+        most frequent write): for what is read of the techniques' side of the graph only
+        (:func:`models.catalog_signature`), which costs seconds on a large store when it is
+        read again after each status set. Callers must not change what they get."""
+        revision = getattr(store, "revision", lambda: None)()
+        if revision is None:
+            return fn(*args, **kwargs)
+        signature = self._signatures.get(revision, lambda: models.catalog_signature(store))
+        return cast(T, self._catalog.get((signature, fn.__qualname__, *what), lambda: fn(*args, **kwargs)))
 
     @staticmethod
     def store(request: Request) -> GraphStore:
@@ -304,7 +325,7 @@ class Workbench:
     async def techniques(self, request: Request) -> Response:
         filters = models.CardFilters.from_query(request.query_params)
         store = self.store(request)
-        cards = await self.call(request, self.kept, store, (filters.all,), models.technique_cards, store,
+        cards = await self.call(request, self.kept_catalog, store, (filters.all,), models.technique_cards, store,
                                 lineage_only=filters.all, counts=False)
         matched = models.filter_cards(cards, filters)
         total = sum(1 for c in cards if filters.all or c["onPage"])
@@ -323,12 +344,20 @@ class Workbench:
                            facets=models.facets(cards, include_lineage_only=filters.all))
 
     async def technique(self, request: Request) -> Response:
-        from kg.resolve import resolve_technique
+        from kg.resolve import resolve_technique, technique_names
+        from kg.views import lineage_edges
 
         ident = request.path_params["id"]
         store = self.store(request)
-        node = await self.call(request, self.kept, store, (ident,), resolve_technique, store, ident)
-        data = await self.call(request, self.kept, store, (node.value,), models.technique_page, store, node)
+        node = await self.call(request, self.kept_catalog, store, (ident,), resolve_technique, store, ident)
+        def page() -> dict[str, Any]:  # what every technique page reads of the whole lineage, kept apart
+            edges = self.kept_catalog(store, (), lineage_edges, store)
+            names = self.kept_catalog(store, (), technique_names, store)
+            return models.technique_page(store, node, edges=edges, names=names)
+
+        data = await self.call(request, self.kept_catalog, store, (node.value,), page)
+        if data:  # the statuses of its papers as they are now
+            data = await self.call(request, self.kept, store, ("page", node.value), models.with_statuses, store, data)
         if not data:
             raise NotFoundError(f"no technique is called {ident!r}")
         if data["card"]["id"] != ident:
@@ -356,7 +385,7 @@ class Workbench:
             problems: list[str] = []
             for name in wanted:
                 try:
-                    node = resolve_technique(store, name)
+                    node = self.kept_catalog(store, (name,), resolve_technique, store, name)
                 except NotFoundError as error:
                     close = f". Did you mean: {', '.join(error.suggestions)}?" if error.suggestions else ""
                     problems.append(error.message[:1].upper() + error.message[1:] + close)
@@ -375,15 +404,17 @@ class Workbench:
             if len(wanted) > 1:
                 return picks, None, "These names are one technique: pick at least two different ones.", 400
             return picks, None, "", 200
-        return picks, await self.call(request, self.kept, store, tuple(n.value for n in nodes), models.comparison,
-                                      store, nodes), "", 200
+        what = tuple(n.value for n in nodes)
+        table = await self.call(request, self.kept_catalog, store, what, models.comparison, store, nodes)
+        return picks, await self.call(request, self.kept, store, ("compare", *what), models.with_statuses, store,
+                                      table), "", 200
 
     async def compare(self, request: Request) -> Response:
         from kg.views import comparison_markdown
 
         picks, table, problem, status = await self._comparison(request)
         store = self.store(request)
-        choices = await self.call(request, self.kept, store, (), models.technique_choices, store)
+        choices = await self.call(request, self.kept_catalog, store, (), models.technique_choices, store)
         chosen = table["ids"] if table else picks
         names = {c["id"]: c["name"] for c in choices}
         share = "/compare?" + urlencode([("t", i) for i in chosen]) if table else ""
@@ -400,7 +431,7 @@ class Workbench:
         page's pickers suggest as one types, without shipping every technique of a large
         lineage with the page."""
         store = self.store(request)
-        choices = await self.call(request, self.kept, store, (), models.technique_choices, store)
+        choices = await self.call(request, self.kept_catalog, store, (), models.technique_choices, store)
         found = models.choice_matches(choices, request.query_params.get("q", "")[:200])
         return JSONResponse([{"id": c["id"], "name": c["name"], "category": c["categoryLabel"],
                               "onPage": bool(c["onPage"])} for c in found],
@@ -419,19 +450,28 @@ class Workbench:
 
     # -- Lineage -------------------------------------------------------------------------
 
-    def _lineage_data(self, store: GraphStore, root: str | None) -> dict[str, Any]:
+    def _lineage_data(self, store: GraphStore, root: str | None,
+                      limit: int = LINEAGE_SHOWN) -> tuple[dict[str, Any], dict[str, list[str]]]:
+        """The Lineage page's data, and the papers each card lists (IRIs, in order): all of
+        it kept across reading-status writes, which :func:`_lineage_now` then reads again."""
         from exports.cytoscape import elements
         from exports.dot import caption, grid_positions
         from exports.html import CARD_PAPERS, page_data
         from exports.lineage import LineageOptions, build_lineage
 
         # A card lists CARD_PAPERS papers: only those are read in detail (the counts stay exact).
+        # Around a root, the nearest `limit` descendants are shown and the others folded.
         lineage = build_lineage(store, LineageOptions(root=root, include_private=True, with_citations=True,
-                                                      clustered=True, papers_per_technique=CARD_PAPERS))
+                                                      clustered=True, papers_per_technique=CARD_PAPERS,
+                                                      limit=limit))
+        root_iri = lineage.graph.graph.get("root")
         for _node, attrs in lineage.graph.nodes(data=True):  # a folded part opens as its own lineage
             if attrs["kind"] == "cluster":
                 anchor = lineage.graph.nodes[attrs["anchor"]]
                 attrs["href"] = "/lineage?root=" + quote(str(anchor.get("slug") or attrs["anchor"]))
+                if attrs["anchor"] == root_iri:  # the root's own: the same lineage, showing more
+                    attrs["href"] += f"&limit={min(2 * limit, LINEAGE_SHOWN_MAX)}"
+                    attrs["label"] += " more"
         data = page_data(lineage, positions=False)
         # Graphviz lays the graph out as in the HTML export (a few hundred ms); the layout
         # depends only on the nodes' kinds, categories and captions and on the edges, so it
@@ -445,12 +485,16 @@ class Workbench:
         if positions:
             data["elements"] = elements(lineage, positions=positions)
             data["layout"] = "preset"
-        return data
+        return data, {t: [ref.iri for ref in lineage.papers.get(t, [])[:CARD_PAPERS]] for t in lineage.techniques()}
 
     async def lineage(self, request: Request) -> Response:
         root = request.query_params.get("root", "").strip() or None
+        asked = request.query_params.get("limit", "")
+        limit = min(max(int(asked), 1), LINEAGE_SHOWN_MAX) if asked.isdigit() else LINEAGE_SHOWN
         store = self.store(request)
-        data = await self.call(request, self.kept, store, (root,), self._lineage_data, store, root)
+        view = await self.call(request, self.kept_catalog, store, (root, limit), self._lineage_data, store, root,
+                               limit)
+        data = await self.call(request, self.kept, store, (root, limit), _lineage_now, store, view)
         return self.render(request, "lineage.html", title="Lineage", data=data, root=root)
 
     async def lineage_asset(self, request: Request) -> Response:
@@ -476,7 +520,7 @@ class Workbench:
         category = request.query_params.get("category", "").strip()
         store = self.store(request)
         data = await self.call(request, self.kept, store, (status, category), models.reading_page, store,
-                               status=status, category=category)
+                               status=status, category=category, kept=self._overviews)
         return self.render(request, "reading.html", title="Reading list", data=data, status=status,
                            category=category)
 
@@ -584,6 +628,36 @@ class Workbench:
         return {name: self.page(getattr(self, name)) for name in (
             "techniques", "technique", "compare", "compare_choices", "compare_markdown", "lineage", "lineage_asset",
             "reading", "set_status", "decide", "unlock", "query")}
+
+
+def _lineage_now(store: GraphStore, view: tuple[dict[str, Any], dict[str, list[str]]]) -> dict[str, Any]:
+    """The Lineage page's data (:meth:`Workbench._lineage_data`) with the status of each
+    paper a card lists as it is now. The techniques' reading counts, which the page does not
+    show, are left out (counting them again would look up every paper behind every technique)."""
+    from exports.lineage import READING_COUNTS
+
+    data, listed = view
+    statuses = models.paper_statuses(store, (p for papers in listed.values() for p in papers))
+    private = {*READING_COUNTS.values(), "reading_other"}
+
+    def node(element: dict[str, Any]) -> dict[str, Any]:
+        attrs = element["data"]
+        if attrs.get("kind") != "technique":
+            return element
+        return {**element, "data": {k: v for k, v in attrs.items() if k not in private}}
+
+    def card(technique: str, shown: dict[str, Any]) -> dict[str, Any]:
+        papers = []
+        for iri, paper in zip(listed.get(technique, []), shown.get("papers", []), strict=False):
+            paper = {k: v for k, v in paper.items() if k != "status"}
+            if iri in statuses:
+                paper["status"] = statuses[iri]
+            papers.append(paper)
+        return {**shown, "papers": papers}
+
+    shapes = data["elements"]  # {"nodes": [...], "edges": [...]}
+    return {**data, "elements": {**shapes, "nodes": [node(e) for e in shapes["nodes"]]},
+            "cards": {t: card(t, c) for t, c in data["cards"].items()}}
 
 
 def _wants_json(request: Request) -> bool:
