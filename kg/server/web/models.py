@@ -216,6 +216,39 @@ def technique_cards(store: GraphStore, *, lineage_only: bool = True, counts: boo
     return count_papers(store, found) if counts else found
 
 
+_EVENTS = """SELECT ?event ?paper WHERE { { ?event a tkg:ReadingEvent } UNION { ?event a tkg:ReadingRemoval }
+                                         ?event tkg:paper ?paper }"""
+_GRAPH_STATUSES = "SELECT ?paper ?g ?status WHERE { GRAPH ?g { ?paper tkg:readingStatus ?status } }"
+
+
+def reading_changes(store: GraphStore, con: Any) -> dict[str, list[str]] | None:
+    """What changed in the reading state since the analytics tables ``con`` were made, when
+    nothing else did: each paper whose status changed, with the statuses it has now, the one
+    that counts first (as the tables rank graphs); None when another graph changed too. Every
+    status change leaves an event (:func:`kg.reading.status_change`), so the papers changed are
+    those of the events the store and the tables do not share; only these are read from the
+    store, and the tables answer for the rest."""
+    from kg.analytics.files import graph_states
+
+    built = dict(con.execute("SELECT graph, signature FROM staging.graphs").fetchall())
+    graphs = graph_states(store)
+    now = {g: state.signature for g, state in graphs.items()}
+    if {g for g in built.keys() | now.keys() if built.get(g) != now.get(g)} - {READING.value}:
+        return None
+    then = {(str(e), str(p)) for e, p in con.execute("SELECT event, paper FROM reading_events").fetchall()}
+    events = {(str(r["event"]), str(r["paper"])) for r in store.select(_EVENTS).records()}
+    changed = sorted({paper for _event, paper in then ^ events})
+    if not changed:
+        return {}
+    found: dict[str, list[tuple[int, str]]] = {p: [] for p in changed}
+    rows = store.select(_GRAPH_STATUSES, {"paper": [NamedNode(p) for p in changed]}).records()
+    for r in rows:
+        state = graphs.get(str(r["g"]))
+        slug = str(r["status"]).rsplit("/status/", 1)[-1]
+        found[str(r["paper"])].append((state.priority if state else 1 << 62, slug))
+    return {paper: [slug for _rank, slug in sorted(ranked)] for paper, ranked in found.items()}
+
+
 def count_papers(store: GraphStore, cards: list[dict[str, Any]], *, analytics: bool = True) -> list[dict[str, Any]]:
     """``cards`` with the papers behind each (introducing or using it), how many of them
     are read, and the reading badge; only these cards' papers are counted. With
@@ -228,9 +261,13 @@ def count_papers(store: GraphStore, cards: list[dict[str, Any]], *, analytics: b
         from kg.analytics.answers import freshness, technique_paper_counts
         from kg.analytics.materialize import database_path
 
-        con, _why = freshness(store, database_path(store.location))
+        con, why = freshness(store, database_path(store.location), stale=True)
         if con is not None:
-            counted = technique_paper_counts(con, [c["iri"] for c in cards])
+            now = reading_changes(store, con) if why else {}
+            if now is None:  # stale beyond the reading state: the store counts
+                con.close()
+            else:
+                counted = technique_paper_counts(con, [c["iri"] for c in cards], now=now)
     if counted is None:
         text = inject_values(_PAPER_COUNTS, {"technique": [NamedNode(c["iri"]) for c in cards]})
         counted = {str(r["technique"]): (int(r["papers"] or 0), int(r["listed"] or 0), int(r["read"] or 0))
@@ -530,24 +567,27 @@ class ReadingCategory:
 
 
 def reading_page(store: GraphStore, *, status: str = "", category: str = "", analytics: bool = True,
-                 stale_above: int = STALE_TABLES_ABOVE) -> dict[str, Any]:
+                 stale_above: int = STALE_TABLES_ABOVE, kept: Any = None) -> dict[str, Any]:
     """The reading list grouped by category (in list order), with each category's progress
     from the reading-progress query; ``status`` and ``category`` narrow the papers shown.
     A category lists at most :data:`PAPERS_PER_CATEGORY` papers (:data:`PAPERS_IN_ONE_CATEGORY`
     when it is the one chosen) and counts the rest in ``more``. The papers are chosen from
     the light :func:`reading_index`; only those shown are read in full. With ``analytics``,
-    fresh analytics tables count and choose the papers instead (the same page, faster on a
-    large list); on a list of ``stale_above`` papers or more, stale tables too,
-    the page saying why in ``stale`` (the papers shown still come from the store)."""
+    the analytics tables count and choose the papers instead (the same page, faster on a
+    large list) when they are fresh, or when only statuses changed since they were made (the
+    papers changed are read from the store: :func:`reading_changes`); on a list of
+    ``stale_above`` papers or more, tables stale for more than that too, the page saying why
+    in ``stale`` (the papers shown still come from the store). ``kept``: see
+    :func:`_reading_from_tables`."""
     if analytics:
         from kg.analytics.answers import freshness
         from kg.analytics.materialize import database_path
 
         con, why = freshness(store, database_path(store.location), stale=True)
         if con is not None:
-            data = _reading_from_tables(store, con, status=status, category=category)
-            con.close()
-            if not why:
+            now = reading_changes(store, con) if why else {}
+            data = _reading_from_tables(store, con, status=status, category=category, now=now, kept=kept)
+            if now is not None:  # fresh, or only statuses changed since: the tables and the changes
                 return data
             if data["total"] >= stale_above:  # say so; the papers shown are read from the store
                 return {**data, "stale": why}
@@ -617,14 +657,27 @@ def reading_history(store: GraphStore, now: Mapping[str, int]) -> list[dict[str,
     return history[::-1]
 
 
-def _reading_from_tables(store: GraphStore, con: Any, *, status: str, category: str) -> dict[str, Any]:
-    """:func:`reading_page` from fresh analytics tables: the counts and the choice of papers
-    come from DuckDB, and only the papers shown are read from the store."""
-    from kg.analytics.answers import reading_overview
+def _reading_from_tables(store: GraphStore, con: Any, *, status: str, category: str,
+                         now: Mapping[str, list[str]] | None, kept: Any = None) -> dict[str, Any]:
+    """:func:`reading_page` from the analytics tables (with the statuses changed since, ``now``:
+    :func:`reading_changes`): the counts and the choice of papers come from DuckDB, and only
+    the papers shown are read from the store. ``kept`` (``get(key, make)``, as the workbench's
+    caches) keeps the tables' own overview for the build they hold: it takes a second or more
+    on a long list, and the statuses changed since are moved on it. Closes ``con``."""
+    from kg.analytics.answers import RESERVE, reading_overview, reading_patched, tables_made
 
     wanted = fold(category).strip()
-    overview = reading_overview(con, status=status, wanted=wanted,
-                                limit=PAPERS_IN_ONE_CATEGORY if wanted else PAPERS_PER_CATEGORY)
+    limit = PAPERS_IN_ONE_CATEGORY if wanted else PAPERS_PER_CATEGORY
+    try:
+        def made() -> Any:
+            return reading_overview(con, status=status, wanted=wanted, limit=limit + RESERVE)
+
+        key = (store.location, tables_made(con), status, wanted, limit)
+        base = kept.get(key, made) if kept is not None else made()
+        overview = (reading_patched(con, base, now or {}, status=status, wanted=wanted, limit=limit)
+                    or reading_overview(con, status=status, wanted=wanted, limit=limit, now=now))
+    finally:
+        con.close()
     groups: dict[str, ReadingCategory] = {}
     # as reading-progress orders them: by position, those without one first (SPARQL puts unbound first)
     ordered = sorted(overview.categories.items(), key=lambda item: (item[1][0] is not None, item[1][0] or 0, item[0]))
@@ -632,12 +685,12 @@ def _reading_from_tables(store: GraphStore, con: Any, *, status: str, category: 
         known = {k: counts.get(k, 0) for k in ("read", "reading", "to-read", "skipped")}
         known["other"] = sum(counts.values()) - sum(known.values())
         groups[name] = ReadingCategory(name, total=sum(counts.values()), counts=known)
-    for name, (_papers, more) in overview.shown.items():
+    for name, (_keys, more) in overview.shown.items():
         groups.setdefault(name, ReadingCategory(name)).more = more
-    wanted_papers = sorted({p for papers, _more in overview.shown.values() for p in papers})
+    wanted_papers = sorted({key[-1] for keys, _more in overview.shown.values() for key in keys})
     details = {str(row["paper"]): row for row in reading_rows(store, papers=[NamedNode(p) for p in wanted_papers])}
-    for name, (papers, _more) in overview.shown.items():
-        groups[name].papers = [details[p] for p in papers if p in details]
+    for name, (keys, _more) in overview.shown.items():
+        groups[name].papers = [details[key[-1]] for key in keys if key[-1] in details]
     statuses = Counter(overview.statuses)
     shown = [g for g in groups.values() if g.papers or (not status and not wanted)]
     known_statuses = list(KNOWN_STATUSES) + sorted(s for s in statuses if s not in KNOWN_STATUSES)

@@ -205,6 +205,8 @@ class Workbench:
         #: What is read only of the techniques' side of the graph, by catalog signature.
         self._catalog = _Recent(64)
         self._signatures = _Recent(4)
+        #: The analytics tables' own reading overviews, by build (models.reading_page).
+        self._overviews = _Recent(8)
 
     # -- plumbing ------------------------------------------------------------------------
 
@@ -518,7 +520,7 @@ class Workbench:
         category = request.query_params.get("category", "").strip()
         store = self.store(request)
         data = await self.call(request, self.kept, store, (status, category), models.reading_page, store,
-                               status=status, category=category)
+                               status=status, category=category, kept=self._overviews)
         return self.render(request, "reading.html", title="Reading list", data=data, status=status,
                            category=category)
 
