@@ -428,11 +428,11 @@ def _build(
         clock = time.perf_counter()
         if staged:
             _cluster(con, staged)
-        # ... and by their new content.
-        if changed:
-            affected |= set(_contributions(con, changed))
+        # ... and by their new content (a full build makes every table: nothing to find).
         if mode == "full":
             affected = {t.name for t in TABLES}
+        elif changed:
+            affected |= set(_contributions(con, changed))
         plan = ordered(frozenset(affected | missing_tables))
         rebuilt: dict[str, int] = {}
         for i, table in enumerate(plan):
