@@ -66,16 +66,17 @@ CREATE OR REPLACE TEMP MACRO kg_bool(x) AS lower(x) IN ('true', '1');
 CREATE OR REPLACE TEMP MACRO kg_local(iri) AS regexp_extract(iri, '[^/#]+$');
 SET preserve_insertion_order = false;
 CREATE OR REPLACE TEMP MACRO kg_lit_end(t) AS length(t) - strpos(reverse(t), '"') + 1;
+CREATE OR REPLACE TEMP MACRO kg_body(t) AS CASE
+  WHEN ends_with(t, '"') THEN t[2:-2] ELSE t[2:kg_lit_end(t) - 1] END;
 CREATE OR REPLACE TEMP MACRO kg_value(t) AS CASE
   WHEN t IS NULL OR t = '' THEN NULL
   WHEN t[1] = '<' THEN t[2:-2]
-  WHEN t[1] = '"' THEN (CASE WHEN contains(t, '\\') THEN kg_unescape(t[2:kg_lit_end(t) - 1])
-                             ELSE t[2:kg_lit_end(t) - 1] END)
+  WHEN t[1] = '"' THEN (CASE WHEN contains(t, '\\') THEN kg_unescape(kg_body(t)) ELSE kg_body(t) END)
   ELSE t END;
 CREATE OR REPLACE TEMP MACRO kg_type(t) AS CASE
   WHEN t IS NULL OR t = '' OR t[1] = '<' THEN NULL
   WHEN starts_with(t, '_:') THEN '_'
-  WHEN t[1] = '"' THEN (CASE WHEN kg_lit_end(t) = length(t) THEN ''
+  WHEN t[1] = '"' THEN (CASE WHEN ends_with(t, '"') THEN ''
                              WHEN t[kg_lit_end(t) + 1] = '@' THEN t[kg_lit_end(t) + 1:]
                              ELSE t[kg_lit_end(t) + 4:-2] END)
   WHEN t IN ('true', 'false') THEN 'http://www.w3.org/2001/XMLSchema#boolean'
@@ -425,6 +426,8 @@ def _build(
         staged = _stage(con, store, path, changed, ids, sizes, copies, workers, progress)
         phases = {"staging": time.perf_counter() - clock}
         clock = time.perf_counter()
+        if staged:
+            _cluster(con, staged)
         # ... and by their new content.
         if changed:
             affected |= set(_contributions(con, changed))
@@ -478,6 +481,29 @@ def _build(
         answers=answers,
         from_copies=[names[g] for g in copies],
     )
+
+
+#: Re-cluster the staged facts when the rows staged in a build are at least this share of them.
+CLUSTER_SHARE = 0.2
+
+
+def _cluster(con: duckdb.DuckDBPyConnection, staged: int) -> None:
+    """Keep ``staging.facts`` in key order when a build staged much of it anew.
+
+    Every table and answer reads the facts of a few keys (``WHERE k = ...``, ``k IN
+    (...)``): in key order, DuckDB's zone maps skip the row groups of the other keys, and
+    the tables and answers cost about a third less. A build that staged few rows (a status
+    changed) leaves them where they were appended: the order of the rest still holds."""
+    total = scalar(con, "SELECT count(*) FROM staging.facts")
+    if staged < CLUSTER_SHARE * total:
+        return
+    con.execute("SET preserve_insertion_order = true")
+    try:
+        con.execute("CREATE TABLE staging.facts_by_key AS SELECT * FROM staging.facts ORDER BY k, s")
+    finally:
+        con.execute("SET preserve_insertion_order = false")
+    con.execute("DROP TABLE staging.facts")
+    con.execute("ALTER TABLE staging.facts_by_key RENAME TO facts")
 
 
 def _staged_keys(con: duckdb.DuckDBPyConnection, graph_ids: list[int]) -> set[str]:
