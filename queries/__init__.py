@@ -39,7 +39,7 @@ import pyoxigraph as ox
 
 from kg.errors import ParameterError, QueryError
 from kg.paging import Page, SortKey, decode_cursor, page_rows, parse_key, projection
-from kg.results import QueryResult
+from kg.results import QueryResult, Term
 from kg.sparqltext import inject_values
 from kg.store.base import GraphStore
 from kg.vocab import XSD
@@ -322,6 +322,39 @@ class Answer:
     #: the page does, and returns the row count. Use it or read ``page``, not both.
     write: Callable[[str, IO[bytes]], int] | None = None
 
+    def write_all(self, fmt: str, out: IO[bytes]) -> int:
+        """Write the rows to ``out`` in ``fmt`` as they come (``kg query -f FMT`` and a whole
+        ``/queries/NAME``: the same bytes; a JSON or XML document ends with a newline);
+        the row count."""
+        from kg.results import write_solutions
+
+        if self.write is not None:
+            count = self.write(fmt, out)
+        else:
+            count = write_solutions(self.page.variables, self.page, fmt, out)
+        if fmt in ("json", "xml"):
+            out.write(b"\n")
+        return count
+
+
+def asked(
+    named: NamedQuery, params: Mapping[str, str | Sequence[str]] | None, resolve: Resolver | None, *,
+    limit: int | None, after: str | None,
+) -> tuple[dict[str, Bound], list[Term | None] | None, bool]:
+    """What :func:`answer` is asked: the bound parameters, the cursor's values (None
+    without ``after``) and whether one page is asked for; raises for what cannot be asked."""
+    if named.kind != "select":
+        raise QueryError(f"{named.name} is a {named.kind.upper()} query, not a SELECT",
+                         hint="Run it with kg query NAME (turtle, ntriples or jsonld).")
+    if after is not None and not named.page:
+        raise ParameterError(f"{named.name} is not read page by page: it takes no --after", parameter="after",
+                             hint="Use --limit alone to cut its rows short.")
+    if limit is not None and limit < 1:
+        raise ParameterError("--limit must be at least 1", parameter="limit", expected="a positive integer")
+    cursor = decode_cursor(after, named.page) if after is not None else None
+    paged = bool(named.page) and (limit is not None or cursor is not None)
+    return bind(named, params or {}, resolve), cursor, paged
+
 
 def answer(
     store: GraphStore,
@@ -337,17 +370,7 @@ def answer(
     after the cursor ``after`` for a query with a page key (``limit`` alone truncates
     one without). With ``analytics``, a query that has a DuckDB twin is answered from the
     analytics tables when they are fresh (see kg.analytics.answers), else by SPARQL."""
-    if named.kind != "select":
-        raise QueryError(f"{named.name} is a {named.kind.upper()} query, not a SELECT",
-                         hint="Run it with kg query NAME (turtle, ntriples or jsonld).")
-    if after is not None and not named.page:
-        raise ParameterError(f"{named.name} is not read page by page: it takes no --after", parameter="after",
-                             hint="Use --limit alone to cut its rows short.")
-    if limit is not None and limit < 1:
-        raise ParameterError("--limit must be at least 1", parameter="limit", expected="a positive integer")
-    cursor = decode_cursor(after, named.page) if after is not None else None
-    paged = bool(named.page) and (limit is not None or cursor is not None)
-    bound = bind(named, params or {}, resolve)
+    bound, cursor, paged = asked(named, params, resolve, limit=limit, after=after)
     fallback = ""
     if analytics:
         from kg.analytics.answers import duckdb_answer

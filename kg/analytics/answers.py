@@ -53,7 +53,7 @@ if TYPE_CHECKING:
     from queries import Answer, Bound, NamedQuery
 
 __all__ = ["ANSWERS_VERSION", "TWINS", "ReadingOverview", "Twin", "duckdb_answer", "freshness", "materialise",
-           "reading_overview", "reading_patched", "tables_made", "technique_paper_counts"]
+           "reading_overview", "reading_patched", "tables_answer", "tables_made", "technique_paper_counts"]
 
 #: Column kinds: how a value becomes a term. "term" reads the datatype or language from
 #: the column ``<name>__d`` (as staged: NULL for an IRI, "" for xsd:string, "@en", or the
@@ -852,6 +852,20 @@ def duckdb_answer(
     con, why = freshness(store, path)
     if con is None:
         return why
+    return tables_answer(con, path, named, bound, limit=limit, after=after, plain=plain, store=store)
+
+
+def tables_answer(
+    con: duckdb.DuckDBPyConnection, path: Path, named: NamedQuery, bound: Mapping[str, Bound], *,
+    limit: int | None, after: Sequence[Term | None] | None, plain: bool = False, store: GraphStore | None,
+) -> Answer | None:
+    """The rows of ``named`` (a query with a twin that narrows by each of ``bound``) from
+    ``con``, tables found fresh; None (``con`` closed) when the twin needs rows of the
+    store and there is none (``store`` None: answering without it, kg.analytics.memo)."""
+    twin = TWINS[named.name]
+    if twin.extra is not None and store is None:
+        con.close()
+        return None
     params = _twin_params(twin, bound)
     table = _answer_table(con, named.name, params)
     order = _order(named)
@@ -878,6 +892,7 @@ def duckdb_answer(
     if twin.extra is not None:
         import duckdb  # noqa: F401 - its Arrow sources: what registering an Arrow table reads through
 
+        assert store is not None
         con.register("extra", twin.extra(store, params))
     return _answer(con, sql, _used(sql, params), twin.kinds, named.page if paged else (), limit, note, plain)
 

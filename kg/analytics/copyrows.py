@@ -25,7 +25,7 @@ back apart, as ``(s, o, d)``, for the type keys made in SQL.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,7 +34,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 
-__all__ = ["Lines", "parse"]
+__all__ = ["BLOCK", "Lines", "Predicates", "blocks", "parse"]
 
 _STRING = pa.string()
 _BINARY = pa.binary()
@@ -42,6 +42,11 @@ _BINARY = pa.binary()
 BLOCK = 1 << 24
 _TYPE = "rdf:type"
 _LABEL = "skos:prefLabel"
+
+
+def blocks(path: Path) -> int:
+    """How many batches :class:`Lines` reads ``path`` in (for a progress bar)."""
+    return max(1, -(-path.stat().st_size // BLOCK))
 
 
 def _cut(strings: pa.Array, start: int, stop: int = 1 << 40) -> pa.Array:
@@ -128,13 +133,14 @@ FACTS = pa.schema([("s", _STRING), ("k", _STRING), ("o", _STRING), ("n", pa.int3
 @dataclass
 class Lines:
     """One copy read once: :meth:`facts` streams its fact rows (``workers`` batches parsed
-    side by side); afterwards ``lines`` is how many lines it held and ``types`` its
-    ``rdf:type`` rows."""
+    side by side, ``done`` called after each); afterwards ``lines`` is how many lines it
+    held and ``types`` its ``rdf:type`` rows."""
 
     path: Path
     predicates: Predicates
     prefix: str | None = None
     workers: int = 2
+    done: Callable[[], None] | None = None
     lines: int = 0
     types: list[pa.RecordBatch] = field(default_factory=list)
 
@@ -166,4 +172,6 @@ class Lines:
     def _done(self, future: Future[tuple[pa.RecordBatch, pa.RecordBatch]]) -> pa.RecordBatch:
         facts, types = future.result()
         self.types.append(types)
+        if self.done:
+            self.done()
         return facts

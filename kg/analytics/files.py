@@ -33,8 +33,8 @@ if TYPE_CHECKING:
 
     from kg.store.base import GraphStore
 
-__all__ = ["GraphState", "code_digest", "connect", "database_path", "graph_states", "schema_current",
-           "staged_graphs"]
+__all__ = ["GraphState", "code_digest", "connect", "current_view", "database_path", "graph_states", "identity",
+           "schema_current", "staged_graphs", "store_dir"]
 
 
 def database_path(spec: str | None = None) -> Path:
@@ -109,6 +109,35 @@ def connect(path: Path, *, read_only: bool) -> duckdb.DuckDBPyConnection:
     # of the rows kg query writes there (JSON Lines, CSV) when they go to a pipe.
     con.execute("SET enable_progress_bar = false")
     return con
+
+
+def identity(path: Path) -> list[int] | None:
+    """What tells a file from the same file changed or made again (None: there is none)."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns]
+
+
+def store_dir(spec: str | None) -> Path | None:
+    """The directory of the embedded store ``spec`` names (None for :memory: or an endpoint)."""
+    from kg.store import store_spec
+
+    value = store_spec(spec)
+    if value == ":memory:" or value.startswith(("http://", "https://")):
+        return None
+    return Path(value).expanduser()
+
+
+def current_view(store_dir: Path) -> str | None:
+    """The current view of the embedded store in ``store_dir`` (what a reader opened now
+    reads: kg.store.folder), or None when a write may not be in a view yet (or there is
+    no view)."""
+    from kg.store.folder import StoreFolder
+
+    folder = StoreFolder(store_dir)
+    return None if folder.views_stale() else folder.current_view()
 
 
 # -- the graphs and their signatures ----------------------------------------------------

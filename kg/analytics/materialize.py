@@ -66,16 +66,17 @@ CREATE OR REPLACE TEMP MACRO kg_bool(x) AS lower(x) IN ('true', '1');
 CREATE OR REPLACE TEMP MACRO kg_local(iri) AS regexp_extract(iri, '[^/#]+$');
 SET preserve_insertion_order = false;
 CREATE OR REPLACE TEMP MACRO kg_lit_end(t) AS length(t) - strpos(reverse(t), '"') + 1;
+CREATE OR REPLACE TEMP MACRO kg_body(t) AS CASE
+  WHEN ends_with(t, '"') THEN t[2:-2] ELSE t[2:kg_lit_end(t) - 1] END;
 CREATE OR REPLACE TEMP MACRO kg_value(t) AS CASE
   WHEN t IS NULL OR t = '' THEN NULL
   WHEN t[1] = '<' THEN t[2:-2]
-  WHEN t[1] = '"' THEN (CASE WHEN contains(t, '\\') THEN kg_unescape(t[2:kg_lit_end(t) - 1])
-                             ELSE t[2:kg_lit_end(t) - 1] END)
+  WHEN t[1] = '"' THEN (CASE WHEN contains(t, '\\') THEN kg_unescape(kg_body(t)) ELSE kg_body(t) END)
   ELSE t END;
 CREATE OR REPLACE TEMP MACRO kg_type(t) AS CASE
   WHEN t IS NULL OR t = '' OR t[1] = '<' THEN NULL
   WHEN starts_with(t, '_:') THEN '_'
-  WHEN t[1] = '"' THEN (CASE WHEN kg_lit_end(t) = length(t) THEN ''
+  WHEN t[1] = '"' THEN (CASE WHEN ends_with(t, '"') THEN ''
                              WHEN t[kg_lit_end(t) + 1] = '@' THEN t[kg_lit_end(t) + 1:]
                              ELSE t[kg_lit_end(t) + 4:-2] END)
   WHEN t IN ('true', 'false') THEN 'http://www.w3.org/2001/XMLSchema#boolean'

@@ -445,9 +445,13 @@ def stage(
     tasks = expand(store, [g for g in graphs if g.value not in copies], folder, sizes)
     if not tasks and not copies:
         return 0
+    from kg.analytics.copyrows import Lines, blocks
+
     # Extraction waits on the store as much as on the CPU: one worker more than cores.
     workers = workers or min(8, (os.cpu_count() or 1) + 1)
-    done, total = 0, len(tasks) + len(copies)
+    # Progress: a step per store task and per block of a copy.
+    steps = {g: blocks(Path(held[g])) for g in copies}
+    done, total = 0, len(tasks) + sum(steps.values())
     if progress:
         progress(0, total)
     with ThreadPoolExecutor(max_workers=workers) as pool:
@@ -456,8 +460,6 @@ def stage(
             if progress:
                 progress(done, total)
     import pyarrow as pa
-
-    from kg.analytics.copyrows import Lines
 
     files = [str(t.path) for t in tasks]
     typed = [str(t.path) for t in tasks if t.key in (None, _TYPE)]
@@ -476,9 +478,16 @@ def stage(
         repeated = []
         predicates = _copy_predicates()
         for graph, copy in copies.items():
-            gid = ids[graph]
+            gid, start = ids[graph], done
+
+            def block(end: int = start + steps[graph]) -> None:
+                nonlocal done
+                done = min(done + 1, end)
+                if progress:
+                    progress(done, total)
+
             lines = Lines(Path(held[graph]), predicates, f"kg{gid}." if copy.blank_ids == "file" else None,
-                          workers=min(4, os.cpu_count() or 1))
+                          workers=min(4, os.cpu_count() or 1), done=block)
             con.register("stage_copy", lines.facts())
             try:
                 added += _count(con.execute(f"INSERT INTO staging.facts SELECT {gid}, s, k, o, n, d FROM stage_copy"))
@@ -487,7 +496,7 @@ def stage(
             copy_types += [b.append_column("g", pa.array([gid] * b.num_rows, pa.int32())) for b in lines.types]
             if lines.lines != copy.triples:
                 repeated.append(gid)
-            done += 1
+            done = start + steps[graph]
             if progress:
                 progress(done, total)
         if typed or copy_types:

@@ -26,6 +26,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kg.analytics.files import current_view, store_dir
+from kg.analytics.files import identity as _identity
 from kg.citations import CitationRecord, Context, finished
 
 if TYPE_CHECKING:
@@ -92,33 +94,6 @@ class Source:
 
 def memo_path(path: Path) -> Path:
     return path.with_name(path.name + ".suggest.json")
-
-
-def _identity(path: Path) -> list[int] | None:
-    try:
-        st = path.stat()
-    except OSError:
-        return None
-    return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns]
-
-
-def current_view(store_dir: Path) -> str | None:
-    """The current view of the embedded store in ``store_dir``, or None when a write may
-    not be in a view yet (or there is no view)."""
-    from kg.store.folder import StoreFolder
-
-    folder = StoreFolder(store_dir)
-    return None if folder.views_stale() else folder.current_view()
-
-
-def store_dir(spec: str | None) -> Path | None:
-    """The directory of the embedded store ``spec`` names (None for :memory: or an endpoint)."""
-    from kg.store import store_spec
-
-    value = store_spec(spec)
-    if value == ":memory:" or value.startswith(("http://", "https://")):
-        return None
-    return Path(value).expanduser()
 
 
 def _decisions(rows: list[dict[str, Any]]) -> dict[tuple[str, str], Decision]:

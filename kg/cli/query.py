@@ -178,11 +178,19 @@ def query(
     if show:
         _show(named)
         return
+    raw = _parse_params(param or [])
+    if named.kind == "select" and fmt.value in _SELECT_FORMATS:
+        found = _answer(named, raw, limit=limit, after=after, analytics=not sparql_only)
+        if fmt is QueryFormat.table:
+            _table(named, found, limit)
+        else:
+            _stream(found, fmt.value)
+        _next_page(named, found, raw, limit, fmt)
+        return
     from kg.cli.core import _stdout_bytes
     from kg.resolve import Resolver
 
     store = state().reader()
-    raw = _parse_params(param or [])
     if named.kind != "select":
         from kg.results import serialize_solutions, serialize_triples
 
@@ -202,16 +210,37 @@ def query(
                           hint="Use turtle, ntriples or jsonld for a CONSTRUCT or DESCRIBE query.")
         _stdout_bytes(serialize_triples(result, rdf))  # type: ignore[arg-type]
         return
-    if fmt.value not in ("table", "json", "csv", "tsv", "xml", "jsonl"):
-        raise KGError(f"--format {fmt.value} is for CONSTRUCT and DESCRIBE results",
-                      hint="Use table, json, jsonl, csv, tsv or xml for SELECT and ASK queries.")
-    found = queries.answer(store, named, raw, Resolver(store), limit=limit, after=after,
-                           analytics=not sparql_only)
-    if fmt is QueryFormat.table:
-        _table(named, found, limit)
-    else:
-        _stream(found, fmt.value)
-    _next_page(named, found, raw, limit, fmt)
+    raise KGError(f"--format {fmt.value} is for CONSTRUCT and DESCRIBE results",
+                  hint="Use table, json, jsonl, csv, tsv or xml for SELECT and ASK queries.")
+
+
+_SELECT_FORMATS = ("table", "json", "csv", "tsv", "xml", "jsonl")
+
+
+def _answer(named: NamedQuery, raw: dict[str, list[str]], *, limit: int | None, after: str | None,
+            analytics: bool) -> Answer:
+    """A SELECT's answer: from fresh analytics tables without opening the store where the
+    memo says they still are (kg.analytics.memo), else as the store decides."""
+    import queries
+
+    spec = state().store_spec
+    if analytics:
+        from kg.analytics import memo
+
+        found = memo.answer(spec, named, raw, limit=limit, after=after)
+        if found is not None:
+            return found
+        view = memo.view_before(spec)
+    from kg.resolve import Resolver
+
+    store = state().reader()
+    if not analytics:
+        return queries.answer(store, named, raw, Resolver(store), limit=limit, after=after, analytics=False)
+    recorder = memo.Recorder(Resolver(store))
+    found = queries.answer(store, named, raw, recorder, limit=limit, after=after)
+    if found.source == "duckdb":
+        memo.remember(spec, view, recorder.resolved)
+    return found
 
 
 def _table(named: NamedQuery, found: Answer, limit: int | None) -> None:
@@ -237,17 +266,10 @@ def _table(named: NamedQuery, found: Answer, limit: int | None) -> None:
 def _stream(found: Answer, fmt: str) -> None:
     import sys
 
-    from kg.results import write_solutions
-
     sys.stdout.flush()
     out = sys.stdout.buffer
     try:
-        if found.write is not None:
-            found.write(fmt, out)
-        else:
-            write_solutions(found.page.variables, found.page, fmt, out)
-        if fmt in ("json", "xml"):
-            out.write(b"\n")
+        found.write_all(fmt, out)
         out.flush()
     except BrokenPipeError:
         _reader_gone()

@@ -149,7 +149,8 @@ def serve(
     timeout: Annotated[float, typer.Option(min=0.001, help="Seconds a query may run; then it is stopped "
                                            "and the client gets 503.")] = 30.0,
     max_rows: Annotated[int, typer.Option(min=1, help="Rows (or triples) a result may hold before "
-                                          "the client gets 422.")] = 10_000,
+                                          "the client gets 422; the most rows of a page of /queries/NAME. "
+                                          "A whole named SELECT query streams, in any size.")] = 10_000,
     workers: Annotated[int, typer.Option(min=1, help="Query worker processes: queries that may run "
                                          "at once.")] = 4,
     queue: Annotated[int, typer.Option(min=0, help="Requests that may wait for a worker; one more "

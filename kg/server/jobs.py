@@ -2,16 +2,19 @@
 
 A job says what to run (a SPARQL query, a named query, a graph of the Graph Store
 Protocol) and in which format to answer; :func:`execute` runs it over an open store and
-returns the answer's bytes and media type, or raises the :class:`EndpointError` to
-send. It runs inside a query worker process (:mod:`kg.server.workers`), so the result
-is built and serialised there, under the worker's memory limit; nothing here touches
-HTTP.
+returns the answer's bytes and media type (a whole named SELECT: a :class:`Streamed`
+writer of them, row by row), or raises the :class:`EndpointError` to send. It runs
+inside a query worker process (:mod:`kg.server.workers`), so the result is built and
+serialised there, under the worker's memory limit; nothing here touches HTTP.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
+from typing import IO
 
 import queries
 from kg.errors import KGError
@@ -20,7 +23,7 @@ from kg.results import Solutions, serialize_solutions, serialize_triples
 from kg.server.errors import EndpointError, from_kg_error
 from kg.store.base import Dataset, GraphStore
 
-__all__ = ["GRAPH_FORMATS", "Choices", "GraphJob", "Job", "NamedJob", "Outcome", "SparqlJob", "execute"]
+__all__ = ["GRAPH_FORMATS", "Choices", "GraphJob", "Job", "NamedJob", "Outcome", "SparqlJob", "Streamed", "execute"]
 
 log = logging.getLogger("kg.server")
 
@@ -76,13 +79,26 @@ Job = SparqlJob | NamedJob | GraphJob
 
 
 #: An answer: its bytes, its media type, and facts for the response's headers
-#: (``source``: what answered a named query; ``next``: the cursor of the next page).
+#: (``source``: what answered a named query; ``fallback``: why not the analytics tables;
+#: ``next``: the cursor of the next page).
 Outcome = tuple[bytes, str, dict[str, str]]
 
 
-def execute(store: GraphStore, job: Job) -> Outcome:
-    """Run ``job`` over ``store``. Raises :class:`EndpointError` for any answer other
-    than success."""
+@dataclass(frozen=True)
+class Streamed:
+    """An answer written as it comes: its media type and header facts (as for an
+    :data:`Outcome`), known before the first row, and ``write(out)``, which writes its
+    bytes to ``out`` a row at a time (the bytes of ``kg query NAME -f FORMAT``)."""
+
+    media: str
+    headers: dict[str, str]
+    write: Callable[[IO[bytes]], object]
+
+
+def execute(store: GraphStore, job: Job) -> Outcome | Streamed:
+    """Run ``job`` over ``store``: the answer whole, or (a named SELECT query asked for
+    whole, without ``limit`` or ``after``) to be streamed. Raises :class:`EndpointError`
+    for any answer other than success."""
     try:
         if isinstance(job, GraphJob):
             return (*_graph(store, job), {})
@@ -93,10 +109,11 @@ def execute(store: GraphStore, job: Job) -> Outcome:
         raise from_kg_error(error) from None
 
 
-def _named(store: GraphStore, job: NamedJob) -> Outcome:
+def _named(store: GraphStore, job: NamedJob) -> Outcome | Streamed:
     """A named query: a SELECT answered like ``kg query NAME`` (from fresh DuckDB analytics
     tables where it has a twin, else by SPARQL; the headers say which, and why not DuckDB),
-    whole up to ``max_rows`` or page by page; any other form by SPARQL."""
+    page by page (at most ``max_rows`` a page) or whole, streamed in bounded memory (any
+    number of rows); any other form by SPARQL, whole up to ``max_rows``."""
     from itertools import islice
 
     from kg.resolve import Resolver
@@ -105,7 +122,16 @@ def _named(store: GraphStore, job: NamedJob) -> Outcome:
     if named.kind != "select":
         text, bindings = queries.prepare(named, job.params, Resolver(store))
         return (*answer(store.query(text, bindings, max_rows=job.max_rows), job.choices, job.max_rows), {})
+    whole = job.page is None and job.after is None
+    if whole and isinstance(job.choices[0], EndpointError):
+        raise job.choices[0]  # before the query runs: its rows would have nowhere to go
     found = queries.answer(store, named, job.params, Resolver(store), limit=job.page, after=job.after)
+    headers = {"source": found.source}
+    if found.fallback:
+        headers["fallback"] = found.fallback
+    if whole:
+        fmt, media = job.choices[0]  # type: ignore[misc]
+        return Streamed(media, headers, partial(found.write_all, fmt))
     variables = found.page.variables
     rows = [dict(zip(variables, row, strict=True)) for row in islice(found.page, job.max_rows + 1)]
     truncated = len(rows) > job.max_rows
@@ -114,9 +140,6 @@ def _named(store: GraphStore, job: NamedJob) -> Outcome:
         close = getattr(found.page.rows, "close", None)  # stop the query (and free its connection) now
         if close is not None:
             close()
-    headers = {"source": found.source}
-    if found.fallback:
-        headers["fallback"] = found.fallback
     if found.page.next:
         headers["next"] = found.page.next
     return (*answer(Solutions(variables, rows, truncated=truncated), job.choices, job.max_rows), headers)

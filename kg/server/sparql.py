@@ -39,7 +39,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 import pyoxigraph as ox
 from starlette.requests import Request
-from starlette.responses import PlainTextResponse, RedirectResponse, Response
+from starlette.responses import PlainTextResponse, RedirectResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 import queries
@@ -47,7 +47,7 @@ from kg.errors import KGError, QueryError
 from kg.results import RESULT_FORMATS, serialize_triples
 from kg.server.errors import EndpointError, from_kg_error
 from kg.server.jobs import GRAPH_FORMATS, Choices, GraphJob, Job, NamedJob, SparqlJob
-from kg.server.workers import PoolLimits, StoreViews, WorkerPool
+from kg.server.workers import PoolLimits, StoreViews, Stream, WorkerPool
 from kg.sparqlguard import DEEP_STACK, QueryLimits, QueryRefused, Scan, check_query
 from kg.store.base import Dataset, GraphStore
 from kg.vocab import PREFIXES, RDF
@@ -398,7 +398,9 @@ class Endpoint:
         return found
 
     async def _run(self, request: Request, job: Job) -> Response:
-        data, media, _facts = await self.pool.run(job, request.is_disconnected)
+        answer = await self.pool.run(job, request.is_disconnected)
+        assert not isinstance(answer, Stream)  # only a whole named SELECT streams
+        data, media, _facts = answer
         return Response(data, media_type=_with_charset(media))
 
     async def sparql(self, request: Request) -> Response:
@@ -576,8 +578,13 @@ class Endpoint:
             paged = limit is not None or after is not None
             job = NamedJob(named.name, flat, choices, self.settings.max_rows,
                            page=size if paged else None, after=after)
-            data, media, headers = await self.pool.run(job, request.is_disconnected)
-            response = Response(data, media_type=_with_charset(media))
+            answer = await self.pool.run(job, request.is_disconnected)
+            if isinstance(answer, Stream):  # whole: written as the rows come
+                media, headers = answer.media, answer.headers
+                response: Response = StreamingResponse(answer.chunks, media_type=_with_charset(media))
+            else:
+                data, media, headers = answer
+                response = Response(data, media_type=_with_charset(media))
             if "source" in headers:
                 response.headers["X-TechKG-Answered-By"] = headers["source"]
             if headers.get("fallback"):  # why fresh analytics tables did not answer (ASCII: a header)

@@ -17,6 +17,13 @@ replaced at once; the client gets an error that says which limit it met. Request
 wait for a free worker in a bounded queue, and get 503 only when that queue is full.
 A client that goes away while its query runs has it stopped the same way.
 
+A streamed answer (a whole named SELECT query, :class:`kg.server.jobs.Streamed`) comes
+from the worker in chunks through the same pipe, and goes out as they come
+(:class:`Stream`): a few chunks wait at most on each side, so memory stays flat in the
+number of rows and a client that reads slowly holds the query back. The deadline, the
+memory limit and the client are watched until the last chunk; a problem after the
+first one cuts the response off (its status has gone out) and stops the worker.
+
 The view a worker reads depends on the store:
 
 - **embedded, on disk**: the read-only views that the store's writer (the server's
@@ -34,6 +41,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import io
 import logging
 import multiprocessing
 import queue
@@ -43,7 +51,7 @@ import signal
 import tempfile
 import threading
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
@@ -53,10 +61,10 @@ from typing import Any
 import psutil
 
 from kg.server.errors import EndpointError
-from kg.server.jobs import Job, Outcome, execute
+from kg.server.jobs import Job, Outcome, Streamed, execute
 from kg.store.base import GraphStore
 
-__all__ = ["PoolLimits", "ReaderView", "RemoteView", "SnapshotView", "StoreViews", "View", "WorkerPool"]
+__all__ = ["PoolLimits", "ReaderView", "RemoteView", "SnapshotView", "StoreViews", "Stream", "View", "WorkerPool"]
 
 log = logging.getLogger("kg.server")
 
@@ -67,6 +75,13 @@ _OPENED = ("opened",)
 #: How long a worker may take to open a view before the query's own timeout starts.
 _OPEN_GRACE = 30.0
 _PRELOAD = ["kg.server.jobs", "kg.store.embedded", "kg.store.remote", "kg.resolve", "queries"]
+#: A streamed answer: bytes a worker sends at a time, and the chunks that may wait on
+#: each side of its pipe (the worker's queue, the response's), so that a slow client
+#: holds the query back instead of filling memory.
+_CHUNK = 1 << 16
+_QUEUED_CHUNKS = 8
+#: The messages of a streamed answer that more messages follow.
+_STREAMING = ("head", "chunk")
 
 
 @dataclass(frozen=True)
@@ -197,20 +212,46 @@ def _limit_address_space(memory: int) -> None:
         resource.setrlimit(resource.RLIMIT_AS, (mapped + 2 * memory, resource.RLIM_INFINITY))
 
 
+class _Chunks(io.RawIOBase):
+    """Where a streamed answer's bytes go in a worker (behind a buffer of :data:`_CHUNK`
+    bytes): each write a ``("chunk", bytes)`` in a bounded queue, whose being full holds
+    the writer back, so the worker's memory stays flat however many rows there are."""
+
+    def __init__(self, answers: queue.Queue[tuple[Any, ...]]) -> None:
+        self._answers = answers
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data: Any) -> int:
+        self._answers.put(("chunk", bytes(data)))
+        return len(data)
+
+
 def _worker_main(conn: Connection, memory: int) -> None:
-    """A query worker: receive (view, job), answer ("ok", bytes, media, headers) or ("error", e)."""
+    """A query worker: receive (view, job), answer ("ok", bytes, media, headers) or ("error", e);
+    a streamed answer as ("head", media, headers), ("chunk", bytes)..., then ("end",) or
+    ("error", e)."""
     from kg.sparqlguard import DEEP_STACK
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the server's to handle
     threading.stack_size(DEEP_STACK)
     jobs: queue.SimpleQueue[tuple[GraphStore, Job]] = queue.SimpleQueue()
-    answers: queue.SimpleQueue[tuple[Any, ...]] = queue.SimpleQueue()
+    answers: queue.Queue[tuple[Any, ...]] = queue.Queue(maxsize=_QUEUED_CHUNKS)
 
     def runner() -> None:
         while True:
             store, job = jobs.get()
             try:
-                answers.put(("ok", *execute(store, job)))
+                result = execute(store, job)
+                if isinstance(result, Streamed):
+                    answers.put(("head", result.media, result.headers))
+                    out = io.BufferedWriter(_Chunks(answers), buffer_size=_CHUNK)
+                    result.write(out)
+                    out.flush()
+                    answers.put(("end",))
+                else:
+                    answers.put(("ok", *result))
             except EndpointError as error:
                 # Without its traceback: the frames hold pyoxigraph results, which must be
                 # dropped on this thread, not on the one that sends the answer.
@@ -252,10 +293,67 @@ def _worker_main(conn: Connection, memory: int) -> None:
             limited = True
         conn.send(_OPENED)  # the query's time starts now, not while a fresh worker opens the view
         jobs.put((store, job))
-        conn.send(answers.get())
+        while True:
+            message = answers.get()
+            conn.send(message)  # blocks while the pipe is full: the server has not taken the chunks before
+            if message[0] not in _STREAMING:
+                break
 
 
 # -- the pool (in the server's process) --------------------------------------------------
+
+
+@dataclass
+class Stream:
+    """A streamed answer: its media type and header facts, then its bytes as they come."""
+
+    media: str
+    headers: dict[str, str]
+    chunks: AsyncIterator[bytes]
+
+
+class _Channel:
+    """What a dispatch thread receives of one answer, handed to the event loop: a streamed
+    answer's head and chunks (at most :data:`_QUEUED_CHUNKS` waiting: a client that reads
+    slowly holds the worker back), then the dispatch's own outcome."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self._items: asyncio.Queue[tuple[Any, ...]] = asyncio.Queue()
+        self._room = threading.BoundedSemaphore(_QUEUED_CHUNKS)
+
+    def put(self, item: tuple[Any, ...], give_up: Callable[[], bool]) -> None:
+        """(In the dispatch thread.) Hand ``item`` on once there is room, unless
+        ``give_up()`` turns true while it waits."""
+        while not self._room.acquire(timeout=_POLL):
+            if give_up():
+                return
+        self._loop.call_soon_threadsafe(self._items.put_nowait, item)
+
+    def finish(self, future: asyncio.Future[tuple[Any, ...]]) -> None:
+        """(In the event loop.) The dispatch is over: its outcome comes last."""
+        self._items.put_nowait(("done", future))
+
+    async def next(self, cancel: threading.Event, disconnected: Callable[[], Awaitable[bool]] | None
+                   ) -> tuple[Any, ...]:
+        """The next item; ``cancel`` is set meanwhile if the client goes."""
+        while True:
+            try:
+                item = await asyncio.wait_for(self._items.get(), 0.25)
+            except TimeoutError:
+                if disconnected is not None and await disconnected():
+                    cancel.set()
+                continue
+            if item[0] in _STREAMING:
+                self._room.release()
+            return item
+
+
+def _outcome(item: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The dispatch's outcome from the channel's last item."""
+    assert item[0] == "done"
+    outcome: tuple[Any, ...] = item[1].result()
+    return outcome
 
 
 class _Worker:
@@ -362,9 +460,10 @@ class WorkerPool:
             "Retry in a moment, or start the server with more `kg serve --workers` or a longer "
             "`--queue`.", headers={"Retry-After": "2"}, kind="ServerBusy")
 
-    async def run(self, job: Job, disconnected: Callable[[], Awaitable[bool]] | None = None) -> Outcome:
-        """Run ``job`` in a worker: the answer (bytes, media type, header facts), or EndpointError.
-        ``disconnected`` tells whether the client has gone (then the query is stopped)."""
+    async def run(self, job: Job, disconnected: Callable[[], Awaitable[bool]] | None = None) -> Outcome | Stream:
+        """Run ``job`` in a worker: the answer (bytes, media type, header facts), or its
+        :class:`Stream` where the job streams it; else EndpointError. ``disconnected``
+        tells whether the client has gone (then the query is stopped)."""
         if self._closed:
             raise _stopping()
         idle = await self._start()
@@ -389,25 +488,46 @@ class WorkerPool:
         except BaseException:
             idle.put_nowait(worker)
             raise
-        future = self._loop.run_in_executor(self._threads, self._dispatch, worker, view, job, cancel)
+        channel = _Channel(self._loop)
+        future = self._loop.run_in_executor(self._threads, self._dispatch, worker, view, job, cancel, channel)
+        future.add_done_callback(channel.finish)
         try:
-            while True:
-                done, _ = await asyncio.wait({future}, timeout=0.25)
-                if done:
-                    break
-                if disconnected is not None and await disconnected():
-                    cancel.set()
-            outcome = future.result()
+            first = await channel.next(cancel, disconnected)
         except asyncio.CancelledError:
             cancel.set()
             raise
+        if first[0] == "head":
+            return Stream(first[1], first[2], self._chunks(channel, cancel))
+        outcome = _outcome(first)
         if outcome[0] == "ok":
             return outcome[1], outcome[2], outcome[3]
         raise outcome[1]
 
-    def _dispatch(self, worker: _Worker, view: View, job: Job, cancel: threading.Event) -> tuple[Any, ...]:
+    async def _chunks(self, channel: _Channel, cancel: threading.Event) -> AsyncIterator[bytes]:
+        """A streamed answer's bytes as the worker sends them. A problem on the way (the
+        deadline, the memory limit, a crash) ends it unfinished (the response is cut off:
+        its status has gone); a client that goes (the response cancels this generator) has
+        the query stopped."""
+        try:
+            while True:
+                item = await channel.next(cancel, None)
+                if item[0] == "chunk":
+                    yield item[1]
+                    continue
+                outcome = _outcome(item)
+                if outcome[0] == "end":
+                    return
+                problem = outcome[1]
+                log.warning("a streamed answer was cut off: %s", getattr(problem, "message", problem))
+                raise problem
+        finally:
+            cancel.set()  # no-op once the worker is done; else it is stopped
+
+    def _dispatch(self, worker: _Worker, view: View, job: Job, cancel: threading.Event,
+                  channel: _Channel) -> tuple[Any, ...]:
         """Send ``job`` to ``worker`` and wait for the answer, watching the deadline, its
-        memory and the client (in a dispatch thread)."""
+        memory and the client (in a dispatch thread); a streamed answer's head and chunks
+        go to ``channel`` as they come."""
         limits = self.limits
         if not worker.process.is_alive() and not self._closed:
             worker = self._fresh(worker)  # it died idle (killed from outside): nobody's query
@@ -420,6 +540,10 @@ class WorkerPool:
         # A fresh worker may take a while to open the view (a busy machine); the query's own
         # time starts when the worker says it has it open.
         deadline = time.monotonic() + _OPEN_GRACE + limits.timeout
+
+        def give_up() -> bool:
+            return cancel.is_set() or time.monotonic() > deadline
+
         problem: EndpointError | None = None
         while problem is None:
             try:
@@ -427,9 +551,11 @@ class WorkerPool:
                     outcome: tuple[Any, ...] = worker.conn.recv()
                     if outcome == _OPENED:
                         deadline = time.monotonic() + limits.timeout
-                        continue
-                    self._release(worker)
-                    return outcome
+                    elif outcome[0] in _STREAMING:
+                        channel.put(outcome, give_up)  # waits while the response has chunks enough
+                    else:
+                        self._release(worker)
+                        return outcome
             except (EOFError, OSError):
                 worker.process.join(1)
                 problem = _stopping() if self._closed else _crashed(worker.process.exitcode)

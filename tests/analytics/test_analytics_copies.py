@@ -152,7 +152,13 @@ def test_tables_built_from_import_copies_equal_tables_built_from_the_store(
     store = OxigraphStore(path)
     try:
         assert store.import_copy(ox.NamedNode(AWKWARD)) is not None
-        from_copies = build(store, tmp_path / "copies.duckdb")
+        steps: list[tuple[int, int]] = []
+
+        def progress(step: str, done: int, total: int) -> None:
+            if step == "staging":
+                steps.append((done, total))
+
+        from_copies = build(store, tmp_path / "copies.duckdb", progress=progress)
         for graph in (BENCH, AWKWARD):
             _invalidate(store, graph)
             assert store.import_copy(ox.NamedNode(graph)) is None
@@ -162,6 +168,9 @@ def test_tables_built_from_import_copies_equal_tables_built_from_the_store(
     assert sorted(from_copies.from_copies) == ["import/awkward", "import/bench"]
     assert from_store.from_copies == []
     assert from_copies.staged_facts == from_store.staged_facts
+    # staging's progress moves forward to its end, the copies included
+    assert steps[0][0] == 0 and steps[-1][0] == steps[-1][1] and len({t for _, t in steps}) == 1
+    assert [d for d, _ in steps] == sorted(d for d, _ in steps) and len(steps) >= 4
     _assert_same_tables(tmp_path / "copies.duckdb", tmp_path / "store.duckdb")
     # the awkward graph's terms reached the tables (the comparison would pass on empty tables)
     tables = _tables(tmp_path / "copies.duckdb")

@@ -106,3 +106,39 @@ def test_the_code_digest_changes_with_the_source_of_the_table_sql(tmp_path: Path
         files.code_digest.cache_clear()
     assert same == files.code_digest()
     assert other != same
+
+
+# -- answering without opening the store (kg.analytics.memo) ---------------------------
+
+RQL = ("reading-queue-lineage", "-p", "technique=ZeRO", "-f", "jsonl")
+
+
+def test_once_the_tables_answered_the_next_query_needs_no_store_until_a_write(analysed_store_path: Path) -> None:
+    from kg.reading import resolve_paper, set_status
+    from kg.store.embedded import OxigraphStore
+
+    first, err, modules = _query(analysed_store_path, *RQL)
+    assert "answered from the DuckDB analytics tables" in err and "kg.store.embedded" in modules
+    again, err, modules = _query(analysed_store_path, *RQL)
+    assert "answered from the DuckDB analytics tables" in err
+    assert "kg.store.embedded" not in modules and "kg.resolve" not in modules  # no store opened, ZeRO remembered
+    assert again == first and first.strip()
+    other, err, modules = _query(analysed_store_path, "reading-queue-lineage", "-p", "technique=GQA", "-f", "jsonl")
+    assert "kg.store.embedded" in modules  # a name not met yet: the store resolves it
+    with OxigraphStore(analysed_store_path) as store:
+        set_status(store, resolve_paper(store, "GPipe"), "reading")
+    stale, err, modules = _query(analysed_store_path, *RQL)
+    assert "answered by SPARQL" in err and "stale" in err and "kg.store.embedded" in modules
+    assert sorted(stale.splitlines()) != sorted(first.splitlines()) or "GPipe" not in first
+
+
+def test_a_rebuilt_analytics_file_is_not_taken_for_the_one_the_memo_saw(analysed_store_path: Path) -> None:
+    from kg.analytics import build
+    from kg.store.embedded import OxigraphStore
+
+    _query(analysed_store_path, *RQL)
+    db = analysed_store_path.with_name("store.analytics.duckdb")
+    with OxigraphStore(analysed_store_path) as store:
+        build(store, db, full=True)
+    _out, err, modules = _query(analysed_store_path, *RQL)
+    assert "answered from the DuckDB analytics tables" in err and "kg.store.embedded" in modules

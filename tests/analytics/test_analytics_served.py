@@ -6,8 +6,13 @@ from __future__ import annotations
 
 import csv
 import io
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import httpx
+import pytest
 
 from tests.servers import serving
 
@@ -80,15 +85,38 @@ def test_a_named_query_without_a_twin_says_sparql_answered(analysed_store) -> No
         assert "X-TechKG-Fallback" not in answer.headers and _rows(answer)
 
 
-def test_a_served_answer_over_the_row_limit_is_refused(analysed_store) -> None:
+def test_a_whole_answer_streams_past_the_row_limit_and_a_page_keeps_to_it(analysed_store) -> None:
     from kg.server import ServerSettings, create_app
 
     with serving(create_app(analysed_store, ServerSettings(workers=1, max_rows=10))) as base, \
             httpx.Client(base_url=base, timeout=60) as client:
         whole = client.get("/queries/lineage-paper-links", headers=JSON)
-        assert whole.status_code == 422 and "10 rows" in whole.json()["error"]
-        page = client.get("/queries/lineage-paper-links", params={"limit": "5"}, headers=JSON)
-        assert page.status_code == 200 and len(_rows(page)) == 5 and page.links.get("next")
+        assert whole.status_code == 200 and whole.headers["transfer-encoding"] == "chunked"
+        assert len(_rows(whole)) > 10
+        page = client.get("/queries/lineage-paper-links", params={"limit": "50"}, headers=JSON)
+        assert page.status_code == 200 and len(_rows(page)) == 10 and page.links.get("next")
+        assert "transfer-encoding" not in page.headers
+
+
+STREAMED = [("read-without-note", ()), ("reading-queue-lineage", ("-p", "technique=ZeRO"))]
+
+
+@pytest.mark.parametrize(("name", "flags"), STREAMED, ids=[name for name, _ in STREAMED])
+def test_a_whole_answer_streams_the_bytes_kg_query_writes_in_each_format(analysed_store, analysed_store_path,
+                                                                         name: str, flags: tuple[str, ...]) -> None:
+    params = dict(flag.split("=", 1) for flag in flags[1::2])
+    with _serve(analysed_store) as base, httpx.Client(base_url=base, timeout=60) as client:
+        for fmt in ("json", "jsonl", "csv", "tsv", "xml"):
+            with client.stream("GET", f"/queries/{name}", params={**params, "format": fmt}) as answer:
+                body = answer.read()
+            assert answer.status_code == 200 and answer.headers["transfer-encoding"] == "chunked"
+            assert answer.headers["X-TechKG-Answered-By"] == "duckdb"
+            env = {**os.environ, "KG_STORE": str(analysed_store_path)}
+            cli = subprocess.run([str(Path(sys.executable).with_name("kg")), "query", name, *flags, "-f", fmt],
+                                 capture_output=True, env=env, timeout=300, check=True)
+            assert body == cli.stdout, fmt
+            if fmt == "jsonl":
+                assert body.count(b"\n") >= 1  # rows, not only a frame
 
 
 def test_card_paper_counts_from_fresh_tables_match_the_store(analysed_store) -> None:
