@@ -90,8 +90,9 @@ _NOT_QUEUED = (f"'{_STATUS}read'", f"'{_STATUS}skipped'")
 
 
 def _pick(key: str, name: str) -> str:
-    """One value of ``key`` per subject (the best graph's) with its datatype marker."""
-    return (f"arg_min({{'o': o, 'd': d}}, priority) FILTER (WHERE k = '{key}') AS {name}")
+    """One value of ``key`` per subject (the best graph's; of its values, the least, so that
+    every build picks the same) with its datatype marker."""
+    return (f"arg_min({{'o': o, 'd': d}}, (priority, o, d)) FILTER (WHERE k = '{key}') AS {name}")
 
 
 def _same_language(where: str, column: str = "d") -> str:
@@ -272,7 +273,7 @@ TWINS["reading-queue-lineage"] = Twin(
   lineage AS (SELECT lineage FROM down UNION SELECT lineage FROM up)
 SELECT CAST($technique AS VARCHAR) AS technique, q.paper, any_value(q.title) AS title,
        any_value(q.title__d) AS title__d, min(regexp_replace(q.status, '^.*/status/', '')) AS status,
-       min(q.lineage) AS via, arg_min(q.name, q.lineage) AS viaName
+       min(q.lineage) AS via, arg_min(q.name, (q.lineage, q.name)) AS viaName
 FROM {_STORED} AS q SEMI JOIN lineage AS l ON l.lineage = q.lineage
 GROUP BY q.paper""",
     {"technique": "iri", "paper": "iri", "title": "term", "status": "string", "via": "iri", "viaName": "langEn"},
@@ -289,7 +290,7 @@ TWINS["lineage-nodes"] = Twin(
                  {_pick('tkg:headlineResult', 'h')}, {_pick('tkg:headlineConditional', 'c')},
                  {_pick('tkg:primaryPaper', 'p')}, {_pick('tkg:repository', 'repo')},
                  {_pick('tkg:onComparisonPage', 'on')},
-                 arg_min({{'o': o, 'd': d}}, priority) FILTER (WHERE k = 'skos:prefLabel' AND d = '@en') AS n,
+                 arg_min({{'o': o, 'd': d}}, (priority, o, d)) FILTER (WHERE k = 'skos:prefLabel' AND d = '@en') AS n,
                  string_agg(DISTINCT o, ', ' ORDER BY o) FILTER (WHERE k = 'skos:altLabel') AS aliases,
                  {_same_language("k = 'skos:altLabel'")} AS aliases__d
           FROM f WHERE k IN ('skos:notation', 'skos:prefLabel@zh', 'skos:definition', 'dcterms:date',
@@ -298,7 +299,8 @@ TWINS["lineage-nodes"] = Twin(
           GROUP BY s),
   broader AS (SELECT DISTINCT s, o AS category FROM f WHERE k = 'skos:broader'),
   cats AS (SELECT s, {_pick('skos:notation', 'cid')}, {_pick('tkg:position', 'cpos')},
-                  arg_min({{'o': o, 'd': d}}, priority) FILTER (WHERE k = 'skos:prefLabel' AND d = '@en') AS clabel
+                  arg_min({{'o': o, 'd': d}}, (priority, o, d)) FILTER (WHERE k = 'skos:prefLabel' AND d = '@en')
+                    AS clabel
            FROM staging.ranked WHERE s IN (SELECT category FROM broader)
              AND k IN ('skos:notation', 'tkg:position', 'skos:prefLabel') GROUP BY s),
   names AS (SELECT s, o, d FROM staging.facts WHERE k = 'foaf:name'),

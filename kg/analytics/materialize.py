@@ -426,6 +426,8 @@ def _build(
         staged = _stage(con, store, path, changed, ids, sizes, copies, workers, progress)
         phases = {"staging": time.perf_counter() - clock}
         clock = time.perf_counter()
+        if staged:
+            _cluster(con, staged)
         # ... and by their new content.
         if changed:
             affected |= set(_contributions(con, changed))
@@ -479,6 +481,29 @@ def _build(
         answers=answers,
         from_copies=[names[g] for g in copies],
     )
+
+
+#: Re-cluster the staged facts when the rows staged in a build are at least this share of them.
+CLUSTER_SHARE = 0.2
+
+
+def _cluster(con: duckdb.DuckDBPyConnection, staged: int) -> None:
+    """Keep ``staging.facts`` in key order when a build staged much of it anew.
+
+    Every table and answer reads the facts of a few keys (``WHERE k = ...``, ``k IN
+    (...)``): in key order, DuckDB's zone maps skip the row groups of the other keys, and
+    the tables and answers cost about a third less. A build that staged few rows (a status
+    changed) leaves them where they were appended: the order of the rest still holds."""
+    total = scalar(con, "SELECT count(*) FROM staging.facts")
+    if staged < CLUSTER_SHARE * total:
+        return
+    con.execute("SET preserve_insertion_order = true")
+    try:
+        con.execute("CREATE TABLE staging.facts_by_key AS SELECT * FROM staging.facts ORDER BY k, s")
+    finally:
+        con.execute("SET preserve_insertion_order = false")
+    con.execute("DROP TABLE staging.facts")
+    con.execute("ALTER TABLE staging.facts_by_key RENAME TO facts")
 
 
 def _staged_keys(con: duckdb.DuckDBPyConnection, graph_ids: list[int]) -> set[str]:

@@ -75,11 +75,12 @@ class Table:
 
 def _pivot(cls: Sequence[str], subject: str, columns: Sequence[tuple[str, str]]) -> str:
     """Entities typed with any of ``cls`` and one value per column (name, key); where
-    graphs disagree, the value from the graph with the best priority wins."""
+    graphs disagree, the value from the graph with the best priority wins, and among that
+    graph's values the least (every pick below breaks ties so: the same row every build)."""
     types = ", ".join(f"'a:{c}'" for c in cls)
     keys = ", ".join(sorted({f"'{key}'" for _name, key in columns}))
     picks = ",\n        ".join(
-        f"arg_min(o, priority) FILTER (WHERE k = '{key}') AS {name}" for name, key in columns
+        f"arg_min(o, (priority, o)) FILTER (WHERE k = '{key}') AS {name}" for name, key in columns
     )
     return f"""
   {subject}_e AS (SELECT s, arg_min(g, priority) AS g FROM staging.ranked
@@ -271,7 +272,7 @@ WITH edges AS (
   GROUP BY s, o, k),
 {_pivot(["prov:Derivation"], "d", _DERIVATION)},
   qualified AS (SELECT q.s AS child, d.entity AS parent, kg_local(d.relation_iri) AS relation,
-                       any_value(d.basis) AS basis, any_value(d.note) AS note
+                       min(d.basis) AS basis, min(d.note) AS note
                 FROM staging.ranked AS q JOIN d ON d.d = q.o
                 WHERE q.k = 'prov:qualifiedDerivation' GROUP BY ALL)
 SELECT e.child, ct.technique_id AS child_id, e.parent, pt.technique_id AS parent_id, e.relation,
@@ -368,9 +369,10 @@ JOIN staging.graphs AS gr ON gr.id = l.g""",
         "Semantic Scholar's counts for the papers kg ingest citations looked up: citing papers, references and "
         "influential citations (all of Semantic Scholar, not only those in the graph).",
         """
-SELECT s AS paper, kg_int(arg_min(o, priority) FILTER (WHERE k = 'tkg:citationCount')) AS citation_count,
-       kg_int(arg_min(o, priority) FILTER (WHERE k = 'tkg:referenceCount')) AS reference_count,
-       kg_int(arg_min(o, priority) FILTER (WHERE k = 'tkg:influentialCitationCount')) AS influential_citation_count,
+SELECT s AS paper, kg_int(arg_min(o, (priority, o)) FILTER (WHERE k = 'tkg:citationCount')) AS citation_count,
+       kg_int(arg_min(o, (priority, o)) FILTER (WHERE k = 'tkg:referenceCount')) AS reference_count,
+       kg_int(arg_min(o, (priority, o)) FILTER (WHERE k = 'tkg:influentialCitationCount'))
+         AS influential_citation_count,
        arg_min(graph_name, priority) AS source_graph, arg_min(graph_modified, priority) AS source_modified
 FROM staging.ranked WHERE k IN ('tkg:citationCount', 'tkg:referenceCount', 'tkg:influentialCitationCount')
 GROUP BY s""",
@@ -429,11 +431,11 @@ FROM staging.ranked WHERE graph_name = '{_CITATIONS}' AND k = 'tkg:recommendedFo
         "with a primary paper) from every graph: ids, English names, aliases, dates, primary papers.",
         """
 SELECT s AS technique, bool_or(k = 'a:tkg:Technique') AS is_technique,
-       list(DISTINCT o) FILTER (WHERE k = 'skos:notation') AS ids,
-       list(DISTINCT o) FILTER (WHERE k = 'skos:prefLabel' AND d = '@en') AS names,
-       list(DISTINCT o) FILTER (WHERE k = 'skos:altLabel') AS aliases,
-       list(DISTINCT o) FILTER (WHERE k = 'dcterms:date') AS dates,
-       list(DISTINCT o) FILTER (WHERE k = 'tkg:primaryPaper') AS papers,
+       list(DISTINCT o ORDER BY o) FILTER (WHERE k = 'skos:notation') AS ids,
+       list(DISTINCT o ORDER BY o) FILTER (WHERE k = 'skos:prefLabel' AND d = '@en') AS names,
+       list(DISTINCT o ORDER BY o) FILTER (WHERE k = 'skos:altLabel') AS aliases,
+       list(DISTINCT o ORDER BY o) FILTER (WHERE k = 'dcterms:date') AS dates,
+       list(DISTINCT o ORDER BY o) FILTER (WHERE k = 'tkg:primaryPaper') AS papers,
        arg_min(graph_name, priority) AS source_graph, max(graph_modified) AS source_modified
 FROM staging.ranked
 WHERE k IN ('a:tkg:Technique', 'skos:notation', 'skos:prefLabel', 'skos:altLabel', 'dcterms:date', 'tkg:primaryPaper')
@@ -513,7 +515,7 @@ GROUP BY s""",
         "the times its status changed (as written).",
         f"""
 SELECT s AS paper, bool_or(k = 'tkg:readingStatus' AND o = '{_READ}') AS read,
-       coalesce(list(DISTINCT o) FILTER (WHERE k = 'tkg:statusChangedAt' AND d IS NOT NULL AND d <> '_'), [])
+       coalesce(list(DISTINCT o ORDER BY o) FILTER (WHERE k = 'tkg:statusChangedAt' AND d IS NOT NULL AND d <> '_'), [])
          AS changed_at,
        arg_min(graph_name, priority) AS source_graph, max(graph_modified) AS source_modified
 FROM staging.ranked
@@ -571,7 +573,7 @@ FROM r ORDER BY repository""",
         "A repository's counts as seen by each ingest run, one row per snapshot.",
         f"""
 WITH {_pivot(["tkg:RepositorySnapshot"], "sn", _SNAPSHOT)},
-  owner AS (SELECT o AS snapshot, arg_min(s, priority) AS repository FROM staging.ranked
+  owner AS (SELECT o AS snapshot, arg_min(s, (priority, s)) AS repository FROM staging.ranked
             WHERE k = 'tkg:snapshot' GROUP BY o)
 SELECT sn AS snapshot, owner.repository, kg_time(taken_at) AS taken_at, kg_int(stars) AS stars,
        kg_int(forks) AS forks, kg_int(open_issues) AS open_issues, kg_int(watchers) AS watchers,
@@ -609,10 +611,10 @@ FROM ev ORDER BY changed_at, event""",
         """
 WITH state AS (
   SELECT s AS paper,
-         arg_min(o, priority) FILTER (WHERE k = 'tkg:readingStatus') AS status_iri,
-         arg_min(o, priority) FILTER (WHERE k = 'tkg:statusChangedAt') AS changed,
-         arg_min(o, priority) FILTER (WHERE k = 'tkg:addedAt') AS added,
-         arg_min(o, priority) FILTER (WHERE k = 'tkg:listedStatus') AS listed_iri,
+         arg_min(o, (priority, o)) FILTER (WHERE k = 'tkg:readingStatus') AS status_iri,
+         arg_min(o, (priority, o)) FILTER (WHERE k = 'tkg:statusChangedAt') AS changed,
+         arg_min(o, (priority, o)) FILTER (WHERE k = 'tkg:addedAt') AS added,
+         arg_min(o, (priority, o)) FILTER (WHERE k = 'tkg:listedStatus') AS listed_iri,
          bool_or(kg_bool(o)) FILTER (WHERE k = 'tkg:hasNote') AS has_note,
          arg_min(graph_name, priority) FILTER (WHERE k = 'tkg:readingStatus') AS source_graph,
          arg_min(graph_modified, priority) FILTER (WHERE k = 'tkg:readingStatus') AS source_modified
@@ -692,7 +694,7 @@ GROUP BY x.organisation, y.organisation""",
         "Reference kernels: kernel, executable reference, or none with the reason.",
         f"""
 WITH {_pivot(["tkg:ReferenceKernel"], "kn", _KERNEL)},
-  owner AS (SELECT o AS kernel, arg_min(s, priority) AS technique FROM staging.ranked
+  owner AS (SELECT o AS kernel, arg_min(s, (priority, s)) AS technique FROM staging.ranked
             WHERE k = 'tkg:referenceKernel' GROUP BY o)
 SELECT kn AS kernel, owner.technique, t.technique_id, form, module_path, rationale,
        kn.source_graph, kn.source_modified
@@ -717,7 +719,7 @@ FROM r LEFT JOIN techniques AS t ON t.technique = r.technique ORDER BY ended_at,
         "The numerical checks of each verification run, with their errors and tolerances.",
         f"""
 WITH {_pivot(["tkg:CheckResult"], "c", _CHECK)},
-  owner AS (SELECT o AS check_result, arg_min(s, priority) AS run FROM staging.ranked
+  owner AS (SELECT o AS check_result, arg_min(s, (priority, s)) AS run FROM staging.ranked
             WHERE k = 'tkg:check' GROUP BY o)
 SELECT c AS check_result, owner.run, name, claim, kg_bool(passed) AS passed,
        kg_double(max_abs_error) AS max_abs_error, kg_double(max_rel_error) AS max_rel_error,
