@@ -95,10 +95,12 @@ def stylesheet() -> list[dict[str, Any]]:
         {"selector": "node.repository", "style": {"shape": "barrel", "font-size": 9}},
         {"selector": "edge", "style": {
             "curve-style": "bezier", "target-arrow-shape": "triangle", "arrow-scale": 0.8, "width": 1.3,
-            "line-color": "#5b6270", "target-arrow-color": "#5b6270", "label": "data(relation)",
+            "line-color": "#5b6270", "target-arrow-color": "#5b6270",
             "font-size": 9, "color": "#3b4048", "text-background-color": "#ffffff",
             "text-background-opacity": 0.85, "text-background-padding": "1px",
             "font-family": f"{FONT}, sans-serif"}},
+        # only edges that have a relation are labelled with it (a cluster's edge has none)
+        {"selector": "edge[relation]", "style": {"label": "data(relation)"}},
         {"selector": "edge.inferred", "style": {"line-style": "dashed"}},
         {"selector": "edge.accepted", "style": {"line-color": "#1a7f37", "target-arrow-color": "#1a7f37"}},
         {"selector": "edge.suggested", "style": {

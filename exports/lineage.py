@@ -20,6 +20,7 @@ suggestions come as edges of kind ``suggested`` (their proposed ``relation``, ``
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -414,23 +415,28 @@ def _fold(store: GraphStore, graph: nx.DiGraph, keep: set[str]) -> tuple[set[str
         return keep, {}
     folded: Counter[str] = Counter()
     for node in keep - catalog:
-        seen, frontier, anchor = {node}, [node], None
-        while frontier and anchor is None:  # breadth first: the nearest catalog ancestor
-            following = []
-            for current in frontier:
-                for parent in sorted(graph.predecessors(current)):
-                    if parent in catalog:
-                        anchor = parent
-                        break
-                    if parent not in seen:
-                        seen.add(parent)
-                        following.append(parent)
-                if anchor is not None:
-                    break
-            frontier = following
+        anchor = _nearest_ancestor(graph, node, lambda parent: parent in catalog)
         if anchor is not None:
             folded[anchor] += 1
     return catalog, dict(folded)
+
+
+def _nearest_ancestor(graph: nx.DiGraph, node: str, anchors: Callable[[str], bool],
+                      passes: Callable[[str], bool] = lambda _parent: True) -> str | None:
+    """The nearest ancestor of ``node`` that ``anchors`` accepts (breadth first, parents in
+    IRI order), going up only through the ancestors that ``passes`` accepts."""
+    seen, frontier = {node}, [node]
+    while frontier:
+        following = []
+        for current in frontier:
+            for parent in sorted(graph.predecessors(current)):
+                if anchors(parent):
+                    return str(parent)
+                if passes(parent) and parent not in seen:
+                    seen.add(parent)
+                    following.append(parent)
+        frontier = following
+    return None
 
 
 def _nearest(graph: nx.DiGraph, keep: set[str], root: str, limit: int) -> tuple[set[str], dict[str, int]]:
@@ -448,21 +454,9 @@ def _nearest(graph: nx.DiGraph, keep: set[str], root: str, limit: int) -> tuple[
         shown.update(level)
     shown |= keep - below
     folded: Counter[str] = Counter()
-    for node in below - shown:
-        seen, frontier, anchor = {node}, [node], None
-        while frontier and anchor is None:  # breadth first: the nearest shown ancestor below the root
-            following = []
-            for current in frontier:
-                for parent in sorted(graph.predecessors(current)):
-                    if parent in shown and (parent in below or parent == root):
-                        anchor = parent
-                        break
-                    if parent in below and parent not in seen:
-                        seen.add(parent)
-                        following.append(parent)
-                if anchor is not None:
-                    break
-            frontier = following
+    for node in below - shown:  # under its nearest shown ancestor below the root (or the root)
+        anchor = _nearest_ancestor(graph, node, lambda parent: parent in shown and (parent in below or parent == root),
+                                   lambda parent: parent in below)
         if anchor is not None:
             folded[anchor] += 1
     return shown, dict(folded)

@@ -11,7 +11,9 @@ embedded store in ``DIR``, the file ``DIR.analytics.duckdb`` beside the store di
 (a sibling, so that two stores in one folder never share one); for a SPARQL endpoint or
 ``:memory:``, ``~/.local/share/techkg/analytics/<endpoint slug>.duckdb``. Beside it,
 ``<file>.suggest.json`` lets ``kg suggest`` answer without opening an embedded store
-while nothing was written (:mod:`~kg.analytics.suggest`); it too can be deleted at any time.
+while nothing was written (:mod:`~kg.analytics.suggest`), and ``<file>.query.json`` does the
+same for ``kg query NAME`` (:mod:`~kg.analytics.memo`); they too can be deleted at any time.
+A reader of the tables imports :mod:`~kg.analytics.files`, not the builder.
 
 How it is made (:mod:`~kg.analytics.materialize`, :mod:`~kg.analytics.staging`,
 :mod:`~kg.analytics.tables`): each named graph is read in bulk as SPARQL CSV results

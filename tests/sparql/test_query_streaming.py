@@ -27,7 +27,10 @@ TKG = "https://w3id.org/techkg/ns#"
 @pytest.fixture(scope="module")
 def links_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A store whose lineage-paper-links query answers ROWS rows (a third with a status)."""
-    folder = tmp_path_factory.mktemp("links")
+    return _links_store(tmp_path_factory.mktemp("links"))
+
+
+def _links_store(folder: Path) -> Path:
     data = folder / "links.nt"
     with data.open("w") as out:
         for i in range(ROWS):
@@ -182,10 +185,11 @@ def test_a_client_that_goes_mid_stream_has_its_query_stopped(served: tuple[str, 
         assert again.status_code == 200 and len(again.text.splitlines()) == 4
 
 
-def test_a_stream_its_client_stops_reading_is_cut_off_at_the_timeout(links_store: Path) -> None:
+def test_a_stream_its_client_stops_reading_is_cut_off_at_the_timeout(tmp_path: Path) -> None:
     from tests.servers import kg_serve
 
-    with kg_serve(links_store, "--workers", "1", "--timeout", "10", ready="/sparql?query=ASK%20%7B%7D",
+    # A store of its own: the one of `served` is held by that server.
+    with kg_serve(_links_store(tmp_path), "--workers", "1", "--timeout", "10", ready="/sparql?query=ASK%20%7B%7D",
                   timeout=120) as (proc, info):
         base = str(info["sparql"]).removesuffix("/sparql")
         with httpx.Client(base_url=base, timeout=120) as client:

@@ -247,3 +247,34 @@ def test_screenshots_of_the_main_pages_fit_the_screen(server: Served, open_page,
         assert shot.stat().st_size > 10_000
         shutil.copy(shot, SHOTS / shot.name)
     assert events.problems() == []
+
+
+def test_a_status_set_on_a_technique_page_shows_there_after_a_reload(writable_server: Served, open_page) -> None:  # type: ignore[no-untyped-def]
+    page, events = open_page(writable_server)
+    page.goto("/techniques/gated-deltanet")
+    row = page.locator("#papers li.paper").first
+    paper = row.get_attribute("data-paper")
+    new = "skipped" if row.get_attribute("data-status") != "skipped" else "read"
+    row.locator("select").select_option(new)
+    row.locator(".saved", has_text="saved").wait_for()
+    page.reload()  # the page kept across the write, its papers' statuses read again
+    assert page.locator(f'#papers li.paper[data-paper="{paper}"]').first.get_attribute("data-status") == new
+    assert events.problems() == []
+
+
+def test_the_lineage_around_a_technique_folds_the_farther_ones_a_click_opens(server: Served, open_page) -> None:  # type: ignore[no-untyped-def]
+    page, events = open_page(server)
+    page.goto("/lineage?root=transformer&limit=2")
+    page.wait_for_function("() => window.techkgLineage && window.techkgLineage.cy.nodes('.technique').length > 0")
+    assert page.evaluate("() => window.techkgLineage.cy.nodes('.technique').length") < len(
+        server.select("SELECT ?t WHERE { ?t a tkg:Technique }"))
+    point = page.evaluate("""() => {
+        const cy = window.techkgLineage.cy, node = cy.nodes('.cluster')[0];
+        const box = cy.container().getBoundingClientRect(), at = node.renderedPosition();
+        return {x: box.left + at.x, y: box.top + at.y, href: node.data('href')};
+    }""")
+    assert point["href"].startswith("/lineage?root=")
+    page.mouse.click(point["x"], point["y"])
+    page.wait_for_url("**" + point["href"])
+    page.wait_for_function("() => window.techkgLineage && window.techkgLineage.cy.nodes('.technique').length > 0")
+    assert events.problems() == []
