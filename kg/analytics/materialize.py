@@ -18,12 +18,15 @@ The record of what was built from what:
   tables, seconds).
 
 A missing file, a file DuckDB cannot open, or one written by another version of this
-module is rebuilt from the graph, which is the source of truth.
+module is rebuilt from the graph, which is the source of truth. A full build makes its
+file beside the old one (``<file>.building``) and puts it in the old one's place only once
+it is done: a failed or interrupted full build leaves the old file as it was.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import os
 import tempfile
 import time
 from collections.abc import Callable, Mapping
@@ -213,6 +216,17 @@ def remove_database(path: Path) -> None:
         victim.unlink(missing_ok=True)
 
 
+def _install(built: Path, path: Path) -> None:
+    """The file a full build made at ``built`` put in the place of ``path`` (a reader that
+    has the old one open goes on reading it)."""
+    wal = path.with_name(path.name + ".wal")
+    wal.unlink(missing_ok=True)
+    os.replace(built, path)
+    built_wal = built.with_name(built.name + ".wal")
+    if built_wal.exists():
+        os.replace(built_wal, wal)
+
+
 _SETUP = f"""
 CREATE SCHEMA IF NOT EXISTS staging;
 CREATE TABLE IF NOT EXISTS staging.meta (key VARCHAR PRIMARY KEY, value VARCHAR);
@@ -246,11 +260,17 @@ def _fresh(path: Path) -> duckdb.DuckDBPyConnection:
     return con
 
 
-def _open_for_build(path: Path, full: bool) -> tuple[duckdb.DuckDBPyConnection, str, str]:
-    """A writable connection, the reason for a full build ("" if none) and a message."""
+def _building(path: Path) -> Path:
+    """Where a full build makes the file, to take the place of ``path`` once it is done."""
+    return path.with_name(path.name + ".building")
+
+
+def _open_for_build(path: Path, full: bool) -> tuple[duckdb.DuckDBPyConnection, Path, str, str]:
+    """A writable connection, the file it is to (``path``, or for a full build the file
+    that replaces it when done), the reason for a full build ("" if none) and a message."""
     path.parent.mkdir(parents=True, exist_ok=True)
     if full or not path.exists():
-        return _fresh(path), ("requested" if full else "missing"), ""
+        return _fresh(_building(path)), _building(path), ("requested" if full else "missing"), ""
     try:
         con = connect(path, read_only=False)
     except AnalyticsError as exc:
@@ -261,11 +281,11 @@ def _open_for_build(path: Path, full: bool) -> tuple[duckdb.DuckDBPyConnection, 
         problem = _schema_problem(con)
         if problem is None:
             session(con)
-            return con, "", ""
+            return con, path, "", ""
         con.close()
     assert problem is not None
     message = f"the analytics file {path} is {problem}; rebuilding it from the graph"
-    return _fresh(path), problem.split(" ", 1)[0], message
+    return _fresh(_building(path)), _building(path), problem.split(" ", 1)[0], message
 
 
 def _contributions(
@@ -352,10 +372,12 @@ def build(
     import duckdb
 
     started = time.perf_counter()
-    con, reason, message = _open_for_build(path, full)
+    con, target, reason, message = _open_for_build(path, full)
+    done = False
     try:
         report = _build(con, store, path, reason, workers, progress)
         report.message = message
+        done = True
     except duckdb.Error as exc:
         raise AnalyticsError(
             f"building the analytics file {path} failed: {exc}",
@@ -363,6 +385,11 @@ def build(
         ) from None
     finally:
         con.close()
+        if target != path:  # a full build: the new file takes the old one's place only when done
+            if done:
+                _install(target, path)
+            else:
+                remove_database(target)
     report.seconds = time.perf_counter() - started
     return report
 

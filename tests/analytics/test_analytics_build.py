@@ -328,3 +328,20 @@ def test_awkward_text_and_long_author_lists_come_through_intact(
     )
     assert [r[0] for r in listed] == list(range(1, 13))
     assert listed[0][1:] == ("Author, number 1", True) and not any(r[2] for r in listed[1:])
+
+
+def test_a_failed_full_build_leaves_the_previous_file_in_place(analysed_store: Any, db_of: Any) -> None:
+    db = db_of(Path(analysed_store.location))
+    before = rows(db, "SELECT count(*) FROM papers"), rows(db, "SELECT count(*) FROM builds")
+
+    def interrupted(phase: str, done: int, total: int) -> None:
+        if phase == "tables" and done == 2:
+            raise KeyboardInterrupt  # as a user's Ctrl-C halfway through the tables
+
+    with pytest.raises(KeyboardInterrupt):
+        build(analysed_store, db, full=True, progress=interrupted)
+    assert (rows(db, "SELECT count(*) FROM papers"), rows(db, "SELECT count(*) FROM builds")) == before
+    assert not db.with_name(db.name + ".building").exists()
+    report = build(analysed_store, db, full=True)
+    assert report.mode == "full" and rows(db, "SELECT count(*) FROM builds") == [(1,)]
+    assert not db.with_name(db.name + ".building").exists()
