@@ -105,6 +105,12 @@ def _get(client: httpx.Client, path: str, accept: str) -> httpx.Response:
     return answer
 
 
+def _verdict(quads: int, when: str, slow: list[str]) -> None:
+    """The goal's line: met, or the pages that missed it."""
+    verdict = f"missed by {', '.join(slow)}" if slow else "met"
+    print(f"\ngoal, every page < 1 s at {quads:,} quads, {when}: {verdict}")
+
+
 def _median(client: httpx.Client, path: str, runs: int, accept: str = "*/*") -> tuple[float, int]:
     """Median seconds of ``runs`` GETs (after one warm-up) and the size of the answer;
     :class:`Failed` if one does not answer 200."""
@@ -224,8 +230,8 @@ def main() -> None:
             print(ROW.format(label[:44], ours_text, f"HTML lineage export {theirs * 1000:,.1f} ms",
                              f"{ours / theirs:.2f}x" if ours is not None else ""), flush=True)
             slow += ["Lineage"] if ours is None or ours >= 1.0 else []
-            print(f"\ngoal, every page < 1 s at {store.count():,} quads, warm: "
-                  + (f"missed by {', '.join(slow)}" if slow else "met"))
+            quads = store.count()
+            _verdict(quads, "warm", slow)
 
             # Cold: the first request after a write (a reading status set, as the web app or
             # kg reading set does), which every kept page and the analytics tables' freshness
@@ -250,8 +256,7 @@ def main() -> None:
                 except Failed as failed:
                     print(ROW.format(f"{what}: {failed.why}"[:44], f"failed {failed.status}", "", ""), flush=True)
                     cold_slow.append(what)
-            print(f"\ngoal, every page < 1 s at {store.count():,} quads, cold: "
-                  + (f"missed by {', '.join(cold_slow)}" if cold_slow else "met"))
+            _verdict(quads, "cold", cold_slow)
 
             # Fresh: the first request of each page on a server just started over the same
             # store (nothing kept yet: a user's first visit), beside the page warm (above).
@@ -271,8 +276,7 @@ def main() -> None:
                     except Failed as failed:
                         print(ROW.format(f"{what}: {failed.why}"[:44], f"failed {failed.status}", "", ""), flush=True)
                         fresh_slow.append(what)
-            print(f"\ngoal, every page < 1 s at {store.count():,} quads, on a fresh server: "
-                  + (f"missed by {', '.join(fresh_slow)}" if fresh_slow else "met"))
+            _verdict(quads, "on a fresh server", fresh_slow)
 
             # The burst clicks through cards, technique pages and comparisons; the reading
             # list and the lineage grow with the whole corpus and are timed above.

@@ -24,6 +24,7 @@ back apart, as ``(s, o, d)``, for the type keys made in SQL.
 
 from __future__ import annotations
 
+import re
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -34,7 +35,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 
-__all__ = ["BLOCK", "Lines", "Predicates", "blocks", "parse"]
+__all__ = ["BLOCK", "Lines", "Predicates", "blocks", "parse", "unescape"]
 
 _STRING = pa.string()
 _BINARY = pa.binary()
@@ -55,15 +56,27 @@ def _cut(strings: pa.Array, start: int, stop: int = 1 << 40) -> pa.Array:
     return pc.binary_slice(strings.view(_BINARY), start, stop).view(_STRING)
 
 
-def _unescape(texts: pa.Array) -> pa.Array:
+_SIMPLE = {"t": "\t", "n": "\n", "r": "\r", "b": "\b", "f": "\f", '"': '"', "'": "'", "\\": "\\"}
+_ESCAPE = re.compile(r"\\(u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|.)")
+
+
+def _resolved(m: re.Match[str]) -> str:
+    code = m.group(1)
+    return chr(int(code[1:], 16)) if code[0] in "uU" else _SIMPLE.get(code, code)
+
+
+def unescape(text: str) -> str:
+    """An N-Triples string body with its escapes (\\t, \\", \\u00E9, ...) resolved."""
+    return _ESCAPE.sub(_resolved, text)
+
+
+def _unescaped(texts: pa.Array) -> pa.Array:
     """``texts`` with N-Triples escapes resolved, in Python for those that hold any."""
     marked = pc.match_substring(texts, "\\")
     if not pc.any(marked).as_py():
         return texts
-    from kg.analytics.materialize import _unescape as one
-
     escaped = pc.filter(texts, marked).to_pylist()
-    return pc.replace_with_mask(texts, marked, pa.array([one(t) for t in escaped], _STRING))
+    return pc.replace_with_mask(texts, marked, pa.array([unescape(t) for t in escaped], _STRING))
 
 
 def _blank(terms: pa.Array, prefix: str | None) -> pa.Array:
@@ -104,7 +117,7 @@ def parse(lines: pa.Array, predicates: Predicates, prefix: str | None = None) ->
     # A literal: its text up to the last quote, then "", "@tag" or "^^<datatype>".
     split = pc.split_pattern(pc.filter(obj, literal), '"', max_splits=1, reverse=True)
     text, rest = pc.list_element(split, 0), pc.list_element(split, 1)
-    text = _unescape(_cut(text, 1))
+    text = _unescaped(_cut(text, 1))
     marker = pc.if_else(pc.starts_with(rest, "^^"), _cut(rest, 3, -1), rest)
     value = pc.replace_with_mask(pc.if_else(iri, _cut(obj, 1, -1), _blank(obj, prefix)), literal, text)
     kind = pc.replace_with_mask(pc.if_else(iri, pa.scalar(None, _STRING), pa.scalar("_", _STRING)), literal, marker)

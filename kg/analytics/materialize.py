@@ -88,21 +88,6 @@ CREATE OR REPLACE TEMP MACRO kg_type(t) AS CASE
 """
 
 
-def _unescape(text: str) -> str:
-    """An N-Triples string body with its escapes (\\t, \\", \\u00E9, ...) resolved."""
-    import re
-
-    simple = {"t": "\t", "n": "\n", "r": "\r", "b": "\b", "f": "\f", '"': '"', "'": "'", "\\": "\\"}
-
-    def one(m: re.Match[str]) -> str:
-        code = m.group(1)
-        if code[0] in "uU":
-            return chr(int(code[1:], 16))
-        return simple.get(code, code)
-
-    return re.sub(r"\\(u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|.)", one, text)
-
-
 #: The memory DuckDB may use in a build before it spills to disk.
 BUILD_MEMORY = "2GB"
 
@@ -112,8 +97,10 @@ def session(con: duckdb.DuckDBPyConnection) -> None:
     import duckdb
     from duckdb.sqltypes import VARCHAR
 
+    from kg.analytics.copyrows import unescape
+
     try:
-        con.create_function("kg_unescape", _unescape, [VARCHAR], VARCHAR, side_effects=False)
+        con.create_function("kg_unescape", unescape, [VARCHAR], VARCHAR, side_effects=False)
     except duckdb.Error:  # already there on this connection
         pass
     con.execute(_MACROS)
