@@ -16,7 +16,7 @@ import pytest
 from kg.errors import RDFImportError
 from kg.graphs import graph_iri
 from kg.store import bulk
-from kg.store.base import Activity
+from kg.store.base import Activity, Progress
 from kg.store.embedded import OxigraphStore
 
 EX = "http://example.org/"
@@ -140,6 +140,98 @@ def test_a_malformed_replacement_leaves_the_old_graph_and_no_work_behind(tmp_pat
     assert not any((tmp_path / "store" / bulk.WORK_FOLDER).iterdir())
 
 
+
+def test_a_replacement_reads_any_n_triples_as_a_first_load_does_across_blocks(tmp_path: Path, monkeypatch) -> None:
+    """A replacement takes N-Triples a block of lines at a time, copying lines already in
+    the store's form and parsing the others: lines cut by block boundaries, non-canonical
+    terms, comments, CRLF, blank nodes and "_:" inside literals give the graph that a
+    first load of the same file gives."""
+    monkeypatch.setattr(bulk, "BLOCK", 64)
+    integer = "http://www.w3.org/2001/XMLSchema#integer"
+    new = tmp_path / "v2.nt"
+    new.write_bytes("".join(
+        f'<{EX}s{i}> <{EX}n> "0{i}"^^<{integer}> .\r\n'  # "01" is stored as 1
+        f'   <{EX}s{i}>   <{EX}title> "_:not a node {i}"@en .\n# a comment\n\n'
+        f'_:b{i % 3} <{EX}about> <{EX}s{i}> .\n'
+        f'<{EX}s{i}> <{EX}seeAlso> _:b{i % 3} .\n' for i in range(30)).encode())
+    with OxigraphStore(tmp_path / "store") as store:
+        _load(store, _write(tmp_path / "v1.nt", range(20)))
+        assert _load(store, new) == 120
+        with OxigraphStore(None) as fresh:
+            assert _load(fresh, new) == 120
+            assert _content(store) == _content(fresh)
+        # three blank nodes, each one node in every triple that names it
+        assert store.select(f"SELECT (COUNT(DISTINCT ?b) AS ?n) WHERE {{ GRAPH {G} {{ ?b <{EX}about> ?s . "
+                            f"?s <{EX}seeAlso> ?b }} }}").rows[0]["n"].value == "3"  # type: ignore[union-attr]
+
+
+def test_a_malformed_replacement_says_which_line_of_the_file_is_wrong(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(bulk, "BLOCK", 64)
+    with OxigraphStore(tmp_path / "store") as store:
+        _load(store, _write(tmp_path / "v1.nt", range(50)))
+        for name, broken in (("plain", f'<{EX}s> <{EX}p> "no end .'), ("blank", f"_:b <{EX}p> <broken")):
+            bad = tmp_path / f"{name}.nt"
+            bad.write_text((tmp_path / "v1.nt").read_text() + broken + "\n" + f"<{EX}a> <{EX}p> <{EX}b> .\n",
+                           encoding="utf-8")
+            with pytest.raises(RDFImportError, match=r"line 103\b"):
+                _load(store, bad)
+
+
+
+def test_a_load_and_a_replacement_tell_how_far_each_step_has_come(tmp_path: Path) -> None:
+    def told(seen: list[tuple[str, int, int]]) -> Progress:
+        return lambda step, done, total: seen.append((step, done, total))
+
+    first: list[tuple[str, int, int]] = []
+    again: list[tuple[str, int, int]] = []
+    with OxigraphStore(tmp_path / "store") as store:
+        store.load_file(_write(tmp_path / "v1.nt", range(3000)), graph=G, fmt=NT, gzipped=False,
+                        activity=Activity("kg import rdf"), progress=told(first))
+        store.load_file(_write(tmp_path / "v2.nt", range(1000, 4000)), graph=G, fmt=NT, gzipped=False,
+                        activity=Activity("kg import rdf"), progress=told(again))
+    assert {step for step, _, _ in first} == {"loading"} and first[-1][1] == first[-1][2] > 0
+    steps = [step for step, _, _ in again]
+    assert sorted(set(steps), key=steps.index) == ["reading", "comparing", "adding", "removing"]
+    last = {step: (done, total) for step, done, total in again}
+    assert last["removing"] == (2002, 2002) and last["adding"] == (2002, 2002)  # 1,000 subjects and a blank node
+    assert last["reading"][0] == last["reading"][1] > 0
+    assert all(done <= total or not total for _, done, total in again)
+
+class _Flushes:
+    """A store whose flushes are counted (and made slow when ``slow``): the rest is the real one."""
+
+    def __init__(self, store: ox.Store, slow: bool) -> None:
+        self.store, self.slow, self.flushes = store, slow, 0
+
+    def flush(self) -> None:
+        self.flushes += 1
+        self.store.flush()
+        if self.slow:
+            import time
+
+            time.sleep(0.6)
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.store, name)
+
+
+@pytest.mark.parametrize("slow", [False, True])
+def test_removals_flush_the_memtables_at_intervals_until_a_flush_has_to_wait(tmp_path: Path, monkeypatch,
+                                                                             slow: bool) -> None:
+    monkeypatch.setattr(bulk, "DELETE_BATCH", 10)
+    monkeypatch.setattr(bulk, "FLUSH_EVERY", 50)
+    monkeypatch.setattr(bulk, "FLUSH_WAITED", 0.5)
+    with OxigraphStore(tmp_path / "store") as store:
+        _load(store, _write(tmp_path / "v1.nt", range(150), blank=False))
+        removed = tmp_path / "removed.nt"
+        removed.write_text((tmp_path / "v1.nt").read_text(), encoding="utf-8")
+        counted = _Flushes(store._store, slow)
+        bulk._remove(counted, G, removed)  # type: ignore[arg-type]
+        assert store.count(G) == 0
+        # 300 removals, a flush every 50; none after the first that waited
+        assert counted.flushes == (1 if slow else 6)
+
+
 #: A child that replaces the graph and is killed (os._exit) at a chosen point.
 _KILLED = """
 import os, sys
@@ -147,7 +239,7 @@ from pathlib import Path
 import pyoxigraph as ox
 from kg.graphs import graph_iri
 from kg.store import bulk
-from kg.store.base import Activity
+from kg.store.base import Activity, Progress
 from kg.store.embedded import OxigraphStore
 
 where = sys.argv[3]
@@ -160,13 +252,13 @@ def journal(change, provenance, activity):
     if where == "after-journal":
         os._exit(9)
 
-def remove(store, graph, removed):
-    real_remove(store, graph, removed)
+def remove(store, graph, removed, *rest):
+    real_remove(store, graph, removed, *rest)
     if where == "after-removals":
         store.flush()
         os._exit(9)
 
-def apply(store, folder, update, installed=None):
+def apply(store, folder, update, installed=None, progress=None):
     if where == "after-additions":
         bulk._remove(store, ox.NamedNode(sys.argv[4]), folder / "removed.nt")
         store.bulk_load(path=str(folder / "added.nt"), format=ox.RdfFormat.N_TRIPLES,
@@ -175,7 +267,7 @@ def apply(store, folder, update, installed=None):
                      for t in ox.parse(path=str(folder / "added-blank-nodes.nt"), format=ox.RdfFormat.N_TRIPLES))
         store.flush()
         os._exit(9)
-    real_apply(store, folder, update, installed)
+    real_apply(store, folder, update, installed, progress)
 
 bulk.write_journal, bulk._remove, bulk.apply = journal, remove, apply
 store = OxigraphStore(Path(sys.argv[1]))

@@ -164,6 +164,21 @@ def test_import_rdf_into_a_named_graph(kg_cli, built_store_path: Path, tmp_path:
     assert count["results"]["bindings"][0]["n"]["value"] == "2"
 
 
+
+def test_import_rdf_again_says_what_the_replacement_added_and_removed(kg_cli, built_store_path: Path,
+                                                                      tmp_path: Path) -> None:
+    dump = tmp_path / "extract.nt"
+    dump.write_text("".join(f'<http://example.org/s{i}> <http://example.org/p> "{i}" .\n' for i in range(5)),
+                    encoding="utf-8")
+    first = json.loads(kg_cli("import", "rdf", str(dump), "--graph", "orkg", "-f", "json",
+                              store=built_store_path, check=True).stdout)
+    assert (first["triples"], first["added"], first["removed"]) == (5, 5, 0)
+    dump.write_text("".join(f'<http://example.org/s{i}> <http://example.org/p> "{i}" .\n' for i in range(3, 7)),
+                    encoding="utf-8")
+    again = kg_cli("import", "rdf", str(dump), "--graph", "orkg", store=built_store_path, check=True)
+    assert "Replaced <https://w3id.org/techkg/graph/import/orkg>: 4 triples (2 added, 3 removed)" in again.stdout
+    assert again.stderr == ""  # no progress bar in a pipe
+
 def test_validate_and_provenance(kg_cli, built_store_path: Path) -> None:
     assert "conforms" in kg_cli("validate", store=built_store_path, check=True).stdout
     prov = json.loads(kg_cli("provenance", "KDA", "-f", "json", store=built_store_path, check=True).stdout)

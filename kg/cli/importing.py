@@ -22,6 +22,9 @@ _EXTENSIONS = {
 _NAMES = {"ntriples": "N_TRIPLES", "nquads": "N_QUADS", "turtle": "TURTLE", "trig": "TRIG",
           "rdfxml": "RDF_XML", "jsonld": "JSON_LD", "n3": "N3"}
 FORMATS_ALLOWED = tuple(f.value for f in Format)
+#: What each step of a load is called on its progress bar (kg.store.base.Progress).
+_STEPS = {"loading": "Loading (MB)", "reading": "Reading the file (MB)", "comparing": "Comparing with the graph",
+          "removing": "Removing triples", "adding": "Adding triples", "parsing": "Reading triples"}
 
 
 @app.command("reading-list")
@@ -103,7 +106,7 @@ def rdf(
     """Bulk-load an RDF dump into an import graph, replacing it. A failure leaves the graph as it was."""
     import time
 
-    from kg.cli.output import console, emit_machine
+    from kg.cli.output import console, emit_machine, progress_bar
     from kg.errors import RDFImportError
     from kg.iris import slugify
     from kg.store.base import Activity
@@ -120,20 +123,33 @@ def rdf(
     target = import_graph(graph or slugify(file.name.removesuffix(".gz").rsplit(".", 1)[0]))
     started = time.perf_counter()
     activity = Activity("kg import rdf", used=[str(file)])
-    count = state().store().load_file(
-        file, graph=target, fmt=rdf_fmt, gzipped=gzipped,  # type: ignore[arg-type]
-        activity=activity,
-    )
+    with progress_bar(show=report_fmt is Format.table) as bar:
+        tasks: dict[str, Any] = {}
+
+        def progress(step: str, done: int, total: int) -> None:
+            if step not in tasks:
+                tasks[step] = bar.add_task(_STEPS.get(step, step), total=total or None)
+            bar.update(tasks[step], completed=done, total=total or None)
+
+        count = state().store().load_file(
+            file, graph=target, fmt=rdf_fmt, gzipped=gzipped,  # type: ignore[arg-type]
+            activity=activity, progress=progress,
+        )
     seconds = time.perf_counter() - started
     skipped = activity.stats.get("skipped_provenance", 0)
-    data = {"file": str(file), "graph": target.value, "triples": count, "seconds": round(seconds, 3),
-            "triples_per_second": round(count / seconds) if seconds else None,
+    added, removed = activity.stats.get("added", count), activity.stats.get("removed", 0)
+    data = {"file": str(file), "graph": target.value, "triples": count, "added": added, "removed": removed,
+            "seconds": round(seconds, 3), "triples_per_second": round(count / seconds) if seconds else None,
             "skipped_provenance": skipped}
     if emit_machine(report_fmt, data):
         return
     out = console()
-    out.print(f"Loaded {count} triples into <{target.value}> in {seconds:.1f} s "
-              f"({data['triples_per_second']} triples/s).")
+    if "removed" in activity.stats:
+        out.print(f"Replaced <{target.value}>: {count:,} triples ({added:,} added, {removed:,} removed) "
+                  f"in {seconds:.1f} s.")
+    else:
+        out.print(f"Loaded {count:,} triples into <{target.value}> in {seconds:.1f} s "
+                  f"({data['triples_per_second']:,} triples/s).")
     if skipped:
         out.print(f"Left out {skipped} provenance records of the store that wrote the file: TechKG keeps its "
                   "own. To bring back a whole store as it was, use kg restore FILE.")

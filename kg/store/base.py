@@ -19,7 +19,7 @@ import abc
 import datetime as dt
 import hashlib
 import uuid
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -39,10 +39,16 @@ if TYPE_CHECKING:
     from kg.snapshots import Snapshot, Snapshots
     from kg.store.copies import ImportCopy
 
-__all__ = ["Activity", "Dataset", "GraphInfo", "GraphStore", "SolutionStream", "Transaction", "content_hash",
-           "prefix_block"]
+__all__ = ["Activity", "Dataset", "GraphInfo", "GraphStore", "Progress", "SolutionStream", "Transaction",
+           "content_hash", "prefix_block"]
 
 SOFTWARE_AGENT = ID["agent/techkg-" + __version__]
+
+#: How far a long step has come: ``(step, done, total)``, ``total`` 0 when it is not known.
+#: :meth:`GraphStore.load_file`'s steps: ``loading`` (megabytes of the file read, into an
+#: empty graph), or ``reading`` (megabytes), ``comparing`` (with the graph it replaces),
+#: ``removing`` and ``adding`` (triples); for a store on a server, ``parsing`` (triples).
+Progress = Callable[[str, int, int], None]
 
 
 def prefix_block(query: str) -> str:
@@ -162,9 +168,11 @@ class GraphStore(abc.ABC):
 
     @abc.abstractmethod
     def load_file(
-        self, path: Path, *, graph: ox.NamedNode, fmt: ox.RdfFormat, gzipped: bool, activity: Activity
+        self, path: Path, *, graph: ox.NamedNode, fmt: ox.RdfFormat, gzipped: bool, activity: Activity,
+        progress: Progress | None = None,
     ) -> int:
-        """Bulk-load an RDF file into ``graph``, replacing it; return the triple count."""
+        """Bulk-load an RDF file into ``graph``, replacing it; return the triple count.
+        ``progress`` is told how far each step is (:data:`Progress`)."""
 
     @abc.abstractmethod
     def dump(self, out: IO[bytes], *, fmt: ox.RdfFormat, graph: ox.NamedNode | None = None) -> None:

@@ -26,7 +26,7 @@ from kg.results import QueryResult, Solutions, Term
 from kg.sparqlerrors import syntax_error
 from kg.sparqlguard import names_dataset
 from kg.sparqltext import inject_values
-from kg.store.base import Activity, Dataset, GraphStore, SolutionStream, prefix_block, provenance_update
+from kg.store.base import Activity, Dataset, GraphStore, Progress, SolutionStream, prefix_block, provenance_update
 from kg.store.copies import Copies, ImportCopy
 from kg.store.folder import SERVE_FILE, ReaderLease, StoreFolder, WriterLock
 from kg.vocab import PREFIXES
@@ -376,7 +376,8 @@ class OxigraphStore(GraphStore):
         self._publish()
 
     def load_file(
-        self, path: Path, *, graph: ox.NamedNode, fmt: ox.RdfFormat, gzipped: bool, activity: Activity
+        self, path: Path, *, graph: ox.NamedNode, fmt: ox.RdfFormat, gzipped: bool, activity: Activity,
+        progress: Progress | None = None,
     ) -> int:
         """Bulk-load ``path`` into ``graph``, replacing it (see :mod:`kg.store.bulk`).
 
@@ -391,9 +392,9 @@ class OxigraphStore(GraphStore):
         quads_format = fmt in (ox.RdfFormat.N_QUADS, ox.RdfFormat.TRIG)
         try:
             if not quads_format and self._is_empty(graph):
-                count = self._first_load(path, graph, fmt, gzipped, activity)
+                count = self._first_load(path, graph, fmt, gzipped, activity, progress)
             else:
-                count = self._replace(path, graph, fmt, gzipped, activity)
+                count = self._replace(path, graph, fmt, gzipped, activity, progress)
         except (SyntaxError, ValueError, EOFError, gzip.BadGzipFile, UnicodeDecodeError) as exc:
             raise RDFImportError(
                 f"could not load it as {fmt.name}: {exc}",
@@ -408,7 +409,7 @@ class OxigraphStore(GraphStore):
         return count
 
     def _first_load(self, path: Path, graph: ox.NamedNode, fmt: ox.RdfFormat, gzipped: bool,
-                    activity: Activity) -> int:
+                    activity: Activity, progress: Progress | None) -> int:
         from kg.store import bulk
 
         if self._folder is not None:  # a killed load is removed by the next open (see _recover)
@@ -416,7 +417,7 @@ class OxigraphStore(GraphStore):
             self._folder.mark_stale()
         self._invalidate([graph])
         copy = self._copies.temporary(graph) if self._copies is not None else None
-        facts = bulk.FileFacts(path, fmt, gzipped, copy)
+        facts = bulk.FileFacts(path, fmt, gzipped, copy, progress)
         facts.start()
         try:
             if gzipped:
@@ -446,14 +447,16 @@ class OxigraphStore(GraphStore):
                 self._notice(f"no import copy of <{graph.value}> was kept: {exc}")
         return count
 
-    def _replace(self, path: Path, graph: ox.NamedNode, fmt: ox.RdfFormat, gzipped: bool, activity: Activity) -> int:
+    def _replace(self, path: Path, graph: ox.NamedNode, fmt: ox.RdfFormat, gzipped: bool, activity: Activity,
+                 progress: Progress | None) -> int:
         from kg.store import bulk
 
         folder = bulk.work_folder(self.path)
         old = self.import_copy(graph)
         try:
             change = bulk.diff(self._store, graph, path, fmt, gzipped, folder,
-                               old_copy=old.path if old is not None and old.blank_ids == "store" else None)
+                               old_copy=old.path if old is not None and old.blank_ids == "store" else None,
+                               progress=progress)
             if change.skipped_provenance:
                 activity.stats["skipped_provenance"] = change.skipped_provenance
             activity.stats.setdefault("added", change.added)
@@ -469,7 +472,7 @@ class OxigraphStore(GraphStore):
         if self._folder is not None:
             self._folder.mark_stale()
         pause_point("store.journalled")
-        bulk.apply(self._store, folder, self.update, self._install_replaced)
+        bulk.apply(self._store, folder, self.update, self._install_replaced, progress)
         return change.triples
 
     def _install_replaced(self, graph: ox.NamedNode, content: Path, activity: str, digest: str) -> None:

@@ -80,7 +80,7 @@ from kg.sparqltext import (
     values_as_filters,
 )
 from kg.store import staging
-from kg.store.base import Activity, Dataset, GraphStore, prefix_block, provenance_update
+from kg.store.base import Activity, Dataset, GraphStore, Progress, prefix_block, provenance_update
 from kg.store.capabilities import (
     ORDER_BY_ALIAS_PROBE,
     SAME_TERM_PROBE,
@@ -262,6 +262,20 @@ def _page_title(body: str) -> str:
     m = re.search(r"(?is)<title[^>]*>(.*?)</title>", body)
     words = re.sub(r"(?s)<[^>]*>", " ", m.group(1) if m else body)
     return re.sub(r"\s+", " ", words).strip()[:120]
+
+
+def _counted(triples: Iterator[ox.Triple], progress: Progress | None, every: int = 10_000) -> Iterator[ox.Triple]:
+    """``triples``, telling ``progress`` how many were read (step ``parsing``)."""
+    if progress is None:
+        yield from triples
+        return
+    done = 0
+    for triple in triples:
+        yield triple
+        done += 1
+        if done % every == 0:
+            progress("parsing", done, 0)
+    progress("parsing", done, done)
 
 
 def _spool_ntriples(triples: Iterable[ox.Triple], spool: IO[bytes]) -> int:
@@ -858,7 +872,8 @@ class RemoteStore(GraphStore):
                     "log); run the command again, which writes the whole graph.")
 
     def load_file(
-        self, path: Path, *, graph: ox.NamedNode, fmt: ox.RdfFormat, gzipped: bool, activity: Activity
+        self, path: Path, *, graph: ox.NamedNode, fmt: ox.RdfFormat, gzipped: bool, activity: Activity,
+        progress: Progress | None = None,
     ) -> int:
         """Upload ``path`` into ``graph``, replacing it, as the embedded store does: into a
         staging graph first (with the Graph Store Protocol, or in chunked ``INSERT DATA``
@@ -871,7 +886,8 @@ class RemoteStore(GraphStore):
         lease = _lease(self.spec.timeout)
         try:
             with _open(path, gzipped) as stream, tempfile.TemporaryFile() as spool:
-                triples = (ox.Triple(q.subject, q.predicate, q.object) for q in ox.parse(stream, format=fmt))
+                triples = _counted((ox.Triple(q.subject, q.predicate, q.object) for q in ox.parse(stream, format=fmt)),
+                                   progress)
                 found = self.capabilities.graph_store
                 gsp = self.spec.gsp or (urljoin(self.spec.query, found) if found else None)
                 if gsp:

@@ -157,9 +157,9 @@ def test_a_replacement_through_the_copy_gives_the_graph_a_dump_gives(tmp_path: P
     olds: list[Path | None] = []
     real = bulk.diff
 
-    def spy(*args: object, old_copy: Path | None = None) -> bulk.Diff:
+    def spy(*args: object, old_copy: Path | None = None, **rest: object) -> bulk.Diff:
         olds.append(old_copy)
-        return real(*args, old_copy=old_copy)  # type: ignore[arg-type]
+        return real(*args, old_copy=old_copy, **rest)  # type: ignore[arg-type]
 
     monkeypatch.setattr(bulk, "diff", spy)
     v3 = _write(tmp_path / "v3.nt", range(100, 330), title="three", odd=True)
