@@ -23,8 +23,9 @@ _NAMES = {"ntriples": "N_TRIPLES", "nquads": "N_QUADS", "turtle": "TURTLE", "tri
           "rdfxml": "RDF_XML", "jsonld": "JSON_LD", "n3": "N3"}
 FORMATS_ALLOWED = tuple(f.value for f in Format)
 #: What each step of a load is called on its progress bar (kg.store.base.Progress).
-_STEPS = {"loading": "Loading (MB)", "reading": "Reading the file (MB)", "comparing": "Comparing with the graph",
-          "removing": "Removing triples", "adding": "Adding triples", "parsing": "Reading triples"}
+_STEPS = {"reading": "Reading the file (MB)", "loading": "Loading into the store",
+          "comparing": "Comparing with the graph", "removing": "Removing triples", "adding": "Adding triples",
+          "parsing": "Reading triples"}
 
 
 @app.command("reading-list")

@@ -45,9 +45,10 @@ __all__ = ["Activity", "Dataset", "GraphInfo", "GraphStore", "Progress", "Soluti
 SOFTWARE_AGENT = ID["agent/techkg-" + __version__]
 
 #: How far a long step has come: ``(step, done, total)``, ``total`` 0 when it is not known.
-#: :meth:`GraphStore.load_file`'s steps: ``loading`` (megabytes of the file read, into an
-#: empty graph), or ``reading`` (megabytes), ``comparing`` (with the graph it replaces),
-#: ``removing`` and ``adding`` (triples); for a store on a server, ``parsing`` (triples).
+#: :meth:`GraphStore.load_file`'s steps: ``reading`` (megabytes of the file), then into an
+#: empty graph ``loading`` (triples, known when done), or else ``comparing`` (with the graph
+#: it replaces), ``removing`` and ``adding`` (triples); for a store on a server, ``parsing``
+#: (triples).
 Progress = Callable[[str, int, int], None]
 
 

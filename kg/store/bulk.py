@@ -101,6 +101,8 @@ class FileFacts(threading.Thread):
                  progress: Progress | None = None) -> None:
         super().__init__(name="kg-file-facts", daemon=True)
         self.path, self.fmt, self.gzipped, self.copy, self.progress = path, fmt, gzipped, copy, progress
+        if progress is not None:  # before the load's own step
+            progress("reading", 0, -(-path.stat().st_size // _MB))
         self.digest = ""
         self.triples = 0
         #: Whether some line may hold a blank node (its label is the file's: the bulk
@@ -117,7 +119,7 @@ class FileFacts(threading.Thread):
     def _run(self) -> None:
         import array
 
-        raw = _HashingReader(self.path.open("rb"), self.progress, "loading")
+        raw = _HashingReader(self.path.open("rb"), self.progress)
         hashes = array.array("q")
         with raw, (self.copy.open("wb") if self.copy is not None else contextlib.nullcontext()) as copy:
 
@@ -391,6 +393,8 @@ def diff(
     with new.open("ab") as content, result.path("blank").open("rb") as blanks:
         shutil.copyfileobj(blanks, content)
     shutil.rmtree(folder / "spill", ignore_errors=True)
+    if progress is not None:
+        progress("comparing", 1, 1)
     return result
 
 
@@ -460,8 +464,8 @@ def apply(store: ox.Store, folder: Path, update: Callable[[str], None], installe
     graph = ox.NamedNode(record["graph"])
     files = {name: folder / file for name, file in record["files"].items()}
     added = str(files["added"])
-    if progress is not None:
-        progress("adding", 0, record.get("added", 0))
+    if progress is not None:  # the bulk loader does not say how far it is
+        progress("adding", 0, 0)
     loading = Background(lambda: store.bulk_load(path=added, format=ox.RdfFormat.N_TRIPLES, to_graph=graph),
                          "kg-load-added") if files["added"].stat().st_size else None
     try:

@@ -419,6 +419,8 @@ class OxigraphStore(GraphStore):
         copy = self._copies.temporary(graph) if self._copies is not None else None
         facts = bulk.FileFacts(path, fmt, gzipped, copy, progress)
         facts.start()
+        if progress is not None:  # the bulk loader does not say how far it is
+            progress("loading", 0, 0)
         try:
             if gzipped:
                 with bulk.open_rdf(path, gzipped) as stream:
@@ -426,6 +428,8 @@ class OxigraphStore(GraphStore):
             else:
                 self._store.bulk_load(path=str(path), format=fmt, to_graph=graph)
             digest, count = facts.result()
+            if progress is not None:
+                progress("loading", count, count)
             pause_point("store.loaded")
             self.update(provenance_update(activity, {graph: (digest, count)}, activity.started))
         except BaseException:
