@@ -64,13 +64,14 @@ JOURNAL = "journal.json"
 #: and ``clear_graph`` of a whole graph 2.7x (holding it all in memory). Beside the
 #: bulk loader, in a whole replacement, 1,000 and 5,000 both took about 225 s for 768k.
 DELETE_BATCH = 1_000
-#: Removals between two flushes of the memtables. Every removal writes a tombstone in
-#: six indexes' memtables, and a memtable's skip list gets slower to insert into as it
-#: grows: removing 768k triples at 700k papers went from 12 µs a triple for the first
-#: 100k to 30 µs for the last (18 s in all); flushed every 50k, it stayed near 12 µs
-#: (9 s). A flush waits while level 0 is as full as RocksDB lets it get before it slows
-#: writes (a bulk load's compaction still running): one that took :data:`FLUSH_WAITED`
-#: seconds or more ends the flushing for the rest of the removal.
+#: Removals between two flushes of the memtables. Every removal writes a tombstone in six
+#: indexes' memtables, whose skip lists get slower to insert into as they grow (cache
+#: misses): removing 768k triples at 700k papers went from 12 µs a triple for the first
+#: 100k to 30 µs for the last, 18 s in all; flushed every 50k, 9 s. In a whole replacement
+#: of that graph just after its first load, the step of 100k took it from 23 s to 18 s. A
+#: flush waits while level 0 is as full as RocksDB lets it get (the compaction of a large
+#: bulk load still to run: after a 9M-triple import, the fifth flush waited 9 s), so one
+#: that took :data:`FLUSH_WAITED` seconds or more ends the flushing for that removal.
 FLUSH_EVERY = 100_000
 FLUSH_WAITED = 2.0
 #: Bytes read at a time by the thread that hashes and counts a file beside the loader.
