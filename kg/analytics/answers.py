@@ -81,6 +81,10 @@ class Twin:
     #: SQL of a table without parameters that :attr:`sql` reads where it says
     #: :data:`_STORED`: kept as an answer table by the build, or run as a subquery.
     stored: str | None = None
+    #: The column of the paper each row is about, where the SQL (and :attr:`stored`) narrows
+    #: to the rows of the papers in ``$page`` (NULL for all) and a paper's rows read the
+    #: reading state (its status, when that changed, when it was added) of that paper alone.
+    by_paper: str | None = None
 
 
 #: Where a twin's SQL reads its :attr:`Twin.stored` table.
@@ -107,31 +111,39 @@ def _iris(values: Any) -> list[str]:
     return [v.value for v in (values if isinstance(values, list) else [values])]
 
 
-_LINKS = """
-  links AS (SELECT DISTINCT s AS technique, o AS paper, '{introduces}' AS role FROM staging.facts
-            WHERE k = 'tkg:primaryPaper'
-            UNION ALL
-            SELECT DISTINCT o, s, 'uses' FROM staging.facts WHERE k = 'tkg:usesTechnique')"""
 
-#: The narrowing of a twin with ``keys`` to the rows of one page.
-_PAGE = "(CAST($page AS VARCHAR[]) IS NULL OR paper IN (SELECT unnest(CAST($page AS VARCHAR[]))))"
+
+
+def _page(column: str) -> str:
+    """The narrowing of a twin to the rows of the papers in ``$page`` (NULL for all): those
+    of one page (:attr:`Twin.keys`), or those a build makes again (:attr:`Twin.by_paper`)."""
+    return f"(CAST($page AS VARCHAR[]) IS NULL OR {column} IN (SELECT unnest(CAST($page AS VARCHAR[]))))"
+
+
+_PAGE = _page("paper")
+_LINKS = f"""
+  links AS (SELECT DISTINCT s AS technique, o AS paper, 'introduces' AS role FROM staging.facts
+            WHERE k = 'tkg:primaryPaper' AND {_page("o")}
+            UNION ALL
+            SELECT DISTINCT o, s, 'uses' FROM staging.facts WHERE k = 'tkg:usesTechnique' AND {_page("s")})"""
 
 TWINS: dict[str, Twin] = {
     "lineage-paper-links": Twin(
-        f"""WITH {_LINKS.format(introduces="introduces")},
-  statuses AS (SELECT DISTINCT s AS paper, o AS status FROM staging.facts WHERE k = 'tkg:readingStatus')
+        f"""WITH {_LINKS},
+  statuses AS (SELECT DISTINCT s AS paper, o AS status FROM staging.facts
+               WHERE k = 'tkg:readingStatus' AND {_page("s")})
 SELECT technique, paper, role, status FROM links LEFT JOIN statuses USING (paper)
 WHERE CAST($technique AS VARCHAR[]) IS NULL OR technique IN (SELECT unnest(CAST($technique AS VARCHAR[])))""",
         {"technique": "iri", "paper": "iri", "role": "string", "status": "iri"},
         {"technique": _iris},
+        by_paper="paper",
     ),
     "lineage-papers": Twin(
-        f"""WITH {_LINKS.format(introduces="introduces")},
+        f"""WITH {_LINKS},
   chosen AS (SELECT * FROM links
             WHERE (CAST($technique AS VARCHAR[]) IS NULL
                    OR technique IN (SELECT unnest(CAST($technique AS VARCHAR[]))))
-              AND (CAST($paper AS VARCHAR[]) IS NULL OR paper IN (SELECT unnest(CAST($paper AS VARCHAR[]))))
-              AND {_PAGE}),
+              AND (CAST($paper AS VARCHAR[]) IS NULL OR paper IN (SELECT unnest(CAST($paper AS VARCHAR[]))))),
   facts AS (SELECT s, {_pick('dcterms:title', 't')}, {_pick('tkg:arxivId', 'a')}, {_pick('bibo:doi', 'doi')},
                    {_pick('foaf:page', 'u')}, {_pick('dcterms:issued', 'i')}, {_pick('tkg:venue', 'v')},
                    {_pick('tkg:readingStatus', 'st')}
@@ -146,14 +158,15 @@ FROM chosen LEFT JOIN facts ON facts.s = chosen.paper""",
         {"technique": "iri", "paper": "iri", "role": "string", "title": "term", "arxivId": "term", "doi": "term",
          "url": "term", "issued": "term", "venue": "term", "status": "string"},
         {"technique": _iris, "paper": _iris},
-        keys=f"""WITH {_LINKS.format(introduces="introduces")}
+        by_paper="paper",
+        keys=f"""WITH {_LINKS}
 SELECT technique, paper, role FROM links
 WHERE (CAST($technique AS VARCHAR[]) IS NULL OR technique IN (SELECT unnest(CAST($technique AS VARCHAR[]))))
   AND (CAST($paper AS VARCHAR[]) IS NULL OR paper IN (SELECT unnest(CAST($paper AS VARCHAR[]))))""",
     ),
     "bibliography": Twin(
         f"""WITH papers AS (SELECT DISTINCT s AS paper FROM staging.facts WHERE k = 'tkg:readingCategory'
-                  AND {_PAGE.replace("paper IN", "s IN")}),
+                  AND {_page("s")}),
   facts AS (SELECT s, {_pick('dcterms:title', 't')}, {_pick('tkg:arxivId', 'a')}, {_pick('bibo:doi', 'doi')},
                    {_pick('foaf:page', 'u')}, {_pick('dcterms:issued', 'i')}, {_pick('tkg:venue', 'v')},
                    {_pick('tkg:arxivPrimaryCategory', 'pc')}, {_pick('tkg:citationKey', 'ck')},
@@ -193,6 +206,7 @@ FROM papers AS p LEFT JOIN facts ON facts.s = p.paper LEFT JOIN authors USING (p
          "venue": "term", "venues": "string", "types": "string", "authors": "string", "firstAuthor": "term",
          "team": "term",
          "primaryClass": "term", "position": "integer", "key": "term", "status": "string"},
+        by_paper="paper",
         keys=f"""WITH papers AS (SELECT DISTINCT s AS paper FROM staging.facts WHERE k = 'tkg:readingCategory'),
   facts AS (SELECT s, {_pick('dcterms:title', 't')},
                    min(TRY_CAST(o AS BIGINT)) FILTER (WHERE k = 'tkg:position') AS position
@@ -210,7 +224,7 @@ SELECT p.paper, t.o AS title, t.d AS title__d, position FROM papers AS p LEFT JO
                  LEFT JOIN (SELECT DISTINCT s, o FROM staging.facts WHERE k = 'tkg:position') AS p ON p.s = cats.cat),
   queued AS (SELECT DISTINCT r.s AS paper, r.o AS cat, st.o AS status FROM staging.facts AS r
              JOIN staging.facts AS st ON st.s = r.s AND st.k = 'tkg:readingStatus'
-             WHERE r.k = 'tkg:readingCategory' AND st.o NOT IN ({", ".join(_NOT_QUEUED)})),
+             WHERE r.k = 'tkg:readingCategory' AND {_page("r.s")} AND st.o NOT IN ({", ".join(_NOT_QUEUED)})),
   facts AS (SELECT s, min(TRY_CAST(o AS BIGINT)) FILTER (WHERE k = 'tkg:position') AS position,
                    min(o) FILTER (WHERE k = 'dcterms:title') AS title,
                    min(o) FILTER (WHERE k = 'tkg:venue') AS venue,
@@ -227,14 +241,15 @@ GROUP BY categoryPosition, category, category__d, q.paper""",
         {"section": "string", "categoryPosition": "integer", "category": "term", "paper": "iri",
          "position": "integer", "title": "string", "status": "string", "venue": "string", "changed": "dateTime"},
         {"section": lambda v: v.value},
+        by_paper="paper",
     ),
     "read-without-note": Twin(
         f"""WITH done AS (SELECT DISTINCT s AS paper FROM staging.facts
-                  WHERE k = 'tkg:readingStatus' AND o = '{_STATUS}read'
+                  WHERE k = 'tkg:readingStatus' AND o = '{_STATUS}read' AND {_page("s")}
                   EXCEPT SELECT s FROM staging.facts WHERE k = 'tkg:hasNote' AND o = 'true'
                   EXCEPT SELECT o FROM staging.facts WHERE k = 'tkg:noteOf'),
-  titles AS (SELECT DISTINCT s, o, d FROM staging.facts WHERE k = 'dcterms:title'),
-  times AS (SELECT DISTINCT s, o, d FROM staging.facts WHERE k = 'tkg:statusChangedAt'),
+  titles AS (SELECT DISTINCT s, o, d FROM staging.facts WHERE k = 'dcterms:title' AND {_page("s")}),
+  times AS (SELECT DISTINCT s, o, d FROM staging.facts WHERE k = 'tkg:statusChangedAt' AND {_page("s")}),
   cats AS (SELECT r.s AS paper, string_agg(DISTINCT l.o, ' | ' ORDER BY l.o) AS categories,
                   {_same_language("TRUE", "l.d")} AS categories__d
            FROM staging.facts AS r
@@ -245,6 +260,7 @@ SELECT done.paper, t.o AS title, t.d AS title__d, cats.categories, cats.categori
 FROM done JOIN titles AS t ON t.s = done.paper JOIN times AS tm ON tm.s = done.paper
 LEFT JOIN cats USING (paper)""",
         {"paper": "iri", "title": "term", "categories": "term", "readAt": "term"},
+        by_paper="paper",
     ),
 }
 
@@ -253,8 +269,8 @@ LEFT JOIN cats USING (paper)""",
 #: technique it uses or introduced, its title and that technique's English names; kept as
 #: an answer table, narrowed at query time to the lineage of the technique given.
 _QUEUED_LINKS = f"""WITH links AS (SELECT DISTINCT s AS paper, o AS lineage FROM staging.facts
-                 WHERE k = 'tkg:usesTechnique'
-                 UNION SELECT DISTINCT o, s FROM staging.facts WHERE k = 'tkg:primaryPaper'),
+                 WHERE k = 'tkg:usesTechnique' AND {_page("s")}
+                 UNION SELECT DISTINCT o, s FROM staging.facts WHERE k = 'tkg:primaryPaper' AND {_page("o")}),
   queued AS (SELECT links.paper, links.lineage, st.o AS status FROM links
              JOIN staging.facts AS st ON st.s = links.paper AND st.k = 'tkg:readingStatus'
              WHERE st.o NOT IN ({", ".join(_NOT_QUEUED)})),
@@ -279,6 +295,7 @@ GROUP BY q.paper""",
     {"technique": "iri", "paper": "iri", "title": "term", "status": "string", "via": "iri", "viaName": "langEn"},
     {"technique": lambda v: v.value},
     stored=_QUEUED_LINKS,
+    by_paper="paper",
 )
 
 
@@ -362,16 +379,18 @@ def _marker(term: Term | None) -> str | None:
 _SINCE = "CAST($since AS VARCHAR)"
 #: new-since's dated rows, every one (``cutoff``: the date the day given is compared with,
 #: a year or a month padded to a day): kept as an answer table, read with the day given.
-_DATED = """WITH dated AS (
+_DATED = f"""WITH dated AS (
     SELECT DISTINCT s AS item, o AS "when", o AS cutoff, 'paper added to the reading state' AS kind
-    FROM staging.facts WHERE k = 'tkg:addedAt'
-    UNION ALL SELECT DISTINCT s, o, o, 'reading status changed' FROM staging.facts WHERE k = 'tkg:statusChangedAt'
+    FROM staging.facts WHERE k = 'tkg:addedAt' AND {_page("s")}
+    UNION ALL SELECT DISTINCT s, o, o, 'reading status changed' FROM staging.facts
+    WHERE k = 'tkg:statusChangedAt' AND {_page("s")}
     UNION ALL SELECT DISTINCT s, o, o || substr('0000-01-01', length(o) + 1), 'paper published' FROM staging.facts
-    WHERE k = 'dcterms:issued'
+    WHERE k = 'dcterms:issued' AND {_page("s")}
     UNION ALL SELECT DISTINCT d.s, d.o, d.o || substr('0000-01-01', length(d.o) + 1), 'technique dated'
     FROM staging.facts AS d SEMI JOIN (SELECT s FROM staging.facts WHERE k = 'a:tkg:Technique') AS t ON t.s = d.s
-    WHERE d.k = 'dcterms:date'
-    UNION ALL SELECT DISTINCT s, o, o, 'repository pushed' FROM staging.facts WHERE k = 'tkg:pushedAt'),
+    WHERE d.k = 'dcterms:date' AND {_page("d.s")}
+    UNION ALL SELECT DISTINCT s, o, o, 'repository pushed' FROM staging.facts
+    WHERE k = 'tkg:pushedAt' AND {_page("s")}),
   items AS (SELECT DISTINCT item FROM dated),
   titles AS (SELECT DISTINCT s, o, d FROM staging.facts WHERE k = 'dcterms:title' AND s IN (SELECT item FROM items)),
   names AS (SELECT DISTINCT s, o, d FROM staging.facts
@@ -400,6 +419,7 @@ SELECT {_SINCE} AS since, "when", kind, item, label, label__d, detail, detail__d
     {"since": lambda v: v.value},
     extra=_rewritten,
     stored=_DATED,
+    by_paper="item",
 )
 
 TWINS["repositories"] = Twin(
@@ -461,7 +481,9 @@ def _order(named: NamedQuery) -> str:
 
 
 def _twin_params(twin: Twin, bound: Mapping[str, Bound]) -> dict[str, Any]:
-    return {name: convert(bound[name]) if name in bound else None for name, convert in dict(twin.params).items()}
+    """The SQL's parameters for the query's ``bound`` ones (every row: ``$page`` NULL)."""
+    return {**{name: convert(bound[name]) if name in bound else None for name, convert in dict(twin.params).items()},
+            "page": None}
 
 
 def _used(sql: str, params: Mapping[str, Any]) -> dict[str, Any]:
@@ -526,13 +548,13 @@ def _materialise(con: duckdb.DuckDBPyConnection, progress: Callable[[str, int, i
             continue
         params = _defaults(name)
         if twin.stored is not None:
-            con.execute(f'CREATE OR REPLACE TABLE answers."{name}" AS {twin.stored}')
+            con.execute(f'CREATE OR REPLACE TABLE answers."{name}" AS {twin.stored}',
+                        _used(twin.stored, {"page": None}))
             made[name] = int(con.execute(f'SELECT count(*) FROM answers."{name}"').fetchall()[0][0])
         if params is None:
             if twin.stored is None:
                 con.execute(f'DROP TABLE IF EXISTS answers."{name}"')
             continue
-        params["page"] = None
         order = _order(queries.get(name))
         sql = f"SELECT * FROM ({twin.sql}) AS answer" + (f" ORDER BY {order}" if order else "")
         con.execute(f'CREATE OR REPLACE TABLE answers."{name}" AS {sql}', _used(sql, params))
@@ -881,12 +903,10 @@ def tables_answer(
     ordered = paged or re.search(r"\bORDER\s+BY\b", named.text, re.IGNORECASE) is not None
     order_limit = (f" ORDER BY {order}" if named.page and ordered else "") + (
         f" LIMIT {limit + 1}" if limit is not None else "")
-    if twin.keys is not None:
-        params["page"] = None
-        if limit is not None:  # choose the page's rows by their keys first, then make only those
-            text = f"SELECT {twin.keys_narrow} FROM ({twin.keys}) AS answer{where}{order_limit}"
-            keys = con.execute(text, {k: v for k, v in params.items() if re.search(rf"\${k}\b", text)}).fetchall()
-            params["page"] = sorted({row[0] for row in keys})
+    if twin.keys is not None and limit is not None:  # choose the page's rows by their keys first, then make only those
+        text = f"SELECT {twin.keys_narrow} FROM ({twin.keys}) AS answer{where}{order_limit}"
+        keys = con.execute(text, {k: v for k, v in params.items() if re.search(rf"\${k}\b", text)}).fetchall()
+        params["page"] = sorted({row[0] for row in keys})
     text = twin.sql
     if twin.stored is not None:
         text = text.replace(_STORED, _stored(con, named.name) or f"({twin.stored})")
