@@ -134,6 +134,26 @@ def test_another_graph_changed_with_a_status_remakes_the_answers_that_read_it(an
     assert_as_a_full_build(store, db, tmp_path, "full")
 
 
+@pytest.mark.parametrize("limit", ["COMPARE_FACTS", "PATCH_PAPERS"])
+def test_past_the_limits_of_a_patch_the_answers_are_made_whole(analysed_store: Any, db_of: Any, tmp_path: Path,
+                                                               monkeypatch: Any, limit: str) -> None:
+    from kg.analytics import answers, materialize
+
+    # a reading graph too big to compare, or more papers changed than a patch takes
+    monkeypatch.setattr(materialize if limit == "COMPARE_FACTS" else answers, limit, 0)
+    store = analysed_store
+    db = db_of(Path(store.location))
+    set_status(store, resolve_paper(store, "Ring Attention"), "read", at=at(1))
+    set_status(store, resolve_paper(store, "GPipe"), "to-read", at=at(2))
+    report = build(store, db)
+    assert report.mode == "incremental" and report.patched == {}
+    if limit == "PATCH_PAPERS":  # (the facts compared: only what reads statuses)
+        assert set(report.answers) == STATUS_ANSWERS
+    else:  # (whatever reads a kind of fact the reading graph holds: its statuses' labels too)
+        assert set(report.answers) > STATUS_ANSWERS
+    assert_as_a_full_build(store, db, tmp_path, "full")
+
+
 def test_an_interrupted_incremental_build_leaves_the_file_as_it_was(analysed_store: Any, db_of: Any,
                                                                    tmp_path: Path) -> None:
     import queries
