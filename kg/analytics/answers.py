@@ -623,8 +623,9 @@ def _patch(con: duckdb.DuckDBPyConnection, name: str, twin: Twin, papers: Sequen
 
 def _patch_in_order(con: duckdb.DuckDBPyConnection, name: str, order: str, mine: str, papers: Sequence[str],
                     count: int) -> None:
-    """The ``count`` rows of ``answer_patch`` (numbered in ``order``) in place of the rows
-    ``mine`` (of ``papers``) in the answer table of ``name``, kept in ``order``."""
+    """The ``count`` rows of ``answer_patch`` (numbered in ``order``) in the place of the
+    rows ``mine`` (those of ``papers``) in the answer table of ``name``, which stays in
+    ``order`` (see :func:`_patch`)."""
     table = f'answers."{name}"'
     old = [r[0] for r in con.execute(f"SELECT rowid FROM {table} WHERE {mine} ORDER BY rowid",
                                      {"papers": list(papers)}).fetchall()]
@@ -650,10 +651,9 @@ def _patch_in_order(con: duckdb.DuckDBPyConnection, name: str, order: str, mine:
 
 
 def _in_order(con: duckdb.DuckDBPyConnection, table: str, order: str, written: Sequence[int]) -> bool:
-    """Whether the rows at the rowids ``written`` of ``table`` (kept in ``order`` but for
-    them) come after the row before each and before the row after it in ``order``, as
-    stored: then the whole table is in order. The rows before and after are the nearest
-    rowids (deleted rows leave gaps)."""
+    """Whether ``table``, in ``order`` but perhaps for the rows at the rowids ``written``,
+    is in order: each of these rows comes after the row stored before it and before the
+    row stored after it (at the nearest rowids: deleted rows leave gaps)."""
     near = [r[0] for r in con.execute(f"""
         WITH written AS (SELECT unnest(CAST($written AS BIGINT[])) AS id),
           ids AS (SELECT rowid AS id FROM {table})
