@@ -474,8 +474,10 @@ def _build(
         clock = time.perf_counter()
         keys |= _staged_keys(con, [ids[g] for g in changed])  # ... and new
         papers = None
-        if compared:  # only the kinds of fact that changed, and the papers whose status did
-            keys, papers = _changes(con, [ids[g] for g in changed])
+        if compared:
+            if staged <= COMPARE_FACTS:  # only the kinds of fact that changed, and the papers whose status did
+                keys, papers = _changes(con, [ids[g] for g in changed])
+            con.execute("DROP TABLE facts_before")
         # the answers that read any kind of fact the touched graphs held or hold, or that changed
         # (all, for a full build); those that read only statuses, patched for the papers whose status changed
         answers, patched = materialise(con, progress, changed_keys=None if mode == "full" else keys, papers=papers)
@@ -540,9 +542,9 @@ def _cluster(con: duckdb.DuckDBPyConnection, staged: int) -> None:
 
 
 #: An incremental build compares the old and new facts of the graphs it reads again when
-#: they had at most this many (a reading-status change: the reading graph), to find which
-#: kinds of fact changed, and for which papers the status did: about a second for a
-#: million facts, against the seconds of every answer made again.
+#: they had and have at most this many (a reading-status change: the reading graph), to
+#: find which kinds of fact changed, and for which papers the status did: about a second
+#: for a million facts, against the seconds of every answer made again.
 COMPARE_FACTS = 1_000_000
 
 
@@ -553,23 +555,20 @@ def _recorded_facts(con: duckdb.DuckDBPyConnection, graph_ids: list[int]) -> int
 
 
 def _changes(con: duckdb.DuckDBPyConnection, graph_ids: list[int]) -> tuple[set[str], list[str]]:
-    """Between ``facts_before`` (dropped here) and the facts the graphs ``graph_ids`` hold
-    now: the kinds of fact (staging keys) that differ, and the papers (subjects) whose
-    reading-state facts (:data:`kg.analytics.answers.STATUS_KEYS`) do."""
+    """Between ``facts_before`` and the facts the graphs ``graph_ids`` hold now: the kinds
+    of fact (staging keys) that differ, and the papers (subjects) whose reading-state facts
+    (:data:`kg.analytics.answers.STATUS_KEYS`) do."""
     from kg.analytics.answers import STATUS_KEYS
 
     now = "SELECT g, s, k, o, n, d FROM staging.facts WHERE g IN (SELECT unnest(?::INTEGER[]))"
     con.execute(f"""CREATE OR REPLACE TEMP TABLE facts_changed AS
                     (SELECT * FROM facts_before EXCEPT ALL {now})
                     UNION ALL ({now} EXCEPT ALL SELECT * FROM facts_before)""", [graph_ids, graph_ids])
-    try:
-        keys = {r[0] for r in con.execute("SELECT DISTINCT CAST(k AS VARCHAR) FROM facts_changed").fetchall()}
-        papers = [r[0] for r in con.execute(
-            "SELECT DISTINCT s FROM facts_changed WHERE CAST(k AS VARCHAR) IN (SELECT unnest(?::VARCHAR[])) ORDER BY s",
-            [sorted(STATUS_KEYS)]).fetchall()]
-    finally:
-        con.execute("DROP TABLE facts_changed")
-        con.execute("DROP TABLE facts_before")
+    keys = {r[0] for r in con.execute("SELECT DISTINCT CAST(k AS VARCHAR) FROM facts_changed").fetchall()}
+    papers = [r[0] for r in con.execute(
+        "SELECT DISTINCT s FROM facts_changed WHERE CAST(k AS VARCHAR) IN (SELECT unnest(?::VARCHAR[])) ORDER BY s",
+        [sorted(STATUS_KEYS)]).fetchall()]
+    con.execute("DROP TABLE facts_changed")  # (a failed build's rollback takes it away)
     return keys, papers
 
 

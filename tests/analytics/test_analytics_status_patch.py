@@ -134,15 +134,19 @@ def test_another_graph_changed_with_a_status_remakes_the_answers_that_read_it(an
     assert_as_a_full_build(store, db, tmp_path, "full")
 
 
-@pytest.mark.parametrize("limit", ["COMPARE_FACTS", "PATCH_PAPERS"])
+@pytest.mark.parametrize("limit", ["COMPARE_FACTS", "COMPARE_FACTS grown past", "PATCH_PAPERS"])
 def test_past_the_limits_of_a_patch_the_answers_are_made_whole(analysed_store: Any, db_of: Any, tmp_path: Path,
                                                                monkeypatch: Any, limit: str) -> None:
     from kg.analytics import answers, materialize
 
-    # a reading graph too big to compare, or more papers changed than a patch takes
-    monkeypatch.setattr(materialize if limit == "COMPARE_FACTS" else answers, limit, 0)
     store = analysed_store
     db = db_of(Path(store.location))
+    # a reading graph too big to compare (before the change, or after it), or more papers changed than a patch takes
+    con = connect(db, read_only=True)
+    reading = con.execute("SELECT facts FROM staging.graphs WHERE name = 'reading'").fetchall()[0][0]
+    con.close()
+    monkeypatch.setattr(materialize if limit.startswith("COMPARE") else answers, limit.split()[0],
+                        reading if limit.endswith("grown past") else 0)
     set_status(store, resolve_paper(store, "Ring Attention"), "read", at=at(1))
     set_status(store, resolve_paper(store, "GPipe"), "to-read", at=at(2))
     report = build(store, db)
