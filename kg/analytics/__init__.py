@@ -22,7 +22,9 @@ written by the store itself into a scratch folder, DuckDB reads them with one
 ``CREATE TABLE ... AS SELECT`` over those facts; on the embedded store no row passes
 through Python. A build
 stages again only the graphs whose provenance record changed, and makes again only the
-tables those graphs feed (and the tables built from them), in one transaction.
+tables those graphs feed (and the tables built from them), in one transaction; after
+reading-status changes, the stored answers are patched: only the rows of the papers whose
+status changed are made again.
 
 The tables (UTC times; IRIs as text; every row has ``source_graph`` and
 ``source_modified``): ``categories``, ``techniques``, ``technique_dimensions``,

@@ -24,7 +24,12 @@ twin's SQL; such a twin may keep the costly part of it, without parameters, as i
 answer table all the same (:attr:`Twin.stored`: new-since's dated rows with their
 labels, filtered by the day given; reading-queue-lineage's queued papers with the
 techniques they use, narrowed to the lineage given). An incremental build remakes only
-the answer tables whose SQL names a kind of fact that the changed graphs held or hold.
+the answer tables whose SQL names a kind of fact that changed: that the changed graphs
+held or hold, or, where these graphs are small (the reading graph), that differs between
+their old and new facts. After reading-status changes alone, an answer whose rows each
+show one paper's status (:attr:`Twin.by_paper`) is patched instead: the rows of the
+papers whose status changed are made again by its SQL narrowed to them, written over
+their old rows in place where they keep their place in the stored order (:func:`_patch`).
 """
 
 from __future__ import annotations
@@ -81,6 +86,11 @@ class Twin:
     #: SQL of a table without parameters that :attr:`sql` reads where it says
     #: :data:`_STORED`: kept as an answer table by the build, or run as a subquery.
     stored: str | None = None
+    #: The column of the paper each row is about, where the SQL (and :attr:`stored`) narrows
+    #: to the rows of the papers in ``$page`` (NULL for all) and a paper's rows read the
+    #: reading state (:data:`STATUS_KEYS`) of that paper alone: after a few status changes,
+    #: a build makes only these papers' rows again (:func:`materialise`).
+    by_paper: str | None = None
 
 
 #: Where a twin's SQL reads its :attr:`Twin.stored` table.
@@ -107,31 +117,39 @@ def _iris(values: Any) -> list[str]:
     return [v.value for v in (values if isinstance(values, list) else [values])]
 
 
-_LINKS = """
-  links AS (SELECT DISTINCT s AS technique, o AS paper, '{introduces}' AS role FROM staging.facts
-            WHERE k = 'tkg:primaryPaper'
-            UNION ALL
-            SELECT DISTINCT o, s, 'uses' FROM staging.facts WHERE k = 'tkg:usesTechnique')"""
 
-#: The narrowing of a twin with ``keys`` to the rows of one page.
-_PAGE = "(CAST($page AS VARCHAR[]) IS NULL OR paper IN (SELECT unnest(CAST($page AS VARCHAR[]))))"
+
+
+def _page(column: str) -> str:
+    """The narrowing of a twin to the rows of the papers in ``$page`` (NULL for all): those
+    of one page (:attr:`Twin.keys`), or those a build makes again (:attr:`Twin.by_paper`)."""
+    return f"(CAST($page AS VARCHAR[]) IS NULL OR {column} IN (SELECT unnest(CAST($page AS VARCHAR[]))))"
+
+
+_PAGE = _page("paper")
+_LINKS = f"""
+  links AS (SELECT DISTINCT s AS technique, o AS paper, 'introduces' AS role FROM staging.facts
+            WHERE k = 'tkg:primaryPaper' AND {_page("o")}
+            UNION ALL
+            SELECT DISTINCT o, s, 'uses' FROM staging.facts WHERE k = 'tkg:usesTechnique' AND {_page("s")})"""
 
 TWINS: dict[str, Twin] = {
     "lineage-paper-links": Twin(
-        f"""WITH {_LINKS.format(introduces="introduces")},
-  statuses AS (SELECT DISTINCT s AS paper, o AS status FROM staging.facts WHERE k = 'tkg:readingStatus')
+        f"""WITH {_LINKS},
+  statuses AS (SELECT DISTINCT s AS paper, o AS status FROM staging.facts
+               WHERE k = 'tkg:readingStatus' AND {_page("s")})
 SELECT technique, paper, role, status FROM links LEFT JOIN statuses USING (paper)
 WHERE CAST($technique AS VARCHAR[]) IS NULL OR technique IN (SELECT unnest(CAST($technique AS VARCHAR[])))""",
         {"technique": "iri", "paper": "iri", "role": "string", "status": "iri"},
         {"technique": _iris},
+        by_paper="paper",
     ),
     "lineage-papers": Twin(
-        f"""WITH {_LINKS.format(introduces="introduces")},
+        f"""WITH {_LINKS},
   chosen AS (SELECT * FROM links
             WHERE (CAST($technique AS VARCHAR[]) IS NULL
                    OR technique IN (SELECT unnest(CAST($technique AS VARCHAR[]))))
-              AND (CAST($paper AS VARCHAR[]) IS NULL OR paper IN (SELECT unnest(CAST($paper AS VARCHAR[]))))
-              AND {_PAGE}),
+              AND (CAST($paper AS VARCHAR[]) IS NULL OR paper IN (SELECT unnest(CAST($paper AS VARCHAR[]))))),
   facts AS (SELECT s, {_pick('dcterms:title', 't')}, {_pick('tkg:arxivId', 'a')}, {_pick('bibo:doi', 'doi')},
                    {_pick('foaf:page', 'u')}, {_pick('dcterms:issued', 'i')}, {_pick('tkg:venue', 'v')},
                    {_pick('tkg:readingStatus', 'st')}
@@ -146,14 +164,15 @@ FROM chosen LEFT JOIN facts ON facts.s = chosen.paper""",
         {"technique": "iri", "paper": "iri", "role": "string", "title": "term", "arxivId": "term", "doi": "term",
          "url": "term", "issued": "term", "venue": "term", "status": "string"},
         {"technique": _iris, "paper": _iris},
-        keys=f"""WITH {_LINKS.format(introduces="introduces")}
+        by_paper="paper",
+        keys=f"""WITH {_LINKS}
 SELECT technique, paper, role FROM links
 WHERE (CAST($technique AS VARCHAR[]) IS NULL OR technique IN (SELECT unnest(CAST($technique AS VARCHAR[]))))
   AND (CAST($paper AS VARCHAR[]) IS NULL OR paper IN (SELECT unnest(CAST($paper AS VARCHAR[]))))""",
     ),
     "bibliography": Twin(
         f"""WITH papers AS (SELECT DISTINCT s AS paper FROM staging.facts WHERE k = 'tkg:readingCategory'
-                  AND {_PAGE.replace("paper IN", "s IN")}),
+                  AND {_page("s")}),
   facts AS (SELECT s, {_pick('dcterms:title', 't')}, {_pick('tkg:arxivId', 'a')}, {_pick('bibo:doi', 'doi')},
                    {_pick('foaf:page', 'u')}, {_pick('dcterms:issued', 'i')}, {_pick('tkg:venue', 'v')},
                    {_pick('tkg:arxivPrimaryCategory', 'pc')}, {_pick('tkg:citationKey', 'ck')},
@@ -193,6 +212,7 @@ FROM papers AS p LEFT JOIN facts ON facts.s = p.paper LEFT JOIN authors USING (p
          "venue": "term", "venues": "string", "types": "string", "authors": "string", "firstAuthor": "term",
          "team": "term",
          "primaryClass": "term", "position": "integer", "key": "term", "status": "string"},
+        by_paper="paper",
         keys=f"""WITH papers AS (SELECT DISTINCT s AS paper FROM staging.facts WHERE k = 'tkg:readingCategory'),
   facts AS (SELECT s, {_pick('dcterms:title', 't')},
                    min(TRY_CAST(o AS BIGINT)) FILTER (WHERE k = 'tkg:position') AS position
@@ -210,7 +230,7 @@ SELECT p.paper, t.o AS title, t.d AS title__d, position FROM papers AS p LEFT JO
                  LEFT JOIN (SELECT DISTINCT s, o FROM staging.facts WHERE k = 'tkg:position') AS p ON p.s = cats.cat),
   queued AS (SELECT DISTINCT r.s AS paper, r.o AS cat, st.o AS status FROM staging.facts AS r
              JOIN staging.facts AS st ON st.s = r.s AND st.k = 'tkg:readingStatus'
-             WHERE r.k = 'tkg:readingCategory' AND st.o NOT IN ({", ".join(_NOT_QUEUED)})),
+             WHERE r.k = 'tkg:readingCategory' AND {_page("r.s")} AND st.o NOT IN ({", ".join(_NOT_QUEUED)})),
   facts AS (SELECT s, min(TRY_CAST(o AS BIGINT)) FILTER (WHERE k = 'tkg:position') AS position,
                    min(o) FILTER (WHERE k = 'dcterms:title') AS title,
                    min(o) FILTER (WHERE k = 'tkg:venue') AS venue,
@@ -227,14 +247,15 @@ GROUP BY categoryPosition, category, category__d, q.paper""",
         {"section": "string", "categoryPosition": "integer", "category": "term", "paper": "iri",
          "position": "integer", "title": "string", "status": "string", "venue": "string", "changed": "dateTime"},
         {"section": lambda v: v.value},
+        by_paper="paper",
     ),
     "read-without-note": Twin(
         f"""WITH done AS (SELECT DISTINCT s AS paper FROM staging.facts
-                  WHERE k = 'tkg:readingStatus' AND o = '{_STATUS}read'
+                  WHERE k = 'tkg:readingStatus' AND o = '{_STATUS}read' AND {_page("s")}
                   EXCEPT SELECT s FROM staging.facts WHERE k = 'tkg:hasNote' AND o = 'true'
                   EXCEPT SELECT o FROM staging.facts WHERE k = 'tkg:noteOf'),
-  titles AS (SELECT DISTINCT s, o, d FROM staging.facts WHERE k = 'dcterms:title'),
-  times AS (SELECT DISTINCT s, o, d FROM staging.facts WHERE k = 'tkg:statusChangedAt'),
+  titles AS (SELECT DISTINCT s, o, d FROM staging.facts WHERE k = 'dcterms:title' AND {_page("s")}),
+  times AS (SELECT DISTINCT s, o, d FROM staging.facts WHERE k = 'tkg:statusChangedAt' AND {_page("s")}),
   cats AS (SELECT r.s AS paper, string_agg(DISTINCT l.o, ' | ' ORDER BY l.o) AS categories,
                   {_same_language("TRUE", "l.d")} AS categories__d
            FROM staging.facts AS r
@@ -245,6 +266,7 @@ SELECT done.paper, t.o AS title, t.d AS title__d, cats.categories, cats.categori
 FROM done JOIN titles AS t ON t.s = done.paper JOIN times AS tm ON tm.s = done.paper
 LEFT JOIN cats USING (paper)""",
         {"paper": "iri", "title": "term", "categories": "term", "readAt": "term"},
+        by_paper="paper",
     ),
 }
 
@@ -253,8 +275,8 @@ LEFT JOIN cats USING (paper)""",
 #: technique it uses or introduced, its title and that technique's English names; kept as
 #: an answer table, narrowed at query time to the lineage of the technique given.
 _QUEUED_LINKS = f"""WITH links AS (SELECT DISTINCT s AS paper, o AS lineage FROM staging.facts
-                 WHERE k = 'tkg:usesTechnique'
-                 UNION SELECT DISTINCT o, s FROM staging.facts WHERE k = 'tkg:primaryPaper'),
+                 WHERE k = 'tkg:usesTechnique' AND {_page("s")}
+                 UNION SELECT DISTINCT o, s FROM staging.facts WHERE k = 'tkg:primaryPaper' AND {_page("o")}),
   queued AS (SELECT links.paper, links.lineage, st.o AS status FROM links
              JOIN staging.facts AS st ON st.s = links.paper AND st.k = 'tkg:readingStatus'
              WHERE st.o NOT IN ({", ".join(_NOT_QUEUED)})),
@@ -279,6 +301,7 @@ GROUP BY q.paper""",
     {"technique": "iri", "paper": "iri", "title": "term", "status": "string", "via": "iri", "viaName": "langEn"},
     {"technique": lambda v: v.value},
     stored=_QUEUED_LINKS,
+    by_paper="paper",
 )
 
 
@@ -362,16 +385,18 @@ def _marker(term: Term | None) -> str | None:
 _SINCE = "CAST($since AS VARCHAR)"
 #: new-since's dated rows, every one (``cutoff``: the date the day given is compared with,
 #: a year or a month padded to a day): kept as an answer table, read with the day given.
-_DATED = """WITH dated AS (
+_DATED = f"""WITH dated AS (
     SELECT DISTINCT s AS item, o AS "when", o AS cutoff, 'paper added to the reading state' AS kind
-    FROM staging.facts WHERE k = 'tkg:addedAt'
-    UNION ALL SELECT DISTINCT s, o, o, 'reading status changed' FROM staging.facts WHERE k = 'tkg:statusChangedAt'
+    FROM staging.facts WHERE k = 'tkg:addedAt' AND {_page("s")}
+    UNION ALL SELECT DISTINCT s, o, o, 'reading status changed' FROM staging.facts
+    WHERE k = 'tkg:statusChangedAt' AND {_page("s")}
     UNION ALL SELECT DISTINCT s, o, o || substr('0000-01-01', length(o) + 1), 'paper published' FROM staging.facts
-    WHERE k = 'dcterms:issued'
+    WHERE k = 'dcterms:issued' AND {_page("s")}
     UNION ALL SELECT DISTINCT d.s, d.o, d.o || substr('0000-01-01', length(d.o) + 1), 'technique dated'
     FROM staging.facts AS d SEMI JOIN (SELECT s FROM staging.facts WHERE k = 'a:tkg:Technique') AS t ON t.s = d.s
-    WHERE d.k = 'dcterms:date'
-    UNION ALL SELECT DISTINCT s, o, o, 'repository pushed' FROM staging.facts WHERE k = 'tkg:pushedAt'),
+    WHERE d.k = 'dcterms:date' AND {_page("d.s")}
+    UNION ALL SELECT DISTINCT s, o, o, 'repository pushed' FROM staging.facts
+    WHERE k = 'tkg:pushedAt' AND {_page("s")}),
   items AS (SELECT DISTINCT item FROM dated),
   titles AS (SELECT DISTINCT s, o, d FROM staging.facts WHERE k = 'dcterms:title' AND s IN (SELECT item FROM items)),
   names AS (SELECT DISTINCT s, o, d FROM staging.facts
@@ -400,6 +425,7 @@ SELECT {_SINCE} AS since, "when", kind, item, label, label__d, detail, detail__d
     {"since": lambda v: v.value},
     extra=_rewritten,
     stored=_DATED,
+    by_paper="item",
 )
 
 TWINS["repositories"] = Twin(
@@ -461,7 +487,9 @@ def _order(named: NamedQuery) -> str:
 
 
 def _twin_params(twin: Twin, bound: Mapping[str, Bound]) -> dict[str, Any]:
-    return {name: convert(bound[name]) if name in bound else None for name, convert in dict(twin.params).items()}
+    """The SQL's parameters for the query's ``bound`` ones (every row: ``$page`` NULL)."""
+    return {**{name: convert(bound[name]) if name in bound else None for name, convert in dict(twin.params).items()},
+            "page": None}
 
 
 def _used(sql: str, params: Mapping[str, Any]) -> dict[str, Any]:
@@ -492,11 +520,24 @@ def reads(twin: Twin) -> set[str]:
     return set(re.findall(r"'((?:[^']|'')*)'", text)) & set(KEYS)
 
 
+#: The facts a status change writes about a paper (:func:`kg.reading.status_change`): its
+#: status, when that changed, and when the paper first got one.
+STATUS_KEYS = frozenset({"tkg:readingStatus", "tkg:statusChangedAt", "tkg:addedAt"})
+#: A build patches the answer tables for at most this many papers whose reading state
+#: changed; for more, it makes them again whole.
+PATCH_PAPERS = 5000
+
+
 def materialise(con: duckdb.DuckDBPyConnection, progress: Callable[[str, int, int], None] | None = None, *,
-                changed_keys: set[str] | None = None) -> dict[str, int]:
+                changed_keys: set[str] | None = None,
+                papers: Sequence[str] | None = None) -> tuple[dict[str, int], dict[str, int]]:
     """(Re)make the answer tables from the staged facts (in the build's transaction): all
     of them, or (``changed_keys``, the kinds of fact that changed) those that read any of
-    them, and any that this version did not make; returns each one's rows."""
+    them, and any that this version did not make. With ``papers``, the papers whose
+    reading-state facts (:data:`STATUS_KEYS`) changed, an answer that reads no other kind
+    of fact that changed and says which paper each row is about (:attr:`Twin.by_paper`)
+    is patched instead: only these papers' rows are made again (:func:`_patch`).
+    Returns the answers made whole and those patched, each with its rows (made again)."""
     if not answers_current(con):
         changed_keys = None
     existing = {r[0] for r in con.execute(
@@ -504,40 +545,128 @@ def materialise(con: duckdb.DuckDBPyConnection, progress: Callable[[str, int, in
     con.execute("CREATE SCHEMA IF NOT EXISTS answers")
     # The build lets DuckDB write tables in any order; these keep the ORDER BY's.
     con.execute("SET preserve_insertion_order = true")
-    try:
-        made = _materialise(con, progress, changed_keys, existing)
-    finally:
-        con.execute("SET preserve_insertion_order = false")
+    # (not reset when it fails: the build rolls back and closes the connection; a statement
+    # in an aborted transaction would only hide DuckDB's error behind its own)
+    made, patched = _materialise(con, progress, changed_keys, papers, existing)
+    con.execute("SET preserve_insertion_order = false")
     con.execute("INSERT OR REPLACE INTO staging.meta VALUES ('answers_version', ?)", [ANSWERS_VERSION])
     if progress:
         progress("answers", len(TWINS), len(TWINS))
-    return made
+    return made, patched
 
 
 def _materialise(con: duckdb.DuckDBPyConnection, progress: Callable[[str, int, int], None] | None,
-                 changed_keys: set[str] | None, existing: set[str]) -> dict[str, int]:
+                 changed_keys: set[str] | None, papers: Sequence[str] | None,
+                 existing: set[str]) -> tuple[dict[str, int], dict[str, int]]:
     import queries
 
     made: dict[str, int] = {}
+    patched: dict[str, int] = {}
     for i, (name, twin) in enumerate(TWINS.items()):
         if progress:
             progress("answers", i, len(TWINS))
-        if changed_keys is not None and name in existing and not reads(twin) & changed_keys:
-            continue
+        if changed_keys is not None and name in existing:
+            read = reads(twin) & changed_keys
+            if not read:
+                continue
+            if (papers is not None and len(papers) <= PATCH_PAPERS and twin.by_paper is not None
+                    and read <= STATUS_KEYS):
+                patched[name] = _patch(con, name, twin, papers)
+                continue
         params = _defaults(name)
         if twin.stored is not None:
-            con.execute(f'CREATE OR REPLACE TABLE answers."{name}" AS {twin.stored}')
+            con.execute(f'CREATE OR REPLACE TABLE answers."{name}" AS {twin.stored}',
+                        _used(twin.stored, {"page": None}))
             made[name] = int(con.execute(f'SELECT count(*) FROM answers."{name}"').fetchall()[0][0])
         if params is None:
             if twin.stored is None:
                 con.execute(f'DROP TABLE IF EXISTS answers."{name}"')
             continue
-        params["page"] = None
         order = _order(queries.get(name))
         sql = f"SELECT * FROM ({twin.sql}) AS answer" + (f" ORDER BY {order}" if order else "")
         con.execute(f'CREATE OR REPLACE TABLE answers."{name}" AS {sql}', _used(sql, params))
         made[name] = int(con.execute(f'SELECT count(*) FROM answers."{name}"').fetchall()[0][0])
-    return made
+    return made, patched
+
+
+def _patch(con: duckdb.DuckDBPyConnection, name: str, twin: Twin, papers: Sequence[str]) -> int:
+    """Make the rows of ``papers`` in the answer table of ``name`` again, from the twin's
+    SQL narrowed to them (``$page``); the other rows stay as they are. Returns how many
+    rows these papers have now.
+
+    A table without an order (:attr:`Twin.stored`) loses their old rows and gets the new
+    ones. A table in the order of the page key keeps it, row for row as a build that makes
+    it whole would store it: each new row is written over one of the papers' old rows, in
+    place (a status changed: the row stays where it was), the old rows left over are
+    deleted (deleting keeps the order), and the table is sorted again only when a new row
+    does not fit between its neighbours or the papers have more rows than before."""
+    import queries
+
+    table = f'answers."{name}"'
+    params = _defaults(name)  # the table holds the answer without parameters, else the stored rows
+    sql = twin.sql if params is not None else twin.stored
+    assert sql is not None and twin.by_paper is not None
+    order = _order(queries.get(name)) if params is not None else ""
+    con.execute(f"""CREATE OR REPLACE TEMP TABLE answer_patch AS
+                    SELECT row_number() OVER ({f"ORDER BY {order}" if order else ""}) AS __row, *
+                    FROM ({sql}) AS answer""", _used(sql, {**(params or {}), "page": list(papers)}))
+    count = int(con.execute("SELECT count(*) FROM answer_patch").fetchall()[0][0])
+    mine = f'"{twin.by_paper}" IN (SELECT unnest(CAST($papers AS VARCHAR[])))'
+    if not order:
+        con.execute(f"DELETE FROM {table} WHERE {mine}", {"papers": list(papers)})
+        con.execute(f"INSERT INTO {table} SELECT * EXCLUDE (__row) FROM answer_patch")
+    else:
+        _patch_in_order(con, name, order, mine, papers, count)
+    con.execute("DROP TABLE answer_patch")  # (a failed build's rollback takes it away)
+    return count
+
+
+def _patch_in_order(con: duckdb.DuckDBPyConnection, name: str, order: str, mine: str, papers: Sequence[str],
+                    count: int) -> None:
+    """The ``count`` rows of ``answer_patch`` (numbered in ``order``) in the place of the
+    rows ``mine`` (those of ``papers``) in the answer table of ``name``, which stays in
+    ``order`` (see :func:`_patch`)."""
+    table = f'answers."{name}"'
+    old = [r[0] for r in con.execute(f"SELECT rowid FROM {table} WHERE {mine} ORDER BY rowid",
+                                     {"papers": list(papers)}).fetchall()]
+    if count > len(old):  # rows to insert: the table is written again, in order
+        con.execute(f"""CREATE OR REPLACE TABLE {table} AS
+                        SELECT * FROM (SELECT * FROM {table} WHERE rowid NOT IN (SELECT unnest(CAST($old AS BIGINT[])))
+                                       UNION ALL SELECT * EXCLUDE (__row) FROM answer_patch) AS answer
+                        ORDER BY {order}""", {"old": old})
+        return
+    written, gone = old[:count], old[count:]
+    if written:
+        columns = [r[0] for r in con.execute(
+            "SELECT column_name FROM duckdb_columns() WHERE schema_name = 'answers' AND table_name = ? "
+            "ORDER BY column_index", [name]).fetchall()]
+        assignments = ", ".join(f'"{c}" = new."{c}"' for c in columns)
+        con.execute(f"""UPDATE {table} AS answer SET {assignments}
+                        FROM (SELECT *, CAST($written AS BIGINT[])[__row] AS __at FROM answer_patch) AS new
+                        WHERE answer.rowid = new.__at""", {"written": written})
+    if gone:
+        con.execute(f"DELETE FROM {table} WHERE rowid IN (SELECT unnest(CAST($gone AS BIGINT[])))", {"gone": gone})
+    if written and not _in_order(con, table, order, written):
+        con.execute(f"CREATE OR REPLACE TABLE {table} AS SELECT * FROM {table} ORDER BY {order}")
+
+
+def _in_order(con: duckdb.DuckDBPyConnection, table: str, order: str, written: Sequence[int]) -> bool:
+    """Whether ``table``, in ``order`` but perhaps for the rows at the rowids ``written``,
+    is in order: each of these rows comes after the row stored before it and before the
+    row stored after it (at the nearest rowids: deleted rows leave gaps)."""
+    near = [r[0] for r in con.execute(f"""
+        WITH written AS (SELECT unnest(CAST($written AS BIGINT[])) AS id),
+          ids AS (SELECT rowid AS id FROM {table})
+        SELECT id FROM written
+        UNION SELECT ids.id FROM written ASOF JOIN ids ON written.id > ids.id
+        UNION SELECT ids.id FROM written ASOF JOIN ids ON written.id < ids.id""",
+                                      {"written": list(written)}).fetchall()]
+    misplaced = con.execute(f"""
+        SELECT count(*) FROM (
+          SELECT row_number() OVER (ORDER BY __at) AS stored, row_number() OVER (ORDER BY {order}, __at) AS sorted
+          FROM (SELECT rowid AS __at, * FROM {table} WHERE rowid IN (SELECT unnest(CAST($near AS BIGINT[])))))
+        WHERE stored <> sorted""", {"near": near}).fetchall()[0][0]
+    return int(misplaced) == 0
 
 
 def answers_current(con: duckdb.DuckDBPyConnection) -> bool:
@@ -881,12 +1010,10 @@ def tables_answer(
     ordered = paged or re.search(r"\bORDER\s+BY\b", named.text, re.IGNORECASE) is not None
     order_limit = (f" ORDER BY {order}" if named.page and ordered else "") + (
         f" LIMIT {limit + 1}" if limit is not None else "")
-    if twin.keys is not None:
-        params["page"] = None
-        if limit is not None:  # choose the page's rows by their keys first, then make only those
-            text = f"SELECT {twin.keys_narrow} FROM ({twin.keys}) AS answer{where}{order_limit}"
-            keys = con.execute(text, {k: v for k, v in params.items() if re.search(rf"\${k}\b", text)}).fetchall()
-            params["page"] = sorted({row[0] for row in keys})
+    if twin.keys is not None and limit is not None:  # choose the page's rows by their keys first, then make only those
+        text = f"SELECT {twin.keys_narrow} FROM ({twin.keys}) AS answer{where}{order_limit}"
+        keys = con.execute(text, {k: v for k, v in params.items() if re.search(rf"\${k}\b", text)}).fetchall()
+        params["page"] = sorted({row[0] for row in keys})
     text = twin.sql
     if twin.stored is not None:
         text = text.replace(_STORED, _stored(con, named.name) or f"({twin.stored})")

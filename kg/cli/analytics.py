@@ -235,6 +235,9 @@ def build_(
     )
     graphs = [g + (" (from its import copy)" if g in report.from_copies else "") for g in report.changed_graphs]
     out.print(f"  graphs read again  {', '.join(graphs) or 'none'} ({report.staged_facts:,} facts)")
+    out.print(f"  answers made       {', '.join(report.answers) or 'none'}")
+    if report.patched:
+        out.print(f"  answers patched    {', '.join(report.patched)} (the rows of the papers whose status changed)")
     emit(
         [{"table": t, "rows": n} for t, n in report.rebuilt.items()],
         ["table", "rows"],

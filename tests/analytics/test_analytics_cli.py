@@ -38,6 +38,10 @@ def test_build_reports_what_it_made_again(kg_cli: Any, analysed_store_path: Path
     )
     assert out["mode"] == "incremental" and out["changed_graphs"] == ["reading"]
     assert set(out["rebuilt"]) == {"reading_events", "reading_state", "suggest_reading"}
+    assert out["answers"] == {} and {"bibliography", "reading-queue"} <= set(out["patched"])
+    kg_cli("reading", "set", "GPipe", "to-read", store=analysed_store_path, check=True)
+    text = kg_cli("analytics", "build", store=analysed_store_path, env={"COLUMNS": "200"}, check=True).stdout
+    assert "answers made       none" in text and "answers patched    lineage-paper-links" in text
     full = json.loads(
         kg_cli(
             "analytics", "build", "--full", "--json", store=analysed_store_path, check=True
