@@ -84,6 +84,11 @@ class LineageOptions:
     with_papers: bool = False
     with_repositories: bool = False
     include_private: bool = False
+    #: With ``include_private``, read each paper's reading status and each technique's
+    #: reading counts. False for a caller that reads the statuses of the papers it shows
+    #: itself and shows no counts (the workbench's Lineage page): on a large store, joining
+    #: the statuses takes most of the time of a lineage around a technique.
+    with_statuses: bool = True
     with_citations: bool = False
     #: Without a root, and when more than :data:`FOLD_ABOVE` techniques come from outside
     #: the catalog, keep the catalog's techniques and fold every other one into a
@@ -242,13 +247,14 @@ def build_lineage(store: GraphStore, options: LineageOptions | None = None) -> L
                 "kind": "lineage", "relation": edge["relation"], "basis": edge["basis"], "note": edge["note"],
             }))
 
-    papers, totals, statuses = _papers(store, graph, include_private=options.include_private,
+    reading = options.include_private and options.with_statuses
+    papers, totals, statuses = _papers(store, graph, include_private=reading,
                                        per_technique=options.papers_per_technique)
     for refs in papers.values():
         refs.sort(key=lambda p: (p.role != "introduces", p.title.casefold()))
     for technique in graph:
         graph.nodes[technique]["papers"] = totals.get(technique, 0)
-        if options.include_private:
+        if reading:
             counts = Counter(statuses.get(technique, []))
             for status, attr in READING_COUNTS.items():
                 graph.nodes[technique][attr] = counts.pop(status, 0)
@@ -331,16 +337,18 @@ def _in_categories(store: GraphStore, rows: list[dict[str, Any]], keep: set[str]
             if row["technique"] in keep and (row["categoryId"] in wanted or row["technique"] == root)}
 
 
-#: lineage-paper-links for a few techniques: each link's status looked up, instead of
-#: joining every status of the store (which pays off only when the links are very many).
+#: lineage-paper-links for a few techniques (VALUES-bound), the statuses left out unless
+#: wanted ($STATUS): Oxigraph joins them by reading every status of the store.
 _FEW = 300
 _LINKS_OF_FEW = """SELECT ?technique ?paper ?role ?status WHERE {
   { ?technique tkg:primaryPaper ?paper . BIND("introduces" AS ?role) }
   UNION { ?paper tkg:usesTechnique ?technique . BIND("uses" AS ?role) }
-  OPTIONAL { ?paper tkg:readingStatus ?status } }"""
+  $STATUS }"""
+_LINK_STATUS = "OPTIONAL { ?paper tkg:readingStatus ?status }"
 
 
-#: What a card shows of each paper, asked once per paper (not once per paper and technique).
+#: What a card shows of each paper, asked once per paper (not once per paper and technique);
+#: its status only where wanted ($STATUS), as above.
 _PAPER_CARDS = """SELECT ?paper (SAMPLE(?t) AS ?title) (SAMPLE(?a) AS ?arxivId) (SAMPLE(?d) AS ?doi)
        (SAMPLE(?u) AS ?url) (SAMPLE(?i) AS ?issued) (MIN(STR(?v)) AS ?venue) (SAMPLE(?s) AS ?status)
 WHERE {
@@ -350,9 +358,10 @@ WHERE {
   OPTIONAL { ?paper foaf:page ?u }
   OPTIONAL { ?paper dcterms:issued ?i }
   OPTIONAL { ?paper tkg:venue ?v }
-  OPTIONAL { ?paper tkg:readingStatus ?st . BIND(REPLACE(STR(?st), "^.*/status/", "") AS ?s) }
+  $STATUS
 }
 GROUP BY ?paper"""
+_CARD_STATUS = 'OPTIONAL { ?paper tkg:readingStatus ?st . BIND(REPLACE(STR(?st), "^.*/status/", "") AS ?s) }'
 _CARDS_AT_ONCE = 2000
 
 
@@ -366,7 +375,8 @@ def _papers(store: GraphStore, graph: nx.MultiDiGraph, *, include_private: bool,
     statuses: dict[str, list[str]] = {}
     techniques = sorted(n for n in graph if graph.nodes[n]["kind"] == "technique")
     if len(techniques) <= _FEW:
-        link_rows = store.select(_LINKS_OF_FEW, {"technique": list(map(NamedNode, techniques))}).records()
+        links_of_few = _LINKS_OF_FEW.replace("$STATUS", _LINK_STATUS if include_private else "")
+        link_rows = store.select(links_of_few, {"technique": list(map(NamedNode, techniques))}).records()
     else:
         link_rows = queries.records(store, "lineage-paper-links", {"technique": techniques})
     for row in link_rows:
@@ -376,7 +386,7 @@ def _papers(store: GraphStore, graph: nx.MultiDiGraph, *, include_private: bool,
         paper, role = row["paper"], row["role"]
         totals[technique] += 1
         links.setdefault(technique, []).append((role, paper))
-        status = row["status"]
+        status = row.get("status")
         if include_private and status is not None:
             statuses.setdefault(technique, []).append(str(status).rsplit("/status/", 1)[-1])
     if per_technique is None and sum(totals.values()) > DETAIL_LIMIT:
@@ -387,9 +397,10 @@ def _papers(store: GraphStore, graph: nx.MultiDiGraph, *, include_private: bool,
             del items[per_technique:]
     wanted = sorted({paper for items in links.values() for _, paper in items})
     cards: dict[str, dict[str, Any]] = {}
+    paper_cards = _PAPER_CARDS.replace("$STATUS", _CARD_STATUS if include_private else "")
     for start in range(0, len(wanted), _CARDS_AT_ONCE):
         chunk = [NamedNode(paper) for paper in wanted[start:start + _CARDS_AT_ONCE]]
-        cards.update((row["paper"], row) for row in store.select(_PAPER_CARDS, {"paper": chunk}).records())
+        cards.update((row["paper"], row) for row in store.select(paper_cards, {"paper": chunk}).records())
     papers: dict[str, list[PaperRef]] = {}
     for technique, items in links.items():
         for role, paper in items:

@@ -258,8 +258,9 @@ def serve(
                                 "your reading list included.")
         out.file.flush()
         from kg.server.web import workbench_routes
+        from kg.server.web.warm import warm_up
 
-        app = create_app(store, settings, extra_routes=workbench_routes())
+        app = create_app(store, settings, extra_routes=workbench_routes(), startup=[warm_up])
         # Stop within seconds: requests still running after 3 s are cancelled and the
         # query workers killed, so the store is released at once.
         # The log goes to stderr, the access log included: stdout holds only the addresses
@@ -270,6 +271,7 @@ def serve(
 
         log_config = copy.deepcopy(LOGGING_CONFIG)
         log_config["handlers"]["access"]["stream"] = "ext://sys.stderr"
+        log_config["loggers"]["kg.server"] = {"handlers": ["default"], "level": log_level.upper(), "propagate": False}
         config = uvicorn.Config(app, log_level=log_level, lifespan="on", timeout_graceful_shutdown=3,
                                 access_log=log_level in ("info", "debug"), log_config=log_config,
                                 http="h11", h11_max_incomplete_event_size=MAX_REQUEST_LINE_BYTES)

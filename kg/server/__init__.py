@@ -21,9 +21,11 @@ applies to the machine endpoints only, for ``settings.cors_origins``.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+import asyncio
+from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from contextlib import asynccontextmanager
 from html import escape
+from typing import Any
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
@@ -46,19 +48,25 @@ def create_app(
     *,
     extra_routes: Sequence[BaseRoute] = (),
     middleware: Sequence[Middleware] = (),
+    startup: Sequence[Callable[[Starlette], Coroutine[Any, Any, None]]] = (),
 ) -> Starlette:
     """The ASGI app serving ``store``: the SPARQL endpoint, the named queries and
     whatever ``extra_routes`` add. The caller keeps ownership of ``store``; the app's
-    query workers stop when its lifespan ends."""
+    query workers stop when its lifespan ends. Each of ``startup`` runs as a task of its
+    own once the app starts (e.g. :func:`kg.server.web.warm.warm_up`), cancelled if it
+    is still running when the app stops."""
     settings = settings or ServerSettings()
     runner = QueryRunner(timeout=settings.timeout, workers=settings.workers)
     pool = worker_pool(store, settings)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        tasks: list[asyncio.Task[None]] = [asyncio.create_task(start(app)) for start in startup]
         try:
             yield
         finally:
+            for task in tasks:
+                task.cancel()
             pool.close()
             runner.shutdown()
 

@@ -45,6 +45,23 @@ def test_reading_counts_appear_only_when_private_data_is_asked_for(private_store
     assert transformer["reading_other"] == 1  # the custom status "Skimmed twice"
 
 
+
+def test_a_lineage_without_statuses_is_the_same_but_for_the_reading_state(private_store) -> None:
+    """with_statuses=False (the workbench reads the statuses of the papers it shows itself)
+    leaves out each paper's status and each technique's reading counts, and nothing else."""
+    def strip(lineage):  # type: ignore[no-untyped-def]
+        nodes = {n: {k: v for k, v in d.items() if not k.startswith("reading_")}
+                 for n, d in lineage.graph.nodes(data=True)}
+        papers = {t: [(r.iri, r.title, r.role) for r in refs] for t, refs in lineage.papers.items()}
+        return nodes, sorted(lineage.graph.edges(keys=True)), papers
+
+    whole = build_lineage(private_store, LineageOptions(include_private=True))
+    bare = build_lineage(private_store, LineageOptions(include_private=True, with_statuses=False))
+    assert strip(bare) == strip(whole)
+    assert any(ref.status for refs in whole.papers.values() for ref in refs)
+    assert not any(ref.status for refs in bare.papers.values() for ref in refs)
+    assert not any(k.startswith("reading_") for _, d in bare.graph.nodes(data=True) for k in d)
+
 @pytest.mark.parametrize(("direction", "expected"), [
     ("up", {"kda", "gated-deltanet", "deltanet", "mamba2"}),
     ("down", {"gated-deltanet", "kda"}),

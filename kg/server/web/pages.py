@@ -11,6 +11,7 @@ import re
 import threading
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
+from concurrent.futures import Future
 from functools import wraps
 from importlib import resources
 from typing import Any, TypeVar, cast
@@ -174,10 +175,12 @@ def _environment() -> Environment:
 
 
 class _Recent:
-    """The ``size`` values last asked for, by key, shared by the server's threads."""
+    """The ``size`` values last asked for, by key, shared by the server's threads. A value
+    is made once: a thread that asks for a key another is making waits for that one."""
 
     def __init__(self, size: int) -> None:
         self._items: OrderedDict[Any, Any] = OrderedDict()
+        self._making: dict[Any, Future[Any]] = {}
         self._lock = threading.Lock()
         self._size = size
 
@@ -187,11 +190,27 @@ class _Recent:
             if key in self._items:
                 self._items.move_to_end(key)
                 return self._items[key]
-        value = make()
+            making = self._making.get(key)
+            if making is None:
+                making = self._making[key] = Future()
+                mine = True
+            else:
+                mine = False
+        if not mine:
+            return making.result()
+        try:
+            value = make()
+        except BaseException as exc:
+            with self._lock:
+                del self._making[key]
+            making.set_exception(exc)
+            raise
         with self._lock:
+            del self._making[key]
             self._items[key] = value
             while len(self._items) > self._size:
                 self._items.popitem(last=False)
+        making.set_result(value)
         return value
 
 
@@ -459,11 +478,12 @@ class Workbench:
         from exports.html import CARD_PAPERS, page_data
         from exports.lineage import LineageOptions, build_lineage
 
-        # A card lists CARD_PAPERS papers: only those are read in detail (the counts stay exact).
-        # Around a root, the nearest `limit` descendants are shown and the others folded.
-        lineage = build_lineage(store, LineageOptions(root=root, include_private=True, with_citations=True,
-                                                      clustered=True, papers_per_technique=CARD_PAPERS,
-                                                      limit=limit))
+        # A card lists CARD_PAPERS papers: only those are read in detail (the counts stay exact),
+        # their statuses by _lineage_now. Around a root, the nearest `limit` descendants are
+        # shown and the others folded.
+        lineage = build_lineage(store, LineageOptions(root=root, include_private=True, with_statuses=False,
+                                                      with_citations=True, clustered=True,
+                                                      papers_per_technique=CARD_PAPERS, limit=limit))
         root_iri = lineage.graph.graph.get("root")
         for _node, attrs in lineage.graph.nodes(data=True):  # a folded part opens as its own lineage
             if attrs["kind"] == "cluster":
