@@ -16,8 +16,10 @@ whose rendering it reuses. Then each page again on the first request after a wri
 reading status set: what a page reads of the statuses is read again, the analytics tables
 hold the statuses of before), against the same page warm, and on the first request to a
 server just started (nothing kept yet). A page that fails (a timeout, an error) is
-reported with its status and the run goes on. Last, a burst of requests (cards, technique pages, comparisons)
-from 10 concurrent clients against the same burst from one client.
+reported with its status and the run goes on. Then a burst of requests (cards, technique pages, comparisons)
+from 10 concurrent clients against the same burst from one client. Last, each page as the
+first request to a real ``kg serve`` process of its own: at once, and after the warm-up
+the server does as it starts (kg.server.web.warm).
 """
 
 from __future__ import annotations
@@ -139,6 +141,74 @@ async def _burst(base: str, paths: list[str], clients: int) -> tuple[float, list
     start = time.perf_counter()
     await asyncio.gather(*(one(i) for i in range(clients)))
     return time.perf_counter() - start, sorted(latencies), failures
+
+
+def _started(store: Path, *, warmed: bool) -> Iterator[tuple[str, float, float | None]]:
+    """``kg serve`` on ``store`` (a free port of 127.0.0.1); yields its base URL once it
+    listens, the seconds that took, and, with ``warmed``, once its warm-up logged that it
+    ended, the seconds since it listened (None if it did not within a minute)."""
+    import socket
+    import subprocess
+    import threading
+
+    from tests.servers import KG, free_port
+
+    port = free_port()
+    start = time.perf_counter()
+    proc = subprocess.Popen([str(KG), "--store", str(store), "serve", "--port", str(port), "--log-level", "info"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    done = threading.Event()
+
+    def watch() -> None:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            if "warmed up" in line:
+                done.set()
+
+    threading.Thread(target=watch, daemon=True).start()
+    try:
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
+                break
+            except OSError:
+                if proc.poll() is not None or time.perf_counter() - start > 60:
+                    raise Failed(0, "kg serve did not start") from None
+                time.sleep(0.02)
+        listening = time.perf_counter()
+        warm_up = None
+        if warmed and done.wait(60):
+            warm_up = time.perf_counter() - listening
+        yield f"http://127.0.0.1:{port}", listening - start, warm_up
+    finally:
+        proc.terminate()
+        proc.wait(30)
+
+
+def processes(store: Path, quads: int, warm_of: dict[str, float]) -> None:
+    """Each page as the first request to a ``kg serve`` process of its own: at once, as a
+    script would, and once the server logged the end of its warm-up, as a person would
+    (a browser opened after the command)."""
+    print("\n" + ROW.format("first request to a new kg serve process", "at once", "after its warm-up (warm-up)",
+                            "warm"))
+    slow: list[str] = []
+    for path, what in COLD:
+        cells = []
+        for warmed in (False, True):
+            try:
+                with (contextmanager(_started)(store, warmed=warmed) as (base, _up, warm_up),
+                      httpx.Client(base_url=base, timeout=300) as client):
+                    start = time.perf_counter()
+                    _get(client, path, "*/*")
+                    first = time.perf_counter() - start
+                cells.append(f"{first * 1000:,.1f} ms" + (f" ({warm_up:.1f} s)" if warm_up is not None else ""))
+                slow += [f"{what} ({'after the warm-up' if warmed else 'at once'})"] if first >= 1.0 else []
+            except Failed as failed:
+                cells.append(f"failed {failed.status}")
+                slow.append(what)
+        then = warm_of.get(path)
+        print(ROW.format(what[:44], cells[0], cells[1], f"{then * 1000:,.1f} ms" if then else ""), flush=True)
+    _verdict(quads, "as the first request to a new kg serve process", slow)
 
 
 def main() -> None:
@@ -293,6 +363,7 @@ def main() -> None:
                     print(f"  {clients} client(s): {sum(failures.values())} requests failed "
                           f"({', '.join(f'{n}× {status}' for status, n in sorted(failures.items()))})")
         store.close()
+        processes(Path(tmp) / "store", quads, warm_of)
 
 
 if __name__ == "__main__":
