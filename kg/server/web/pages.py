@@ -651,20 +651,11 @@ class Workbench:
 
 
 def _lineage_now(store: GraphStore, view: tuple[dict[str, Any], dict[str, list[str]]]) -> dict[str, Any]:
-    """The Lineage page's data (:meth:`Workbench._lineage_data`) with the status of each
-    paper a card lists as it is now. The techniques' reading counts, which the page does not
-    show, are left out (counting them again would look up every paper behind every technique)."""
-    from exports.lineage import READING_COUNTS
-
+    """The Lineage page's data (:meth:`Workbench._lineage_data`, read without statuses) with
+    the status of each paper a card lists as it is now. The page shows no technique's
+    reading counts (counting them would look up every paper behind every technique)."""
     data, listed = view
     statuses = models.paper_statuses(store, (p for papers in listed.values() for p in papers))
-    private = {*READING_COUNTS.values(), "reading_other"}
-
-    def node(element: dict[str, Any]) -> dict[str, Any]:
-        attrs = element["data"]
-        if attrs.get("kind") != "technique":
-            return element
-        return {**element, "data": {k: v for k, v in attrs.items() if k not in private}}
 
     def card(technique: str, shown: dict[str, Any]) -> dict[str, Any]:
         papers = []
@@ -675,9 +666,7 @@ def _lineage_now(store: GraphStore, view: tuple[dict[str, Any], dict[str, list[s
             papers.append(paper)
         return {**shown, "papers": papers}
 
-    shapes = data["elements"]  # {"nodes": [...], "edges": [...]}
-    return {**data, "elements": {**shapes, "nodes": [node(e) for e in shapes["nodes"]]},
-            "cards": {t: card(t, c) for t, c in data["cards"].items()}}
+    return {**data, "cards": {t: card(t, c) for t, c in data["cards"].items()}}
 
 
 def _wants_json(request: Request) -> bool:
