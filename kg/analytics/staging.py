@@ -399,23 +399,23 @@ def _hold(copies: Mapping[str, Copy], folder: Path) -> dict[str, str]:
     return held
 
 
-def _drop_repeats(con: duckdb.DuckDBPyConnection, graph: int) -> int:
-    """Delete all but one of each set of equal rows of ``graph`` in staging.facts; return
+def _drop_repeats(con: duckdb.DuckDBPyConnection, graph: int, table: str) -> int:
+    """Delete all but one of each set of equal rows of ``graph`` in ``table``; return
     how many went. For a copy that repeats a line (a first load copies the file's lines
     as they are): distinct triples make distinct rows, so a repeated row is a repeated
     line. Rows are compared whole; a hash only picks the few to compare (a DISTINCT over
     every row took 4.3 GB at 9M rows, and DuckDB's ``hash`` of different rows can agree)."""
     con.execute(
-        """CREATE OR REPLACE TEMP TABLE stage_repeats AS
-           WITH twice AS (SELECT hash(s, k, o, n, d) AS h FROM staging.facts WHERE g = $g
+        f"""CREATE OR REPLACE TEMP TABLE stage_repeats AS
+           WITH twice AS (SELECT hash(s, k, o, n, d) AS h FROM {table} WHERE g = $g
                           GROUP BY h HAVING count(*) > 1)
            SELECT r FROM (SELECT rowid AS r, row_number() OVER (PARTITION BY s, k, o, n, d ORDER BY rowid) AS i
-                          FROM staging.facts WHERE g = $g AND hash(s, k, o, n, d) IN (SELECT h FROM twice))
+                          FROM {table} WHERE g = $g AND hash(s, k, o, n, d) IN (SELECT h FROM twice))
            WHERE i > 1""",
         {"g": graph},
     )
     try:
-        found = con.execute("DELETE FROM staging.facts WHERE rowid IN (SELECT r FROM stage_repeats)").fetchall()
+        found = con.execute(f"DELETE FROM {table} WHERE rowid IN (SELECT r FROM stage_repeats)").fetchall()
     finally:
         con.execute("DROP TABLE stage_repeats")
     return int(found[0][0]) if found else 0
@@ -432,9 +432,10 @@ def stage(
     copies: Mapping[str, Copy] | None = None,
     workers: int | None = None,
     progress: Callable[[int, int], None] | None = None,
+    table: str = "staging.facts",
 ) -> int:
-    """Extract the facts of ``graphs`` into ``staging.facts`` (each graph stored as its
-    integer id from ``ids``); return how many were added.
+    """Extract the facts of ``graphs`` into ``table`` (``staging.facts``' columns; each
+    graph stored as its integer id from ``ids``); return how many were added.
 
     A graph with an import copy in ``copies`` (by graph IRI) is read from that file, once
     (see the module's docstring); for the others the store writes one TSV file per task,
@@ -473,7 +474,7 @@ def stage(
         )
         if files:
             added += _count(con.execute(
-                f"INSERT INTO staging.facts SELECT * FROM ({_FROM_STORE}) WHERE k <> '{_TYPE}'", {"files": files}))
+                f"INSERT INTO {table} SELECT * FROM ({_FROM_STORE}) WHERE k <> '{_TYPE}'", {"files": files}))
         # Each copy read once: its facts streamed into the table, its rdf:type rows kept.
         repeated = []
         predicates = _copy_predicates()
@@ -490,7 +491,7 @@ def stage(
                           workers=min(4, os.cpu_count() or 1), done=block)
             con.register("stage_copy", lines.facts())
             try:
-                added += _count(con.execute(f"INSERT INTO staging.facts SELECT {gid}, s, k, o, n, d FROM stage_copy"))
+                added += _count(con.execute(f"INSERT INTO {table} SELECT {gid}, s, k, o, n, d FROM stage_copy"))
             finally:
                 con.unregister("stage_copy")
             copy_types += [b.append_column("g", pa.array([gid] * b.num_rows, pa.int32())) for b in lines.types]
@@ -500,9 +501,9 @@ def stage(
             if progress:
                 progress(done, total)
         if typed or copy_types:
-            added += _stage_types(con, typed, copy_types)
+            added += _stage_types(con, typed, copy_types, table)
         for gid in repeated:
-            added -= _drop_repeats(con, gid)
+            added -= _drop_repeats(con, gid, table)
     finally:
         con.unregister("stage_tasks")
     return added
@@ -526,7 +527,8 @@ _FROM_STORE = """
     WHERE k IS NOT NULL"""
 
 
-def _stage_types(con: duckdb.DuckDBPyConnection, files: list[str], copy_types: list[pa.RecordBatch]) -> int:
+def _stage_types(con: duckdb.DuckDBPyConnection, files: list[str], copy_types: list[pa.RecordBatch],
+                 table: str) -> int:
     """The type keys, as their patterns in KEYS define them, from the rdf:type rows of the
     store's TSV ``files`` and of the copies (``copy_types``: g, s, o, d): a:<class> for
     each subject of that class, and every type of a bibo:Document."""
@@ -540,7 +542,7 @@ def _stage_types(con: duckdb.DuckDBPyConnection, files: list[str], copy_types: l
     from_store = f"SELECT g, s, o, d FROM ({_FROM_STORE}) WHERE k = '{_TYPE}' UNION ALL " if files else ""
     try:
         return _count(con.execute(
-            f"""INSERT INTO staging.facts
+            f"""INSERT INTO {table}
                 WITH ty AS MATERIALIZED ({from_store} SELECT g, s, o, d FROM stage_copy_types)
                 SELECT ty.g, ty.s, c.k, NULL, NULL, NULL
                 FROM ty JOIN stage_classes AS c ON c.iri = ty.o AND ty.d IS NULL

@@ -269,7 +269,7 @@ def test_only_rows_equal_in_every_column_count_as_repeats(tmp_path: Path) -> Non
             (1, "s", "k", None, None, None), (2, "s", "k", "o", None, None)]
     con.execute("BEGIN")
     con.executemany("INSERT INTO staging.facts VALUES (?, ?, ?, ?, ?, ?)", rows)
-    assert _drop_repeats(con, 1) == 3
+    assert _drop_repeats(con, 1, "staging.facts") == 3
     con.execute("COMMIT")
     left = con.execute("SELECT * FROM staging.facts").fetchall()
     con.close()
