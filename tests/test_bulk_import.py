@@ -140,7 +140,6 @@ def test_a_malformed_replacement_leaves_the_old_graph_and_no_work_behind(tmp_pat
     assert not any((tmp_path / "store" / bulk.WORK_FOLDER).iterdir())
 
 
-
 def test_a_replacement_reads_any_n_triples_as_a_first_load_does_across_blocks(tmp_path: Path, monkeypatch) -> None:
     """A replacement takes N-Triples a block of lines at a time, copying lines already in
     the store's form and parsing the others: lines cut by block boundaries, non-canonical
@@ -175,7 +174,6 @@ def test_a_malformed_replacement_says_which_line_of_the_file_is_wrong(tmp_path: 
                            encoding="utf-8")
             with pytest.raises(RDFImportError, match=r"line 103\b"):
                 _load(store, bad)
-
 
 
 def test_a_load_and_a_replacement_tell_how_far_each_step_has_come(tmp_path: Path) -> None:

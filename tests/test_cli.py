@@ -164,7 +164,6 @@ def test_import_rdf_into_a_named_graph(kg_cli, built_store_path: Path, tmp_path:
     assert count["results"]["bindings"][0]["n"]["value"] == "2"
 
 
-
 def test_import_rdf_again_says_what_the_replacement_added_and_removed(kg_cli, built_store_path: Path,
                                                                       tmp_path: Path) -> None:
     dump = tmp_path / "extract.nt"

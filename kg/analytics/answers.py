@@ -117,9 +117,6 @@ def _iris(values: Any) -> list[str]:
     return [v.value for v in (values if isinstance(values, list) else [values])]
 
 
-
-
-
 def _page(column: str) -> str:
     """The narrowing of a twin to the rows of the papers in ``$page`` (NULL for all): those
     of one page (:attr:`Twin.keys`), or those a build makes again (:attr:`Twin.by_paper`)."""

@@ -45,7 +45,6 @@ def test_reading_counts_appear_only_when_private_data_is_asked_for(private_store
     assert transformer["reading_other"] == 1  # the custom status "Skimmed twice"
 
 
-
 def test_a_lineage_without_statuses_is_the_same_but_for_the_reading_state(private_store) -> None:
     """with_statuses=False (the workbench reads the statuses of the papers it shows itself)
     leaves out each paper's status and each technique's reading counts, and nothing else."""
