@@ -143,10 +143,11 @@ async def _burst(base: str, paths: list[str], clients: int) -> tuple[float, list
     return time.perf_counter() - start, sorted(latencies), failures
 
 
-def _started(store: Path, *, warmed: bool) -> Iterator[tuple[str, float, float | None]]:
+@contextmanager
+def _started(store: Path, *, warmed: bool) -> Iterator[tuple[str, float | None]]:
     """``kg serve`` on ``store`` (a free port of 127.0.0.1); yields its base URL once it
-    listens, the seconds that took, and, with ``warmed``, once its warm-up logged that it
-    ended, the seconds since it listened (None if it did not within a minute)."""
+    listens and, with ``warmed``, once its warm-up logged that it ended, the seconds since
+    it listened (None if it did not within a minute)."""
     import socket
     import subprocess
     import threading
@@ -179,7 +180,7 @@ def _started(store: Path, *, warmed: bool) -> Iterator[tuple[str, float, float |
         warm_up = None
         if warmed and done.wait(60):
             warm_up = time.perf_counter() - listening
-        yield f"http://127.0.0.1:{port}", listening - start, warm_up
+        yield f"http://127.0.0.1:{port}", warm_up
     finally:
         proc.terminate()
         proc.wait(30)
@@ -196,7 +197,7 @@ def processes(store: Path, quads: int, warm_of: dict[str, float]) -> None:
         cells = []
         for warmed in (False, True):
             try:
-                with (contextmanager(_started)(store, warmed=warmed) as (base, _up, warm_up),
+                with (_started(store, warmed=warmed) as (base, warm_up),
                       httpx.Client(base_url=base, timeout=300) as client):
                     start = time.perf_counter()
                     _get(client, path, "*/*")

@@ -248,7 +248,7 @@ def build_lineage(store: GraphStore, options: LineageOptions | None = None) -> L
             }))
 
     reading = options.include_private and options.with_statuses
-    papers, totals, statuses = _papers(store, graph, include_private=reading,
+    papers, totals, statuses = _papers(store, graph, with_statuses=reading,
                                        per_technique=options.papers_per_technique)
     for refs in papers.values():
         refs.sort(key=lambda p: (p.role != "introduces", p.title.casefold()))
@@ -365,7 +365,7 @@ _CARD_STATUS = 'OPTIONAL { ?paper tkg:readingStatus ?st . BIND(REPLACE(STR(?st),
 _CARDS_AT_ONCE = 2000
 
 
-def _papers(store: GraphStore, graph: nx.MultiDiGraph, *, include_private: bool, per_technique: int | None = None,
+def _papers(store: GraphStore, graph: nx.MultiDiGraph, *, with_statuses: bool, per_technique: int | None = None,
             ) -> tuple[dict[str, list[PaperRef]], dict[str, int], dict[str, list[str]]]:
     """Each technique's papers (all of them, or the first ``per_technique``, or the first
     :data:`PAPERS_PER_TECHNIQUE` when the store links more than :data:`DETAIL_LIMIT` papers
@@ -375,7 +375,7 @@ def _papers(store: GraphStore, graph: nx.MultiDiGraph, *, include_private: bool,
     statuses: dict[str, list[str]] = {}
     techniques = sorted(n for n in graph if graph.nodes[n]["kind"] == "technique")
     if len(techniques) <= _FEW:
-        links_of_few = _LINKS_OF_FEW.replace("$STATUS", _LINK_STATUS if include_private else "")
+        links_of_few = _LINKS_OF_FEW.replace("$STATUS", _LINK_STATUS if with_statuses else "")
         link_rows = store.select(links_of_few, {"technique": list(map(NamedNode, techniques))}).records()
     else:
         link_rows = queries.records(store, "lineage-paper-links", {"technique": techniques})
@@ -387,7 +387,7 @@ def _papers(store: GraphStore, graph: nx.MultiDiGraph, *, include_private: bool,
         totals[technique] += 1
         links.setdefault(technique, []).append((role, paper))
         status = row.get("status")
-        if include_private and status is not None:
+        if with_statuses and status is not None:
             statuses.setdefault(technique, []).append(str(status).rsplit("/status/", 1)[-1])
     if per_technique is None and sum(totals.values()) > DETAIL_LIMIT:
         per_technique = PAPERS_PER_TECHNIQUE
@@ -397,7 +397,7 @@ def _papers(store: GraphStore, graph: nx.MultiDiGraph, *, include_private: bool,
             del items[per_technique:]
     wanted = sorted({paper for items in links.values() for _, paper in items})
     cards: dict[str, dict[str, Any]] = {}
-    paper_cards = _PAPER_CARDS.replace("$STATUS", _CARD_STATUS if include_private else "")
+    paper_cards = _PAPER_CARDS.replace("$STATUS", _CARD_STATUS if with_statuses else "")
     for start in range(0, len(wanted), _CARDS_AT_ONCE):
         chunk = [NamedNode(paper) for paper in wanted[start:start + _CARDS_AT_ONCE]]
         cards.update((row["paper"], row) for row in store.select(paper_cards, {"paper": chunk}).records())
@@ -409,7 +409,7 @@ def _papers(store: GraphStore, graph: nx.MultiDiGraph, *, include_private: bool,
                 iri=paper, role=role, title=card.get("title") or paper, arxiv=card.get("arxivId"),
                 doi=card.get("doi"), url=card.get("url"),
                 issued=str(card["issued"]) if card.get("issued") is not None else None,
-                venue=card.get("venue"), status=card.get("status") if include_private else None,
+                venue=card.get("venue"), status=card.get("status") if with_statuses else None,
             ))
     return papers, dict(totals), statuses
 
