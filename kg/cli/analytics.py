@@ -216,6 +216,8 @@ def build_(
     json_out: JsonFlag = False,
 ) -> None:
     """Materialise the graph into DuckDB; only tables whose graphs changed are made again."""
+    import textwrap
+
     from kg.cli.output import console, emit, emit_machine
 
     fmt = pick_format(fmt, as_json=json_out)
@@ -234,10 +236,13 @@ def build_(
         + (f" ({report.reason})" if report.reason and report.reason != "missing" else "")
     )
     graphs = [g + (" (from its import copy)" if g in report.from_copies else "") for g in report.changed_graphs]
-    out.print(f"  graphs read again  {', '.join(graphs) or 'none'} ({report.staged_facts:,} facts)")
-    out.print(f"  answers made       {', '.join(report.answers) or 'none'}")
+    lines = [("graphs read again", f"{', '.join(graphs) or 'none'} ({report.staged_facts:,} facts)"),
+             ("answers made", ", ".join(report.answers) or "none")]
     if report.patched:
-        out.print(f"  answers patched    {', '.join(report.patched)} (the rows of the papers whose status changed)")
+        lines.append(("answers patched", f"{', '.join(report.patched)} (the rows of the papers whose status changed)"))
+    for label, value in lines:  # a value too long for the line folds under itself, not under the labels
+        out.print(textwrap.fill(value, width=out.width, initial_indent=f"  {label:<17}  ", subsequent_indent=" " * 21,
+                                break_long_words=False, break_on_hyphens=False), markup=False)
     emit(
         [{"table": t, "rows": n} for t, n in report.rebuilt.items()],
         ["table", "rows"],
