@@ -399,7 +399,7 @@ class OxigraphStore(GraphStore):
             raise RDFImportError(
                 f"could not load it as {fmt.name}: {exc}",
                 path=str(path),
-                hint="Nothing was changed in the store. Fix the file, or pass --format if the "
+                hint="Nothing was changed in the store. Fix the file, or pass --syntax if the "
                 "file extension does not match its syntax.",
             ) from None
         except OSError as exc:
