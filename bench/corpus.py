@@ -13,6 +13,7 @@ Run ``python -m bench.corpus N OUT`` to write one (``--help`` for the options).
 from __future__ import annotations
 
 import gzip
+import itertools
 import random
 from dataclasses import dataclass
 from pathlib import Path
@@ -84,9 +85,29 @@ class _Writer:
         self.t(s, p, f"<{o}>")
 
 
-def generate(n_papers: int = 100_000, *, seed: int = 42, out: Path) -> CorpusInfo:
-    """Write the corpus to ``out`` and return what it contains."""
+#: More words for abstracts (``generate(..., abstracts=True)``), so that a search has terms
+#: of every frequency to look for.
+ABSTRACT_WORDS = WORDS + ("transformer", "training", "throughput", "latency", "benchmark", "baseline", "token",
+                          "sequence", "context", "decoder", "encoder", "scaling", "loss", "accuracy", "recurrent",
+                          "linear", "softmax", "gating", "decay", "chunkwise", "hardware", "cluster", "bandwidth",
+                          "precision", "fp8", "activation", "checkpoint", "shard", "rank", "collective", "overlap")
+
+
+_ABSTRACT_WEIGHTS = list(itertools.accumulate(1 / (k + 1) ** 0.8 for k in range(len(ABSTRACT_WORDS))))
+
+
+def _abstract(rng: random.Random, i: int) -> str:
+    """A synthetic abstract of 40 to 80 words (Zipf-like: the first words of the list are the
+    commonest), with the paper's own number so that each is distinct."""
+    words = rng.choices(ABSTRACT_WORDS, cum_weights=_ABSTRACT_WEIGHTS, k=rng.randint(40, 80))
+    return " ".join(words).capitalize() + f" (study {i})."
+
+
+def generate(n_papers: int = 100_000, *, seed: int = 42, out: Path, abstracts: bool = False) -> CorpusInfo:
+    """Write the corpus to ``out`` and return what it contains; with ``abstracts``, each
+    paper has a synthetic abstract too (drawn apart: the rest of the corpus is the same)."""
     rng = random.Random(seed)
+    words_rng = random.Random(seed + 1)
     out.parent.mkdir(parents=True, exist_ok=True)
     opener = gzip.open if out.suffix == ".gz" else open
     n_techniques = max(50, n_papers // 200)
@@ -153,6 +174,8 @@ def generate(n_papers: int = 100_000, *, seed: int = 42, out: Path) -> CorpusInf
             w.iri(paper, RDF + "type", BIBO + "Document")
             title = " ".join(rng.choice(WORDS) for _ in range(5)).capitalize()
             w.t(paper, DCT + "title", _lit(f"{title} ({i})"))
+            if abstracts:
+                w.t(paper, DCT + "abstract", _lit(_abstract(words_rng, i)))
             w.t(paper, DCT + "issued", _lit(str(year), XSD + "gYear"))
             w.t(paper, TKG + "venue", _lit(f"{rng.choice(VENUES)}'{year % 100:02d}"))
             first, second = rng.sample(authors, 2)
@@ -233,11 +256,12 @@ def main(argv: list[str] | None = None) -> None:
                         help="how many papers (about 13 triples each; default 100000)")
     parser.add_argument("out", nargs="?", type=Path, help="where to write it (default bench/out/corpus-N.nt)")
     parser.add_argument("--seed", type=int, default=42, help="random seed (default 42)")
+    parser.add_argument("--abstracts", action="store_true", help="give each paper a synthetic abstract")
     args = parser.parse_args(argv)
     if args.papers < 1:
         parser.error("papers must be at least 1")
     target = args.out or Path(f"bench/out/corpus-{args.papers}.nt")
-    info = generate(args.papers, seed=args.seed, out=target)
+    info = generate(args.papers, seed=args.seed, out=target, abstracts=args.abstracts)
     print(f"{info.path}: {info.triples:,} triples, {info.papers:,} papers, {info.techniques:,} synthetic techniques, "
           f"{info.authors:,} authors, {info.repositories:,} repositories (deepest lineage chain {info.deepest_depth})")
 

@@ -458,6 +458,8 @@ def ingest_records(
             new_on_list.append(node)
     merged, outcomes = merge(store.triples(ARXIV), bundles, collectable=lambda n: n.value.startswith(_PERSON_BASE))
     report.record(outcomes)
+    report.nodes = list(dict.fromkeys([*(b.node.value for b in bundles if outcomes.get(b.key) != "unchanged"),
+                                       *(n.value for n in new_on_list)]))
     report.http = stats_for(client).since(before or {})
     stats = {**report.counts(), "requests": report.http.get("requests", 0)}
     activity = Activity(label, used=[safe_url(used)], stats=stats)

@@ -433,6 +433,7 @@ def ingest_citations(store: GraphStore, source: SemanticScholarSource, run: Cita
     for item in found:
         outcome = counts["outcomes"].get(item.node.value, "unchanged")
         getattr(report, outcome).append(item.key)
+    report.nodes = [*(item.node.value for item in found), *counts["fresh"]]
     report.notes.append(f"{counts['citations']} citations from {counts['lists']} lists "
                         f"({counts['with_contexts']} with contexts), {counts['candidates']} new candidate papers")
     if recommended:
@@ -515,7 +516,8 @@ def _merge(store: GraphStore, nodes: _Nodes, found: list[_Found], recommended: d
     old_subjects = {k: set(v) for k, v in parts.subjects.items()}
     limit = run.max_per_paper or 0
     fresh_papers: dict[NamedNode, S2Paper] = {}
-    counts: dict[str, Any] = {"citations": 0, "with_contexts": 0, "lists": 0, "candidates": 0, "outcomes": {}}
+    counts: dict[str, Any] = {"citations": 0, "with_contexts": 0, "lists": 0, "candidates": 0, "outcomes": {},
+                              "fresh": []}
     touched: dict[str, set[tuple[Any, Any]]] = defaultdict(set)
     for item in found:
         node, paper = item.node, item.paper
@@ -579,6 +581,7 @@ def _merge(store: GraphStore, nodes: _Nodes, found: list[_Found], recommended: d
             continue
         if other not in old_subjects:
             counts["candidates"] += 1
+        counts["fresh"].append(other.value)
         triples = _candidate_triples(other, paper, candidate=other.value not in nodes.on_list)
         triples += _ids_triples(other, paper)
         parts.subjects[other] = [t for t in triples if t.subject == other]

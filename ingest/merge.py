@@ -111,6 +111,9 @@ class IngestReport:
     graph_written: bool = False
     activity: str = ""
     store: str = ""
+    #: The IRIs of the papers the run wrote anew or changed (for derived data such as the
+    #: search index, which makes only their documents again).
+    nodes: list[str] = field(default_factory=list)
 
     def record(self, outcomes: dict[str, str]) -> None:
         for key, outcome in outcomes.items():

@@ -24,6 +24,7 @@ exits non-zero, and never a traceback for these.
      ├── SyncError                   a two-way sync could not complete
      ├── ExportError                 an export cannot be written
      ├── AnalyticsError              the DuckDB analytics file or an SQL query on it failed
+     ├── SearchError                 the search index cannot be made or read, or a search is malformed
      └── KernelError                 a reference kernel could not be run
 """
 
@@ -48,6 +49,7 @@ __all__ = [
     "RateLimitError",
     "ReadingListError",
     "RemoteStoreError",
+    "SearchError",
     "StatusError",
     "StoreError",
     "StoreLockedError",
@@ -205,6 +207,11 @@ class ExportError(KGError):
 class AnalyticsError(KGError):
     """The DuckDB analytics file cannot be built, opened or written, or an SQL query on it
     failed; the message carries DuckDB's own."""
+
+
+class SearchError(KGError):
+    """The full-text search index cannot be made, opened or written, or a search (its query
+    or a filter) is malformed."""
 
 
 class KernelError(KGError):

@@ -148,6 +148,7 @@ _COMMANDS = {
     "kg.cli.backup": ("backup", "restore", "undo"),  # (#13)
     "kg.cli.query": ("query",),  # kg query, kg serve (issue #5)
     "kg.cli.serve": ("serve",),
+    "kg.cli.search": ("search",),  # kg search (#33)
 }
 #: The order ``kg --help`` lists them in, after the commands of kg.cli.core.
 _ORDER = (*(name for names in _COMMANDS.values() for name in names), *_GROUPS)

@@ -52,6 +52,9 @@ def restore(
             raise
         confirm(f"{error.message}. Restore {file} anyway?", yes=False)
         report = run(store, file, yes=True)
+    from kg.cli.search import keep_index_current
+
+    keep_index_current(store)
     data = {"path": report.path, "whole_store": report.whole, "graphs": report.graphs, "dropped": report.dropped,
             "snapshot": report.snapshot}
     if fmt is TableFormat.json:
@@ -90,6 +93,9 @@ def undo(
             raise
         confirm(f"{error.message}. Undo anyway and discard them?", yes=False)
         report = run(store, yes=True)
+    from kg.cli.search import keep_index_current
+
+    keep_index_current(store)
     snap = report.snapshot
     data = {"undid": snap.command, "at": snap.created, "restored": report.restored, "discarded": report.discarded,
             "changed": report.changed, "replaced_state_kept_in": str(report.kept_as) if report.kept_as else None}

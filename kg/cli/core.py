@@ -81,6 +81,9 @@ def build(
     # graph, in the build's own transaction; runs are added by kg kernels verify.
     report = run_build(store, data=data, reading_list=reading_list, validate=False, accept_counts=accept_counts,
                        force=force, extra_inputs=extra, also=lambda tx: record_registry(store, tx))
+    from kg.cli.search import index_after_build
+
+    index_after_build(store, force=force, fmt=fmt)
     if validate:
         report.violations = validate_store(store, cache=cache_for(store))
     r, imported = report.reading, report.imported

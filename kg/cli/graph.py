@@ -137,6 +137,9 @@ def drop(
     confirm(f"Drop {what} {short!r} ({size} triples)?", yes=yes)
     with store.transaction(Activity("kg graph drop", stats={"triples": size})) as tx:
         tx.drop_graph(graph)
+    from kg.cli.search import keep_index_current
+
+    keep_index_current(store, graphs=None)
     data = {"graph": short, "kind": str(kind) if kind else "other", "triples": size,
             "snapshot": str(tx.snapshot_taken.path) if tx.snapshot_taken else None}
     if fmt is not TableFormat.table:

@@ -47,6 +47,9 @@ def reading_list(
     fmt = pick_format(fmt, as_json=json_out)
     store = state().store()
     report = import_reading_list(store, file, load_catalog(), accept_counts=accept_counts)
+    from kg.cli.search import keep_index_current
+
+    keep_index_current(store)
     data = {"path": report.path, "entries": report.entries, "papers": report.papers, "read": report.read,
             "to_read": report.to_read, "with_note": report.with_note, "categories": report.categories,
             "stated_counts": report.stated_counts, "counts_match": report.counts_match,
@@ -137,6 +140,9 @@ def rdf(
             activity=activity, progress=progress,
         )
     seconds = time.perf_counter() - started
+    from kg.cli.search import keep_index_current
+
+    keep_index_current(state().store(), graphs=None)
     skipped = activity.stats.get("skipped_provenance", 0)
     added, removed = activity.stats.get("added", count), activity.stats.get("removed", 0)
     data = {"file": str(file), "graph": target.value, "triples": count, "added": added, "removed": removed,

@@ -101,6 +101,16 @@ def _print_report(report: IngestReport, fmt: Format) -> None:
               f"graph {'written' if report.graph_written else 'unchanged'} in {escape(report.store)}")
 
 
+def _keep_current(store: Any, report: IngestReport, graphs: tuple[str, ...]) -> None:
+    """The search index after an ingest: the papers it wrote, in the graphs it writes."""
+    if not report.graph_written:
+        return
+    from kg.cli.search import keep_index_current
+    from kg.graphs import graph_iri
+
+    keep_index_current(store, papers=report.nodes, graphs=[graph_iri(g) for g in graphs])
+
+
 def _cache(cache_dir: Path | None, source: str) -> Any:
     from ingest.cache import HttpCache, default_cache_dir
 
@@ -183,6 +193,7 @@ def arxiv(
         with client, _progress("searching arXiv" if query else "looking up arXiv ids", fmt) as progress:
             report = ingest_arxiv(store, ArxivSource(client=client, api_url=url), ids=ids or None, query=query,
                                   max_results=max_results, to_read=to_read, progress=progress)
+    _keep_current(store, report, ("arxiv", "reading"))
     _print_report(report, fmt)
 
 
@@ -222,6 +233,7 @@ def github(
     with client, _progress("fetching GitHub repositories", fmt) as progress:
         report = ingest_github(state().store(), source, repos=repos or None, contributors=contributors,
                                progress=progress)
+    _keep_current(state().store(), report, ("github",))
     _print_report(report, fmt)
 
 
@@ -290,4 +302,5 @@ def citations(
                       citations=citations_, max_per_paper=max_per_paper, recommendations=recommendations, full=full)
     with client, _progress("fetching citations from Semantic Scholar", fmt) as progress:
         report = ingest_citations(state().store(), source, run, progress=progress)
+    _keep_current(state().store(), report, ("citations",))
     _print_report(report, fmt)

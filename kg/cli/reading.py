@@ -83,6 +83,10 @@ def set_(
         raise NotFoundError(f"the graph holds no paper {paper!r} ({node.value})",
                             hint="Check the id; or pass --add to add it as a new paper (marked as needing "
                             "metadata: kg ingest arxiv fills in its title and authors).")
+    from kg.cli.search import keep_index_current
+    from kg.graphs import READING
+
+    keep_index_current(store, papers=[node.value], graphs=[READING])
     before = change.previous or "no status"
     record = {"paper": node.value, "previous": change.previous, "status": change.status, "added": added,
               "at": change.at.isoformat(), "via": change.via}

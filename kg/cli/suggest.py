@@ -222,6 +222,11 @@ def reading(
     finally:
         source.close()
     added = add_to_reading_list(state().store(), [s.paper for s in found]) if add and found else []
+    if added:
+        from kg.cli.search import keep_index_current
+        from kg.graphs import READING
+
+        keep_index_current(state().store(), papers=added, graphs=[READING])
     if fmt is Format.json:
         emit_json({"technique": node.value if node else None, "added": added,
                    "suggestions": [s.as_dict() for s in found]})

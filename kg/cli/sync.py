@@ -143,11 +143,15 @@ def _run(api: ZoteroAPI, options: SyncOptions, fmt: Format, *, pull: bool) -> Sy
             update(done, total)
 
         try:
-            if pull:
-                return ingest(store, api, options=options, progress=progress)
-            return sync(store, api, options, progress=progress)
+            report = ingest(store, api, options=options, progress=progress) if pull else sync(
+                store, api, options, progress=progress)
         finally:
             api.close()
+    if not options.dry_run:
+        from kg.cli.search import keep_index_current
+
+        keep_index_current(store)  # the zotero and reading graphs: their documents again
+    return report
 
 
 @zotero_app.callback()

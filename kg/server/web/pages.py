@@ -564,7 +564,9 @@ class Workbench:
             if not store.ask("ASK { ?p a bibo:Document }", {"p": node}):
                 raise NotFoundError(f"the graph holds no paper {paper}",
                                     hint="Reload the page: the paper may have been removed.")
-            return set_status(store, node, status, via="web")
+            done = set_status(store, node, status, via="web")
+            _keep_index(store, [node.value])
+            return done
 
         try:
             done = await self.call(request, change)
@@ -667,6 +669,20 @@ def _lineage_now(store: GraphStore, view: tuple[dict[str, Any], dict[str, list[s
         return {**shown, "papers": papers}
 
     return {**data, "cards": {t: card(t, c) for t, c in data["cards"].items()}}
+
+
+def _keep_index(store: GraphStore, papers: list[str]) -> None:
+    """The search index after a status change (see :func:`kg.search.update_index`); the
+    change stands whatever happens here, and the next search catches up."""
+    from kg.graphs import READING
+    from kg.search import update_index
+
+    try:
+        update_index(store, papers=papers, graphs=[READING])
+    except (KGError, OSError, ValueError) as error:
+        import logging
+
+        logging.getLogger("kg.server").warning("the search index was not brought up to date: %s", error)
 
 
 def _wants_json(request: Request) -> bool:

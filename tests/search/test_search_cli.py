@@ -1,0 +1,154 @@
+"""``kg search`` as a user runs it: the real ``kg`` script on a store on disk, the index
+beside it made on first use, and kept current by the writes that change what it holds."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pyoxigraph as ox
+import pytest
+
+from kg.graphs import graph_iri
+from kg.search import freshness, index_root, update_index
+from kg.store.base import Activity
+from kg.store.embedded import OxigraphStore
+from kg.vocab import BIBO, DCTERMS, RDF, TKG, text
+
+GDN_PAPER = "https://arxiv.org/abs/2412.06464"
+
+
+def hits(kg_cli, store: Path, *args: str) -> dict:
+    proc = kg_cli("search", *args, "-f", "json", store=store)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def iris(found: dict) -> list[str]:
+    return [h["iri"] for h in found["hits"]]
+
+
+def test_the_first_search_makes_the_index_and_finds_papers_and_techniques(kg_cli, built_store_path) -> None:
+    proc = kg_cli("search", "delta rule", "-f", "json", store=built_store_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "making the search index" in proc.stderr
+    found = json.loads(proc.stdout)
+    assert found["hits"][0]["iri"] == GDN_PAPER
+    assert "«Delta» «Rule»" in found["hits"][0]["snippet"] and "<b>Delta</b>" in found["hits"][0]["snippet_html"]
+    assert (index_root(str(built_store_path)) / "current").exists()
+    # An alias finds its technique; the second search reads the index alone.
+    again = kg_cli("search", "GDN", "--kind", "technique", "-f", "json", store=built_store_path)
+    assert "making" not in again.stderr
+    assert json.loads(again.stdout)["hits"][0]["iri"].endswith("/technique/gated-deltanet")
+
+
+def test_phrases_prefixes_and_leaving_out(kg_cli, built_store_path) -> None:
+    phrase = iris(hits(kg_cli, built_store_path, '"delta rule"'))
+    assert phrase[0] == GDN_PAPER
+    prefix = hits(kg_cli, built_store_path, "deltan*", "--kind", "technique", "-n", "50")
+    assert {h["iri"].rsplit("/", 1)[1] for h in prefix["hits"]} >= {"gated-deltanet", "kda"}
+    assert any("«" in h["snippet"] for h in prefix["hits"])
+    without = iris(hits(kg_cli, built_store_path, "deltan* -kimi", "--kind", "technique", "-n", "50"))
+    assert without and not any(i.endswith("/kda") for i in without)
+
+
+def test_filters_narrow_what_the_words_find(kg_cli, built_store_path) -> None:
+    by_technique = hits(kg_cli, built_store_path, "", "--technique", "Gated DeltaNet")
+    assert by_technique["technique"] == {"id": "gated-deltanet", "name": "Gated DeltaNet"}
+    assert GDN_PAPER in iris(by_technique)
+    assert all("gated-deltanet" in h["techniques"] for h in by_technique["hits"])
+    moe = hits(kg_cli, built_store_path, "", "--category", "moe", "-n", "200")
+    assert moe["total"] > 5 and all("Mixture of Experts" in h["categories"] for h in moe["hits"])
+    years = hits(kg_cli, built_store_path, "attention", "--year", "2024-2025", "-n", "200")
+    assert years["hits"] and all(2024 <= h["year"] <= 2025 for h in years["hits"])
+    read = hits(kg_cli, built_store_path, "", "--status", "read", "-n", "200")
+    assert read["total"] == 8 and all(h["status"] == "read" and h["mine"] for h in read["hits"])
+    mine = hits(kg_cli, built_store_path, "", "--mine", "--kind", "paper", "-n", "500")
+    assert mine["total"] >= 53 and all(h["mine"] for h in mine["hits"])
+    facets = hits(kg_cli, built_store_path, "attention", "--facets")["facets"]
+    assert {f["value"] for f in facets["kind"]} == {"paper", "technique"}
+    assert any(f["value"] == "Attention" for f in facets["category"])
+
+
+def test_bad_input_is_refused_with_a_hint(kg_cli, built_store_path) -> None:
+    for args, words in ((["x", "--year", "20a4"], "not a year"), (["x", "--technique", "Gated DeltNet"],
+                                                                  "Did you mean: Gated DeltaNet"),
+                        (["x", "--category", "atention"], "Did you mean: Attention"), ([], "nothing to search for"),
+                        (['"unclosed'], "cannot read the search")):
+        proc = kg_cli("search", *args, store=built_store_path)
+        assert proc.returncode == 1, (args, proc.stdout)
+        assert words in proc.stderr, (args, proc.stderr)
+        assert "Traceback" not in proc.stderr
+
+
+def test_a_status_set_is_found_at_once_without_remaking_the_index(kg_cli, built_store_path) -> None:
+    kg_cli("search", "gpipe", store=built_store_path, check=True)
+    current = os.readlink(index_root(str(built_store_path)) / "current")
+    assert not iris(hits(kg_cli, built_store_path, "gpipe", "--status", "reading"))
+    kg_cli("reading", "set", "GPipe", "reading", store=built_store_path, check=True)
+    found = hits(kg_cli, built_store_path, "gpipe", "--status", "reading")
+    assert [h["title"] for h in found["hits"]] == [
+        "GPipe: Efficient Training of Giant Neural Networks using Pipeline Parallelism"]
+    assert os.readlink(index_root(str(built_store_path)) / "current") == current  # updated in place
+    with OxigraphStore.open_reader(built_store_path) as store:
+        assert freshness(store).state == "fresh"
+
+
+def test_a_write_that_did_not_say_is_caught_up_by_the_next_search(kg_cli, built_store_path) -> None:
+    kg_cli("search", "gpipe", store=built_store_path, check=True)
+    paper = ox.NamedNode("https://doi.org/10.5555/techkg.search-test")
+    with OxigraphStore(built_store_path) as store:
+        with store.transaction(Activity("a test's own write")) as tx:
+            tx.insert(graph_iri("import/notes-test"), [
+                ox.Triple(paper, RDF.type, BIBO.Document),
+                ox.Triple(paper, DCTERMS.title, text("Zebra routing for sparse experts", None)),
+                ox.Triple(paper, DCTERMS.abstract, text("Stripes of experts take turns.", None))])
+        assert freshness(store).state == "stale"
+    found = hits(kg_cli, built_store_path, "zebra")
+    assert iris(found) == [paper.value]
+
+
+def test_notes_are_searched_and_are_the_readers_own(kg_cli, built_store_path) -> None:
+    kg_cli("search", "gpipe", store=built_store_path, check=True)
+    note = ox.NamedNode("https://w3id.org/techkg/id/note/search-test")
+    with OxigraphStore(built_store_path) as store:
+        with store.transaction(Activity("kg reading note")) as tx:
+            tx.insert(graph_iri("notes"), [
+                ox.Triple(note, RDF.type, TKG.Note), ox.Triple(note, TKG.noteOf, ox.NamedNode(GDN_PAPER)),
+                ox.Triple(note, RDF.value, text("Compare the decay with Mamba2 on the quokka benchmark", None))])
+        report = update_index(store, papers=[GDN_PAPER], graphs=[graph_iri("notes")])
+        assert report.mode == "updated" and report.written == 1
+    found = hits(kg_cli, built_store_path, "quokka", "--mine")
+    assert iris(found) == [GDN_PAPER] and found["hits"][0]["snippet"].count("«quokka»") == 1
+
+
+def test_losing_the_index_loses_nothing(kg_cli, built_store_path) -> None:
+    first = hits(kg_cli, built_store_path, "expert routing", "-n", "10")
+    shutil.rmtree(index_root(str(built_store_path)))
+    second = hits(kg_cli, built_store_path, "expert routing", "-n", "10")
+    assert iris(second) == iris(first) and second["total"] == first["total"]
+
+
+def test_kg_build_makes_the_index_and_ingests_keep_it_current(kg_cli, tmp_path, emulator) -> None:
+    store = tmp_path / "store"
+    kg_cli("build", "--no-validate", store=store, check=True)
+    assert (index_root(str(store)) / "current").exists()
+    assert not iris(hits(kg_cli, store, "chunkwise retrieval"))
+    kg_cli("ingest", "citations", "--api-url", emulator.url, "--delay", "0", store=store, check=True)
+    with OxigraphStore.open_reader(store) as reader:
+        assert freshness(reader).state == "fresh"  # the ingest kept it so: no repair needed
+    found = hits(kg_cli, store, "chunkwise retrieval")
+    assert iris(found) == ["https://doi.org/10.5555/techkg.delta-study"]
+
+
+@pytest.mark.parametrize("fmt", ["table", "csv"])
+def test_the_output_fits_80_columns_and_pipes(kg_cli, built_store_path, fmt: str) -> None:
+    proc = kg_cli("search", "pipeline parallelism", "-f", fmt, store=built_store_path, env={"COLUMNS": "80"})
+    assert proc.returncode == 0, proc.stderr
+    if fmt == "csv":
+        assert proc.stdout.splitlines()[0] == "rank,kind,title,year,status,match,link,iri"
+    else:
+        assert all(len(line) <= 80 for line in proc.stdout.splitlines())
+        assert "GPipe" in proc.stdout and "«" in proc.stdout
