@@ -23,54 +23,26 @@ def _say(message: str) -> None:
 def _ready_index(spec: str | None, fmt: Format) -> Any:
     """The index of the store, made or brought up to date first when it is missing or stale
     (the store is opened only then: a fresh index answers alone)."""
-    from kg.search.index import freshness, index_root, open_index, quick_fresh, rebuild_index, update_index
+    from kg.search.index import index_root, open_index, quick_fresh, ready_index
 
-    root = index_root(spec)
-    if not quick_fresh(spec):
-        store = state().reader()
-        found = freshness(store)
-        if found.state == "missing":
-            from kg.cli.output import progress_bar
+    if quick_fresh(spec):
+        opened = open_index(index_root(spec))
+        if opened is not None:
+            return opened[0]
+    from kg.cli.output import progress_bar
 
-            _say(f"making the search index of {store.location} (once; every write keeps it current)")
-            with progress_bar(show=fmt is Format.table) as bar:
-                task = bar.add_task("indexing", total=None)
-                report = rebuild_index(store, progress=lambda step, done, total: bar.update(
-                    task, description=step, completed=done, total=total or None))
-            _say(f"indexed {report.documents:,} papers and techniques in {report.seconds:.1f} s")
-        elif found.state == "stale":
-            from kg.errors import SearchError
-
-            try:
-                update_index(store)
-            except SearchError as error:  # another command is writing it: answer from what is there
-                _say(f"{found.note}; {error.message}")
-        state().close_reader()
-    opened = open_index(root)
-    if opened is None:
-        from kg.errors import SearchError
-
-        raise SearchError(f"the search index in {root} cannot be read", hint="Make it again with kg build --force, "
-                                                                           "or delete the folder: it is derived data.")
-    return opened[0]
-
-
-def _techniques_named(index: Any, ids: list[str]) -> dict[str, str]:
-    """id → name of the techniques ``ids``, read from the index."""
-    import tantivy
-
-    if not ids:
-        return {}
-    searcher = index.searcher()
-    schema = index.schema
-    query = tantivy.Query.boolean_query([
-        (tantivy.Occur.Must, tantivy.Query.term_query(schema, "kind", "technique")),
-        (tantivy.Occur.Must, tantivy.Query.term_set_query(schema, "technique", ids))])
-    out = {}
-    for _score, address in searcher.search(query, len(ids) + 5).hits:
-        doc = searcher.doc(address)
-        out[str(doc.get_first("technique"))] = str(doc.get_first("title"))
-    return out
+    store = state().reader()
+    with progress_bar(show=fmt is Format.table) as bar:
+        task = bar.add_task("search index", total=None)
+        index, note = ready_index(
+            store, on_rebuild=lambda: _say(f"making the search index of {store.location} (once; every write keeps "
+                                           "it current)"),
+            progress=lambda step, done, total: bar.update(task, description=step, completed=done,
+                                                          total=total or None))
+    if note:
+        _say(note)
+    state().close_reader()
+    return index
 
 
 def _as_json(results: Results, names: dict[str, str]) -> dict[str, Any]:
@@ -111,7 +83,7 @@ def search(
     """Search the titles, abstracts, TLDRs and your notes of the papers, and the names, aliases and descriptions
     of the techniques. Results come best first (BM25), each with the passage that matched, its matched words
     marked «so». The index lives beside the store and every write keeps it current."""
-    from kg.search.query import Filters
+    from kg.search.query import Filters, technique_names
     from kg.search.query import search as run
 
     fmt = pick_format(fmt)
@@ -119,7 +91,7 @@ def search(
     index = _ready_index(state().store_spec, fmt)
     filters = Filters(technique=technique, status=status, year=year, category=category, mine=mine, kind=kind)
     results = run(index, query, filters, limit=limit, offset=offset, facets=facets or fmt is Format.json)
-    names = _techniques_named(index, [v for v, _n in results.facets.get("technique", [])])
+    names = technique_names(index, [v for v, _n in results.facets.get("technique", [])])
     if fmt is Format.json:
         from kg.cli.output import emit_json
 

@@ -48,8 +48,8 @@ if TYPE_CHECKING:
 
     from kg.store.base import GraphStore
 
-__all__ = ["REPAIR_LIMIT", "Freshness", "IndexReport", "freshness", "index_root", "open_index", "rebuild_index",
-           "update_index"]
+__all__ = ["REPAIR_LIMIT", "Freshness", "IndexReport", "freshness", "index_root", "open_index", "quick_fresh",
+           "ready_index", "rebuild_index", "update_index"]
 
 META = "techkg-search.json"
 CURRENT = "current"
@@ -381,6 +381,33 @@ def _graph_targets(store: GraphStore, index: tantivy.Index, graphs: set[str], no
             hits = searcher.search(query, count).hits
             out |= {str(searcher.doc(address).get_first("iri")) for _score, address in hits}
     return out
+
+
+def ready_index(store: GraphStore, *, progress: Progress | None = None,
+                on_rebuild: Callable[[], None] | None = None) -> tuple[tantivy.Index, str]:
+    """The index of ``store``, made first when there is none (``on_rebuild`` is told) and
+    brought up to date when it is stale, and a note of what was done ("" when it was fresh).
+    When another command holds the index's lock, the index as it is answers, and the note
+    says it may be stale."""
+    root = index_root(store.location)
+    found = freshness(store)
+    note = ""
+    if found.state == "missing":
+        if on_rebuild is not None:
+            on_rebuild()
+        report = rebuild_index(store, progress=progress)
+        note = f"made the search index: {report.documents:,} papers and techniques in {report.seconds:.1f} s"
+    elif found.state == "stale":
+        try:
+            report = update_index(store)
+            note = f"brought the search index up to date ({report.written:,} documents made again)"
+        except SearchError as error:
+            note = f"{found.note}; {error.message}"
+    opened = open_index(root)
+    if opened is None:
+        raise SearchError(f"the search index in {root} cannot be read",
+                          hint="Make it again with kg build --force, or delete the folder: it is derived data.")
+    return opened[0], note
 
 
 def _rewrite(store: GraphStore, index: tantivy.Index, targets: list[str]) -> tuple[int, int]:

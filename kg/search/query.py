@@ -26,7 +26,7 @@ from kg.search.schema import BOOSTS, FACETS, SEARCHED, SNIPPET_FIELDS
 if TYPE_CHECKING:
     import tantivy
 
-__all__ = ["Filters", "Hit", "Results", "fold", "search", "total"]
+__all__ = ["Filters", "Hit", "Results", "fold", "search", "technique_names", "total"]
 
 SNIPPET_CHARS = 220
 _STORED = ("iri", "kind", "title", "alt", "authors", "year", "date", "venue", "arxiv", "doi", "status", "technique",
@@ -397,6 +397,24 @@ def _cuts(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
         out += [(last, start), (start, end)]
         last = end
     return [*out, (last, len(text))]
+
+
+def technique_names(index: tantivy.Index, ids: list[str]) -> dict[str, str]:
+    """id → name of the techniques ``ids`` (a facet's values), read from the index."""
+    import tantivy
+
+    if not ids:
+        return {}
+    searcher = index.searcher()
+    schema = index.schema
+    query = tantivy.Query.boolean_query([
+        (tantivy.Occur.Must, tantivy.Query.term_query(schema, "kind", "technique")),
+        (tantivy.Occur.Must, tantivy.Query.term_set_query(schema, "technique", ids))])
+    out = {}
+    for _score, address in searcher.search(query, len(ids) + 5).hits:
+        doc = searcher.doc(address)
+        out[str(doc.get_first("technique"))] = str(doc.get_first("title"))
+    return out
 
 
 def _short(text: str, width: int = SNIPPET_CHARS) -> str:

@@ -23,6 +23,7 @@ PAGES = {
     "lineage": "/lineage",
     "reading": "/reading",
     "query": "/query?name=descendants",
+    "search": "/search?q=delta+rule",
     "not-found": "/techniques/gated-deltanetz",
 }
 WIDTHS = (1400, 800)

@@ -19,7 +19,9 @@ a CDN):
 - a technique's page also lists the papers citing it for its method and the lineage
   edges citations suggest; ``POST /suggestions/decide`` accepts or rejects one (as
   ``kg suggest accept``/``reject``), and ``/lineage`` draws the suggested edges dashed;
-- ``/query``: a SPARQL editor over ``/sparql`` and the named queries ``/queries/{name}``.
+- ``/query``: a SPARQL editor over ``/sparql`` and the named queries ``/queries/{name}``;
+- ``/search``: full-text search with facets (the box at the top of every page), from
+  :mod:`kg.server.web.discover`.
 
 Every page reads the graph through the named queries or the store interface, in the
 server's worker threads. Writes are guarded by :mod:`kg.server.web.guard`.
@@ -30,6 +32,7 @@ from __future__ import annotations
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from kg.server.web.discover import Discovery
 from kg.server.web.pages import Workbench, static_dir
 
 __all__ = ["Workbench", "workbench_routes"]
@@ -39,7 +42,9 @@ def workbench_routes() -> list[BaseRoute]:
     """The workbench's routes, to pass to :func:`kg.server.create_app` as ``extra_routes``."""
     bench = Workbench()
     h = bench.handlers()
+    d = Discovery(bench).handlers()
     return [
+        Route("/search", d["search"], methods=["GET"], name="wb_search"),
         Route("/", h["techniques"], methods=["GET"], name="wb_techniques"),
         Route("/techniques", h["techniques"], methods=["GET"], name="wb_techniques_list"),
         Route("/techniques/{id}", h["technique"], methods=["GET"], name="wb_technique"),
