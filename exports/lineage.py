@@ -11,10 +11,11 @@ papers are only filled in when ``include_private`` is set.
 
 Edges a reader accepted from ``kg suggest lineage`` are lineage edges like the others,
 with ``basis`` ``accepted`` and their evidence in ``note``. With ``with_citations`` each
-lineage edge also says whether the citations confirm it (``citations``: confirmed or
-lacking, with the strongest ``evidence`` sentence and its ``score``), and the pending
-suggestions come as edges of kind ``suggested`` (their proposed ``relation``, ``score``,
-``suggestion`` id and ``evidence``), which the formats draw dashed.
+lineage edge also says whether the citations confirm it (``citations``: confirmed,
+background (cited for background only) or lacking, with the strongest ``evidence``
+sentence and its ``score``), and the pending suggestions come as edges of kind
+``suggested`` (their proposed ``relation``, ``score``, ``suggestion`` id and ``evidence``),
+which the formats draw dashed.
 """
 
 from __future__ import annotations

@@ -6,19 +6,30 @@ edges already there, and the reader's decisions (``lineage-decisions``, see
 :mod:`kg.decisions`). Evidence that technique C derives from technique P comes in three
 kinds, each with a weight:
 
-- ``methodology`` (0.5): C's paper cites P's paper with the methodology intent;
-- ``influential`` (0.4): C's paper cites P's paper and Semantic Scholar marks it influential;
-- ``names`` (0.35, 0.5 with the methodology intent): a sentence in which C's paper cites
+- ``methodology`` (0.35): C's paper cites P's paper with the methodology intent;
+- ``influential`` (0.35): C's paper cites P's paper and Semantic Scholar marks it influential;
+- ``names`` (0.45, 0.55 with the methodology intent): a sentence in which C's paper cites
   anything names P (its name or an alias from the catalog) in lineage wording ("we
-  extend", "following", "based on", ...) or with the methodology intent.
+  extend", "following", "based on", ...);
+- ``wording`` (0.45, 0.55 with the methodology intent): a sentence of C's citation of P's
+  own paper in lineage wording, naming P or not ("we extend the advantage of [3]").
 
-The score of a pair is ``1 - Π(1 - weight)`` over its evidence (0 to 1). A pair is
-proposed only with evidence, never from a background mention alone, and never when P is
-dated after C. The relation is read from the wording (refines / extends / combines /
-replaces / generalizes / specializes / portsTo / reimplements / implements / buildsOn),
-else it is ``derivesFrom``. Pairs that already have an edge are reported as confirmed by
-citations (the child's paper cites the parent's, or a sentence names it) or as lacking
-citation evidence; pairs the reader rejected are never proposed again.
+Lineage wording is not usage: a sentence that says C was trained, run or implemented with
+something ("trained with TP=8 and FSDP [14]", "we use ZeRO-1", "optimised with AdamW") is
+no lineage evidence unless a typed relation is named too ("we extend ZeRO"). A pair is
+proposed only when its wording names it (``names`` or ``wording``), or when the citation is
+both methodological and influential: a methodology intent alone proposes nothing, nor does a
+background mention, nor a parent dated after the child. Generic infrastructure a paper
+trains with is weighed down as a parent: a parent in the distributed-systems, optimizer or
+kernel categories (:data:`INFRASTRUCTURE`) of a child in another category counts its
+evidence at :data:`INFRASTRUCTURE_FACTOR` of its weight, and needs wording that names it.
+
+The score of a pair is ``1 - Π(1 - weight)`` over its evidence (0 to 1). The relation is
+read from the wording (refines / extends / combines / replaces / generalizes / specializes /
+portsTo / reimplements / implements / buildsOn), else it is ``derivesFrom``. Pairs that
+already have an edge are reported as confirmed by citations (weighted evidence: more than a
+background citation), as cited for background only, or as lacking citation evidence; pairs
+the reader rejected are never proposed again.
 """
 
 from __future__ import annotations
@@ -28,7 +39,7 @@ import hashlib
 import re
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pyoxigraph import Literal, NamedNode
@@ -49,16 +60,26 @@ __all__ = [
     "LineageReport",
     "Suggestion",
     "TechniqueInfo",
+    "categories",
     "find_suggestion",
+    "lineage_wording",
     "lineage_facts",
     "lineage_report",
     "relation_from_wording",
     "suggestion_id",
     "technique_info",
     "techniques",
+    "with_categories",
 ]
 
-WEIGHTS = {"methodology": 0.5, "influential": 0.4, "names": 0.35, "names+methodology": 0.5}
+WEIGHTS = {"methodology": 0.35, "influential": 0.35, "names": 0.45, "names+methodology": 0.55, "wording": 0.45,
+           "wording+methodology": 0.55}
+#: The categories of generic infrastructure that papers train with: as a parent of a
+#: technique of another category, its evidence counts at INFRASTRUCTURE_FACTOR.
+INFRASTRUCTURE = frozenset({"distributed", "optimizers", "kernels"})
+INFRASTRUCTURE_FACTOR = 0.3
+#: Evidence that names the lineage (it alone can propose a pair).
+_WORDED = frozenset({"names", "names+methodology", "wording", "wording+methodology"})
 #: Wording that makes a sentence naming a technique lineage evidence, and the relation it
 #: reads as (None: lineage, untyped). Checked in this order; the first that matches wins.
 _CUES: tuple[tuple[str, str | None], ...] = (
@@ -76,6 +97,14 @@ _CUES: tuple[tuple[str, str | None], ...] = (
      r"\bmodif(?:y|ies|ied)\b|\bborrow", None),
 )
 _CUE_PATTERNS = tuple((re.compile(p, re.IGNORECASE), r) for p, r in _CUES)
+#: Wording of use, not lineage: what a paper was trained, run or built with.
+_USAGE = re.compile(
+    r"\b(?:train(?:s|ed|ing)?|pre-?train\w*|fine-?tun\w*|run(?:s|ning)?|ran|launch\w*|implement(?:s|ed)?|"
+    r"optimi[sz]e[sd]?|parallelli?[sz]ed|shard(?:s|ed)?|scal(?:e|ed|ing)|evaluat\w*|benchmark\w*)\b[^.;]{0,48}?"
+    r"\b(?:with|using|via|on|under|in)\b|\busing\b|\bwe (?:use|used|employ|employed|rely on|leverage[sd]?|apply|"
+    r"applied|adopt|adopted|enable|enabled|turn on)\b|\b(?:is|are|was|were) (?:used|employed|applied|enabled)\b|"
+    r"\bfor (?:distributed )?(?:training|parallelism|sharding|optimi[sz]ation)\b|"
+    r"\b[A-Z]{2,5}\s*=\s*\d|\bwith (?:\w+[- ]){0,2}(?:parallelism|sharding|offload\w*)\b", re.IGNORECASE)
 DERIVES_FROM = "derivesFrom"
 _NOTATION, _PREF_LABEL, _ALT_LABEL = SKOS.notation.value, SKOS.prefLabel.value, SKOS.altLabel.value
 _DATE, _PRIMARY_PAPER = DCTERMS.date.value, TKG.primaryPaper.value
@@ -85,6 +114,17 @@ _DATE, _PRIMARY_PAPER = DCTERMS.date.value, TKG.primaryPaper.value
 def _cues(sentence: str) -> tuple[int, ...]:
     """The indexes in :data:`_CUE_PATTERNS` of the cues ``sentence`` has."""
     return tuple(i for i, (pattern, _relation) in enumerate(_CUE_PATTERNS) if pattern.search(sentence))
+
+
+def lineage_wording(sentence: str) -> bool:
+    """Whether ``sentence`` reads as lineage: it has a cue, and is not about what was used
+    (a typed relation such as "we extend" counts even beside wording of use)."""
+    found = _cues(sentence)
+    if not found:
+        return False
+    if any(_CUE_PATTERNS[i][1] is not None for i in found):
+        return True
+    return not _USAGE.search(sentence)
 
 
 def relation_from_wording(sentences: list[str]) -> str | None:
@@ -111,6 +151,7 @@ class TechniqueInfo:
     labels: tuple[str, ...]
     date: str | None
     papers: tuple[str, ...]
+    category: str | None = None
 
 
 @dataclass(frozen=True)
@@ -130,7 +171,8 @@ class Evidence:
         if self.sentence:
             return (f"[{', '.join(self.intents)}] " if self.intents else "") + self.sentence
         return {"methodology": "(cites the parent's paper with the methodology intent)",
-                "influential": "(cites the parent's paper; Semantic Scholar marks it influential)"}.get(
+                "influential": "(cites the parent's paper; Semantic Scholar marks it influential)",
+                "background": "(cites the parent's paper for background only)"}.get(
             self.kind, f"({self.kind})")
 
     def as_dict(self) -> dict[str, Any]:
@@ -196,6 +238,18 @@ def techniques(store: GraphStore) -> dict[str, TechniqueInfo]:
                                   [str(python_value(o)) for o in by[_DATE]],
                                   [str(python_value(o)) for o in by[_PRIMARY_PAPER]])
     return out
+
+
+def categories(store: GraphStore) -> dict[str, str]:
+    """Each technique's category id (the least, if several)."""
+    rows = store.select("""SELECT ?t (MIN(?id) AS ?c) WHERE { ?t a tkg:Technique ; skos:broader ?cat .
+                             ?cat skos:notation ?id } GROUP BY ?t""")
+    return {str(r["t"]): str(r["c"]) for r in rows.records() if r["c"] is not None}
+
+
+def with_categories(known: dict[str, TechniqueInfo], found: dict[str, str]) -> dict[str, TechniqueInfo]:
+    """``known`` with each technique's category from ``found`` (IRI → category id)."""
+    return {iri: replace(info, category=found.get(iri)) for iri, info in known.items()}
 
 
 def technique_info(iri: str, ids: Sequence[str], names: Sequence[str], aliases: Sequence[str],
@@ -323,25 +377,45 @@ def _evidence(records: list[CitationRecord], known: dict[str, TechniqueInfo], na
                                                            WEIGHTS["influential"], citation=record.node))
             for context in record.contexts:
                 named = names.named(context.text) - {child}
-                if not named:
-                    continue
-                methodology = "methodology" in context.intents
-                worded = relation_from_wording([context.text]) is not None
+                lineage = lineage_wording(context.text)
+                suffix = "+methodology" if "methodology" in context.intents else ""
                 for parent in named:
-                    if parent in parents:  # the cited paper is the parent's own: the sentence backs it
-                        found[(child, parent)].append(Evidence("sentence", record.citing, record.cited, 0.0,
-                                                               context.text, context.intents, record.node))
-                    elif methodology or worded:
-                        kind = "names+methodology" if methodology else "names"
+                    if lineage:
+                        kind = "names" + suffix
                         found[(child, parent)].append(Evidence(kind, record.citing, record.cited, WEIGHTS[kind],
                                                                context.text, context.intents, record.node))
-            # Sentences of a citation between the two papers that name neither still show why.
-            for parent in parents - {child}:
-                for context in record.contexts:
-                    if not names.named(context.text) & {parent} and "methodology" in context.intents:
+                    elif parent in parents:  # the parent's own paper, named in passing or as something used
+                        found[(child, parent)].append(Evidence("sentence", record.citing, record.cited, 0.0,
+                                                               context.text, context.intents, record.node))
+                # Sentences of a citation of the parent's own paper that do not name it.
+                for parent in parents - named - {child}:
+                    if lineage:
+                        kind = "wording" + suffix
+                        found[(child, parent)].append(Evidence(kind, record.citing, record.cited, WEIGHTS[kind],
+                                                               context.text, context.intents, record.node))
+                    elif suffix:  # still shows why the citation is methodological
                         found[(child, parent)].append(Evidence("sentence", record.citing, record.cited, 0.0,
                                                                context.text, context.intents, record.node))
     return found, plain
+
+
+def _infrastructure(child: TechniqueInfo, parent: TechniqueInfo) -> bool:
+    """Whether ``parent`` is generic infrastructure to ``child`` (see :data:`INFRASTRUCTURE`)."""
+    return parent.category in INFRASTRUCTURE and parent.category != child.category
+
+
+def _weighed(evidence: list[Evidence], factor: float) -> list[Evidence]:
+    return evidence if factor == 1.0 else [replace(e, weight=round(e.weight * factor, 4)) for e in evidence]
+
+
+def _proposable(evidence: list[Evidence], infrastructure: bool) -> bool:
+    """Whether the evidence may propose a pair: wording that names the lineage, or (for a
+    parent that is no generic infrastructure to the child) a citation both methodological
+    and influential."""
+    kinds = {e.kind for e in evidence if e.weight > 0}
+    if kinds & _WORDED:
+        return True
+    return not infrastructure and {"methodology", "influential"} <= kinds
 
 
 def _score(evidence: list[Evidence]) -> float:
@@ -376,7 +450,7 @@ def lineage_facts(store: GraphStore) -> LineageFacts:
     """The facts of :func:`lineage_report`, read from the store by SPARQL."""
     from kg.views import lineage_edges
 
-    known = techniques(store)
+    known = with_categories(techniques(store), categories(store))
     records = citations_of(store, of_techniques=True) if any(info.papers for info in known.values()) else []
     return LineageFacts(known, records, [EdgeFact(e.child, e.parent, e.relation, e.basis)
                                          for e in lineage_edges(store)])
@@ -413,7 +487,9 @@ def lineage_report(store: GraphStore | None, technique: NamedNode | None = None,
         if child_iri not in known or parent_iri not in known:
             continue
         child, parent = known[child_iri], known[parent_iri]
-        evidence = _dedupe(found.get((child_iri, parent_iri), []))
+        infrastructure = _infrastructure(child, parent)
+        evidence = _weighed(_dedupe(found.get((child_iri, parent_iri), [])),
+                            INFRASTRUCTURE_FACTOR if infrastructure else 1.0)
         weighted = [e for e in evidence if e.weight > 0]
         wording = relation_from_wording([e.sentence for e in evidence if e.sentence])
         relation = wording or DERIVES_FROM
@@ -422,10 +498,12 @@ def lineage_report(store: GraphStore | None, technique: NamedNode | None = None,
         edge = existing.get((child_iri, parent_iri))
         if edge is not None:
             item.existing_relation, item.basis = edge.relation, edge.basis
-            item.status = "confirmed" if weighted or (child_iri, parent_iri) in plain or evidence else "lacking"
+            # More than a background citation: methodology, influence or lineage wording.
+            cited = (child_iri, parent_iri) in plain or evidence
+            item.status = "confirmed" if weighted else ("background" if cited else "lacking")
             report.existing.append(item)
             continue
-        if not weighted or _later(parent, child) or score < min_score:
+        if not _proposable(weighted, infrastructure) or _later(parent, child) or score < min_score:
             continue
         decision = decided.get((child_iri, parent_iri))
         if decision is not None and decision.verdict == "rejected":

@@ -189,13 +189,14 @@ def update_tables(store: GraphStore, spec: str | None) -> str | None:
 _TECHNIQUES = "SELECT technique, ids, names, aliases, dates, papers FROM suggest_techniques WHERE is_technique"
 _RECORDS = "SELECT citing, cited, methodology, background, result, influential, contexts FROM suggest_citations"
 _EDGES = "SELECT DISTINCT child, parent, relation, basis FROM suggest_edges"
+_CATEGORIES = "SELECT technique, min(category_id) FROM techniques GROUP BY technique"
 
 
 def lineage_facts(con: duckdb.DuckDBPyConnection) -> LineageFacts:
     """The facts of :func:`kg.suggestions.lineage_report` from fresh tables (see
     :func:`open_tables`)."""
     from kg.citations import INTENTS
-    from kg.suggestions import EdgeFact, LineageFacts, technique_info
+    from kg.suggestions import EdgeFact, LineageFacts, technique_info, with_categories
 
     known = {}
     for iri, ids, names, aliases, dates, papers in con.execute(_TECHNIQUES).fetchall():
@@ -208,7 +209,8 @@ def lineage_facts(con: duckdb.DuckDBPyConnection) -> LineageFacts:
                 citing, cited, {intent for intent, on in zip(INTENTS, flags, strict=True) if on}, bool(influential),
                 [Context(c["text"], tuple(c["intents"])) for c in contexts or []]))
     edges = [EdgeFact(*row) for row in con.execute(_EDGES).fetchall()]
-    return LineageFacts(known, finished(records), edges)
+    found = {t: c for t, c in con.execute(_CATEGORIES).fetchall() if c is not None}
+    return LineageFacts(with_categories(known, found), finished(records), edges)
 
 
 def _iris(papers: Sequence[str]) -> list[str]:

@@ -67,6 +67,7 @@ def _row(item: Suggestion, kind: str, lines: int) -> dict[str, Any]:
     return {"kind": kind, "id": item.id, "child": item.child.name, "relation": item.existing_relation or item.relation,
             "parent": item.parent.name, "score": f"{item.score:.2f}",
             "status": {"new": "suggested", "confirmed": "confirmed by citations", "lacking": "no citation evidence",
+                       "background": "cited for background only",
                        "rejected": "rejected"}[item.status] + (" (added by you)" if item.basis == "accepted" else ""),
             "evidence": _evidence_text(item, lines)}
 

@@ -79,7 +79,7 @@ def test_lineage_from_the_tables_is_the_sparql_answer(analysed, technique) -> No
     assert duck.citations_read == sparql.citations_read
     if technique is None:
         assert ("kda", "gqa") in {(s.child.id, s.parent.id) for s in duck.suggestions}
-        assert {s.status for s in sparql.existing} == {"confirmed", "lacking"}
+        assert {s.status for s in sparql.existing} == {"confirmed", "background", "lacking"}
         # the rejected edge is never suggested, the accepted one is an existing edge, on both paths
         assert ("latentmoe", "aux-loss-free-balancing") in {(s.child.id, s.parent.id) for s in duck.rejected}
         assert ("latentmoe", "aux-loss-free-balancing") not in {(s.child.id, s.parent.id) for s in duck.suggestions}
