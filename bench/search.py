@@ -86,6 +86,7 @@ def main() -> None:
     failed = False
     with tempfile.TemporaryDirectory(prefix="kg-bench-search-") as tmp:
         work = args.keep or Path(tmp)
+        work.mkdir(parents=True, exist_ok=True)
         store_dir = work / "store"
         start = time.perf_counter()
         corpus = generate(args.papers, out=Path(tmp) / "corpus.nt", abstracts=True)

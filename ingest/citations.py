@@ -173,6 +173,10 @@ def _candidate_triples(node: NamedNode, paper: S2Paper, *, candidate: bool) -> l
         t.append(Triple(node, DCTERMS.issued, date_literal(f"{paper.year:04d}")))
     if paper.venue:
         t.append(Triple(node, TKG.venue, text(paper.venue, None)))
+    if paper.abstract:
+        t.append(Triple(node, DCTERMS.abstract, text(paper.abstract, None)))
+    if paper.tldr:
+        t.append(Triple(node, TKG.tldr, text(paper.tldr, None)))
     if paper.arxiv:
         t.append(Triple(node, TKG.arxivId, text(paper.arxiv, None)))
     if paper.doi:
@@ -295,6 +299,9 @@ class CitationRun:
     recommendations: bool = False
     recommendation_limit: int = 20
     full: bool = False
+    #: With ``query``: also fetch the citation lists of each paper found (else the papers
+    #: found are written as candidates, with their counts, and nothing more is asked).
+    lists: bool = False
     label: str = "kg ingest citations"
 
 
@@ -374,7 +381,7 @@ def ingest_citations(store: GraphStore, source: SemanticScholarSource, run: Cita
     state = _state(store)
     requests: dict[str, Tracked | None] = {}
     if run.query:
-        results = source.search(run.query, limit=run.max_results)
+        results = source.search_bulk(run.query, limit=run.max_results)
         batch: dict[str, S2Paper | None] = {p.paper_id: p for p in results if p.paper_id}
         requests = dict.fromkeys(batch)
     else:
@@ -404,7 +411,12 @@ def ingest_citations(store: GraphStore, source: SemanticScholarSource, run: Cita
         assert node is not None
         tracked = requests.get(key) or _tracked(node, key, state.get(node.value, {}))
         found.append(_Found(node, key, paper, tracked))
-    lists = [(f, d) for f in found for d in _wanted_lists(f, run)]
+    if run.ids and not found and report.missing:
+        raise IngestError(f"Semantic Scholar knows none of the {len(report.missing)} papers asked for: "
+                          + ", ".join(report.missing[:10]) + (" ..." if len(report.missing) > 10 else ""),
+                          source=SOURCE, hint="Check the ids (ARXIV:2412.06464, DOI:10.…, CorpusId:…, a 40-hex "
+                                              "paperId); nothing was written.")
+    lists = [(f, d) for f in found for d in _wanted_lists(f, run)] if not run.query or run.lists else []
     for done, (item, direction) in enumerate(lists, start=1):
         assert item.paper.paper_id is not None
         try:
@@ -418,7 +430,7 @@ def ingest_citations(store: GraphStore, source: SemanticScholarSource, run: Cita
             progress(done, len(lists))
     recommended: dict[NamedNode, list[S2Paper]] = {}
     if run.recommendations:
-        recommended = _recommendations(store, source, found, run, report)
+        recommended = _recommendations(store, source, found, run, report, nodes)
     if not found:
         report.http = stats_for(source.client).since(before)
         report.notes.append("no paper was found: nothing was written")
@@ -434,8 +446,14 @@ def ingest_citations(store: GraphStore, source: SemanticScholarSource, run: Cita
         outcome = counts["outcomes"].get(item.node.value, "unchanged")
         getattr(report, outcome).append(item.key)
     report.nodes = [*(item.node.value for item in found), *counts["fresh"]]
-    report.notes.append(f"{counts['citations']} citations from {counts['lists']} lists "
+    report.notes.append(f"{counts['citations']} citations written from {counts['lists']} lists "
                         f"({counts['with_contexts']} with contexts), {counts['candidates']} new candidate papers")
+    if counts["skipped"]:
+        titles = ", ".join(f"“{t}”" for t in counts["skipped_titles"][:3])
+        report.notes.append(f"{counts['skipped']} citations skipped: Semantic Scholar gives the other paper no id"
+                            + (f" ({titles}{' ...' if counts['skipped'] > 3 else ''})" if titles else ""))
+    if counts["self"]:
+        report.notes.append(f"{counts['self']} citations of a paper by itself left out")
     if recommended:
         report.notes.append(f"{sum(len(v) for v in recommended.values())} recommendations for "
                             f"{len(recommended)} papers")
@@ -482,15 +500,20 @@ def _unchanged(item: _Found, earlier: dict[str, str] | None, run: CitationRun) -
 
 
 def _recommendations(store: GraphStore, source: SemanticScholarSource, found: list[_Found], run: CitationRun,
-                     report: IngestReport) -> dict[NamedNode, list[S2Paper]]:
-    """Recommendations for the papers marked read and the techniques' primary papers
-    among those looked up (or for every paper named on the command line)."""
+                     report: IngestReport, nodes: _Nodes) -> dict[NamedNode, list[S2Paper]]:
+    """Recommendations: for each paper named on the command line; otherwise for each
+    technique's primary paper among those looked up (``tkg:recommendedFor`` that paper),
+    and one list-based request for the reader (``tkg:recommendedFor`` the reader): the
+    papers read and those of the techniques followed as papers to be like, the papers the
+    reader rejected from ``kg suggest reading`` as papers to be unlike."""
+    from kg.decisions import READER
+    from kg.followed import followed
+    from kg.rejections import rejected
+
     if run.ids or run.query:
         seeds = found
     else:
-        rows = store.select(
-            """SELECT DISTINCT ?p WHERE { { ?p tkg:readingStatus <https://w3id.org/techkg/id/status/read> }
-                 UNION { ?t tkg:primaryPaper ?p } }""")
+        rows = store.select("SELECT DISTINCT ?p WHERE { ?t a tkg:Technique ; tkg:primaryPaper ?p }")
         wanted = {r["p"].value for r in rows if r["p"] is not None}  # type: ignore[union-attr]
         seeds = [f for f in found if f.node.value in wanted]
     out: dict[NamedNode, list[S2Paper]] = {}
@@ -503,6 +526,45 @@ def _recommendations(store: GraphStore, source: SemanticScholarSource, found: li
             continue
         if papers is not None:
             out[item.node] = [p for p in papers if p.paper_id]
+    if run.ids or run.query:
+        return out
+    followed_papers = store.select(
+        "SELECT DISTINCT ?p WHERE { ?t tkg:primaryPaper ?p }",
+        {"t": [NamedNode(t) for t, _inferred in followed(store)] or [NamedNode("urn:techkg:none")]})
+    liked = [*(r["p"].value for r in store.select(  # type: ignore[union-attr]
+        "SELECT DISTINCT ?p WHERE { ?p tkg:readingStatus <https://w3id.org/techkg/id/status/read> }").rows
+        if r["p"] is not None), *(r["p"].value for r in followed_papers.rows if r["p"] is not None)]  # type: ignore[union-attr]
+    positive = _s2_ids(list(dict.fromkeys(liked)), found, nodes)[:MAX_POSITIVE]
+    negative = _s2_ids(sorted(rejected(store)), found, nodes)[:MAX_POSITIVE]
+    if positive:
+        try:
+            papers = source.recommend(positive, negative, limit=run.recommendation_limit)
+        except OfflineError:
+            report.not_in_cache.append("the reader (recommendations)")
+            return out
+        out[READER] = [p for p in papers if p.paper_id]
+        report.notes.append(f"{len(out[READER])} recommendations for you, from {len(positive)} papers read or "
+                            f"followed and {len(negative)} rejected")
+    return out
+
+
+#: The most papers given as ones to be like (or unlike) in one list-based request.
+MAX_POSITIVE = 100
+
+
+def _s2_ids(papers: list[str], found: list[_Found], nodes: _Nodes) -> list[str]:
+    """Ids the API takes for ``papers`` (IRIs): their S2 paperId where known, else their
+    arXiv id or DOI; papers with none are left out."""
+    by_node = {item.node.value: item.paper.paper_id for item in found if item.paper.paper_id}
+    by_node.update({node.value: s2 for s2, node in nodes.by_s2.items() if node.value not in by_node})
+    out = []
+    for paper in papers:
+        if paper in by_node:
+            out.append(str(by_node[paper]))
+        elif paper.startswith("https://arxiv.org/abs/"):
+            out.append("ARXIV:" + paper.removeprefix("https://arxiv.org/abs/"))
+        elif paper.startswith("https://doi.org/"):
+            out.append("DOI:" + paper.removeprefix("https://doi.org/"))
     return out
 
 
@@ -517,11 +579,13 @@ def _merge(store: GraphStore, nodes: _Nodes, found: list[_Found], recommended: d
     limit = run.max_per_paper or 0
     fresh_papers: dict[NamedNode, S2Paper] = {}
     counts: dict[str, Any] = {"citations": 0, "with_contexts": 0, "lists": 0, "candidates": 0, "outcomes": {},
-                              "fresh": []}
+                              "fresh": [], "skipped": 0, "skipped_titles": [], "self": 0}
     touched: dict[str, set[tuple[Any, Any]]] = defaultdict(set)
     for item in found:
         node, paper = item.node, item.paper
         state = [*_ids_triples(node, paper)]
+        if paper.tldr and not nodes.is_new(node):  # a new paper gets it with its other facts below
+            state.append(Triple(node, TKG.tldr, text(paper.tldr, None)))
         for prop, value in ((TKG.citationCount, paper.citation_count), (TKG.referenceCount, paper.reference_count),
                             (TKG.influentialCitationCount, paper.influential_count)):
             if value is not None:
@@ -557,9 +621,18 @@ def _merge(store: GraphStore, nodes: _Nodes, found: list[_Found], recommended: d
             counts["lists"] += 1
             for edge in edges:
                 other = nodes.node(edge.paper)
-                if other is None or other == node:
+                if other is None:  # no paperId, arXiv id or DOI: nothing to point at
+                    counts["skipped"] += 1
+                    if edge.paper.title:
+                        counts["skipped_titles"].append(edge.paper.title)
+                    continue
+                if other == node:
+                    counts["self"] += 1
                     continue
                 citing, cited = (other, node) if direction == "citations" else (node, other)
+                if (citing, cited) not in parts.edges:
+                    counts["citations"] += 1
+                    counts["with_contexts"] += bool(edge.contexts)
                 parts.edges[(citing, cited)] = edge_triples(citing, cited, edge)
                 touched[node.value].add((citing, cited))
                 if nodes.is_new(other):
@@ -584,6 +657,8 @@ def _merge(store: GraphStore, nodes: _Nodes, found: list[_Found], recommended: d
         counts["fresh"].append(other.value)
         triples = _candidate_triples(other, paper, candidate=other.value not in nodes.on_list)
         triples += _ids_triples(other, paper)
+        if paper.citation_count is not None:
+            triples.append(Triple(other, TKG.citationCount, integer(paper.citation_count)))
         parts.subjects[other] = [t for t in triples if t.subject == other]
         parts.subjects.pop(_authors_seq(other), None)
         for t in triples:
@@ -600,8 +675,4 @@ def _merge(store: GraphStore, nodes: _Nodes, found: list[_Found], recommended: d
             counts["outcomes"][node.value] = "added"
         elif before != after or changed_edges:
             counts["outcomes"][node.value] = "updated"
-    for item in found:
-        for edges in item.lists.values():
-            counts["citations"] += len(edges)
-            counts["with_contexts"] += sum(1 for e in edges if e.contexts)
     return set(existing), parts.triples(), counts

@@ -14,7 +14,10 @@ lines here.
   request; ``null`` for an unknown id), pages through ``/paper/{id}/citations`` and
   ``/references`` (``limit`` up to 1000, ``offset``/``next``) with the contexts, intents
   and influence of each citation and the other paper's ids, title, year, venue and
-  authors, searches (``/paper/search``) and asks ``/recommendations/v1/papers/forpaper``.
+  authors, searches (``/paper/search``, and ``/paper/search/bulk`` with its boolean syntax and
+  continuation tokens), and asks for recommendations, for one paper
+  (``/recommendations/v1/papers/forpaper``) or from lists of papers to be like and unlike
+  (``POST /recommendations/v1/papers``).
 - The API key comes from ``S2_API_KEY`` or the keyring (service ``techkg-semanticscholar``,
   user ``api-key``) and goes out as the ``x-api-key`` header only; it is registered as a
   secret, so it never reaches messages, the cache or the graph. Without a key the client
@@ -56,6 +59,7 @@ from kg.iris import normalize_doi, parse_arxiv_id
 __all__ = [
     "DEFAULT_API_URL",
     "EDGE_FIELDS",
+    "FOUND_FIELDS",
     "KEYRING_SERVICE",
     "MAX_BATCH",
     "MAX_LIST_LIMIT",
@@ -80,9 +84,15 @@ KEYRING_SERVICE = "techkg-semanticscholar"
 KEYRING_USER = "api-key"
 #: 429 is retried with backoff even without Retry-After (Semantic Scholar often sends none).
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
-_OTHER = ("paperId", "externalIds", "title", "year", "venue", "authors")
-#: What a batch asks about each paper: its ids and what a candidate paper needs, and the counts.
-PAPER_FIELDS = (*_OTHER, "publicationDate", "citationCount", "referenceCount", "influentialCitationCount")
+_OTHER = ("paperId", "externalIds", "title", "year", "venue", "authors", "citationCount")
+#: What a batch asks about each paper: its ids and what a candidate paper needs, the counts,
+#: and what a reader triages it by (its abstract and Semantic Scholar's one-sentence TLDR).
+PAPER_FIELDS = (*_OTHER, "publicationDate", "referenceCount", "influentialCitationCount", "abstract", "tldr")
+#: What a search or a recommendation asks about each paper found.
+FOUND_FIELDS = (*_OTHER, "publicationDate", "abstract")
+#: The most papers one list-based recommendation answers, and a bulk search's page.
+MAX_RECOMMENDATIONS = 500
+BULK_PAGE = 1000
 #: What a citation list asks about each citation: the citation itself, and the other paper.
 EDGE_FIELDS = ("contexts", "intents", "contextsWithIntent", "isInfluential", *_OTHER)
 _PREFIXES = {"arxiv": "ARXIV", "doi": "DOI", "corpusid": "CorpusId", "mag": "MAG", "acl": "ACL", "pmid": "PMID",
@@ -180,6 +190,8 @@ class S2Paper:
     citation_count: int | None = None
     reference_count: int | None = None
     influential_count: int | None = None
+    abstract: str | None = None
+    tldr: str | None = None
 
     @classmethod
     def from_json(cls, data: Any) -> S2Paper:
@@ -202,13 +214,15 @@ class S2Paper:
         authors = tuple(name for a in (data.get("authors") or []) if isinstance(a, dict)
                         and (name := _str(a.get("name"))))
         date = _str(data.get("publicationDate"))
+        tldr = data.get("tldr")
         return cls(
             paper_id=_str(data.get("paperId")), title=_str(data.get("title")), year=_int(data.get("year")),
             venue=_str(data.get("venue")), authors=authors, arxiv=arxiv, doi=doi,
             corpus_id=_str(external.get("CorpusId") or data.get("corpusId")),
             publication_date=date if date and re.match(r"^\d{4}-\d{2}-\d{2}$", date) else None,
             citation_count=_int(data.get("citationCount")), reference_count=_int(data.get("referenceCount")),
-            influential_count=_int(data.get("influentialCitationCount")),
+            influential_count=_int(data.get("influentialCitationCount")), abstract=_str(data.get("abstract")),
+            tldr=_str(tldr.get("text")) if isinstance(tldr, dict) else None,
         )
 
 
@@ -409,6 +423,47 @@ class SemanticScholarSource:
                 break
             offset = nxt
         return found[:limit]
+
+    def search_bulk(self, query: str, *, limit: int = 100, fields: Sequence[str] = FOUND_FIELDS) -> list[S2Paper]:
+        """``GET /paper/search/bulk``: the first ``limit`` papers matching ``query`` (the bulk
+        search's syntax: every word required, ``"a phrase"``, ``word*``, ``-word``, ``a | b``),
+        a page of up to 1000 at a time, following the answer's ``token``."""
+        found: list[S2Paper] = []
+        token: str | None = None
+        while len(found) < limit:
+            params: list[tuple[str, str | int]] = [("query", query), ("fields", ",".join(fields))]
+            if token:
+                params.append(("token", token))
+            data = self._get(f"{GRAPH}/paper/search/bulk", params, f"the bulk search {query!r}")
+            page = data.get("data") if isinstance(data, dict) else None
+            if not isinstance(page, list):
+                raise IngestError(f"{SOURCE}: the bulk search {query!r} came without a data list",
+                                  source=SOURCE, hint="Run again later; nothing was written.")
+            found.extend(S2Paper.from_json(item) for item in page if isinstance(item, dict))
+            token = data.get("token") if isinstance(data.get("token"), str) else None
+            if not token or not page:
+                break
+        return found[:limit]
+
+    def recommend(self, positive: Sequence[str], negative: Sequence[str] = (), *, limit: int = 100,
+                  fields: Sequence[str] = FOUND_FIELDS) -> list[S2Paper]:
+        """``POST /recommendations/v1/papers``: papers like the ``positive`` ones and unlike the
+        ``negative`` ones (paper ids in any form the API takes), at most ``limit`` (≤ 500)."""
+        if not positive:
+            return []
+        limit = max(1, min(limit, MAX_RECOMMENDATIONS))
+        _response, data = self._request(
+            "POST", f"{RECOMMENDATIONS}/papers", [("fields", ",".join(fields)), ("limit", limit)],
+            f"the recommendations for {len(positive)} papers (and against {len(negative)})", not_found_ok=True,
+            json={"positivePaperIds": list(positive), "negativePaperIds": list(negative)},
+            extensions={"idempotent": True})
+        if data is None:  # none of the positive papers is one it knows
+            return []
+        items = data.get("recommendedPapers") if isinstance(data, dict) else None
+        if not isinstance(items, list):
+            raise IngestError(f"{SOURCE}: the list-based recommendations came without recommendedPapers",
+                              source=SOURCE, hint="Run again later; nothing was written.")
+        return [S2Paper.from_json(item) for item in items if isinstance(item, dict)]
 
     def recommendations(self, ident: str, *, limit: int = 20, fields: Sequence[str] = _OTHER,
                         pool: str = "recent") -> list[S2Paper] | None:

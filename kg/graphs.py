@@ -4,8 +4,9 @@ Every named graph has one of three kinds of owner (:class:`GraphKind`):
 
 - ``package``: built from TechKG's own files (ontology, catalog); ``kg build`` rewrites them.
 - ``user``: the user's own state (reading state, their reading list, the Zotero sync state,
-  lineage decisions). No command replaces or drops one of these without asking, and every
-  command that does replace one keeps a snapshot first.
+  lineage decisions, the papers rejected from the reading suggestions, what is new's state).
+  No command replaces or drops one of these without asking, and every command that does
+  replace one keeps a snapshot first.
 - ``source``: refreshed from a source (arxiv, github, zotero, citations, kernels, and
   ``import/<name>`` graphs loaded by ``kg import rdf``); a refresh replaces it whole.
 
@@ -29,6 +30,8 @@ __all__ = [
     "IMPORT_PREFIX",
     "KERNELS",
     "LINEAGE_DECISIONS",
+    "NEWS",
+    "READING_DECISIONS",
     "ONTOLOGY",
     "OWNERS",
     "PROVENANCE",
@@ -78,6 +81,10 @@ ZOTERO = graph_iri("zotero")
 ZOTERO_SYNC = graph_iri("zotero-sync")
 CITATIONS = graph_iri("citations")
 LINEAGE_DECISIONS = graph_iri("lineage-decisions")
+#: Papers the reader rejected from kg suggest reading (never suggested again).
+READING_DECISIONS = graph_iri("reading-decisions")
+#: When the reader last looked at what is new (kg news), and the papers they marked seen.
+NEWS = graph_iri("news")
 KERNELS = graph_iri("kernels")
 PROVENANCE = graph_iri("provenance")
 
@@ -91,6 +98,8 @@ SOURCES: dict[str, NamedNode] = {
     "reading-list": READING_LIST,
     "reading": READING,
     "lineage-decisions": LINEAGE_DECISIONS,
+    "reading-decisions": READING_DECISIONS,
+    "news": NEWS,
     "arxiv": ARXIV,
     "github": GITHUB,
     "zotero": ZOTERO,
@@ -108,6 +117,8 @@ OWNERS: dict[NamedNode, GraphKind] = {
     READING: GraphKind.user,
     ZOTERO_SYNC: GraphKind.user,
     LINEAGE_DECISIONS: GraphKind.user,
+    READING_DECISIONS: GraphKind.user,
+    NEWS: GraphKind.user,
     ARXIV: GraphKind.source,
     GITHUB: GraphKind.source,
     ZOTERO: GraphKind.source,

@@ -12,6 +12,15 @@ the notes (``../shared/reference/api-notes.md``):
   and ``isInfluential`` and the other paper under ``citingPaper`` / ``citedPaper``;
 - ``GET /graph/v1/paper/search`` (words of the title, ``total``/``offset``/``next``) and
   ``GET /recommendations/v1/papers/forpaper/{id}`` (``recommendedPapers``);
+- ``GET /graph/v1/paper/search/bulk``: the bulk search's syntax over title and abstract
+  (every word required, ``"a phrase"``, ``word*``, ``-word``, ``a | b``), in ``paperId``
+  order (or ``sort=citationCount:desc``, ``publicationDate:desc``...), at most 1000 a page,
+  ``total`` and an opaque ``token`` for the next page (absent on the last);
+- ``POST /recommendations/v1/papers?fields=&limit=`` with ``{"positivePaperIds": [...],
+  "negativePaperIds": [...]}`` (``limit`` at most 500): the emulator's stand-in for the
+  API's similarity ranks a paper by how many positives recommend it or share a citation
+  with it, leaves out the positives, the negatives and what the negatives recommend, and
+  answers 404 when no positive id is known (an unknown id among known ones is passed over);
 - ids in every form the API takes: a paperId, ``CorpusId:``, ``ARXIV:``, ``DOI:`` or a bare
   DOI, ``URL:`` of an arXiv or semanticscholar.org page (prefixes in any case);
 - ``fields``: an unknown one answers 400 ``{"error":"Unrecognized or unsupported fields:
@@ -35,7 +44,7 @@ import socket
 import struct
 import threading
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from typing import Any
@@ -50,8 +59,10 @@ MAX_LIMIT = 1000
 PAPER_FIELDS = frozenset({
     "paperId", "corpusId", "externalIds", "url", "title", "abstract", "venue", "publicationVenue", "year",
     "referenceCount", "citationCount", "influentialCitationCount", "isOpenAccess", "openAccessPdf",
-    "fieldsOfStudy", "s2FieldsOfStudy", "publicationTypes", "publicationDate", "journal", "authors",
+    "fieldsOfStudy", "s2FieldsOfStudy", "publicationTypes", "publicationDate", "journal", "authors", "tldr",
 })
+MAX_RECOMMENDATIONS = 500
+BULK_PAGE = 1000
 EDGE_FIELDS = frozenset({"contexts", "intents", "contextsWithIntent", "isInfluential"})
 INTENTS = ("methodology", "background", "result")
 _ARXIV_URL = re.compile(r"^https?://(?:www\.)?arxiv\.org/(?:abs|pdf)/(?P<id>[^v?#]+?)(?:v\d+)?(?:\.pdf)?$")
@@ -77,6 +88,10 @@ class EmulatedPaper:
     abstract: str | None = None
     #: Citations the API counts but cannot list (its counts run ahead of its lists).
     extra_citations: int = 0
+    tldr: str | None = None
+    #: False for a reference Semantic Scholar could not match to a paper: in citation lists
+    #: it comes with ``paperId`` null, its title and no ids, and no id finds it.
+    resolved: bool = True
 
     def external_ids(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -230,12 +245,15 @@ class SemanticScholarEmulator(LoopbackServer):
 
     def add_paper(self, title: str, *, year: int | None = None, venue: str = "", authors: Sequence[str] = (),
                   arxiv: str | None = None, doi: str | None = None, publication_date: str | None = None,
-                  paper_id: str | None = None, abstract: str | None = None) -> str:
-        """Add a paper; returns its paperId (derived from its arXiv id, DOI or title)."""
+                  paper_id: str | None = None, abstract: str | None = None, tldr: str | None = None,
+                  resolved: bool = True) -> str:
+        """Add a paper; returns its paperId (derived from its arXiv id, DOI or title). An
+        unresolved paper (``resolved=False``) is listed with ``paperId`` null and no ids."""
         pid = paper_id or paper_key(arxiv or doi or title)
         with self.lock:
             paper = EmulatedPaper(pid, int(pid[:7], 16), title, year, venue, list(authors), arxiv,
-                                  doi.lower() if doi else None, publication_date, abstract)
+                                  doi.lower() if doi else None, publication_date, abstract, tldr=tldr,
+                                  resolved=resolved)
             self.papers[pid] = paper
             self._by_alias[pid] = pid
             self._by_alias[f"corpusid:{paper.corpus_id}"] = pid
@@ -251,7 +269,7 @@ class SemanticScholarEmulator(LoopbackServer):
              intents: Sequence[str] | None = None, influential: bool = False) -> None:
         """``citing`` cites ``cited`` (paperIds, or any id form). ``contexts`` are sentences,
         alone or with their intents; the citation's intents default to theirs."""
-        a, b = self.resolve(citing), self.resolve(cited)
+        a, b = self._resolve(citing), self._resolve(cited)
         if a is None or b is None:
             raise KeyError(citing if a is None else cited)
         parsed = [(c, ()) if isinstance(c, str) else (c[0], tuple(c[1])) for c in contexts]
@@ -267,7 +285,7 @@ class SemanticScholarEmulator(LoopbackServer):
             self._cited[a][b] = edge
 
     def uncite(self, citing: str, cited: str) -> None:
-        a, b = self.resolve(citing), self.resolve(cited)
+        a, b = self._resolve(citing), self._resolve(cited)
         with self.lock:
             if a and b:
                 self._citing[b].pop(a, None)
@@ -281,7 +299,11 @@ class SemanticScholarEmulator(LoopbackServer):
         self._recommended[key] = [p for p in (self.resolve(x) for x in papers) if p]
 
     def resolve(self, ident: str) -> str | None:
-        """The paperId of any id form the API accepts, or None."""
+        """The paperId of any id form the API accepts, or None (always, for an unresolved paper)."""
+        found = self._resolve(ident)
+        return found if found is None or self.papers[found].resolved else None
+
+    def _resolve(self, ident: str) -> str | None:
         value = unquote(ident).strip()
         if value.lower().startswith("url:"):
             url = value[4:]
@@ -330,10 +352,16 @@ class SemanticScholarEmulator(LoopbackServer):
             "publicationTypes": ["JournalArticle"], "publicationDate": p.publication_date, "journal": None,
             "authors": [{"authorId": str(int(hashlib.sha1(a.encode()).hexdigest()[:8], 16)), "name": a}
                         for a in p.authors],
+            "tldr": {"model": "tldr@v2.0.0", "text": p.tldr} if p.tldr else None,
         }
         out = {"paperId": p.paper_id}
         for name in fields:
             out[name] = values[name]
+        if not p.resolved:
+            out["paperId"] = None
+            out.update({k: None for k in ("corpusId", "url", "year", "venue", "publicationDate") if k in out})
+            if "externalIds" in out:
+                out["externalIds"] = {}
         return out
 
     def _edge_json(self, edge: _Edge, other: str, fields: list[str]) -> dict[str, Any]:
@@ -394,6 +422,10 @@ class SemanticScholarEmulator(LoopbackServer):
             if page:
                 out["data"] = [self._paper_json(p.paper_id, fields) for p in page]
             return 200, out
+        if path == "/graph/v1/paper/search/bulk" and method == "GET":
+            return 200, self._bulk(query)
+        if path.rstrip("/") == "/recommendations/v1/papers" and method == "POST":
+            return 200, self._from_lists(query, body)
         m = re.match(r"^/recommendations/v1/papers/forpaper/(?P<id>.+)$", path)
         if m and method == "GET":
             fields = self._fields(query, PAPER_FIELDS, ("title",))
@@ -428,6 +460,73 @@ class SemanticScholarEmulator(LoopbackServer):
             return 200, self._paper_json(pid, fields)
         return 404, {"message": "Not Found"}
 
+    def _bulk(self, query: Mapping[str, list[str]]) -> dict[str, Any]:
+        """``/paper/search/bulk``: see the module's docstring."""
+        fields = self._fields(query, PAPER_FIELDS, ("title",))
+        text = (query.get("query") or [""])[-1]
+        matches = _bulk_matcher(text)
+        hits = [p for p in self.papers.values() if matches(f"{p.title} {p.abstract or ''}")]
+        order = (query.get("sort") or ["paperId:asc"])[-1]
+        key, _, direction = order.partition(":")
+        if key not in ("paperId", "publicationDate", "citationCount") or direction not in ("", "asc", "desc"):
+            raise _ApiError(400, {"error": f"Unrecognized sort: {order}"})
+        def value(p: EmulatedPaper) -> tuple[Any, str]:
+            if key == "citationCount":
+                return len(self._citing[p.paper_id]) + p.extra_citations, p.paper_id
+            return (p.publication_date or "") if key == "publicationDate" else p.paper_id, p.paper_id
+
+        hits.sort(key=value, reverse=direction == "desc")
+        token = (query.get("token") or [""])[-1]
+        try:
+            start = int(bytes.fromhex(token).decode()) if token else 0
+        except ValueError:
+            raise _ApiError(400, {"error": "Invalid token"}) from None
+        page = hits[start:start + BULK_PAGE]
+        out: dict[str, Any] = {"total": len(hits), "data": [self._paper_json(p.paper_id, fields) for p in page]}
+        if start + BULK_PAGE < len(hits):
+            out["token"] = str(start + BULK_PAGE).encode().hex()
+        return out
+
+    def _from_lists(self, query: Mapping[str, list[str]], body: bytes) -> dict[str, Any]:
+        """``POST /recommendations/v1/papers``: see the module's docstring."""
+        fields = self._fields(query, PAPER_FIELDS, ("title",))
+        try:
+            limit = int((query.get("limit") or ["100"])[-1])
+            data = json.loads(body or b"{}")
+        except ValueError:
+            raise _ApiError(400, {"error": "Body must be a JSON object"}) from None
+        if not 1 <= limit <= MAX_RECOMMENDATIONS:
+            raise _ApiError(400, {"error": f"The limit parameter must be between 1 and {MAX_RECOMMENDATIONS}"})
+        lists = [data.get(name) if isinstance(data, dict) else None for name in ("positivePaperIds",
+                                                                               "negativePaperIds")]
+        if not isinstance(lists[0], list) or not all(isinstance(i, str) for i in lists[0]) or (
+                lists[1] is not None and not (isinstance(lists[1], list) and all(isinstance(i, str)
+                                                                                for i in lists[1]))):
+            raise _ApiError(400, {"error": "positivePaperIds (and negativePaperIds) must be lists of paper ids"})
+        positive = [p for p in (self.resolve(i) for i in lists[0]) if p]
+        negative = [p for p in (self.resolve(i) for i in lists[1] or []) if p]
+        if not positive:
+            raise self._not_found(", ".join(lists[0][:3]) or "(none)")
+        score: dict[str, int] = {}
+        for seed in positive:
+            near = [*self._recommended.get(seed, []), *self._neighbours(seed)]
+            for other in dict.fromkeys(near):
+                score[other] = score.get(other, 0) + 1
+        unwanted = set(positive) | set(negative)
+        for seed in negative:
+            unwanted |= set(self._recommended.get(seed, []))
+        ranked = sorted((p for p in score if p not in unwanted), key=lambda p: (-score[p], p))
+        return {"recommendedPapers": [self._paper_json(p, fields) for p in ranked[:limit]]}
+
+    def _neighbours(self, pid: str) -> list[str]:
+        """Papers that share a citation with ``pid``: cited together with it, or citing what it cites."""
+        out: list[str] = []
+        for citing in self._citing[pid]:
+            out += [c for c in self._cited[citing] if c != pid]
+        for cited in self._cited[pid]:
+            out += [c for c in self._citing[cited] if c != pid]
+        return out
+
     def check_key(self, key: str | None) -> tuple[int, Any] | None:
         if key is not None:
             return None if key in self.keys else (403, {"message": "Forbidden"})
@@ -444,6 +543,31 @@ class SemanticScholarEmulator(LoopbackServer):
 
     def request_count(self, path: str = "", method: str | None = None) -> int:
         return sum(1 for r in self.requests if r.path.startswith(path) and (method is None or r.method == method))
+
+
+def _bulk_matcher(text: str) -> Callable[[str], bool]:
+    """A test of a paper's text for the bulk search's syntax (see the module's docstring)."""
+    alternatives = [part for part in re.split(r"\s\|\s|\|", text) if part.strip()]
+    tests = []
+    for part in alternatives:
+        phrases = [p.lower() for p in re.findall(r'"([^"]+)"', part)]
+        rest = re.sub(r'"[^"]*"', " ", part)
+        words = [w for w in re.findall(r"[-+]?[\w.\-]+\*?", rest)]
+        must = [w.lstrip("+").lower() for w in words if not w.startswith("-")]
+        must_not = [w[1:].lower() for w in words if w.startswith("-")]
+        tests.append((phrases, must, must_not))
+
+    def word_in(word: str, tokens: list[str]) -> bool:
+        return any(t.startswith(word[:-1]) for t in tokens) if word.endswith("*") else word in tokens
+
+    def matches(content: str) -> bool:
+        lowered = content.lower()
+        tokens = re.findall(r"[\w.\-]+", lowered)
+        return any(all(p in lowered for p in phrases) and all(word_in(w, tokens) for w in must)
+                   and not any(word_in(w, tokens) for w in must_not) and (phrases or must)
+                   for phrases, must, must_not in tests)
+
+    return matches
 
 
 class _Handler(BaseHTTPRequestHandler):

@@ -251,12 +251,15 @@ def citations(
         "--max-per-paper", min=1, help="At most this many citations and references of each paper (default: all).",
         show_default=False)] = None,
     query: Annotated[Optional[str], typer.Option(  # noqa: UP045
-        "--query", "-q", help="Search Semantic Scholar instead; the papers found become candidates.",
-        show_default=False)] = None,
-    max_results: Annotated[int, typer.Option("--max", min=1, max=1000, help="Search results to keep.")] = 10,
+        "--query", "-q", help="Search Semantic Scholar instead (its bulk search: every word required, \"a phrase\", "
+                              "word*, -word, a | b); the papers found become candidates.", show_default=False)] = None,
+    max_results: Annotated[int, typer.Option("--max", min=1, max=10000, help="Search results to keep.")] = 10,
+    lists: Annotated[bool, typer.Option("--lists", help="With --query: also fetch each paper's citation lists "
+                                                        "(one or two requests per paper found).")] = False,
     recommendations: Annotated[bool, typer.Option(
-        "--recommendations", help="Also ask for Semantic Scholar's recommendations for the papers marked read and "
-                                  "the techniques' papers (one request each), for kg suggest reading.")] = False,
+        "--recommendations", help="Also ask for Semantic Scholar's recommendations, for kg suggest reading: for "
+                                  "each technique's paper (one request each), and once for you, from the papers you "
+                                  "read and follow, against those you rejected.")] = False,
     full: Annotated[bool, typer.Option("--full", help="Fetch every list again, even where the counts did not "
                                                       "change.")] = False,
     api_url: Annotated[Optional[str], typer.Option(  # noqa: UP045
@@ -298,8 +301,12 @@ def citations(
                           cache=_cache(cache_dir, "semanticscholar"), offline=offline,
                           retry_statuses=RETRY_STATUSES)
     source = SemanticScholarSource(client=client, api_url=url, has_key=key is not None)
+    if lists and not query:
+        raise IngestError("--lists is for --query", source="semanticscholar",
+                          hint="Without --query every paper's lists are fetched anyway (as their counts change).")
     run = CitationRun(ids=ids or None, query=query, max_results=max_results, references=references,
-                      citations=citations_, max_per_paper=max_per_paper, recommendations=recommendations, full=full)
+                      citations=citations_, max_per_paper=max_per_paper, recommendations=recommendations, full=full,
+                      lists=lists)
     with client, _progress("fetching citations from Semantic Scholar", fmt) as progress:
         report = ingest_citations(state().store(), source, run, progress=progress)
     _keep_current(state().store(), report, ("citations",))

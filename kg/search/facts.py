@@ -59,10 +59,18 @@ PREDICATES: dict[str, ox.NamedNode] = {
     **{f"tkg:{name}": TKG[name] for name in LINKS},
 }
 _KINDS = {DOCUMENT, TECHNIQUE}
-#: What is read of the nodes a document points at: names, ids, labels and categories.
-_CONTEXT = ("foaf:name", "skos:notation", "skos:prefLabel", "skos:broader", "rdf:type")
 _NOTES = """SELECT ?g ?s ?o WHERE { GRAPH ?g { ?n tkg:noteOf ?s ; rdf:value ?o } }"""
 Progress = Callable[[int, int], None]
+
+
+def _schema() -> pa.Schema:
+    import pyarrow as pa
+
+    return pa.schema([("g", pa.dictionary(pa.int32(), pa.string())), ("s", pa.string()), ("k", pa.string()),
+                      ("o", pa.string())])
+
+
+SCHEMA = _schema()
 
 
 def _key(curie: str, value: ox.Literal | ox.NamedNode) -> str:
@@ -152,49 +160,73 @@ def _copy_facts(graph: ox.NamedNode, path: Path) -> Iterator[pa.RecordBatch]:
 def _batch(s: pa.Array, k: pa.Array, o: pa.Array, g: pa.Scalar) -> pa.RecordBatch:
     import pyarrow as pa
 
-    return pa.record_batch({"g": pa.array([g.as_py()] * len(s), pa.string()), "s": s, "k": k, "o": o})
+    graph = pa.DictionaryArray.from_arrays(pa.nulls(len(s), pa.int32()).fill_null(0), pa.array([g.as_py()]))
+    return pa.record_batch({"g": graph, "s": s, "k": k, "o": o}, schema=SCHEMA)
 
 
 def to_table(rows: Sequence[Row]) -> pa.RecordBatch:
-    """Rows as an Arrow record batch of ``g, s, k, o``."""
+    """Rows as an Arrow record batch of ``g, s, k, o`` (:data:`SCHEMA`)."""
     import pyarrow as pa
+    import pyarrow.compute as pc
 
     columns = list(zip(*rows, strict=True)) if rows else [(), (), (), ()]
-    return pa.record_batch({name: pa.array(list(values), pa.string())
-                            for name, values in zip("gsko", columns, strict=True)})
+    arrays = {name: pa.array(list(values), pa.string()) for name, values in zip("gsko", columns, strict=True)}
+    arrays["g"] = pc.dictionary_encode(arrays["g"]).cast(SCHEMA.field("g").type)
+    return pa.record_batch(arrays, schema=SCHEMA)
 
 
 def facts_of(store: GraphStore, subjects: Iterable[str]) -> Iterator[pa.RecordBatch]:
-    """The facts of ``subjects`` (papers, techniques) and of what they point at: every
-    technique and category (a few thousand nodes at most), the people who wrote them, the
-    reading-list categories, the notes on them and who follows what."""
+    """The facts of ``subjects`` (papers, techniques) and of what they point at: their
+    techniques and those techniques' categories, the people who wrote them, their
+    reading-list categories, the notes on them and who follows them. Each step walks from
+    the nodes the step before found (bound, a chunk at a time), never a scan."""
     nodes = sorted({s for s in subjects if s.startswith(("http://", "https://", "urn:"))})
-    # FILTER IN, not VALUES ?p: Oxigraph joins a VALUES of predicates after reading the
-    # subjects' every triple in every graph, seconds where the filter takes milliseconds.
     wanted = ", ".join(f"<{node.value}>" for node in PREDICATES.values())
-    chunk = 500
+    link_keys = {f"tkg:{name}" for name in LINKS}
     people: set[str] = set()
-    for start in range(0, len(nodes), chunk):
-        bound = {"s": [ox.NamedNode(n) for n in nodes[start:start + chunk]]}
+    techniques: set[str] = set()
+    labelled: set[str] = set()
+    for chunk in _chunks(nodes):
+        bound = {"s": chunk}
+        # FILTER IN, not VALUES ?p: Oxigraph joins a VALUES of predicates after reading the
+        # subjects' every triple in every graph, seconds where the filter takes milliseconds.
         rows = list(_rows(store, f"SELECT ?g ?s ?p ?o WHERE {{ GRAPH ?g {{ ?s ?p ?o FILTER(?p IN ({wanted})) }} }}",
                           bindings=bound))
         rows += _rows(store, "SELECT ?g ?s ?o WHERE { GRAPH ?g { ?n tkg:noteOf ?s ; rdf:value ?o } }", "note",
                       bindings=bound)
         rows += _rows(store, "SELECT ?g ?s ?o WHERE { GRAPH ?g { ?s tkg:primaryPaper ?o } }", "tkg:primaryPaper",
-                      bindings={"o": bound["s"]})
-        people |= {o for _g, _s, k, o in rows if k == "dcterms:creator"}
+                      bindings={"o": chunk})
+        rows += _rows(store, "SELECT ?g ?s ?o WHERE { GRAPH ?g { ?s tkg:follows ?o } }", "tkg:follows",
+                      bindings={"o": chunk})
+        for _g, subject, key, obj in rows:
+            if key == "dcterms:creator":
+                people.add(obj)
+            elif key in link_keys:
+                techniques.add(obj)
+            elif key == "tkg:primaryPaper":
+                techniques.add(subject)
+            elif key in ("tkg:readingCategory", "skos:broader"):
+                labelled.add(obj)
         yield to_table(rows)
-    # Everything documents name a technique, a category or a status by: few nodes, read whole.
-    context = ", ".join(f"<{PREDICATES[c].value}>" for c in _CONTEXT if c not in ("foaf:name", "rdf:type"))
-    yield to_table(list(_rows(
-        store, f"""SELECT ?g ?s ?p ?o WHERE {{ {{ ?s a tkg:Technique }} UNION {{ ?s a tkg:TechniqueCategory }}
-                     UNION {{ ?s a tkg:ReadingListCategory }}
-                     GRAPH ?g {{ ?s ?p ?o FILTER(?p IN ({context})) }} }}""")))
-    yield to_table(list(_rows(
-        store, "SELECT ?g ?s ?o WHERE { GRAPH ?g { ?s a tkg:Technique } BIND(tkg:Technique AS ?o) }", "rdf:type")))
-    yield to_table(list(_rows(store, "SELECT ?g ?s ?o WHERE { GRAPH ?g { ?s tkg:follows ?o } }", "tkg:follows")))
-    names = sorted(people)
-    for start in range(0, len(names), chunk):
-        bound = {"s": [ox.NamedNode(n) for n in names[start:start + chunk]]}
+    # The techniques the documents link to: their ids, names, type and category.
+    context = ", ".join(f"<{PREDICATES[c].value}>" for c in ("skos:notation", "skos:prefLabel", "skos:broader",
+                                                              "rdf:type"))
+    for chunk in _chunks(sorted(techniques - set(nodes))):
+        rows = list(_rows(store, f"SELECT ?g ?s ?p ?o WHERE {{ GRAPH ?g {{ ?s ?p ?o FILTER(?p IN ({context})) }} }}",
+                          bindings={"s": chunk}))
+        labelled |= {o for _g, _s, k, o in rows if k == "skos:broader"}
+        yield to_table(rows)
+    # The categories: their names and ids.
+    names = ", ".join(f"<{PREDICATES[c].value}>" for c in ("skos:notation", "skos:prefLabel"))
+    for chunk in _chunks(sorted(labelled)):
+        yield to_table(list(_rows(
+            store, f"SELECT ?g ?s ?p ?o WHERE {{ GRAPH ?g {{ ?s ?p ?o FILTER(?p IN ({names})) }} }}",
+            bindings={"s": chunk})))
+    for chunk in _chunks(sorted(people)):
         yield to_table(list(_rows(store, "SELECT ?g ?s ?o WHERE { GRAPH ?g { ?s foaf:name ?o } }", "foaf:name",
-                                  bindings=bound)))
+                                  bindings={"s": chunk})))
+
+
+def _chunks(iris: Sequence[str], size: int = 500) -> Iterator[list[ox.NamedNode]]:
+    for start in range(0, len(iris), size):
+        yield [ox.NamedNode(i) for i in iris[start:start + size]]

@@ -16,6 +16,10 @@ __all__ = ["BOOSTS", "FACETS", "SCHEMA_VERSION", "SEARCHED", "SNIPPET_FIELDS", "
 
 #: Changed whenever the fields change: an index of another version is made again.
 SCHEMA_VERSION = "1"
+#: Abstracts are most of the text: they are indexed without stemming, which costs a fifth
+#: of the index build at 700k papers; titles, TLDRs and notes are stemmed ("routers" finds
+#: "routing"), and a prefix (``rout*``) finds every form in any field.
+ABSTRACT_TOKENIZER = "default"
 #: The fields a plain word is looked for in, and how much a match in each counts.
 BOOSTS: dict[str, float] = {"title": 3.0, "alt": 2.0, "ids": 3.0, "abstract": 1.0, "tldr": 1.2, "notes": 1.5,
                             "authors": 1.0}
@@ -32,8 +36,9 @@ def build_schema() -> tantivy.Schema:
     b = tantivy.SchemaBuilder()
     b.add_text_field("iri", stored=True, tokenizer_name="raw")
     b.add_text_field("kind", stored=True, tokenizer_name="raw", fast=True)
-    for name in ("title", "alt", "abstract", "tldr", "notes"):
+    for name in ("title", "alt", "tldr", "notes"):
         b.add_text_field(name, stored=True, tokenizer_name="en_stem")
+    b.add_text_field("abstract", stored=True, tokenizer_name=ABSTRACT_TOKENIZER)
     b.add_text_field("authors", stored=True)
     b.add_text_field("ids", stored=True, tokenizer_name="raw")
     for name in ("status", "technique", "category"):

@@ -100,9 +100,17 @@ def test_the_keyring_holds_the_key_when_the_environment_does_not(monkeypatch) ->
 
 
 def test_unknown_ids_are_listed_as_missing(kg_cli, emulator, built_store_path) -> None:
+    # Every id unknown: an error (exit 1) naming them, and nothing written.
     run = kg_cli("ingest", "citations", "ARXIV:2999.00001", "--api-url", emulator.url, "--delay", "0",
                  store=built_store_path)
-    assert run.returncode == 0 and "ARXIV:2999.00001" in run.stdout and "unchanged in" in run.stdout
+    assert run.returncode == 1 and "ARXIV:2999.00001" in run.stderr and "nothing was written" in run.stderr
+    as_json = kg_cli("ingest", "citations", "ARXIV:2999.00001", "-f", "json", "--api-url", emulator.url,
+                     "--delay", "0", store=built_store_path)
+    assert as_json.returncode == 1 and '"ok": false' in as_json.stdout
+    # One known among them: the unknown one is listed as missing.
+    run = kg_cli("ingest", "citations", "ARXIV:2999.00001", "ARXIV:2412.06464", "--no-references", "--api-url",
+                 emulator.url, "--delay", "0", store=built_store_path)
+    assert run.returncode == 0 and "ARXIV:2999.00001" in run.stdout and "written in" in run.stdout
 
 
 def test_without_a_key_it_keeps_to_one_request_a_second(kg_cli, emulator, built_store_path) -> None:

@@ -144,8 +144,8 @@ def test_every_id_form_the_api_takes_names_the_same_paper(fresh_store, source, e
 
 def test_unknown_ids_are_reported_missing_and_nothing_else_changes(built_store, source, emulator) -> None:
     before = dump(built_store)
-    report = ingest_citations(built_store, source, CitationRun(ids=["ARXIV:2999.00001", "DOI:10.5555/none"]))
-    assert report.missing == ["ARXIV:2999.00001", "DOI:10.5555/none"] and not report.graph_written
+    with pytest.raises(IngestError, match=r"knows none of the 2 papers asked for: ARXIV:2999.00001, DOI:10.5555/none"):
+        ingest_citations(built_store, source, CitationRun(ids=["ARXIV:2999.00001", "DOI:10.5555/none"]))
     assert dump(built_store) == before
     report = ingest_citations(built_store, source, CitationRun(ids=["ARXIV:2999.00001", arxiv_of("grpo")]))
     assert report.missing == ["ARXIV:2999.00001"] and report.added == ["ARXIV:2402.03300"]
@@ -170,9 +170,15 @@ def test_a_search_makes_candidates_of_what_it_finds(fresh_store, source, emulato
     assert report.mode == "search"
     assert sorted(report.added) == sorted([emulator.ids["delta-study"], emulator.ids["gated-deltanet"]])
     study = ox.NamedNode("https://doi.org/10.5555/techkg.delta-study")
-    assert in_citations(fresh_store, study, CITO.usesMethodIn, GDN)
     for node in (study, GDN):
         assert fresh_store.ask(f"ASK {{ GRAPH {CITATIONS} {{ {node} tkg:candidate true ; dcterms:title ?t }} }}")
+    # The bulk search, and no citation list unless asked for.
+    assert {r.path for r in emulator.requests} == {"/graph/v1/paper/search/bulk"}
+    assert not in_citations(fresh_store, study, CITO.usesMethodIn, GDN)
+    emulator.requests.clear()
+    ingest_citations(fresh_store, source, CitationRun(query="gated delta", max_results=5, lists=True))
+    assert in_citations(fresh_store, study, CITO.usesMethodIn, GDN)
+    assert {r.path.rsplit("/", 1)[-1] for r in emulator.requests} == {"bulk", "citations", "references"}
 
 
 def test_recommendations_are_kept_for_the_techniques_papers(built_store, source, emulator) -> None:
@@ -233,9 +239,10 @@ def test_offline_answers_from_the_cache_and_says_what_is_missing(built_store, so
 
 def test_the_batch_holds_at_most_500_ids(fresh_store, source, emulator) -> None:
     ids = [f"DOI:10.5555/none.{i}" for i in range(1001)]
-    report = ingest_citations(fresh_store, source, CitationRun(ids=ids))
+    with pytest.raises(IngestError, match="none of the 1001 papers"):
+        ingest_citations(fresh_store, source, CitationRun(ids=ids))
     batches = [r for r in emulator.requests if r.path.endswith("/batch")]
-    assert len(batches) == 3 and len(report.missing) == 1001
+    assert len(batches) == 3
 
 
 def test_kg_ingest_arxiv_leaves_citation_candidates_alone_unless_named(built_store, source) -> None:
@@ -259,3 +266,37 @@ def test_a_large_first_run_goes_through_the_bulk_loader_with_the_same_result(bui
         map(str, built_store.triples(CITATIONS)))
     assert fresh_store.ask(f"ASK {{ GRAPH <https://w3id.org/techkg/graph/provenance> {{ {CITATIONS} "
                            f"prov:wasGeneratedBy ?a . ?a rdfs:label \"kg ingest citations\" }} }}")
+
+
+def test_citations_without_an_id_are_counted_as_skipped_and_the_summary_counts_what_was_written(
+        fresh_store, source, emulator) -> None:
+    lost = emulator.add_paper("A talk that Semantic Scholar could not match", resolved=False)
+    emulator.cite(emulator.ids["kda"], lost, contexts=[("As shown in the talk [9].", ["background"])])
+    report = ingest_citations(fresh_store, source, CitationRun(ids=[arxiv_of("kda")], citations=False))
+    written = len(citations_of(fresh_store))
+    summary = next(n for n in report.notes if "citations written" in n)
+    assert summary.startswith(f"{written} citations written from 1 lists")
+    skipped = next(n for n in report.notes if "skipped" in n)
+    assert skipped.startswith("1 citations skipped: Semantic Scholar gives the other paper no id")
+    assert "“A talk that Semantic Scholar could not match”" in skipped
+
+
+def test_recommendations_for_the_reader_are_like_what_was_read_and_unlike_what_was_rejected(
+        built_store, source, emulator) -> None:
+    from kg.decisions import READER
+    from kg.reading import set_status
+    from kg.rejections import reject
+
+    set_status(built_store, GDN, "read")
+    reject(built_store, ["https://doi.org/10.5555/techkg.cocited"])
+    ingest_citations(built_store, source, CitationRun(recommendations=True))
+    (post,) = [r for r in emulator.requests if r.method == "POST" and r.path == "/recommendations/v1/papers"]
+    import json
+
+    body = json.loads(post.body)
+    assert emulator.ids["gated-deltanet"] in body["positivePaperIds"]
+    assert body["negativePaperIds"] == ["DOI:10.5555/techkg.cocited"]  # not looked up yet: by its DOI
+    recommended = {r["p"] for r in built_store.select(
+        f"SELECT ?p WHERE {{ GRAPH {CITATIONS} {{ ?p tkg:recommendedFor {READER} }} }}").records()}
+    assert "https://doi.org/10.5555/techkg.recommended" in recommended
+    assert "https://doi.org/10.5555/techkg.cocited" not in recommended and GDN.value not in recommended

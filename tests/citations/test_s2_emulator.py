@@ -66,3 +66,42 @@ def test_keys_and_the_rate_without_one() -> None:
                  for _ in range(3)]
         assert keyed == [200, 200, 200]
         assert not any(KEY in repr(r) for r in emu.requests) and [r.with_key for r in emu.requests][-1]
+
+
+def test_the_bulk_search_reads_its_syntax_and_pages_by_token(http, emulator) -> None:
+    def titles(query: str, **params: str) -> list[str]:
+        answer = http.get("/graph/v1/paper/search/bulk", params={"query": query, "fields": "title", **params})
+        assert answer.status_code == 200
+        return [p["title"] for p in answer.json()["data"]]
+
+    assert sorted(titles('"gated delta"')) == ["Chunkwise gated delta rules for long-context retrieval",
+                                               "Gated Delta Networks: Improving Mamba2 with Delta Rule"]
+    assert titles('"delta networks"') == ["Gated Delta Networks: Improving Mamba2 with Delta Rule"]
+    assert all("delta" in t.lower() for t in titles("delt*"))
+    assert not any("Mamba2" in t for t in titles("delt* -mamba2"))
+    both = titles("chunkwise | survey")
+    assert "A survey of efficient sequence models" in both and any("Chunkwise" in t for t in both)
+    for i in range(1005):
+        emulator.add_paper(f"Okapi routing note {i}", doi=f"10.5555/okapi.{i}")
+    first = http.get("/graph/v1/paper/search/bulk", params={"query": "okapi"}).json()
+    assert first["total"] == 1005 and len(first["data"]) == 1000 and first["token"]
+    rest = http.get("/graph/v1/paper/search/bulk", params={"query": "okapi", "token": first["token"]}).json()
+    assert len(rest["data"]) == 5 and "token" not in rest
+    assert not {p["paperId"] for p in first["data"]} & {p["paperId"] for p in rest["data"]}
+
+
+def test_list_recommendations_are_like_the_positives_and_unlike_the_negatives(http, emulator) -> None:
+    ids = emulator.ids
+    answer = http.post("/recommendations/v1/papers", params={"fields": "title", "limit": 10},
+                       json={"positivePaperIds": [ids["gated-deltanet"]], "negativePaperIds": []})
+    found = [p["paperId"] for p in answer.json()["recommendedPapers"]]
+    assert found[0] == ids["recommended"] or ids["recommended"] in found
+    assert ids["gated-deltanet"] not in found
+    against = http.post("/recommendations/v1/papers", params={"fields": "title"},
+                        json={"positivePaperIds": [ids["gated-deltanet"]], "negativePaperIds": [ids["recommended"]]})
+    assert ids["recommended"] not in [p["paperId"] for p in against.json()["recommendedPapers"]]
+    unknown = http.post("/recommendations/v1/papers", json={"positivePaperIds": ["ARXIV:2999.00001"]})
+    assert unknown.status_code == 404
+    too_many = http.post("/recommendations/v1/papers", params={"limit": 501},
+                         json={"positivePaperIds": [ids["gated-deltanet"]]})
+    assert too_many.status_code == 400
