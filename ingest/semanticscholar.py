@@ -84,12 +84,12 @@ KEYRING_SERVICE = "techkg-semanticscholar"
 KEYRING_USER = "api-key"
 #: 429 is retried with backoff even without Retry-After (Semantic Scholar often sends none).
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
-_OTHER = ("paperId", "externalIds", "title", "year", "venue", "authors", "citationCount")
+_OTHER = ("paperId", "externalIds", "title", "year", "venue", "authors", "citationCount", "abstract")
 #: What a batch asks about each paper: its ids and what a candidate paper needs, the counts,
 #: and what a reader triages it by (its abstract and Semantic Scholar's one-sentence TLDR).
 PAPER_FIELDS = (*_OTHER, "publicationDate", "referenceCount", "influentialCitationCount", "abstract", "tldr")
 #: What a search or a recommendation asks about each paper found.
-FOUND_FIELDS = (*_OTHER, "publicationDate", "abstract")
+FOUND_FIELDS = (*_OTHER, "publicationDate")
 #: The most papers one list-based recommendation answers, and a bulk search's page.
 MAX_RECOMMENDATIONS = 500
 BULK_PAGE = 1000

@@ -6,22 +6,30 @@ follows: with a technique, its primary paper and the papers that use it; otherwi
 papers marked read (the :data:`READ_SEEDS` read most recently, so that the work stays
 bounded however long the reader's history) and the primary papers of the techniques the
 reader follows: those whose paper is on the reading list, and those the recent reads use.
-A paper not on the reading list (and not a seed) earns points from:
+A paper not on the reading list, not a seed and not rejected by the reader
+(:mod:`kg.rejections`) gets evidence, each piece a probability that it is worth reading:
 
-- methodology or influential citations between it and a seed, both ways: it cites a
-  seed for its method (1.0; influential 1.5), or a seed builds on it (1.2; influential 1.5);
-- co-citation: papers citing it together with a seed (0.3 each, at most 1.5 per seed);
-- Semantic Scholar's recommendations for a seed (``kg ingest citations --recommendations``; 0.8).
+- methodology or influential citations between it and a seed, both ways: it cites a seed
+  for its method (0.45; influentially 0.6), or a seed builds on it (0.5; influentially 0.6);
+- co-citation: papers citing it together with a seed, 0.12 each, combined as below and
+  capped at 0.5 per seed;
+- bibliographic coupling: references it shares with a seed, 0.08 each, capped at 0.4 per seed;
+- Semantic Scholar's recommendations (``kg ingest citations --recommendations``): for a
+  seed's paper (0.35), or for the reader as a whole, from the papers read and followed and
+  against those rejected (0.4).
 
-Each suggestion carries the list of its evidence and a one-line reason built from the
-strongest. :func:`add_to_reading_list` puts chosen papers on the list as to-read.
+The score is the chance that at least one piece is right, ``1 - Π(1 - p)`` over the
+evidence: 0 to 1, never past 1 however much evidence piles up, and a paper with two
+independent pieces ranks above one with either. Each suggestion carries its evidence, a
+one-line reason from the strongest piece, and that citation's sentence where Semantic
+Scholar gave one; :func:`paper_details` adds authors, TLDR or abstract and citation count.
+:func:`add_to_reading_list` puts chosen papers on the list as to-read.
 """
 
 from __future__ import annotations
 
-import math
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Protocol
@@ -35,12 +43,16 @@ from kg.vocab import CITO, TKG
 if TYPE_CHECKING:
     from kg.store.base import GraphStore
 
-__all__ = ["ReadingFacts", "ReadingSuggestion", "SparqlReadingFacts", "add_to_reading_list", "reading_suggestions",
-           "seeds"]
+__all__ = ["READER", "ReadingFacts", "ReadingSuggestion", "SparqlReadingFacts", "add_to_reading_list",
+           "paper_details", "reading_suggestions", "seeds", "with_details"]
 
-WEIGHTS = {"cites-method": 1.0, "cites-influential": 1.5, "method-of": 1.2, "influence-of": 1.5,
-           "co-cited": 0.3, "recommended": 0.8}
-CO_CITATION_CAP = 1.5
+WEIGHTS = {"cites-method": 0.45, "cites-influential": 0.6, "method-of": 0.5, "influence-of": 0.6,
+           "co-cited": 0.12, "coupled": 0.08, "recommended": 0.35, "recommended-for-you": 0.4}
+#: The most co-citation, and bibliographic coupling, count for towards one seed.
+CO_CITATION_CAP = 0.5
+COUPLING_CAP = 0.4
+#: The seed that stands for the reader as a whole (Semantic Scholar's list-based recommendations).
+READER = "https://w3id.org/techkg/id/agent/reader"
 #: How many of the papers marked read (the most recent) count as seeds, and how many
 #: papers of one technique: the work stays bounded however long the reader's history.
 READ_SEEDS = 100
@@ -59,6 +71,20 @@ class ReadingSuggestion:
     venue: str | None = None
     arxiv: str | None = None
     doi: str | None = None
+    #: The sentence of the strongest citation that has one, and its intents.
+    sentence: str | None = None
+    sentence_intents: tuple[str, ...] = ()
+    #: Filled by :func:`with_details`: authors, TLDR, abstract, citation count.
+    authors: list[str] = field(default_factory=list)
+    tldr: str | None = None
+    abstract: str | None = None
+    citations: int | None = None
+
+    @property
+    def id(self) -> str:
+        from kg.rejections import reading_id
+
+        return reading_id(self.paper)
 
     @property
     def link(self) -> str:
@@ -68,9 +94,22 @@ class ReadingSuggestion:
             return f"https://doi.org/{self.doi}"
         return self.paper
 
+    @property
+    def summary(self) -> str:
+        """The TLDR, else the start of the abstract (a sentence or two)."""
+        if self.tldr:
+            return self.tldr
+        if not self.abstract:
+            return ""
+        flat = " ".join(self.abstract.split())
+        return flat if len(flat) <= 240 else flat[:239].rsplit(" ", 1)[0] + "…"
+
     def as_dict(self) -> dict[str, Any]:
-        return {"paper": self.paper, "title": self.title, "score": round(self.score, 3), "reason": self.reason,
-                "year": self.year, "venue": self.venue, "link": self.link, "evidence": self.evidence}
+        return {"id": self.id, "paper": self.paper, "title": self.title, "score": round(self.score, 3),
+                "reason": self.reason, "sentence": self.sentence, "sentence_intents": list(self.sentence_intents),
+                "authors": self.authors, "year": self.year, "venue": self.venue, "tldr": self.tldr,
+                "abstract": self.abstract, "summary": self.summary, "citations": self.citations, "link": self.link,
+                "evidence": self.evidence}
 
 
 class ReadingFacts(Protocol):
@@ -104,8 +143,14 @@ class ReadingFacts(Protocol):
 
     def evidence(self, seeds: Sequence[str]) -> list[dict[str, Any]]:
         """Rows ``{cand, seed, kind[, n]}`` from the citations graph for ``seeds``: the typed
-        links into and out of a seed (kinds as in :data:`WEIGHTS`), and ``co-cited`` with
-        ``n``, the papers citing the candidate together with the seed."""
+        links into and out of a seed (kinds as in :data:`WEIGHTS`), ``co-cited`` with ``n``,
+        the papers citing the candidate together with the seed, and ``coupled`` with ``n``,
+        the references the candidate shares with the seed."""
+        ...
+
+    def sentences(self, pairs: Sequence[tuple[str, str]]) -> dict[tuple[str, str], list[tuple[str, tuple[str, ...]]]]:
+        """The context sentences (text, intents), in order, of the citations ``pairs``
+        (citing, cited) that have some."""
         ...
 
     def listed(self, papers: Sequence[str]) -> set[str]:
@@ -243,7 +288,24 @@ class SparqlReadingFacts:
                     GROUP BY ?cand ?seed""")
             out += [{"cand": r["cand"], "seed": r["seed"], "kind": "co-cited", "n": int(r["n"])}
                     for r in rows.records()]
+            rows = self.store.select(
+                f"""SELECT ?cand ?seed (COUNT(?x) AS ?n) WHERE {{ GRAPH {g} {{ {bound}
+                      ?seed cito:cites ?x . ?cand cito:cites ?x }} FILTER(?cand != ?seed && isIRI(?cand)) }}
+                    GROUP BY ?cand ?seed""")
+            out += [{"cand": r["cand"], "seed": r["seed"], "kind": "coupled", "n": int(r["n"])}
+                    for r in rows.records()]
         return out
+
+    def sentences(self, pairs: Sequence[tuple[str, str]]) -> dict[tuple[str, str], list[tuple[str, tuple[str, ...]]]]:
+        from kg.citations import citations_of
+
+        if not pairs:
+            return {}
+        wanted = set(pairs)
+        records = citations_of(self.store, [NamedNode(p) for p in sorted({a for a, _b in wanted})],
+                               cited=[NamedNode(p) for p in sorted({b for _a, b in wanted})])
+        return {(r.citing, r.cited): [(c.text, tuple(c.intents)) for c in r.contexts] for r in records
+                if (r.citing, r.cited) in wanted and r.contexts}
 
     def listed(self, papers: Sequence[str]) -> set[str]:
         nodes = [NamedNode(p) for p in papers]
@@ -274,41 +336,74 @@ def _text(value: Any) -> str | None:
 def _reason(evidence: list[dict[str, Any]]) -> str:
     top = evidence[0]
     seed = top["seed_name"]
+    n = top.get("n", 1)
     phrase = {
         "cites-method": f"uses the method of {seed}",
         "cites-influential": f"builds on {seed} (an influential citation)",
         "method-of": f"{seed} uses its method",
         "influence-of": f"{seed} builds on it (an influential citation)",
-        "co-cited": f"cited together with {seed} by {top.get('n', 1)} paper" + ("s" if top.get("n", 1) != 1 else ""),
+        "co-cited": f"cited together with {seed} by {n} paper" + ("s" if n != 1 else ""),
+        "coupled": f"shares {n} reference{'s' if n != 1 else ''} with {seed}",
         "recommended": f"Semantic Scholar recommends it to readers of {seed}",
+        "recommended-for-you": "Semantic Scholar recommends it from what you read and follow",
     }[top["kind"]]
     more = len(evidence) - 1
     return phrase + (f"; and {more} more link{'s' if more != 1 else ''}" if more else "")
 
 
+def _weight(kind: str, n: int) -> float:
+    """The probability a piece of evidence gives (see the module's docstring)."""
+    if kind == "co-cited":
+        return min(CO_CITATION_CAP, 1 - (1 - WEIGHTS[kind]) ** n)
+    if kind == "coupled":
+        return min(COUPLING_CAP, 1 - (1 - WEIGHTS[kind]) ** n)
+    return WEIGHTS[kind]
+
+
+def _score(weights: list[float]) -> float:
+    """``1 - Π(1 - p)``, the weights taken in one order so that the rows' order never changes it."""
+    rest = 1.0
+    for weight in sorted(weights):
+        rest *= 1.0 - weight
+    return round(1.0 - rest, 12)
+
+
+#: Which way the citation of a kind of evidence goes: (candidate cites seed) or (seed cites candidate).
+_CITES_SEED = {"cites-method", "cites-influential"}
+_CITED_BY_SEED = {"method-of", "influence-of"}
+
+
 def reading_suggestions(store: GraphStore | None, *, technique: NamedNode | None = None, limit: int = 10,
-                        facts: ReadingFacts | None = None) -> list[ReadingSuggestion]:
-    """The ``limit`` best papers to read next, with their evidence and a reason, from
-    ``facts`` (default: the store, by SPARQL)."""
+                        facts: ReadingFacts | None = None, rejected: Collection[str] | None = None
+                        ) -> list[ReadingSuggestion]:
+    """The ``limit`` best papers to read next, with their evidence, a reason and the strongest
+    evidence's sentence, from ``facts`` (default: the store, by SPARQL). Papers the reader
+    rejected (``rejected``, default read from the store) are never suggested."""
     if facts is None:
         assert store is not None, "the facts come from the store"
         facts = SparqlReadingFacts(store)
+    if rejected is None:
+        from kg.rejections import rejected as read_rejected
+
+        assert store is not None, "the rejections come from the store"
+        rejected = set(read_rejected(store))
     named = seeds(store, technique, facts=facts)
     if not named:
         return []
+    if technique is None:  # Semantic Scholar's recommendations for the reader as a whole
+        named = {**named, READER: "what you read and follow"}
     evidence: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for row in facts.evidence(list(named)):
         cand = row["cand"]
-        if cand in named or not isinstance(cand, str):
+        if cand in named or not isinstance(cand, str) or cand in rejected:
             continue
         kind = row["kind"]
-        weight = WEIGHTS[kind]
-        if kind == "co-cited":
-            weight = min(CO_CITATION_CAP, weight * int(row["n"]))
+        if kind == "recommended" and row["seed"] == READER:
+            kind = "recommended-for-you"
+        n = int(row.get("n", 1))
         evidence[cand].append({"kind": kind, "seed": row["seed"], "seed_name": named[row["seed"]],
-                               "weight": weight, **({"n": int(row["n"])} if kind == "co-cited" else {})})
-    # Summed exactly (fsum), so that the order the rows came in never changes a score.
-    scores = {paper: math.fsum(e["weight"] for e in items) for paper, items in evidence.items()}
+                               "weight": round(_weight(kind, n), 6), **({"n": n} if "n" in row else {})})
+    scores = {paper: _score([e["weight"] for e in items]) for paper, items in evidence.items()}
     ranked = sorted(scores, key=lambda p: (-scores[p], p))
     best: list[str] = []
     # Papers on the reading list drop out; only the head of the ranking is checked.
@@ -319,14 +414,74 @@ def reading_suggestions(store: GraphStore | None, *, technique: NamedNode | None
         if len(best) >= limit:
             break
     about = facts.about(best)
+    ordered = {paper: sorted(evidence[paper], key=lambda e: (-e["weight"], e["seed_name"], e["kind"], e["seed"],
+                                                             e.get("n", 0))) for paper in best}
+    cited = [(paper, e["seed"]) if e["kind"] in _CITES_SEED else (e["seed"], paper)
+             for paper in best for e in ordered[paper] if e["kind"] in _CITES_SEED | _CITED_BY_SEED]
+    sentences = facts.sentences(list(dict.fromkeys(cited)))
     out = []
     for paper in best:
-        items = sorted(evidence[paper], key=lambda e: (-e["weight"], e["seed_name"], e["kind"], e["seed"],
-                                                        e.get("n", 0)))
+        items = ordered[paper]
         info = about.get(paper, {})
-        out.append(ReadingSuggestion(paper, info.get("title") or paper, scores[paper], _reason(items), items,
-                                     info.get("year"), info.get("venue"), info.get("arxiv"), info.get("doi")))
+        item = ReadingSuggestion(paper, info.get("title") or paper, scores[paper], _reason(items), items,
+                                 info.get("year"), info.get("venue"), info.get("arxiv"), info.get("doi"))
+        item.sentence, item.sentence_intents = _strongest_sentence(paper, items, sentences)
+        out.append(item)
     return out
+
+
+def _strongest_sentence(paper: str, items: list[dict[str, Any]],
+                        sentences: dict[tuple[str, str], list[tuple[str, tuple[str, ...]]]]
+                        ) -> tuple[str | None, tuple[str, ...]]:
+    """The sentence of the strongest citation that has one: a methodology sentence first."""
+    for e in items:
+        if e["kind"] not in _CITES_SEED | _CITED_BY_SEED:
+            continue
+        pair = (paper, e["seed"]) if e["kind"] in _CITES_SEED else (e["seed"], paper)
+        found = sentences.get(pair, [])
+        if found:
+            text, intents = min(found, key=lambda s: ("methodology" not in s[1], found.index(s)))
+            return text, intents
+    return None, ()
+
+
+def paper_details(store: GraphStore, papers: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """authors (in order, the first ones), TLDR, abstract and citation count of each paper."""
+    nodes = [NamedNode(p) for p in dict.fromkeys(papers)]
+    if not nodes:
+        return {}
+    rows = store.select(
+        """SELECT ?p (MIN(?t) AS ?tldr) (MIN(?a) AS ?abstract) (MAX(?c) AS ?citations) WHERE {
+             OPTIONAL { ?p tkg:tldr ?t } OPTIONAL { ?p dcterms:abstract ?a } OPTIONAL { ?p tkg:citationCount ?c } }
+           GROUP BY ?p""", {"p": nodes})
+    out: dict[str, dict[str, Any]] = {r["p"]: {"tldr": _text(r["tldr"]), "abstract": _text(r["abstract"]),
+                                              "citations": int(r["citations"]) if r["citations"] is not None else None,
+                                              "authors": []}
+                                      for r in rows.records()}
+    people = store.select(
+        """SELECT ?p ?n ?name WHERE { ?p bibo:authorList ?list . ?list ?member ?who . ?who foaf:name ?name
+             FILTER(STRSTARTS(STR(?member), "http://www.w3.org/1999/02/22-rdf-syntax-ns#_"))
+             BIND(xsd:integer(STRAFTER(STR(?member), "#_")) AS ?n) }""", {"p": nodes})
+    ordered: dict[str, list[tuple[int, str]]] = defaultdict(list)
+    for r in people.records():
+        ordered[r["p"]].append((int(r["n"]), str(r["name"])))
+    creators: dict[str, list[str]] = defaultdict(list)  # papers with no author list: their creators
+    for r in store.select("SELECT ?p ?name WHERE { ?p dcterms:creator ?who . ?who foaf:name ?name }",
+                          {"p": nodes}).records():
+        creators[r["p"]].append(str(r["name"]))
+    for paper, entry in out.items():
+        names = [name for _n, name in sorted(ordered[paper])] if paper in ordered else sorted(creators[paper])
+        entry["authors"] = list(dict.fromkeys(names))
+    return out
+
+
+def with_details(found: Sequence[ReadingSuggestion], details: dict[str, dict[str, Any]]) -> None:
+    """Put each paper's authors, TLDR, abstract and citation count (from :func:`paper_details`
+    or the search index) on its suggestion."""
+    for item in found:
+        info = details.get(item.paper, {})
+        item.authors = list(info.get("authors") or [])
+        item.tldr, item.abstract, item.citations = info.get("tldr"), info.get("abstract"), info.get("citations")
 
 
 def add_to_reading_list(store: GraphStore, papers: Sequence[str], *, via: str = "suggest") -> list[str]:

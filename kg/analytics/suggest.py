@@ -85,6 +85,8 @@ class Source:
     decisions: dict[tuple[str, str], Decision]
     technique: str | None = None
     store: GraphStore | None = None
+    #: The papers the reader rejected from kg suggest reading.
+    rejected: frozenset[str] = frozenset()
 
     def close(self) -> None:
         if self.con is not None:
@@ -129,7 +131,8 @@ def from_memo(spec: str | None, technique: str | None) -> Source | None:
         con.close()
         return None
     return Source(con, f"answered from the DuckDB analytics tables (fresh) in {path}", memo["citations"],
-                  _decisions(memo["decisions"]), memo["resolved"].get(technique) if technique else None)
+                  _decisions(memo["decisions"]), memo["resolved"].get(technique) if technique else None,
+                  rejected=frozenset(memo.get("rejected", [])))
 
 
 def from_store(store: GraphStore, spec: str | None, technique: str | None,
@@ -139,10 +142,12 @@ def from_store(store: GraphStore, spec: str | None, technique: str | None,
     current view before ``store`` was opened as a reader) is still current after."""
     from kg.citations import has_citations
     from kg.decisions import decisions
+    from kg.rejections import rejected
 
     node = resolve(store, technique) if technique and resolve is not None else None
     con, note = open_tables(store)
-    source = Source(con, note, has_citations(store), decisions(store), node.value if node else None, store)
+    source = Source(con, note, has_citations(store), decisions(store), node.value if node else None, store,
+                    frozenset(rejected(store)))
     folder = store_dir(spec)
     if con is None or view is None or folder is None or store.location != str(folder):
         return source
@@ -159,7 +164,7 @@ def from_store(store: GraphStore, spec: str | None, technique: str | None,
         resolved = {**resolved, technique: node.value}
     memo = {"store": str(folder), "view": view, "code": code_digest(), "analytics": _identity(path),
             "citations": source.citations, "decisions": [asdict(d) for d in source.decisions.values()],
-            "resolved": resolved}
+            "resolved": resolved, "rejected": sorted(source.rejected)}
     if current_view(folder) != view or memo["analytics"] is None:
         return source
     tmp = memo_path(path).with_name(f"{memo_path(path).name}.{os.getpid()}.tmp")
@@ -283,13 +288,29 @@ class DuckDBReadingFacts:
                    UNION ALL SELECT cited, seed, 'influence-of', NULL FROM from_seed WHERE influential
                    UNION ALL SELECT b.cited, a.seed, 'co-cited', count(*) FROM into_seed AS a
                              JOIN suggest_links AS b ON b.citing = a.citing AND b.cites AND b.cited <> a.cited
-                             WHERE a.cites GROUP BY b.cited, a.seed)
+                             WHERE a.cites GROUP BY b.cited, a.seed
+                   UNION ALL SELECT b.citing, a.seed, 'coupled', count(*) FROM from_seed AS a
+                             JOIN suggest_links AS b ON b.cited = a.cited AND b.cites AND b.citing <> a.citing
+                             WHERE a.cites GROUP BY b.citing, a.seed)
                SELECT p.paper, f.seed, f.kind, f.n FROM found AS f JOIN suggest_paper_ids AS p ON p.id = f.cand
                UNION ALL
                SELECT paper, recommended_for, 'recommended', NULL FROM paper_recommendations
                WHERE recommended_for IN (SELECT unnest(CAST($seeds AS VARCHAR[])))""", {"seeds": _iris(seeds)})
         return [{"cand": cand, "seed": seed, "kind": kind, **({"n": n} if n is not None else {})}
                 for cand, seed, kind, n in rows]
+
+    def sentences(self, pairs: Sequence[tuple[str, str]]) -> dict[tuple[str, str], list[tuple[str, tuple[str, ...]]]]:
+        if not pairs:
+            return {}
+        rows = self._rows(
+            """SELECT c.citing, c.cited, list(c.text ORDER BY c.position), list(c.intents ORDER BY c.position)
+               FROM citation_contexts AS c
+               JOIN (SELECT DISTINCT unnest(CAST($a AS VARCHAR[])) AS citing, unnest(CAST($b AS VARCHAR[])) AS cited)
+                 AS p ON p.citing = c.citing AND p.cited = c.cited
+               WHERE c.position IS NOT NULL GROUP BY c.citing, c.cited""",
+            {"a": [a for a, _b in pairs], "b": [b for _a, b in pairs]})
+        return {(citing, cited): [(t, tuple(sorted(i or []))) for t, i in zip(texts, intents, strict=True)]
+                for citing, cited, texts, intents in rows}
 
     def listed(self, papers: Sequence[str]) -> set[str]:
         return {p for (p,) in self._rows(

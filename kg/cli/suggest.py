@@ -196,8 +196,36 @@ def reject_(
     _decide(ident, None, "rejected", fmt)
 
 
-@app.command("reading")
+reading_app = typer.Typer(
+    help="Papers not on your reading list, ranked by citation evidence towards what you follow; reject those you "
+         "do not want (never suggested again).", invoke_without_command=True)
+app.add_typer(reading_app, name="reading")
+
+
+def _details(found: list[Any], source: Source) -> None:
+    """Authors, TLDR or abstract and citation count of the papers shown, from the store."""
+    from kg.readnext import paper_details, with_details
+
+    store = source.store if source.store is not None else state().reader()
+    with_details(found, paper_details(store, [s.paper for s in found]))
+
+
+def _reading_rows(found: list[Any]) -> list[dict[str, Any]]:
+    rows = []
+    for i, s in enumerate(found, start=1):
+        authors = ", ".join(s.authors[:3]) + (" et al." if len(s.authors) > 3 else "")
+        evidence = (f"[{', '.join(s.sentence_intents)}] " if s.sentence_intents else "") + s.sentence \
+            if s.sentence else ""
+        rows.append({"rank": i, "id": s.id, "title": s.title, "authors": authors, "year": s.year or "",
+                     "venue": s.venue or "", "score": f"{s.score:.2f}", "reason": s.reason, "evidence": evidence,
+                     "summary": s.summary, "citations": "" if s.citations is None else s.citations,
+                     "link": s.link, "paper": s.paper})
+    return rows
+
+
+@reading_app.callback()
 def reading(
+    ctx: typer.Context,
     technique: Annotated[Optional[str], typer.Option(  # noqa: UP045
         "--technique", "-t", help="Only evidence towards this technique (default: every technique you follow "
                                   "and the papers you read).", show_default=False)] = None,
@@ -206,8 +234,13 @@ def reading(
     fmt: FormatOpt = Format.table,
 ) -> None:
     """Papers not on your reading list, ranked by citation evidence towards what you follow: methodology or
-    influential citations of your techniques' papers and of the papers you read, co-citation, and Semantic
-    Scholar's recommendations. Each comes with a one-line reason."""
+    influential citations of your techniques' papers and of the papers you read, co-citation, shared
+    references, and Semantic Scholar's recommendations. Each comes with its reason and the sentence of its
+    strongest citation, its authors, year, venue, TLDR or abstract, citation count and link, and a score from 0
+    to 1 (the chance that at least one piece of its evidence is right). Reject one with kg suggest reading
+    reject ID."""
+    if ctx.invoked_subcommand is not None:
+        return
     from pyoxigraph import NamedNode
 
     from kg.analytics.suggest import DuckDBReadingFacts
@@ -219,9 +252,11 @@ def reading(
     node = NamedNode(source.technique) if source.technique else None
     try:
         found = reading_suggestions(source.store, technique=node, limit=limit,
-                                    facts=DuckDBReadingFacts(source.con) if source.con else None)
+                                    facts=DuckDBReadingFacts(source.con) if source.con else None,
+                                    rejected=source.rejected)
     finally:
         source.close()
+    _details(found, source)
     added = add_to_reading_list(state().store(), [s.paper for s in found]) if add and found else []
     if added:
         from kg.cli.search import keep_index_current
@@ -232,10 +267,10 @@ def reading(
         emit_json({"technique": node.value if node else None, "added": added,
                    "suggestions": [s.as_dict() for s in found]})
         return
-    rows = [{"rank": i, "title": s.title, "year": s.year or "", "score": f"{s.score:.2f}", "reason": s.reason,
-             "link": s.link, "paper": s.paper} for i, s in enumerate(found, start=1)]
+    rows = _reading_rows(found)
     if fmt is Format.csv:
-        emit(rows, ["rank", "title", "year", "score", "reason", "link", "paper"], fmt="csv")
+        emit(rows, ["rank", "id", "title", "authors", "year", "venue", "score", "reason", "evidence", "summary",
+                    "citations", "link", "paper"], fmt="csv")
         return
     from rich.markup import escape
 
@@ -243,7 +278,9 @@ def reading(
 
     out = console()
     if rows:
-        emit(rows, ["rank", "title", "year", "score", "reason"], title=f"Read next: {_count(len(rows), 'paper')}")
+        emit(rows, ["rank", "id", "title", "authors", "year", "venue", "score", "reason", "evidence", "summary",
+                    "citations", "link"], title=f"Read next: {_count(len(rows), 'paper')}", lines=True)
+        out.print("[dim]Reject one with kg suggest reading reject ID; put them on your list with --add.[/]")
     else:
         out.print("Read next: none")
     if add:
@@ -251,3 +288,57 @@ def reading(
                   + (f" ({len(found) - len(added)} were on it already)" if len(found) > len(added) else ""))
     if not source.citations:
         out.print(f"[yellow]{escape(_NO_CITATIONS)}[/]")
+
+
+def _paper_for(store: Any, ident: str) -> str:
+    """The paper an id of kg suggest reading (rd-…) or a paper reference (IRI, arXiv id, DOI,
+    title) names."""
+    import re
+
+    from kg.errors import NotFoundError
+    from kg.reading import resolve_paper
+    from kg.rejections import reading_id
+
+    wanted = ident.strip().lower()
+    if re.fullmatch(r"rd-[0-9a-f]{8}", wanted):
+        rows = store.select("SELECT DISTINCT ?p WHERE { ?p a bibo:Document FILTER(isIRI(?p)) }")
+        for row in rows.rows:
+            if row["p"] is not None and reading_id(row["p"].value) == wanted:
+                return str(row["p"].value)
+        raise NotFoundError(f"no paper has the suggestion id {ident!r}",
+                            hint="Copy the id from kg suggest reading, or give the paper's arXiv id, DOI or title.")
+    return str(resolve_paper(store, ident).value)
+
+
+@reading_app.command("reject")
+def reading_reject(
+    idents: Annotated[list[str], typer.Argument(metavar="ID...", help="Suggestion ids (rd-…, as kg suggest reading "
+                                                                      "shows them), or papers: arXiv id, DOI, IRI or "
+                                                                      "title.")],
+    undo: Annotated[bool, typer.Option("--undo", help="Take the rejection back instead.")] = False,
+    fmt: FormatOpt = Format.table,
+) -> None:
+    """Reject suggested papers: they are never suggested again, and kg ingest citations --recommendations gives
+    them to Semantic Scholar as papers to be unlike. Kept in your own reading-decisions graph."""
+    from kg.cli.output import console, emit, emit_json
+    from kg.rejections import reject, unreject
+
+    state().json_errors = fmt is Format.json
+    store = state().store()
+    papers = [_paper_for(store, ident) for ident in idents]
+    if undo:
+        count = unreject(store, papers)
+        data: Any = {"unrejected": count, "papers": papers}
+    else:
+        done = reject(store, papers)
+        data = [{"id": r.id, "paper": r.paper, "at": r.at} for r in done]
+    if fmt is Format.json:
+        emit_json(data)
+    elif fmt is Format.csv:
+        emit(data if isinstance(data, list) else [data], fmt="csv")
+    elif undo:
+        console().print(f"{data['unrejected']} paper(s) may be suggested again.")
+    else:
+        for row in data:
+            console().print(f"[yellow]rejected[/] {row['paper']} ({row['id']}): it will not be suggested again.",
+                            highlight=False)

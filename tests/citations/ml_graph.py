@@ -33,6 +33,11 @@ CANDIDATES = {
     "survey": ("10.5555/techkg.survey", "A survey of efficient sequence models", 2025),
     "recommended": ("10.5555/techkg.recommended", "Hardware-efficient linear attention kernels", 2025),
 }
+#: Abstracts of some candidates (synthetic, our own words), for what a reader triages by.
+ABSTRACTS = {
+    "delta-study": "We study how the chunkwise form of gated delta rules behaves on retrieval over long contexts, and "
+                   "find that the gate's decay sets how far back a fact can still be recalled.",
+}
 #: A paper the arXiv recordings hold: it becomes a candidate under its arXiv IRI.
 ARXIV_CANDIDATE = "1605.08386"
 
@@ -69,7 +74,8 @@ def build(emu: SemanticScholarEmulator) -> dict[str, str]:
                                           authors=[paper.first_author] if paper.first_author else [],
                                           arxiv=paper.arxiv, publication_date=paper.date)
     for key, (doi, title, year) in CANDIDATES.items():
-        ids[key] = emu.add_paper(title, year=year, venue="arXiv.org", authors=["A. Reader", "B. Writer"], doi=doi)
+        ids[key] = emu.add_paper(title, year=year, venue="arXiv.org", authors=["A. Reader", "B. Writer"], doi=doi,
+                                 abstract=ABSTRACTS.get(key))
     ids["arxiv-candidate"] = emu.add_paper("Theano: A Python framework for fast computation of mathematical "
                                            "expressions", year=2016, arxiv=ARXIV_CANDIDATE,
                                            authors=["The Theano Development Team"])

@@ -82,7 +82,7 @@ def test_the_suggest_commands_take_every_format(kg_cli, emulator, built_store_pa
     listed = kg_cli("reading", "list", "--status", "to-read", "-f", "json", store=built_store_path, check=True)
     assert "Chunkwise gated delta rules for long-context retrieval" in listed.stdout
     as_csv = kg_cli("suggest", "reading", "-t", "GDN", "-f", "csv", store=built_store_path, check=True).stdout
-    assert as_csv.splitlines()[0] == "rank,title,year,score,reason,link,paper"
+    assert as_csv.splitlines()[0] == "rank,id,title,authors,year,venue,score,reason,evidence,summary,citations,link,paper"
 
 
 def test_without_citations_the_commands_say_what_to_run(kg_cli, built_store_path) -> None:
@@ -106,3 +106,60 @@ def test_the_read_seeds_are_the_latest_reads_by_instant(tmp_path, monkeypatch) -
         expected = [str(r["p"]) for r in rows.records()]
         assert set(kg.readnext.seeds(store)) == set(expected)
     store.close()
+
+
+def test_each_suggestion_shows_what_a_reader_triages_by(kg_cli, emulator, built_store_path) -> None:
+    kg_cli("ingest", "citations", "--api-url", emulator.url, "--delay", "0", store=built_store_path, check=True)
+    found = json.loads(kg_cli("suggest", "reading", "-t", "GDN", "-f", "json", store=built_store_path,
+                              check=True).stdout)["suggestions"]
+    study = next(s for s in found if s["paper"] == STUDY)
+    assert study["id"].startswith("rd-") and 0 < study["score"] <= 1
+    assert study["sentence"] == "We use the chunkwise algorithm of Gated DeltaNet for training."
+    assert study["sentence_intents"] == ["methodology"]
+    assert study["authors"] == ["A. Reader", "B. Writer"] and study["year"] == "2025" and study["venue"] == "arXiv.org"
+    assert study["summary"].startswith("We study how the chunkwise form of gated delta rules")
+    assert study["citations"] == 0 and study["link"] == "https://doi.org/10.5555/techkg.delta-study"
+    assert all(0 < s["score"] <= 1 for s in found)
+    assert [s["score"] for s in found] == sorted((s["score"] for s in found), reverse=True)
+    table = kg_cli("suggest", "reading", "-t", "GDN", "-n", "3", store=built_store_path, env={"COLUMNS": "80"},
+                   check=True).stdout
+    assert all(len(line) <= 80 for line in table.splitlines())
+    assert "We use the chunkwise algorithm" in table and "A. Reader" in table and study["id"] in table
+
+
+def test_a_rejected_paper_is_never_suggested_again(kg_cli, emulator, built_store_path) -> None:
+    kg_cli("ingest", "citations", "--api-url", emulator.url, "--delay", "0", store=built_store_path, check=True)
+    found = json.loads(kg_cli("suggest", "reading", "-t", "GDN", "-f", "json", store=built_store_path,
+                              check=True).stdout)["suggestions"]
+    ident = next(s["id"] for s in found if s["paper"] == STUDY)
+    done = kg_cli("suggest", "reading", "reject", ident, store=built_store_path, check=True)
+    assert "will not be suggested again" in done.stdout
+    again = json.loads(kg_cli("suggest", "reading", "-t", "GDN", "-n", "50", "-f", "json", store=built_store_path,
+                              check=True).stdout)["suggestions"]
+    assert STUDY not in {s["paper"] for s in again}
+    graphs = json.loads(kg_cli("graph", "list", "-f", "json", store=built_store_path, check=True).stdout)
+    assert any(g["graph"] == "reading-decisions" and g["kind"] == "user" for g in graphs)
+    # A refresh of the citations does not bring it back; taking the rejection back does.
+    kg_cli("ingest", "citations", "--full", "--api-url", emulator.url, "--delay", "0", store=built_store_path,
+           check=True)
+    assert STUDY not in {s["paper"] for s in json.loads(kg_cli(
+        "suggest", "reading", "-t", "GDN", "-n", "50", "-f", "json", store=built_store_path).stdout)["suggestions"]}
+    kg_cli("suggest", "reading", "reject", "--undo", "Chunkwise gated delta rules", store=built_store_path,
+           check=True)
+    assert STUDY in {s["paper"] for s in json.loads(kg_cli(
+        "suggest", "reading", "-t", "GDN", "-n", "50", "-f", "json", store=built_store_path).stdout)["suggestions"]}
+    missing = kg_cli("suggest", "reading", "reject", "rd-00000000", store=built_store_path)
+    assert missing.returncode == 1 and "no paper has the suggestion id" in missing.stderr
+
+
+def test_papers_sharing_references_with_a_seed_are_suggested_by_coupling(built_store, source, emulator) -> None:
+    # The survey cites MQA's paper, which Gated DeltaNet's paper cites too (MQA's list of citing
+    # papers shows it): bibliographic coupling, on the same scale.
+    emulator.cite(emulator.ids["survey"], emulator.ids["mqa"])
+    ingest_citations(built_store, source)
+    found = {s.paper: s for s in reading_suggestions(built_store, technique=ox.NamedNode(
+        technique_iri("gated-deltanet").value), limit=50)}
+    survey = found["https://doi.org/10.5555/techkg.survey"]
+    coupled = [e for e in survey.evidence if e["kind"] == "coupled"]
+    assert coupled and coupled[0]["n"] == 1 and coupled[0]["weight"] == 0.08
+    assert 0 < survey.score <= 1
