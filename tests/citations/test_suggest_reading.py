@@ -82,7 +82,8 @@ def test_the_suggest_commands_take_every_format(kg_cli, emulator, built_store_pa
     listed = kg_cli("reading", "list", "--status", "to-read", "-f", "json", store=built_store_path, check=True)
     assert "Chunkwise gated delta rules for long-context retrieval" in listed.stdout
     as_csv = kg_cli("suggest", "reading", "-t", "GDN", "-f", "csv", store=built_store_path, check=True).stdout
-    assert as_csv.splitlines()[0] == "rank,id,title,authors,year,venue,score,reason,evidence,summary,citations,link,paper"
+    assert as_csv.splitlines()[0] == ("rank,id,title,authors,year,venue,score,reason,evidence,summary,citations,"
+                                      "link,paper")
 
 
 def test_without_citations_the_commands_say_what_to_run(kg_cli, built_store_path) -> None:
