@@ -22,7 +22,8 @@ both methodological and influential: a methodology intent alone proposes nothing
 background mention, nor a parent dated after the child. Generic infrastructure a paper
 trains with is weighed down as a parent: a parent in the distributed-systems, optimizer or
 kernel categories (:data:`INFRASTRUCTURE`) of a child in another category counts its
-evidence at :data:`INFRASTRUCTURE_FACTOR` of its weight, and needs wording that names it.
+evidence at :data:`INFRASTRUCTURE_FACTOR` of its weight, and needs wording of a relation
+that is more than use ("we extend ZeRO"; not "built on", "written in" or "following").
 
 The score of a pair is ``1 - Π(1 - weight)`` over its evidence (0 to 1). The relation is
 read from the wording (refines / extends / combines / replaces / generalizes / specializes /
@@ -97,14 +98,17 @@ _CUES: tuple[tuple[str, str | None], ...] = (
      r"\bmodif(?:y|ies|ied)\b|\bborrow", None),
 )
 _CUE_PATTERNS = tuple((re.compile(p, re.IGNORECASE), r) for p, r in _CUES)
-#: Wording of use, not lineage: what a paper was trained, run or built with.
+#: The citing side speaking of itself.
+_OWN = re.compile(r"\b(?:we|our|us|ours|this (?:work|paper|method|model|design))\b|\bhere\b", re.IGNORECASE)
+#: Wording of use, not lineage: what a paper was trained, run or built with, or compared to.
 _USAGE = re.compile(
     r"\b(?:train(?:s|ed|ing)?|pre-?train\w*|fine-?tun\w*|run(?:s|ning)?|ran|launch\w*|implement(?:s|ed)?|"
     r"optimi[sz]e[sd]?|parallelli?[sz]ed|shard(?:s|ed)?|scal(?:e|ed|ing)|evaluat\w*|benchmark\w*)\b[^.;]{0,48}?"
     r"\b(?:with|using|via|on|under|in)\b|\busing\b|\bwe (?:use|used|employ|employed|rely on|leverage[sd]?|apply|"
     r"applied|adopt|adopted|enable|enabled|turn on)\b|\b(?:is|are|was|were) (?:used|employed|applied|enabled)\b|"
     r"\bfor (?:distributed )?(?:training|parallelism|sharding|optimi[sz]ation)\b|"
-    r"\b[A-Z]{2,5}\s*=\s*\d|\bwith (?:\w+[- ]){0,2}(?:parallelism|sharding|offload\w*)\b", re.IGNORECASE)
+    r"\b[A-Z]{2,5}\s*=\s*\d|\bwith (?:\w+[- ]){0,2}(?:parallelism|sharding|offload\w*)\b|"
+    r"\bcompar(?:e|es|ed|ing|ison)\b|\bbaselines?\b|\boutperform\w*|\bversus\b|\bvs\.?(?=\s)", re.IGNORECASE)
 DERIVES_FROM = "derivesFrom"
 _NOTATION, _PREF_LABEL, _ALT_LABEL = SKOS.notation.value, SKOS.prefLabel.value, SKOS.altLabel.value
 _DATE, _PRIMARY_PAPER = DCTERMS.date.value, TKG.primaryPaper.value
@@ -376,8 +380,12 @@ def _evidence(records: list[CitationRecord], known: dict[str, TechniqueInfo], na
                     found[(child, parent)].append(Evidence("influential", record.citing, record.cited,
                                                            WEIGHTS["influential"], citation=record.node))
             for context in record.contexts:
-                named = names.named(context.text) - {child}
-                lineage = lineage_wording(context.text)
+                mentioned = names.named(context.text)
+                named = mentioned - {child}
+                # Lineage wording about the citing side ("we extend", "KDA refines"), not a
+                # description of the cited work ("[4] combined a simulation with ...").
+                lineage = lineage_wording(context.text) and (child in mentioned or bool(_OWN.search(context.text)))
+                used = not lineage and bool(_USAGE.search(context.text))
                 suffix = "+methodology" if "methodology" in context.intents else ""
                 for parent in named:
                     if lineage:
@@ -385,17 +393,19 @@ def _evidence(records: list[CitationRecord], known: dict[str, TechniqueInfo], na
                         found[(child, parent)].append(Evidence(kind, record.citing, record.cited, WEIGHTS[kind],
                                                                context.text, context.intents, record.node))
                     elif parent in parents:  # the parent's own paper, named in passing or as something used
-                        found[(child, parent)].append(Evidence("sentence", record.citing, record.cited, 0.0,
-                                                               context.text, context.intents, record.node))
+                        found[(child, parent)].append(Evidence("use" if used else "sentence", record.citing,
+                                                               record.cited, 0.0, context.text, context.intents,
+                                                               record.node))
                 # Sentences of a citation of the parent's own paper that do not name it.
                 for parent in parents - named - {child}:
                     if lineage:
                         kind = "wording" + suffix
                         found[(child, parent)].append(Evidence(kind, record.citing, record.cited, WEIGHTS[kind],
                                                                context.text, context.intents, record.node))
-                    elif suffix:  # still shows why the citation is methodological
-                        found[(child, parent)].append(Evidence("sentence", record.citing, record.cited, 0.0,
-                                                               context.text, context.intents, record.node))
+                    elif suffix or used:  # still shows why the citation is methodological, or what was used
+                        found[(child, parent)].append(Evidence("use" if used else "sentence", record.citing,
+                                                               record.cited, 0.0, context.text, context.intents,
+                                                               record.node))
     return found, plain
 
 
@@ -408,14 +418,26 @@ def _weighed(evidence: list[Evidence], factor: float) -> list[Evidence]:
     return evidence if factor == 1.0 else [replace(e, weight=round(e.weight * factor, 4)) for e in evidence]
 
 
+#: Relations that, said of generic infrastructure, say only that it was used: a technique
+#: "built on", "implemented in" or "written in" a framework does not descend from it.
+_USED_AS = frozenset({DERIVES_FROM, "buildsOn", "implements"})
+
+
 def _proposable(evidence: list[Evidence], infrastructure: bool) -> bool:
     """Whether the evidence may propose a pair: wording that names the lineage, or (for a
     parent that is no generic infrastructure to the child) a citation both methodological
-    and influential."""
-    kinds = {e.kind for e in evidence if e.weight > 0}
-    if kinds & _WORDED:
+    and influential. Of infrastructure, only wording of a relation that is more than use
+    ("we extend ZeRO", not "written in Triton" or "following Megatron-LM")."""
+    worded = [e for e in evidence if e.weight > 0 and e.kind in _WORDED]
+    if infrastructure:
+        return any((relation_from_wording([e.sentence]) or DERIVES_FROM) not in _USED_AS
+                   for e in worded if e.sentence)
+    if worded:
         return True
-    return not infrastructure and {"methodology", "influential"} <= kinds
+    kinds = {e.kind for e in evidence if e.weight > 0}
+    # Methodological and influential, unless every sentence of the citation says what was used.
+    sentences = {e.kind for e in evidence if e.sentence}
+    return {"methodology", "influential"} <= kinds and sentences != {"use"}
 
 
 def _score(evidence: list[Evidence]) -> float:

@@ -88,9 +88,9 @@ def test_a_parent_dated_after_the_child_is_not_proposed(fresh_store, source_for)
         kda = emu.add_paper("Kimi Linear", arxiv="2510.26692")
         other = emu.add_paper("Some paper", doi="10.5555/techkg.other")
         emu.cite(kda, other, contexts=[("Following LatentMoE, we share experts.", ["methodology"]),
-                                       ("Following Muon, we orthogonalise updates.", ["methodology"])])
+                                       ("Following GQA, we group the key-value heads.", ["methodology"])])
         ingest_citations(fresh_store, source_for(url=emu.url))
-    assert pairs(lineage_report(fresh_store).suggestions) == {("kda", "muon")}
+    assert pairs(lineage_report(fresh_store).suggestions) == {("kda", "gqa")}
 
 
 def test_a_rejected_edge_never_comes_back(cited, source, emulator) -> None:
