@@ -188,8 +188,8 @@ def main() -> None:
         if item.lineage:
             continue
         suggestion = proposed.get((item.child, item.parent))
-        parent_category = catalog.techniques[item.parent].category
-        infrastructure = parent_category in INFRASTRUCTURE and parent_category != catalog.techniques[item.child].category
+        category = catalog.techniques[item.parent].category
+        infrastructure = category in INFRASTRUCTURE and category != catalog.techniques[item.child].category
         outcome = f"PROPOSED at {suggestion.score:.2f}" if suggestion else "not proposed"
         if suggestion and infrastructure:
             failed = True
