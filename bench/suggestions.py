@@ -136,6 +136,10 @@ def _ratio(a: int, b: int) -> str:
 
 
 def main() -> None:
+    import argparse
+
+    argparse.ArgumentParser(prog="python -m bench.suggestions", description=__doc__,
+                            formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     from ingest.citations import CitationRun, ingest_citations
     from ingest.emulators.semanticscholar import SemanticScholarEmulator
     from ingest.http import Politeness, RetryPolicy, build_client
