@@ -149,6 +149,8 @@ _COMMANDS = {
     "kg.cli.query": ("query",),  # kg query, kg serve (issue #5)
     "kg.cli.serve": ("serve",),
     "kg.cli.search": ("search",),  # kg search (#33)
+    "kg.cli.news": ("news",),  # kg news (#33)
+    "kg.cli.refresh": ("refresh",),  # kg refresh (#33)
 }
 #: The order ``kg --help`` lists them in, after the commands of kg.cli.core.
 _ORDER = (*(name for names in _COMMANDS.values() for name in names), *_GROUPS)
