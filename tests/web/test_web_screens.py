@@ -24,6 +24,7 @@ PAGES = {
     "reading": "/reading",
     "query": "/query?name=descendants",
     "search": "/search?q=delta+rule",
+    "news": "/news?since=1y",
     "not-found": "/techniques/gated-deltanetz",
 }
 WIDTHS = (1400, 800)

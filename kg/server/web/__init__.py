@@ -20,8 +20,9 @@ a CDN):
   edges citations suggest; ``POST /suggestions/decide`` accepts or rejects one (as
   ``kg suggest accept``/``reject``), and ``/lineage`` draws the suggested edges dashed;
 - ``/query``: a SPARQL editor over ``/sparql`` and the named queries ``/queries/{name}``;
-- ``/search``: full-text search with facets (the box at the top of every page), from
-  :mod:`kg.server.web.discover`.
+- ``/search``: full-text search with facets (the box at the top of every page); ``/news``:
+  what is new in the techniques followed (``POST /news/seen`` marks it seen), and its Atom
+  feeds ``/feeds/news.atom`` and ``/feeds/technique/{id}.atom``; from :mod:`kg.server.web.discover`.
 
 Every page reads the graph through the named queries or the store interface, in the
 server's worker threads. Writes are guarded by :mod:`kg.server.web.guard`.
@@ -45,6 +46,10 @@ def workbench_routes() -> list[BaseRoute]:
     d = Discovery(bench).handlers()
     return [
         Route("/search", d["search"], methods=["GET"], name="wb_search"),
+        Route("/news", d["news"], methods=["GET"], name="wb_news"),
+        Route("/news/seen", d["news_seen"], methods=["POST"], name="wb_news_seen"),
+        Route("/feeds/news.atom", d["feed"], methods=["GET"], name="wb_feed"),
+        Route("/feeds/technique/{id}.atom", d["feed"], methods=["GET"], name="wb_feed_technique"),
         Route("/", h["techniques"], methods=["GET"], name="wb_techniques"),
         Route("/techniques", h["techniques"], methods=["GET"], name="wb_techniques_list"),
         Route("/techniques/{id}", h["technique"], methods=["GET"], name="wb_technique"),

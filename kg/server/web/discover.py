@@ -82,7 +82,64 @@ class Discovery:
         return self.bench.render(request, "search.html", title=f"Search: {words}" if words else "Search", data=data,
                                  chosen=chosen, words=words, links=links, page_no=page)
 
+    # -- /news and /feeds ----------------------------------------------------------------
+
+    @staticmethod
+    def _news(store: GraphStore, since: str | None, technique: str | None, limit: int,
+              include_seen: bool) -> Any:
+        from kg.news import news
+
+        node = None
+        if technique:
+            from kg.resolve import resolve_technique
+
+            node = resolve_technique(store, technique)
+        return news(store, since=since, technique=node, limit=limit, include_seen=include_seen)
+
+    async def news(self, request: Request) -> Response:
+        params = request.query_params
+        since = params.get("since", "").strip()[:40] or None
+        technique = params.get("technique", "").strip()[:200] or None
+        report = await self.bench.call(request, self._news, self.bench.store(request), since, technique, 100, False)
+        feeds = [("All the techniques you follow", "/feeds/news.atom")] + [
+            (name, f"/feeds/technique/{iri.rsplit('/', 1)[-1]}.atom") for iri, name, _i in report.followed]
+        return self.bench.render(request, "news.html", title="What's new", report=report, since=since or "",
+                                 technique=technique or "", feeds=feeds)
+
+    async def news_seen(self, request: Request) -> Response:
+        """Mark the papers the page showed as seen, and record the look (``kg news --seen``)."""
+        from starlette.responses import RedirectResponse
+
+        from kg.news import mark_seen
+        from kg.server.web.pages import _form
+
+        form = await _form(request)
+        self.bench.guard(request).check_write(request, form.get("key") or request.headers.get("x-techkg-form-key"))
+        papers = [p for p in form.get("papers", "").split() if p.startswith(("http://", "https://"))][:1000]
+        store = self.bench.store(request)
+        await self.bench.call(request, mark_seen, store, papers)
+        request.app.state.pool.invalidate()
+        return RedirectResponse("/news", status_code=303)
+
+    async def feed(self, request: Request) -> Response:
+        """``/feeds/news.atom`` (every technique followed) and ``/feeds/technique/{id}.atom``:
+        the papers of the last 30 days (``?since=`` another span), newest first."""
+        from exports.atom import atom_feed
+
+        ident = request.path_params.get("id")
+        since = request.query_params.get("since", "30d")[:40]
+        report = await self.bench.call(request, self._news, self.bench.store(request), since, ident, 200, True)
+        base = str(request.base_url).rstrip("/")
+        if ident:
+            name = report.followed[0][1] if report.followed else ident
+            title, feed_id = f"TechKG: what is new in {name}", f"{base}/feeds/technique/{ident}.atom"
+        else:
+            title, feed_id = "TechKG: what is new in the techniques you follow", f"{base}/feeds/news.atom"
+        body = atom_feed(report, feed_id=feed_id, title=title, feed_url=str(request.url), site_url=f"{base}/news")
+        return Response(body, media_type="application/atom+xml; charset=utf-8",
+                        headers={"Cache-Control": "no-cache", "X-Content-Type-Options": "nosniff"})
+
     # -- the routes ----------------------------------------------------------------------
 
     def handlers(self) -> dict[str, Handler]:
-        return {name: self.bench.page(getattr(self, name)) for name in ("search",)}
+        return {name: self.bench.page(getattr(self, name)) for name in ("search", "news", "news_seen", "feed")}

@@ -47,6 +47,7 @@ NAVIGATION = (
     ("compare", "/compare", "Compare"),
     ("lineage", "/lineage", "Lineage"),
     ("reading", "/reading", "Reading list"),
+    ("news", "/news", "What's\u00a0new"),  # one word: never cut to "What's" on a narrow screen
     ("query", "/query", "Query"),
 )
 #: What a workbench page may load: its own scripts and styles, nothing from elsewhere.
