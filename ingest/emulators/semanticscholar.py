@@ -354,7 +354,7 @@ class SemanticScholarEmulator(LoopbackServer):
                         for a in p.authors],
             "tldr": {"model": "tldr@v2.0.0", "text": p.tldr} if p.tldr else None,
         }
-        out = {"paperId": p.paper_id}
+        out: dict[str, Any] = {"paperId": p.paper_id}
         for name in fields:
             out[name] = values[name]
         if not p.resolved:
