@@ -506,9 +506,8 @@ def _recommendations(store: GraphStore, source: SemanticScholarSource, found: li
     and one list-based request for the reader (``tkg:recommendedFor`` the reader): the
     papers read and those of the techniques followed as papers to be like, the papers the
     reader rejected from ``kg suggest reading`` as papers to be unlike."""
-    from kg.decisions import READER
     from kg.followed import followed
-    from kg.rejections import rejected
+    from kg.rejections import READER, rejected
 
     if run.ids or run.query:
         seeds = found

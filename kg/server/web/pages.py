@@ -680,7 +680,7 @@ def _keep_index(store: GraphStore, papers: list[str]) -> None:
 
     try:
         update_index(store, papers=papers, graphs=[READING])
-    except (KGError, OSError, ValueError) as error:
+    except Exception as error:  # noqa: BLE001 - the change is written; the next search catches up
         import logging
 
         logging.getLogger("kg.server").warning("the search index was not brought up to date: %s", error)
