@@ -152,3 +152,34 @@ def test_the_output_fits_80_columns_and_pipes(kg_cli, built_store_path, fmt: str
     else:
         assert all(len(line) <= 80 for line in proc.stdout.splitlines())
         assert "GPipe" in proc.stdout and "«" in proc.stdout
+
+
+def test_a_followed_technique_is_the_readers_own(kg_cli, built_store_path) -> None:
+    kg_cli("search", "gpipe", store=built_store_path, check=True)
+    gdn = "https://w3id.org/techkg/id/technique/gated-deltanet"
+    assert gdn not in iris(hits(kg_cli, built_store_path, "", "--mine", "--kind", "technique", "-n", "100"))
+    with OxigraphStore(built_store_path) as store:
+        with store.transaction(Activity("kg follow")) as tx:
+            tx.insert(graph_iri("follows"), [ox.Triple(TKG.reader, TKG.follows, ox.NamedNode(gdn))])
+    # No write said what changed: the next search follows the changed graph to its documents.
+    assert gdn in iris(hits(kg_cli, built_store_path, "", "--mine", "--kind", "technique", "-n", "100"))
+
+
+def test_a_changed_graph_too_large_to_follow_makes_the_index_again(built_store_path, monkeypatch) -> None:
+    import kg.search.index as index
+    from kg.search import rebuild_index
+
+    with OxigraphStore(built_store_path) as store:
+        rebuild_index(store)
+        paper = ox.NamedNode("https://doi.org/10.5555/techkg.search-big")
+        with store.transaction(Activity("a large write")) as tx:
+            tx.insert(graph_iri("import/big"), [ox.Triple(paper, RDF.type, BIBO.Document),
+                                                 ox.Triple(paper, DCTERMS.title, text("Capybara routing", None))])
+        monkeypatch.setattr(index, "REPAIR_LIMIT", 1)
+        report = update_index(store)
+        assert report.mode == "rebuilt" and freshness(store).state == "fresh"
+        monkeypatch.setattr(index, "REPAIR_LIMIT", 300_000)
+        with store.transaction(Activity("a small write")) as tx:
+            tx.insert(graph_iri("import/big"), [ox.Triple(paper, DCTERMS.abstract, text("Wombats too.", None))])
+        report = update_index(store)
+        assert report.mode == "updated" and report.written >= 1
