@@ -99,7 +99,7 @@ def _prepare(con: duckdb.DuckDBPyConnection, targets: Sequence[str] | None, user
 #: The columns of a document, each as ``"name":value`` when it has one (concat_ws leaves out
 #: the NULLs: the index takes no null, and an empty list is made NULL above).
 _COLUMNS = ("iri", "kind", "title", "alt", "abstract", "tldr", "notes", "authors", "year", "date", "venue", "arxiv",
-            "doi", "status", "technique", "category", "citations", "graphs", "mine", "ids")
+            "doi", "status", "technique", "category", "citations", "graphs", "mine", "ids", "keys")
 _FIELDS = ", ".join(f"""CASE WHEN {c} IS NOT NULL THEN '"{c}":' || to_json({c}) END""" for c in _COLUMNS)
 _DOCS = f"""
 WITH own AS (
@@ -142,7 +142,10 @@ WITH own AS (
     citations, list_sort(list_distinct(graphs)) AS graphs,
     CASE WHEN is_technique THEN user_owned OR own.s IN (SELECT t FROM followed)
          ELSE user_owned OR status IS NOT NULL OR len(coalesce(notes, [])) > 0 END AS mine,
-    nullif(list_filter([arxiv, doi, CASE WHEN is_technique THEN notation END], lambda x: x IS NOT NULL), []) AS ids
+    nullif(list_filter([arxiv, doi, CASE WHEN is_technique THEN notation END], lambda x: x IS NOT NULL), []) AS ids,
+    CASE WHEN is_technique THEN list_distinct(list_transform(
+      list_filter(list_concat([notation, label], alt), lambda x: x IS NOT NULL),
+      lambda x: regexp_replace(lower(x), '[\\s_.\\-]+', '', 'g'))) END AS keys
   FROM own LEFT JOIN paper_tech AS pt ON pt.p = own.s LEFT JOIN authors AS a ON a.p = own.s
        LEFT JOIN rcats AS rc ON rc.p = own.s
        LEFT JOIN (SELECT t, list(category) AS cats FROM techcat GROUP BY t) AS tc ON tc.t = own.s

@@ -40,8 +40,9 @@ def total(found: tantivy.SearchResult) -> int:
 
 
 def fold(text: str) -> str:
-    """How names are compared: case, spaces, hyphens, underscores and dots do not count."""
-    return re.sub(r"[\s_.\-]+", "", text.casefold())
+    """How names are compared: case, spaces, hyphens, underscores and dots do not count
+    (as the index folds a technique's ``keys``)."""
+    return re.sub(r"[\s_.\-]+", "", text.lower())
 
 
 @dataclass
@@ -181,12 +182,14 @@ def _technique(index: tantivy.Index, searcher: tantivy.Searcher, wanted: str) ->
 
     schema = index.schema
     techniques = tantivy.Query.term_query(schema, "kind", "technique")
-    if wanted.startswith(("http://", "https://")):
-        hits = searcher.search(tantivy.Query.boolean_query([
-            (tantivy.Occur.Must, techniques),
-            (tantivy.Occur.Must, tantivy.Query.term_query(schema, "iri", wanted))]), 2).hits
-    else:
-        hits = []
+    key = tantivy.Query.term_query(schema, "iri", wanted) if wanted.startswith(("http://", "https://")) else \
+        tantivy.Query.term_query(schema, "keys", fold(wanted))
+    hits = searcher.search(tantivy.Query.boolean_query([(tantivy.Occur.Must, techniques), (tantivy.Occur.Must, key)]),
+                           5).hits
+    if len(hits) > 1:  # a name two techniques share: the one whose id it is, else the first by id
+        docs = [searcher.doc(address).to_dict() for _score, address in hits]
+        docs.sort(key=lambda d: (fold(str(_first(d, "technique") or "")) != fold(wanted), str(_first(d, "technique"))))
+        return str(_first(docs[0], "technique")), str(_first(docs[0], "title"))
     names: dict[str, tuple[str, str]] = {}
     if not hits:
         count = total(searcher.search(techniques, 1))

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 __all__ = ["BOOSTS", "FACETS", "SCHEMA_VERSION", "SEARCHED", "SNIPPET_FIELDS", "build_schema"]
 
 #: Changed whenever the fields change: an index of another version is made again.
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
 #: Abstracts are most of the text: they are indexed without stemming, which costs a fifth
 #: of the index build at 700k papers; titles, TLDRs and notes are stemmed ("routers" finds
 #: "routing"), and a prefix (``rout*``) finds every form in any field.
@@ -47,6 +47,8 @@ def build_schema() -> tantivy.Schema:
     b.add_integer_field("citations", stored=True, indexed=True, fast=True)
     b.add_boolean_field("mine", stored=True, indexed=True, fast=True)
     b.add_text_field("graphs", stored=True, tokenizer_name="raw")
+    # A technique's id, names and aliases folded (kg.search.query.fold): --technique looks it up.
+    b.add_text_field("keys", stored=False, tokenizer_name="raw")
     for name in ("date", "venue", "arxiv", "doi"):
         b.add_text_field(name, stored=True, tokenizer_name="raw")
     return b.build()
