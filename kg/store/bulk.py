@@ -2,13 +2,15 @@
 
 Two paths, both used by :meth:`kg.store.embedded.OxigraphStore.load_file`:
 
-- **A first load** (the target graph is empty) hands Oxigraph's bulk loader the file's
+- **A first load** (the target graph is empty, and the file's syntax cannot name graphs:
+  :data:`TRIPLES_ONLY`) hands Oxigraph's bulk loader the file's
   path (a stream, for a gzipped file). The provenance it records, the file's digest and
   the number of distinct triples, is computed by :class:`FileFacts` in a thread that
   reads the file beside the loader (which works without the GIL): no second pass after
   the load, and no COUNT over the loaded graph. The same thread writes the graph's
   import copy (:mod:`kg.store.copies`).
-- **A replacement** (the graph holds data) never holds both graphs in one transaction.
+- **A replacement** (the graph holds data, or the file may name graphs, whose statements
+  are all folded into the one graph) never holds both graphs in one transaction.
   The old graph is read from its import copy (or, without one, dumped) while the new
   file is normalised to N-Triples, in the store's own form, in a work folder; DuckDB
   diffs the two (set difference, spilling to disk, in bounded memory), and only
@@ -52,7 +54,8 @@ if TYPE_CHECKING:
 
     from kg.store.base import Progress
 
-__all__ = ["Diff", "FileFacts", "WORK_FOLDER", "apply", "diff", "open_rdf", "pending", "resume", "work_folder"]
+__all__ = ["Diff", "FileFacts", "TRIPLES_ONLY", "WORK_FOLDER", "apply", "diff", "folds_graphs", "open_rdf", "pending",
+           "resume", "work_folder"]
 
 #: Where replacements keep their work, inside the store's directory.
 WORK_FOLDER = "imports"
@@ -78,6 +81,16 @@ FLUSH_WAITED = 2.0
 BLOCK = 1 << 22
 _MB = 1 << 20
 _LINE_FORMATS = (ox.RdfFormat.N_TRIPLES,)
+#: The syntaxes that cannot name a graph: only these go straight to the bulk loader (whose
+#: ``to_graph`` moves the default graph alone). Every other syntax (N-Quads, TriG, JSON-LD,
+#: N3 with its formulas, and any that pyoxigraph adds) is read statement by statement and
+#: each statement folded into the import graph, whatever graph the file names.
+TRIPLES_ONLY = frozenset({ox.RdfFormat.N_TRIPLES, ox.RdfFormat.TURTLE, ox.RdfFormat.RDF_XML})
+
+
+def folds_graphs(fmt: ox.RdfFormat) -> bool:
+    """Whether a file in ``fmt`` may name graphs, and so must be folded (:func:`diff`)."""
+    return fmt not in TRIPLES_ONLY
 #: DuckDB reads and writes N-Triples as one text column: a separator that Oxigraph's
 #: serialiser always escapes, and no quoting.
 _CSV = "header = false, delim = '\\x01', quote = '', escape = '', auto_detect = false"

@@ -423,9 +423,11 @@ class OxigraphStore(GraphStore):
         self._writable()
         if fmt == ox.RdfFormat.RDF_XML:
             check_rdfxml(path, gzipped=gzipped)  # no entity bombs reach the parser
-        quads_format = fmt in (ox.RdfFormat.N_QUADS, ox.RdfFormat.TRIG)
+        from kg.store.bulk import folds_graphs
+
         try:
-            if not quads_format and self._is_empty(graph):
+            # A file that may name graphs is folded into ``graph`` (never written to the graphs it names).
+            if not folds_graphs(fmt) and self._is_empty(graph):
                 count = self._first_load(path, graph, fmt, gzipped, activity, progress)
             else:
                 count = self._replace(path, graph, fmt, gzipped, activity, progress)

@@ -886,8 +886,9 @@ class RemoteStore(GraphStore):
         lease = _lease(self.spec.timeout)
         try:
             with _open(path, gzipped) as stream, tempfile.TemporaryFile() as spool:
-                triples = _counted((ox.Triple(q.subject, q.predicate, q.object) for q in ox.parse(stream, format=fmt)),
-                                   progress)
+                # Every statement folded into ``graph``, a quad format's provenance left out (as kg.store.bulk does).
+                triples = _counted((ox.Triple(q.subject, q.predicate, q.object) for q in ox.parse(stream, format=fmt)
+                                    if q.graph_name != PROVENANCE), progress)
                 found = self.capabilities.graph_store
                 gsp = self.spec.gsp or (urljoin(self.spec.query, found) if found else None)
                 if gsp:
