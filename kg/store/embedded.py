@@ -122,6 +122,7 @@ class OxigraphStore(GraphStore):
         Never waits for a writer. Writes through it raise :class:`StoreError`. A long-lived
         reader calls :meth:`refresh` to move to a newer view."""
         folder = StoreFolder(path)
+        folder.refuse_nested()
         say = notice or _quiet
         if not folder.is_store() or folder.views_stale():
             _publish_if_free(path, folder, create_parents=create_parents, notice=say)

@@ -134,6 +134,7 @@ class StoreFolder:
         directory. A directory that holds anything else is refused: TechKG never writes
         its database files among a user's own files."""
         path = self.path
+        self.refuse_nested()
         if path.exists() and not path.is_dir():
             raise StoreError(f"--store {path} is a file, not a directory",
                              hint="Point --store (or KG_STORE) at a directory: an existing store, "
@@ -162,6 +163,14 @@ class StoreFolder:
             except OSError as exc:
                 raise StoreError(f"cannot create the store directory {path}: {exc.strerror}") from exc
         self._write_marker()
+
+    def refuse_nested(self) -> None:
+        """Refuse a directory inside another TechKG store (``--store STORE/snapshots``)."""
+        outer = next((p for p in self.path.absolute().parents if (p / MARKER).is_file()), None)
+        if outer is not None:
+            raise StoreError(
+                f"{self.path} is inside the TechKG store {outer}: a store cannot hold another store",
+                hint=f"Point --store (or KG_STORE) at {outer} itself, or at a directory outside it.")
 
     def _write_marker(self) -> None:
         from kg import __version__

@@ -346,3 +346,10 @@ def test_every_syntax_folds_whatever_graphs_it_names_into_the_import_graph(
                 ).rows} == set(graphs) - ({PROVENANCE.value} if fmt.supports_datasets else set()), where
                 assert set(store.named_graphs()) - {ox.NamedNode(g) for g in protected} - {PROVENANCE} == {
                     ox.NamedNode(IMPORT_PREFIX + "planted-" + s) for s in SYNTAXES[:SYNTAXES.index(syntax) + 1]}, where
+
+
+def test_a_graph_name_with_a_space_is_a_message_not_a_traceback(kg_cli, built_store_path: Path) -> None:
+    out = kg_cli("graph", "drop", "reading ", "--yes", store=built_store_path)
+    said = " ".join(out.stderr.split())
+    assert out.returncode == 1 and "is not a graph name" in said and "Did you mean 'reading'?" in said
+    assert "Traceback" not in out.stderr and "reading" in _graphs(kg_cli, built_store_path)
