@@ -307,6 +307,10 @@ def read_quads(path: Path) -> dict[ox.NamedNode, list[ox.Triple]]:
                     raise RDFImportError("it holds triples outside any named graph", path=str(path),
                                          hint="A TechKG backup names the graph of every triple (N-Quads).")
                 graphs.setdefault(quad.graph_name, []).append(ox.Triple(quad.subject, quad.predicate, quad.object))
+    except MemoryError as exc:
+        from kg.inputlimits import parser_gave_up
+
+        raise parser_gave_up(path, exc) from None
     except (SyntaxError, ValueError, OSError, EOFError, gzip.BadGzipFile) as exc:
         raise RDFImportError(f"it is not a readable N-Quads file: {exc}", path=str(path),
                              hint="Give a file written by kg backup (FILE.nq.gz) or a snapshot.") from None

@@ -96,8 +96,15 @@ def folds_graphs(fmt: ox.RdfFormat) -> bool:
 _CSV = "header = false, delim = '\\x01', quote = '', escape = '', auto_detect = false"
 
 
-def open_rdf(path: Path, gzipped: bool) -> IO[bytes]:
-    return cast(IO[bytes], gzip.open(path, "rb")) if gzipped else path.open("rb")
+def open_rdf(path: Path, gzipped: bool, fmt: ox.RdfFormat | None = None) -> IO[bytes]:
+    """The file's bytes (decompressed); given its syntax ``fmt``, within the limits of
+    :mod:`kg.inputlimits` (decompressed size, longest literal)."""
+    stream = cast(IO[bytes], gzip.open(path, "rb")) if gzipped else path.open("rb")
+    if fmt is None:
+        return stream
+    from kg.inputlimits import guarded
+
+    return guarded(stream, path, fmt.name, compressed=gzipped)
 
 
 class FileFacts(threading.Thread):
@@ -146,7 +153,7 @@ class FileFacts(threading.Thread):
                 hashes.extend(map(hash, lines.split(b"\n")))
                 hashes.pop()  # the empty string after the last newline
 
-            stream = _decompressed(raw, self.gzipped)
+            stream = _decompressed(raw, self.gzipped, self.path, self.fmt)
             if self.fmt in _LINE_FORMATS:
                 for block in line_blocks(stream):
                     take(canonical_lines(block))
@@ -185,8 +192,11 @@ def line_blocks(stream: IO[bytes]) -> Iterator[bytes]:
         yield rest + b"\n"
 
 
-def _decompressed(raw: _HashingReader, gzipped: bool) -> IO[bytes]:
-    return cast(IO[bytes], gzip.GzipFile(fileobj=raw, mode="rb") if gzipped else raw)  # type: ignore[call-overload]
+def _decompressed(raw: _HashingReader, gzipped: bool, path: Path, fmt: ox.RdfFormat) -> IO[bytes]:
+    from kg.inputlimits import guarded
+
+    stream = cast(IO[bytes], gzip.GzipFile(fileobj=raw, mode="rb") if gzipped else raw)  # type: ignore[call-overload]
+    return guarded(stream, path, fmt.name, compressed=gzipped)
 
 
 def _distinct(hashes: Any) -> int:
@@ -374,7 +384,8 @@ def diff(
         raw = _HashingReader(source.open("rb"), progress)
         with raw:
             try:
-                result.skipped_provenance = _normalise(_decompressed(raw, gzipped), fmt, new, result.path("blank"))
+                result.skipped_provenance = _normalise(_decompressed(raw, gzipped, source, fmt), fmt, new,
+                                                       result.path("blank"))
             except SyntaxError:
                 _parse_whole(source, fmt, gzipped)  # the same error, at its place in the file
                 raise
@@ -414,7 +425,7 @@ def diff(
 
 def _parse_whole(source: Path, fmt: ox.RdfFormat, gzipped: bool) -> None:
     """Parse the whole file, raising its first syntax error with the file's own line."""
-    with open_rdf(source, gzipped) as stream:
+    with open_rdf(source, gzipped, fmt) as stream:
         for _ in ox.parse(stream, format=fmt):
             pass
 

@@ -432,6 +432,12 @@ class OxigraphStore(GraphStore):
                 count = self._first_load(path, graph, fmt, gzipped, activity, progress)
             else:
                 count = self._replace(path, graph, fmt, gzipped, activity, progress)
+        except RDFImportError:
+            raise
+        except MemoryError as exc:
+            from kg.inputlimits import parser_gave_up
+
+            raise parser_gave_up(path, exc) from None
         except (SyntaxError, ValueError, EOFError, gzip.BadGzipFile, UnicodeDecodeError) as exc:
             raise RDFImportError(
                 f"could not load it as {fmt.name}: {exc}",
@@ -459,11 +465,10 @@ class OxigraphStore(GraphStore):
         if progress is not None:  # the bulk loader does not say how far it is
             progress("loading", 0, 0)
         try:
-            if gzipped:
-                with bulk.open_rdf(path, gzipped) as stream:
-                    self._store.bulk_load(stream, format=fmt, to_graph=graph)
-            else:
-                self._store.bulk_load(path=str(path), format=fmt, to_graph=graph)
+            # Always a stream within kg.inputlimits' bounds (no literal, no decompressed size
+            # past them reaches the loader): as fast as handing it the path.
+            with bulk.open_rdf(path, gzipped, fmt) as stream:
+                self._store.bulk_load(stream, format=fmt, to_graph=graph)
             digest, count = facts.result()
             if progress is not None:
                 progress("loading", count, count)
@@ -618,10 +623,10 @@ class OxigraphStore(GraphStore):
         return next(iter(self._store.quads_for_pattern(None, None, None, graph)), None) is None
 
 
-def _open(path: Path, gzipped: bool) -> IO[bytes]:
+def _open(path: Path, gzipped: bool, fmt: ox.RdfFormat | None = None) -> IO[bytes]:
     from kg.store.bulk import open_rdf
 
-    return open_rdf(path, gzipped)
+    return open_rdf(path, gzipped, fmt)
 
 
 def _file_digest(path: Path) -> str:

@@ -885,7 +885,7 @@ class RemoteStore(GraphStore):
         target = staging.new_staging_graph()
         lease = _lease(self.spec.timeout)
         try:
-            with _open(path, gzipped) as stream, tempfile.TemporaryFile() as spool:
+            with _open(path, gzipped, fmt) as stream, tempfile.TemporaryFile() as spool:
                 # Every statement folded into ``graph``, a quad format's provenance left out (as kg.store.bulk does).
                 triples = _counted((ox.Triple(q.subject, q.predicate, q.object) for q in ox.parse(stream, format=fmt)
                                     if q.graph_name != PROVENANCE), progress)
@@ -908,6 +908,11 @@ class RemoteStore(GraphStore):
                     url=self.location, hint="Nothing was changed in the store. A limit on the server "
                     "dropped part of the upload; see its log, or leave ;gsp= out to upload with "
                     "SPARQL updates instead.")
+        except MemoryError as exc:  # pyoxigraph's limit on one token (kg.inputlimits)
+            self._drop_quietly(target)
+            from kg.inputlimits import parser_gave_up
+
+            raise parser_gave_up(path, exc) from None
         except (SyntaxError, ValueError, OSError, EOFError) as exc:
             self._drop_quietly(target)
             raise RDFImportError(
