@@ -109,6 +109,7 @@ class OxigraphStore(GraphStore):
                 hint="Check that the directory is readable and holds an Oxigraph store, "
                 "or point --store / KG_STORE at another directory.",
             ) from exc
+        self._folder.prune_info_logs()
         try:
             self._recover()
         except BaseException:

@@ -63,6 +63,8 @@ READERS = "readers"
 SNAPSHOTS = "snapshots"
 SERVE_FILE = "serve.json"
 _CURRENT = "CURRENT"
+#: RocksDB info logs kept beside the current one (see StoreFolder.prune_info_logs).
+INFO_LOGS_KEPT = 3
 _STALE = "STALE"
 #: Files and folders of ours that may sit in a store directory next to RocksDB's.
 PENDING_FILE = "pending.json"
@@ -242,6 +244,24 @@ class StoreFolder:
         return ("Wait for the other kg command to finish (or give it longer with --wait SECONDS), stop the "
                 "`kg serve` that holds it, or use another store with --store DIR (or KG_STORE). Commands "
                 "that only read (show, stats, query, export, ...) work meanwhile.")
+
+    # -- RocksDB's info log --------------------------------------------------------------
+
+    def prune_info_logs(self, keep: int = INFO_LOGS_KEPT) -> int:
+        """Remove all but the newest ``keep`` of RocksDB's old info logs (``LOG.old.*``).
+
+        RocksDB starts a new info log (``LOG``) each time the store is opened and keeps
+        the old ones, about 137 KB each: every command that writes would leave one behind
+        (116 MB after 1,000 steps). pyoxigraph 0.5 passes no RocksDB options
+        (``keep_log_file_num``, ``max_log_file_size``), so the writer prunes them as it opens
+        the store. Returns how many it removed."""
+        old = sorted(self.path.glob("LOG.old.*"), key=lambda p: p.name)
+        removed = 0
+        for log in old[: max(0, len(old) - keep)]:
+            with contextlib.suppress(OSError):
+                log.unlink()
+                removed += 1
+        return removed
 
     # -- the journal of unfinished work ------------------------------------------------
 

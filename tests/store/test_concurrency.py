@@ -320,3 +320,13 @@ def test_two_workbench_tabs_changing_statuses_at_once_all_succeed_and_reads_neve
     finally:
         store.close()
     assert after == before + 2 * rounds and len(two) == 0
+
+
+def test_rocksdbs_old_info_logs_stay_bounded_however_many_writes(built_store_path: Path) -> None:
+    from kg.store.folder import INFO_LOGS_KEPT
+
+    for i in range(12):  # each writer's open starts a new LOG and keeps the old one as LOG.old.*
+        with OxigraphStore(built_store_path, command="test") as writer:
+            writer.update(f"INSERT DATA {{ GRAPH <urn:g> {{ <urn:x> <urn:y> {i} }} }}")
+    assert len(list(built_store_path.glob("LOG.old.*"))) <= INFO_LOGS_KEPT
+    assert (built_store_path / "LOG").exists()
