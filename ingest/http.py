@@ -583,25 +583,19 @@ _CREDENTIAL_NAME = re.compile(r"(?i)auth|token|key|secret|session|cookie|passwor
 
 def _origin(url: Any) -> tuple[str, str, int | None]:
     parts = urlsplit(str(url))
-    scheme = parts.scheme.lower()
-    return scheme, (parts.hostname or "").lower(), parts.port or {"http": 80, "https": 443}.get(scheme)
-
-
-def is_credential(name: str, value: str) -> bool:
-    """Whether a request header carries a credential."""
-    if name.lower() in CREDENTIAL_HEADERS or _CREDENTIAL_NAME.search(name):
-        return True
-    with _SECRETS_LOCK:
-        return any(secret in value for secret in _SECRETS)
+    return parts.scheme.lower(), (parts.hostname or "").lower(), parts.port or {"http": 80, "https": 443}.get(
+        parts.scheme.lower())
 
 
 def strip_credentials(headers: Any, source: Any, target: Any) -> None:
-    """Remove every credential header from ``headers`` (an httpx or httpx2 ``Headers``)
-    when a redirect from ``source`` to ``target`` leaves the origin (scheme, host, port)."""
-    if _origin(source) == _origin(target):
-        return
-    for name in {n for n, v in headers.multi_items() if is_credential(n, v)}:
-        del headers[name]
+    """Remove every credential header (by its name, or a registered secret in its value) from
+    ``headers`` (httpx or httpx2) when a redirect from ``source`` to ``target`` leaves the origin."""
+    if _origin(source) != _origin(target):
+        with _SECRETS_LOCK:
+            secrets = list(_SECRETS)
+        for name in {n for n, v in headers.multi_items() if n.lower() in CREDENTIAL_HEADERS
+                     or _CREDENTIAL_NAME.search(n) or any(secret in v for secret in secrets)}:
+            del headers[name]
 
 
 class SafeRedirects:
