@@ -572,6 +572,47 @@ def _network_transport() -> httpx.BaseTransport:
     return _ProxyRouter(direct, proxies, no_proxy)
 
 
+# -- credentials never follow a redirect to another origin --------------------------------
+
+#: Request headers that carry credentials by name; a header is also taken for one when its
+#: name says so (:data:`_CREDENTIAL_NAME`) or its value holds a registered secret.
+CREDENTIAL_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie", "x-api-key", "zotero-api-key",
+                                "private-token", "x-auth-token", "x-access-token", "api-key", "apikey"})
+_CREDENTIAL_NAME = re.compile(r"(?i)auth|token|key|secret|session|cookie|password|credential")
+
+
+def _origin(url: Any) -> tuple[str, str, int | None]:
+    parts = urlsplit(str(url))
+    return parts.scheme.lower(), (parts.hostname or "").lower(), parts.port or {"http": 80, "https": 443}.get(
+        parts.scheme.lower())
+
+
+def strip_credentials(headers: Any, source: Any, target: Any) -> None:
+    """Remove every credential header (by its name, or a registered secret in its value) from
+    ``headers`` (httpx or httpx2) when a redirect from ``source`` to ``target`` leaves the origin."""
+    if _origin(source) != _origin(target):
+        with _SECRETS_LOCK:
+            secrets = list(_SECRETS)
+        for name in {n for n, v in headers.multi_items() if n.lower() in CREDENTIAL_HEADERS
+                     or _CREDENTIAL_NAME.search(n) or any(secret in v for secret in secrets)}:
+            del headers[name]
+
+
+class SafeRedirects:
+    """Mixed into a client class of httpx or httpx2 (pyzotero's): a redirect keeps the
+    request's credential headers only while it stays on the same origin. httpx itself
+    drops ``Authorization`` alone, and keeps it for an http → https redirect."""
+
+    def _redirect_headers(self, request: Any, url: Any, method: str) -> Any:
+        headers = super()._redirect_headers(request, url, method)  # type: ignore[misc]
+        strip_credentials(headers, request.url, url)
+        return headers
+
+
+class Client(SafeRedirects, httpx.Client):
+    """``httpx.Client`` whose redirects never carry credentials to another origin."""
+
+
 # -- the client ---------------------------------------------------------------------------
 
 
@@ -601,8 +642,10 @@ def build_client(
     the network transport (tests pass ``httpx.MockTransport`` for pure-logic checks).
     ``timeout`` is the deadline of each attempt as a whole; ``max_body`` caps every
     decoded body (default :func:`max_body_default`).
-    Redirects are followed (httpx drops ``Authorization`` when a redirect leaves the
-    origin). Proxies come from ``HTTPS_PROXY``/``HTTP_PROXY``/``ALL_PROXY`` and ``NO_PROXY``.
+    Redirects are followed; one that leaves the origin carries no credential header
+    (:class:`SafeRedirects`: ``Authorization``, ``x-api-key``, any header named like a key or
+    token or holding a registered secret). Proxies come from ``HTTPS_PROXY``/``HTTP_PROXY``/
+    ``ALL_PROXY`` and ``NO_PROXY``.
     ``retry_statuses`` replaces the statuses retried without ``Retry-After`` (500, 502,
     503, 504): Semantic Scholar's 429 often says nothing, and is retried with backoff.
     """
@@ -624,7 +667,7 @@ def build_client(
     if token:
         register_secret(token)
         all_headers["Authorization"] = f"{token_scheme} {token}".strip()
-    client = httpx.Client(
+    client = Client(
         base_url=api_url.rstrip("/") if api_url else "",
         headers=all_headers,
         timeout=timeout if isinstance(timeout, httpx.Timeout) else httpx.Timeout(timeout, connect=min(timeout, 10.0)),

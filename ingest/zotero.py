@@ -41,6 +41,7 @@ from ingest.http import (
     Politeness,
     RetryingTransport,
     RetryPolicy,
+    SafeRedirects,
     redact,
     register_secret,
     safe_url,
@@ -190,12 +191,16 @@ class ZoteroTransport(RetryingTransport, httpx2.BaseTransport):
         return True
 
 
+class _Client(SafeRedirects, httpx2.Client):
+    """pyzotero's client class, whose redirects never carry the key to another origin."""
+
+
 def build_client(*, contact: str | None = None, retry: RetryPolicy | None = None, timeout: float = 30.0,
                  counters: HttpStats | None = None) -> httpx2.Client:
     """An httpx2 client for pyzotero with TechKG's conventions (see :class:`ZoteroTransport`)."""
     transport = ZoteroTransport(httpx2.HTTPTransport(retries=0), retry=retry or RetryPolicy(),
                                 counters=counters or HttpStats())
-    return httpx2.Client(
+    return _Client(
         transport=transport, follow_redirects=True, trust_env=False,
         timeout=httpx2.Timeout(timeout, connect=min(timeout, 10.0)),
         headers={"User-Agent": user_agent(contact)})

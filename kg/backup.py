@@ -11,18 +11,32 @@ graphs record the restore as their last change.
 Writing a backup never touches the store, and the file appears whole or not at all
 (temporary file, fsync, rename). A restore into a store that holds anything asks first
 and keeps a snapshot of the user's graphs, so ``kg undo`` puts them back.
+
+A backup checks itself. Its header states how many graphs and triples it holds and that it
+ends with a checksum line (``checksum=sha256``); its last line is the SHA-256 of every quad
+line (:data:`kg.snapshots.END_LINE`). Before anything is replaced, a restore reads the whole
+file and refuses one whose checksum line is missing (cut short, even at a line boundary),
+whose quads do not match the checksum (changed), or whose graphs and triples disagree with
+its header: the store is left as it was. A backup written before the checksum existed
+(TechKG 0.x without ``checksum=`` in its header) has its counts checked, and is restored only
+with ``unchecked`` (``kg restore --unchecked``), since a change that keeps the counts cannot
+be seen in it.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import pyoxigraph as ox
 
 from kg import __version__
 from kg.errors import ExportError, KGError
 from kg.graphs import PROVENANCE, USER_GRAPHS, graph_name
-from kg.snapshots import kept_before, read_header, read_quads, write_quads
+from kg.snapshots import END_LINE, kept_before, open_binary, read_header, read_quads, write_quads
 from kg.store.base import Activity, GraphStore
 
 __all__ = ["BACKUP_HEADER", "BackupReport", "RestoreReport", "backup", "restore"]
@@ -53,10 +67,10 @@ def backup(store: GraphStore, target: Path, *, force: bool = False) -> BackupRep
         raise ExportError(f"cannot write {target}: the directory {target.parent} does not exist")
     graphs = {g: store.triples(g) for g in store.named_graphs() if not g.value.startswith(_STAGING)}
     created = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
-    header = (f"{BACKUP_HEADER} techkg={__version__} created={created} store={store.location} "
-              f"graphs={len(graphs)} triples={sum(len(t) for t in graphs.values())}")
+    header = (f"{BACKUP_HEADER} techkg={__version__} created={created} "
+              f"graphs={len(graphs)} triples={sum(len(t) for t in graphs.values())} checksum=sha256")
     try:
-        write_quads(target, graphs, header=header)
+        write_quads(target, graphs, header=header, end=True)
     except OSError as exc:
         raise ExportError(f"cannot write {target}: {exc.strerror or exc}") from exc
     return BackupReport(str(target), {graph_name(g): len(t) for g, t in graphs.items()})
@@ -71,12 +85,67 @@ class RestoreReport:
     snapshot: str | None = None
 
 
-def restore(store: GraphStore, source: Path, *, yes: bool = False) -> RestoreReport:
-    """Make ``store`` hold what ``source`` holds (see the module documentation)."""
+def _stated(header: str, key: str) -> int | None:
+    found = re.search(rf"(?:^|\s){key}=(\d+)(?:\s|$)", header)
+    return int(found.group(1)) if found else None
+
+
+def _check_checksum(source: Path, header: str, *, unchecked: bool) -> None:
+    """Refuse a backup whose last line is not the checksum of its quads (see the module
+    documentation); one written before checksums, unless ``unchecked``."""
+    if "checksum=sha256" not in header.split():
+        if unchecked:
+            return
+        version = re.search(r"techkg=(\S+)", header)
+        raise KGError(
+            f"{source} was written by a kg backup without a checksum"
+            + (f" (TechKG {version.group(1)})" if version else "")
+            + ", so a copy cut short or changed since cannot be told from a whole one",
+            hint="Its graph and triple counts are still checked against its header. To restore it anyway, "
+            "pass --unchecked; then write a new backup (kg backup -o FILE.nq.gz), which carries a checksum.")
+    digest = hashlib.sha256()
+    stated: str | None = None
+    with open_binary(source) as fh:
+        fh.readline()  # the header
+        for line in fh:
+            if stated is not None:  # anything after the checksum line
+                stated = ""
+                break
+            if line.startswith(END_LINE.encode()):
+                stated = line.decode("ascii", "replace").removeprefix(END_LINE).strip()
+                continue
+            digest.update(line)
+    if stated is None:
+        raise KGError(f"{source} ends before its checksum line: the copy was cut short",
+                      hint="Nothing was changed in the store. Restore from a whole copy of the backup.")
+    if stated != digest.hexdigest():
+        raise KGError(f"{source} does not match the checksum kg backup wrote into it: it was changed since",
+                      hint="Nothing was changed in the store. Restore from an unchanged copy of the backup.")
+
+
+def _check_counts(source: Path, header: str, content: dict[ox.NamedNode, list[ox.Triple]]) -> None:
+    graphs, triples = _stated(header, "graphs"), _stated(header, "triples")
+    held = (len(content), sum(len(t) for t in content.values()))
+    if graphs is None or triples is None or (graphs, triples) != held:
+        said = f"{graphs} graphs and {triples} triples" if graphs is not None and triples is not None else "no counts"
+        raise KGError(f"{source} holds {held[0]} graphs and {held[1]} triples, but its header states {said}",
+                      hint="Nothing was changed in the store. The backup was cut short or changed; restore from "
+                      "a whole, unchanged copy.")
+
+
+def restore(store: GraphStore, source: Path, *, yes: bool = False, unchecked: bool = False) -> RestoreReport:
+    """Make ``store`` hold what ``source`` holds (see the module documentation). A backup is
+    checked whole (checksum, counts) before anything is written; ``unchecked`` lets one
+    written before checksums through."""
     if not source.is_file():
         raise KGError(f"{source}: no such file", hint="Give a file written by kg backup -o FILE.nq.gz.")
-    whole = read_header(source).startswith(BACKUP_HEADER)
+    header = read_header(source)
+    whole = header.startswith(BACKUP_HEADER)
+    if whole:
+        _check_checksum(source, header, unchecked=unchecked)
     content = read_quads(source)  # a broken file raises here, before anything is written
+    if whole:
+        _check_counts(source, header, content)
     if not content:
         raise KGError(f"{source} holds no triples", hint="Give a file written by kg backup -o FILE.nq.gz.")
     current = [g for g in store.named_graphs() if not g.value.startswith(_STAGING)]

@@ -104,6 +104,12 @@ class _Checker:
         self.read += len(data)
         try:
             self.parser.Parse(data, final)
+        except LookupError as exc:  # <?xml ... encoding="..."?> names an encoding Python does not know
+            named = str(exc).rpartition(":")[2].strip()
+            raise RDFXMLRefused(
+                f"the XML declaration names the encoding {named!r}, which is not a known encoding",
+                path=self.source, hint="Nothing was loaded. Re-save the file as UTF-8 (encoding=\"UTF-8\"), "
+                "or correct the encoding's name in its first line.") from None
         except expat.ExpatError as exc:
             if "amplification" in str(exc) or "entit" in str(exc):
                 raise self.refuse(str(exc)) from None

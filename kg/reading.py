@@ -16,6 +16,7 @@ unchanged file.
 from __future__ import annotations
 
 import datetime as dt
+import unicodedata
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -89,6 +90,28 @@ def status_slug(status: str) -> str:
     return known_status(status) or slugify(status)
 
 
+#: The longest custom status, in characters.
+MAX_STATUS = 60
+
+
+def check_custom_status(status: str) -> str:
+    """A custom status as it will be kept (stripped), or :class:`StatusError` for one that
+    is empty, longer than :data:`MAX_STATUS` characters, or holds a newline or another
+    control character (it is shown in one table cell, a page and a Zotero Extra line)."""
+    from kg.errors import StatusError
+
+    text = status.strip()
+    if not text:
+        raise StatusError("a reading status cannot be empty", hint="Give a short status, e.g. \"On hold\".")
+    if any(unicodedata.category(c).startswith("C") for c in text):
+        raise StatusError("a reading status is one line of text: no newlines, tabs or control characters",
+                          hint="Give a short status on one line, e.g. \"On hold\".")
+    if len(text) > MAX_STATUS:
+        raise StatusError(f"a reading status is at most {MAX_STATUS} characters; this one has {len(text)}",
+                          hint="Give a shorter status, e.g. \"On hold\"; keep longer words in a note.")
+    return text
+
+
 def parse_status(status: str, *, custom: bool = False) -> str:
     """A status a person typed: a known status or one of its aliases; any other text only
     with ``custom`` (then kept as given). A typo is refused with the closest known status."""
@@ -102,7 +125,7 @@ def parse_status(status: str, *, custom: bool = False) -> str:
     if slug is not None:
         return slug
     if custom:
-        return text
+        return check_custom_status(text)
     close = get_close_matches(_status_key(text), list(_BY_KEY), n=1, cutoff=0.5)
     guess = f": did you mean {_BY_KEY[close[0]]}?" if close else ""
     raise StatusError(f"{status!r} is not a reading status{guess}",
@@ -217,7 +240,10 @@ def current_statuses(store: GraphStore) -> dict[str, tuple[str, str | None]]:
 def set_status(
     store: GraphStore, paper: NamedNode, status: str, *, via: str = "cli", at: dt.datetime | None = None
 ) -> StatusChange:
-    """Set ``paper``'s reading status in one atomic write (``kg reading set``, the web app)."""
+    """Set ``paper``'s reading status in one atomic write (``kg reading set``, the web app).
+    A custom status must pass :func:`check_custom_status`."""
+    if known_status(status) is None:
+        status = check_custom_status(status)
     current = current_statuses(store).get(paper.value)
     with store.transaction(Activity(f"set reading status ({via})", stats={"updated": 1})) as tx:
         change = status_change(tx, paper, status, previous=current[0] if current else None,

@@ -226,24 +226,37 @@ def _committed(store: GraphStore, activity: str) -> bool:
 # -- N-Quads files ---------------------------------------------------------------------
 
 
-def write_quads(path: Path, graphs: dict[ox.NamedNode, list[ox.Triple]], *, header: str) -> int:
+#: The last line of a file that :func:`write_quads` wrote with ``end``: the SHA-256 of every
+#: byte between the header line and this line.
+END_LINE = "# techkg-end sha256="
+
+
+def write_quads(path: Path, graphs: dict[ox.NamedNode, list[ox.Triple]], *, header: str, end: bool = False) -> int:
     """Write ``graphs`` as gzipped N-Quads to ``path``, atomically (temporary file, fsync,
     rename): a killed process leaves the old file or none, never half of one. The temporary
     file is named with the writer's pid, so that the next write to ``path`` removes one a
-    killed writer left behind (and never one that a live writer is still writing)."""
+    killed writer left behind (and never one that a live writer is still writing). With
+    ``end``, the file ends with :data:`END_LINE` and the checksum of its quads."""
+    import hashlib
+
     _remove_left_behind(path)
     tmp = path.with_name(f".{path.name}.{os.getpid()}-{uuid.uuid4().hex}.tmp")
     count = 0
+    digest = hashlib.sha256()
     try:
         with tmp.open("wb") as raw:
             with gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=6, mtime=0) as out:
                 out.write((header + "\n").encode())
                 for graph, triples in graphs.items():
                     if triples:
-                        out.write(ox.serialize([ox.Quad(t.subject, t.predicate, t.object, graph) for t in triples],
-                                               format=ox.RdfFormat.N_QUADS) or b"")
+                        lines = ox.serialize([ox.Quad(t.subject, t.predicate, t.object, graph) for t in triples],
+                                             format=ox.RdfFormat.N_QUADS) or b""
+                        digest.update(lines)
+                        out.write(lines)
                         count += len(triples)
                         pause_point("quads.writing")
+                if end:
+                    out.write(f"{END_LINE}{digest.hexdigest()}\n".encode())
             raw.flush()
             os.fsync(raw.fileno())
         os.replace(tmp, path)
@@ -263,13 +276,18 @@ def _remove_left_behind(path: Path) -> None:
                 tmp.unlink()
 
 
-def _open_binary(path: Path) -> IO[bytes]:
-    return cast(IO[bytes], gzip.open(path, "rb")) if path.suffix == ".gz" else path.open("rb")
+def open_binary(path: Path) -> IO[bytes]:
+    """``path``, decompressed if it is gzipped, within :mod:`kg.inputlimits`' bound."""
+    from kg.inputlimits import LimitedReader, decompressed_limit
+
+    if path.suffix != ".gz":
+        return path.open("rb")
+    return cast(IO[bytes], LimitedReader(cast(IO[bytes], gzip.open(path, "rb")), decompressed_limit(path), path))
 
 
 def read_header(path: Path) -> str:
     try:
-        with _open_binary(path) as fh:
+        with open_binary(path) as fh:
             first = fh.readline().decode("utf-8")
     except (OSError, UnicodeDecodeError, EOFError):
         return ""
@@ -283,12 +301,16 @@ def read_quads(path: Path) -> dict[ox.NamedNode, list[ox.Triple]]:
 
     graphs: dict[ox.NamedNode, list[ox.Triple]] = {}
     try:
-        with _open_binary(path) as fh:
+        with open_binary(path) as fh:
             for quad in ox.parse(fh, format=ox.RdfFormat.N_QUADS):
                 if not isinstance(quad.graph_name, ox.NamedNode):
                     raise RDFImportError("it holds triples outside any named graph", path=str(path),
                                          hint="A TechKG backup names the graph of every triple (N-Quads).")
                 graphs.setdefault(quad.graph_name, []).append(ox.Triple(quad.subject, quad.predicate, quad.object))
+    except MemoryError as exc:
+        from kg.inputlimits import parser_gave_up
+
+        raise parser_gave_up(path, exc) from None
     except (SyntaxError, ValueError, OSError, EOFError, gzip.BadGzipFile) as exc:
         raise RDFImportError(f"it is not a readable N-Quads file: {exc}", path=str(path),
                              hint="Give a file written by kg backup (FILE.nq.gz) or a snapshot.") from None

@@ -2,19 +2,24 @@
 
 pyoxigraph's SPARQL parser and optimiser recurse: 3,000 nested ``{}`` (6 KB of text) or
 7,000 ``1+1+…`` terms overflow an 8 MiB stack and kill the process with SIGSEGV. So every
-query a user can send is checked first by :func:`check_query`, a light lexer (strings,
-IRIs and comments skipped, as the SPARQL grammar reads them) that bounds
+query a user can send is checked first by :func:`check_query`, which bounds
 
 - the size of the text (``QueryLimits.max_bytes``, 256 KiB by default), and
 - its nesting depth: brackets ``{ ( [`` and runs of unary operators ``! ^ - +``
   (``QueryLimits.max_depth``, 64 by default; TechKG's own queries stay under 10),
 
-and reports, in the same pass, what the text asks for beyond the store:
+and reports, in the same pass, the ``FROM`` / ``FROM NAMED`` dataset clauses, so the
+union default graph is used only when a query names no dataset of its own
+(:func:`names_dataset`).
 
-- ``SERVICE`` (federated queries: a request to another server) and ``LOAD`` (an update
-  that fetches a URL), with their targets, so a server can refuse them;
-- ``FROM`` / ``FROM NAMED`` dataset clauses, so the union default graph is used only
-  when a query names no dataset of its own (:func:`names_dataset`).
+The depth is counted by a reader that follows the grammar where a lexer would guess:
+``<`` after a value inside an expression (``FILTER(1<((2))>0)``) compares, as pyoxigraph's
+parser reads it, so the brackets after it are counted; anywhere else it opens an IRI. It
+tracks which brackets open an expression (after ``FILTER``, ``BIND``, a function's name, in a
+``SELECT``, ``GROUP BY``, ``ORDER BY`` or ``HAVING`` clause, and any bracket inside one) and
+which a group, a collection, a path or a blank node. Strings, comments and IRIs found that way
+are left out of the count. What a text asks of other hosts (``SERVICE``, ``LOAD``) is decided
+on its parse tree, by :mod:`kg.sparqloutbound`.
 
 What passes the check is parsed by :func:`run_deep`: in a thread whose stack
 (512 MiB, reserved rather than used) holds the deepest query the limits allow, with a
@@ -50,21 +55,33 @@ T = TypeVar("T")
 #: most about a fifth of it (measured: 1.2 KB of stack per level of ``1+1+…``).
 DEEP_STACK = 512 << 20
 
-#: What is not SPARQL code: comments, strings and IRIs (blanked before anything is
-#: counted), and backslash escapes in prefixed names (``ex:a\\#b`` holds no comment).
-_NOT_CODE = re.compile(
-    r"""\#[^\n\r]*
-      | '''(?:[^'\\]|\\.|'(?!''))*''' | \"\"\"(?:[^"\\]|\\.|"(?!""))*\"\"\"
-      | '(?:[^'\\\n\r]|\\.)*' | "(?:[^"\\\n\r]|\\.)*"
-      | <[^<>"{}|^`\\\x00-\x20]*>
-      | \\.""",
+_SPACE = re.compile(r"\s+")
+_COMMENT = re.compile(r"#[^\n\r]*")
+_STRING = re.compile(
+    r"""'''(?:[^'\\]|\\.|'(?!''))*''' | \"\"\"(?:[^"\\]|\\.|"(?!""))*\"\"\"
+      | '(?:[^'\\\n\r]|\\.)*' | "(?:[^"\\\n\r]|\\.)*(?:")""",
     re.VERBOSE | re.DOTALL,
 )
+_IRI = re.compile(r"<[^<>\"{}|^`\\\x00-\x20]*>")
+_VARIABLE = re.compile(r"[?$]\w+")
+_NUMBER = re.compile(r"[0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?|\.[0-9]+(?:[eE][+-]?[0-9]+)?")
+_LANGUAGE = re.compile(r"@[A-Za-z]+(?:-[A-Za-z0-9]+)*")
+#: A prefixed name or blank node label (it holds a colon), or a bare word: a keyword, a
+#: function's name, ``a``, ``true``.
+_NAME = re.compile(r"(?:[^\W\d][\w.\-]*)?:(?:[\w:%\-]|\\.|\.(?=[\w:%\-]|\\.))*|[^\W\d][\w\-]*")
+#: Words after which a clause's brackets are expressions (``SELECT (… AS ?x)``, ``ORDER BY (…)``).
+_EXPRESSION_CLAUSES = frozenset({"SELECT", "BY", "HAVING"})
+#: Words that end such a clause.
+_CLAUSE_ENDS = frozenset({"WHERE", "FROM", "LIMIT", "OFFSET", "VALUES", "ORDER", "GROUP", "HAVING"})
+#: Words before ``(`` that do not make it an expression (a row of VALUES, a collection after ``a``).
+_NOT_CALLS = frozenset({"VALUES", "A", "GRAPH", "SERVICE", "SILENT", "NAMED", "FROM", "WHERE", "MINUS",
+                        "OPTIONAL", "UNION", "EXISTS", "CONSTRUCT", "DESCRIBE", "DATA", "INSERT", "DELETE",
+                        "WITH", "USING", "INTO", "TO", "LOAD", "CLEAR", "DROP", "CREATE", "ADD", "MOVE", "COPY"})
 _BRACKETS = re.compile(r"[{}()\[\]]")
 _DELTA = {"{": 1, "(": 1, "[": 1, "}": -1, ")": -1, "]": -1}
 #: Runs of prefix operators (``!!!x``, ``- - -1``, ``^^^p``): each nests one level.
 _UNARY_RUN = re.compile(r"(?:[!^+\-](?!=)\s*){2,}")
-_KEYWORD = re.compile(r"(?i)(?<![?$\w])(SERVICE|LOAD|FROM|PREFIX|BASE)(?![\w:])")
+_KEYWORD = re.compile(r"(?i)(?<![?$\w])(FROM|PREFIX|BASE)(?![\w:])")
 #: The characters before a word (read backwards) that make it part of a prefixed name
 #: or a blank node label; looked at over at most 256 characters.
 _NAME_BEFORE = re.compile(r"[\w.\-:%]*")
@@ -100,11 +117,6 @@ class Scan:
 
     #: The deepest nesting (brackets plus runs of unary operators).
     depth: int = 0
-    #: The target of each SERVICE: an absolute IRI, or None for a variable or an IRI
-    #: that cannot be resolved.
-    services: list[str | None] = field(default_factory=list)
-    #: The source of each LOAD (an update), as for services.
-    loads: list[str | None] = field(default_factory=list)
     #: The IRIs of FROM and FROM NAMED clauses (None where unresolvable).
     from_default: list[str | None] = field(default_factory=list)
     from_named: list[str | None] = field(default_factory=list)
@@ -127,13 +139,101 @@ def _resolve(kind: str, value: str, prefixes: Mapping[str, str], base: str | Non
     return None
 
 
-def _blank(match: re.Match[str]) -> str:
-    """Comments and strings become spaces, an IRI ``<___>`` and an escape ``__``: the
-    same length, so offsets in the code are offsets in the text."""
-    token = match.group()
-    if token[0] == "<":
-        return "<" + "_" * (len(token) - 2) + ">"
-    return "_" * len(token) if token[0] == "\\" else " " * len(token)
+def _code(text: str) -> str:
+    """``text`` with its strings and comments turned into spaces and each IRI into
+    ``<___>``, of the same length (offsets in the code are offsets in the text), read as the
+    grammar reads it: ``<`` right after a value inside an expression is a comparison, and
+    what follows it is code; anywhere else ``<`` opens an IRI."""
+    out: list[str] = []
+    #: What each open bracket opened: "e" an expression, "(" a collection, path or row, "{", "[".
+    opened: list[str] = []
+    last = before = ""  # the last two significant tokens ("value", "name", "open", "op" or a WORD)
+    clause = False  # inside a SELECT / GROUP BY / ORDER BY / HAVING clause
+    pos, size = 0, len(text)
+
+    def took(kind: str, piece: str) -> None:
+        nonlocal last, before
+        out.append(piece)
+        before, last = last, kind
+
+    while pos < size:
+        char = text[pos]
+        found: re.Match[str] | None
+        if char.isspace():
+            found = _SPACE.match(text, pos)
+            assert found is not None
+            out.append(found.group())
+            pos = found.end()
+            continue
+        if char == "#":
+            found = _COMMENT.match(text, pos)
+            assert found is not None
+            out.append(" " * len(found.group()))
+            pos = found.end()
+            continue
+        if char in "\"'":
+            found = _STRING.match(text, pos)
+            if found is not None:
+                took("value", " " * len(found.group()))
+                pos = found.end()
+                continue
+        if char == "<":
+            comparing = bool(opened) and opened[-1] == "e" and last in ("value", "name")
+            found = None if comparing else _IRI.match(text, pos)
+            if found is not None:
+                took("value", "<" + "_" * (len(found.group()) - 2) + ">")
+                pos = found.end()
+                continue
+            took("op", char)
+            pos += 1
+            continue
+        if char == "\\":
+            piece = text[pos:pos + 2]
+            took("op", "_" * len(piece))
+            pos += len(piece)
+            continue
+        if char in "({[":
+            if char == "(":
+                expression = (bool(opened) and opened[-1] == "e") or (clause and (not opened or opened[-1] == "{"))
+                if not expression and last not in ("value", "name", "open", "op", "") and last not in _NOT_CALLS:
+                    expression = True  # FILTER (, BIND (, regex (, ASC (
+                if not expression and last == "name" and before in ("FILTER", "BY", "HAVING"):
+                    expression = True  # FILTER ex:f(…), ORDER BY ex:f(…)
+                opened.append("e" if expression else "(")
+            else:
+                opened.append(char)
+                if char == "{":
+                    clause = False
+            took("open", char)
+            pos += 1
+            continue
+        if char in ")}]":
+            if opened:
+                opened.pop()
+            if char == "}":
+                clause = False
+            took("value" if char in ")]" else "op", char)
+            pos += 1
+            continue
+        for pattern, kind in ((_VARIABLE, "value"), (_NUMBER, "value"), (_LANGUAGE, "value"), (_NAME, "name")):
+            found = pattern.match(text, pos)
+            if found is not None and found.group():
+                word = found.group()
+                if kind == "name" and ":" not in word:
+                    kind = word.upper()
+                    if kind in ("TRUE", "FALSE"):
+                        kind = "value"
+                    elif kind in _EXPRESSION_CLAUSES:
+                        clause = True
+                    elif kind in _CLAUSE_ENDS:
+                        clause = False
+                took(kind, word)
+                pos = found.end()
+                break
+        else:
+            took("op", char)
+            pos += 1
+    return "".join(out)
 
 
 def _depth(code: str) -> int:
@@ -146,12 +246,12 @@ def _depth(code: str) -> int:
 
 
 def scan(text: str, prefixes: Mapping[str, str] | None = None) -> Scan:
-    """Lex ``text`` once: its nesting depth and its SERVICE, LOAD and FROM clauses.
+    """Read ``text`` once: its nesting depth and its FROM clauses.
     ``prefixes`` are predeclared (the query's own PREFIX declarations are added).
 
     Conservative where the grammar is ambiguous to a lexer: a word is taken for a
     keyword unless it is plainly part of a variable or a prefixed name."""
-    code = _NOT_CODE.sub(_blank, text)
+    code = _code(text)
     result = Scan(depth=_depth(code))
     known = dict(prefixes or {})
     base: str | None = None
@@ -180,11 +280,7 @@ def scan(text: str, prefixes: Mapping[str, str] | None = None) -> Scan:
             continue
         resolved = _resolve(kind, value, known, base) if kind else None
         named = (modifier.group(1) or "").upper()
-        if word == "SERVICE":
-            result.services.append(resolved)
-        elif word == "LOAD":
-            result.loads.append(resolved)
-        elif word == "FROM" and kind:
+        if word == "FROM" and kind:
             (result.from_named if named == "NAMED" else result.from_default).append(resolved)
     return result
 

@@ -4,11 +4,13 @@ and, killed at any point, leaves the old graph or (completed at the next open) t
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import hashlib
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pyoxigraph as ox
 import pytest
@@ -296,3 +298,74 @@ def test_a_killed_replacement_leaves_the_old_graph_or_the_next_open_completes_th
         if where != "before-journal":
             assert _recorded(store)[1] == len(new)
     assert not any((path / bulk.WORK_FOLDER).iterdir())
+
+
+# -- caps on what an import may grow to: every input path ------------------------------------------
+
+
+def _bomb(path: Path, mib: int) -> Path:
+    """``mib`` MiB of N-Triples lines, gzipped to a few hundred KB."""
+    line = b'<http://example.org/s> <http://example.org/p> "' + b"z" * 200 + b'" .\n'
+    with gzip.open(path, "wb", compresslevel=9) as out:
+        for _ in range((mib << 20) // len(line) + 1):
+            out.write(line)
+    return path
+
+
+def _big_literal(path: Path, mib: float) -> Path:
+    body = "w" * int(mib * (1 << 20))
+    opener = gzip.open if path.suffix == ".gz" else open
+    syntax = path.name.split(".")[1]
+    text = {"nt": f'<http://example.org/a> <http://example.org/p> "{body}" .\n',
+            "ttl": f'<http://example.org/a> <http://example.org/p> """{body}\n""" .\n',
+            "jsonld": f'{{"@id": "http://example.org/a", "http://example.org/p": "{body}"}}',
+            "rdf": '<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#"><rdf:Description '
+                   f'rdf:about="http://example.org/a"><p xmlns="http://example.org/">{body}</p>'
+                   '</rdf:Description></rdf:RDF>\n'}[syntax]
+    with opener(path, "wt", encoding="utf-8") as out:  # type: ignore[operator]
+        out.write(text)
+    return path
+
+
+@pytest.mark.parametrize("backend", ["embedded", "remote"])
+def test_no_import_path_reads_past_the_caps(backend: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A decompression bomb and an oversized literal (each syntax, plain and gzipped) are
+    refused with a message on a first load, a replacement and an upload to a server; the
+    graph is left as it was."""
+    from kg.inputlimits import InputTooLarge
+    from kg.store.remote import RemoteStore
+    from tests.servers import oxigraph_server
+
+    monkeypatch.setenv("KG_MAX_DECOMPRESSED_MIB", "4")
+    monkeypatch.setenv("KG_MAX_LITERAL_MIB", "1")
+    files = [_bomb(tmp_path / "bomb.nt.gz", 8)] + [
+        _big_literal(tmp_path / f"lit.{syntax}", 1.5) for syntax in ("nt", "ttl", "jsonld", "rdf")] + [
+        _big_literal(tmp_path / f"lit.{syntax}.gz", 1.5) for syntax in ("nt", "ttl")]
+    small = _write(tmp_path / "small.nt", range(5), blank=False)
+    with contextlib.ExitStack() as stack:
+        if backend == "embedded":
+            store: Any = stack.enter_context(OxigraphStore(tmp_path / "store"))
+        else:
+            store = stack.enter_context(RemoteStore.from_spec(stack.enter_context(oxigraph_server()).spec))
+        from kg.cli.importing import rdf_format
+
+        for graph in (graph_iri("import/empty"), graph_iri("import/full")):
+            if graph.value.endswith("full"):
+                store.load_file(small, graph=graph, fmt=ox.RdfFormat.N_TRIPLES, gzipped=False, activity=Activity("t"))
+            before = sorted(str(t) for t in store.triples(graph))
+            for path in files:
+                fmt, gzipped = rdf_format(path, None)
+                with pytest.raises(InputTooLarge) as refused:
+                    store.load_file(path, graph=graph, fmt=fmt, gzipped=gzipped, activity=Activity("t"))
+                assert "KG_MAX_" in refused.value.hint and "Nothing was changed" in refused.value.hint, path
+                assert sorted(str(t) for t in store.triples(graph)) == before, (path, graph)
+    monkeypatch.delenv("KG_MAX_LITERAL_MIB")  # pyoxigraph's own limit on one token: a message too
+    with OxigraphStore(tmp_path / "store2") as store2:
+        with pytest.raises(InputTooLarge, match="too large for the RDF parser"):
+            store2.load_file(_big_literal(tmp_path / "huge.nt", 17), graph=graph_iri("import/huge"),
+                             fmt=ox.RdfFormat.N_TRIPLES, gzipped=False, activity=Activity("t"))
+
+
+def test_kg_import_rdf_says_a_bomb_is_a_bomb(kg_cli, built_store_path: Path, tmp_path: Path) -> None:
+    out = kg_cli("import", "rdf", str(_bomb(tmp_path / "bomb.nt.gz", 80)), store=built_store_path)
+    assert out.returncode == 1 and "decompression bomb" in out.stderr and "Traceback" not in out.stderr

@@ -82,3 +82,13 @@ def test_the_namespace_entities_ontology_editors_write_still_import(
     assert _count(kg_cli, built_store_path) == 2
     query = f"ASK {{ GRAPH <{GRAPH}> {{ <http://example.org/a> a <http://www.w3.org/2002/07/owl#Class> }} }}"
     assert json.loads(kg_cli("sparql", query, "-f", "json", store=built_store_path, check=True).stdout)["boolean"]
+
+
+def test_an_unknown_xml_encoding_is_a_message_not_a_traceback(kg_cli, built_store_path: Path, tmp_path: Path) -> None:
+    odd = tmp_path / "odd.rdf"
+    odd.write_text('<?xml version="1.0" encoding="x-unknown-42"?>\n<rdf:RDF '
+                   'xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#"/>\n', encoding="utf-8")
+    out = kg_cli("import", "rdf", str(odd), "--graph", "odd", store=built_store_path)
+    said = " ".join(out.stderr.split())
+    assert out.returncode == 1 and "x-unknown-42" in said and "not a known encoding" in said
+    assert "Traceback" not in out.stderr

@@ -95,3 +95,20 @@ def test_a_paper_matching_nothing_says_how_to_name_one(built_store) -> None:
     with pytest.raises(NotFoundError) as caught:
         resolve_paper(built_store, "zzqx wvvk")
     assert caught.value.hint is not None and "arXiv id" in caught.value.hint and "--add" in caught.value.hint
+
+
+@pytest.mark.parametrize("status, says", [("On\nhold", "one line"), ("Tab\there", "one line"),
+                                          ("x" * 61, "at most 60 characters")])
+def test_a_custom_status_is_one_short_line(kg_cli, built_store_path, status: str, says: str) -> None:  # type: ignore[no-untyped-def]
+    out = kg_cli("reading", "set", "GPipe", status, "--custom", store=built_store_path)
+    assert out.returncode == 1 and says in " ".join(out.stderr.split()) and "Traceback" not in out.stderr
+    from kg.errors import StatusError
+    from kg.reading import resolve_paper, set_status
+    from kg.store.embedded import OxigraphStore
+
+    store = OxigraphStore(built_store_path)
+    try:
+        with pytest.raises(StatusError):  # the library refuses it too (the workbench writes through it)
+            set_status(store, resolve_paper(store, "GPipe"), status, via="web")
+    finally:
+        store.close()

@@ -35,10 +35,14 @@ def backup(
 def restore(
     file: Annotated[Path, typer.Argument(help="A file written by kg backup (or a snapshot).")],
     yes: YesOpt = False,
+    unchecked: Annotated[bool, typer.Option(
+        "--unchecked", help="Restore a backup written before kg backup added a checksum (its counts are "
+        "still checked).")] = False,
     fmt: FormatOpt = TableFormat.table,
 ) -> None:
-    """Make the store hold what a backup holds. Into a store that is not empty: asks first,
-    and keeps a snapshot of your own graphs (kg undo)."""
+    """Make the store hold what a backup holds, once the whole file is checked against its
+    checksum and counts. Into a store that is not empty: asks first, and keeps a snapshot of
+    your own graphs (kg undo)."""
     from kg.backup import restore as run
     from kg.cli.output import console, emit, emit_json
     from kg.errors import KGError
@@ -46,12 +50,12 @@ def restore(
     state().json_errors = fmt is TableFormat.json
     store = state().store()
     try:
-        report = run(store, file, yes=yes)
+        report = run(store, file, yes=yes, unchecked=unchecked)
     except KGError as error:
         if yes or "--yes" not in error.hint:
             raise
         confirm(f"{error.message}. Restore {file} anyway?", yes=False)
-        report = run(store, file, yes=True)
+        report = run(store, file, yes=True, unchecked=unchecked)
     from kg.cli.search import keep_index_current
 
     keep_index_current(store)

@@ -95,13 +95,20 @@ def resolve_graph(name: str) -> Any:
     ``orkg`` for ``import/orkg``) or a full IRI."""
     import pyoxigraph as ox
 
+    from kg.errors import KGError
     from kg.graphs import IMPORT_PREFIX, SOURCES, graph_iri
 
-    if name.startswith(("http://", "https://", "urn:")):
-        return ox.NamedNode(name)
-    if name in SOURCES or name.startswith("import/"):
-        return graph_iri(name)
-    return ox.NamedNode(IMPORT_PREFIX + name)
+    try:
+        if name.startswith(("http://", "https://", "urn:")):
+            return ox.NamedNode(name)
+        if name in SOURCES or name.startswith("import/"):
+            return graph_iri(name)
+        return ox.NamedNode(IMPORT_PREFIX + name)
+    except ValueError:  # a space, a quote, a brace ...: no graph is named so
+        stripped = name.strip()
+        close = f" Did you mean {stripped!r}?" if stripped and stripped != name else ""
+        raise KGError(f"{name!r} is not a graph name: a graph's name holds no spaces, quotes or braces",
+                      hint="List the graphs with kg graph list." + close) from None
 
 
 @app.command("drop")

@@ -21,6 +21,8 @@ _EXTENSIONS = {
 }
 _NAMES = {"ntriples": "N_TRIPLES", "nquads": "N_QUADS", "turtle": "TURTLE", "trig": "TRIG",
           "rdfxml": "RDF_XML", "jsonld": "JSON_LD", "n3": "N3"}
+#: Every syntax ``kg import rdf`` reads (``--syntax NAME``).
+SYNTAXES = tuple(_NAMES)
 FORMATS_ALLOWED = tuple(f.value for f in Format)
 #: What each step of a load is called on its progress bar (kg.store.base.Progress).
 _STEPS = {"reading": "Reading the file (MB)", "loading": "Loading into the store",

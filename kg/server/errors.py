@@ -2,11 +2,29 @@
 
 from __future__ import annotations
 
-from typing import Any
+import re
+from typing import TYPE_CHECKING, Any
 
 from kg.errors import KGError, NotFoundError, QueryError, RemoteStoreError, StoreError, StoreLockedError
 
-__all__ = ["EndpointError", "from_kg_error"]
+if TYPE_CHECKING:
+    from kg.sparqlguard import QueryRefused
+
+__all__ = ["EndpointError", "from_kg_error", "refused", "without_paths"]
+
+#: A file system path where it does not continue a URL or an IRI: three or more parts
+#: (``/home/me/store/readers/view-…``), or two under a usual root (``/tmp/kg-x``), or under ``~``.
+_PART = r"[^\s/'\"<>()\[\]{},;]+"
+_PATH = re.compile(
+    rf"(?<![\w:/.<~-])(?:(?:\.{{1,2}})?/{_PART}/{_PART}/(?:{_PART}/?)*"
+    rf"|/(?:tmp|home|root|var|usr|opt|srv|mnt|media|run|private|Users|work|data|proc|dev|etc)/{_PART}/?"
+    rf"|~/(?:{_PART}/?)*)")
+
+
+def without_paths(text: str) -> str:
+    """``text`` with every file system path replaced: what a client is told never shows
+    where the server keeps its files."""
+    return _PATH.sub("(a path on the server)", text)
 
 
 class EndpointError(Exception):
@@ -15,6 +33,7 @@ class EndpointError(Exception):
 
     def __init__(self, status: int, message: str, hint: str = "", *,
                  headers: dict[str, str] | None = None, kind: str = "EndpointError") -> None:
+        message, hint = without_paths(message), without_paths(hint)
         super().__init__(message)
         self.status = status
         self.message = message
@@ -42,3 +61,10 @@ def from_kg_error(error: KGError, *, writing: bool = False) -> EndpointError:
     else:
         status = 400
     return EndpointError(status, error.message, error.hint, kind=type(error).__name__)
+
+
+def refused(error: QueryRefused) -> EndpointError:
+    """The answer to a text refused before it ran: 413 too large, 403 a host it may not
+    contact, 400 otherwise (too deep)."""
+    status = 413 if error.reason == "size" else 403 if error.reason in ("service", "load") else 400
+    return EndpointError(status, error.message, error.hint, kind="QueryRefused")

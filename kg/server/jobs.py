@@ -20,7 +20,7 @@ import queries
 from kg.errors import KGError
 from kg.graphs import graph_iri
 from kg.results import Solutions, serialize_solutions, serialize_triples
-from kg.server.errors import EndpointError, from_kg_error
+from kg.server.errors import EndpointError, from_kg_error, refused
 from kg.store.base import Dataset, GraphStore
 
 __all__ = ["GRAPH_FORMATS", "Choices", "GraphJob", "Job", "NamedJob", "Outcome", "SparqlJob", "Streamed", "execute"]
@@ -49,8 +49,9 @@ class SparqlJob:
     choices: Choices
     max_rows: int
     dataset: Dataset | None = None
-    #: The query calls SERVICE: its failures are reported without the network details.
-    service: bool = False
+    #: The hosts SERVICE may contact (``kg serve --allow-service``); the worker decides on
+    #: the parsed query (:mod:`kg.sparqloutbound`) before it runs it.
+    allow_service: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -146,10 +147,19 @@ def _named(store: GraphStore, job: NamedJob) -> Outcome | Streamed:
 
 
 def _sparql(store: GraphStore, job: SparqlJob) -> tuple[bytes, str]:
+    from kg.sparqlguard import QueryRefused
+    from kg.sparqloutbound import outbound, refuse_outbound
+    from kg.vocab import PREFIXES
+
+    calls = outbound(job.text, PREFIXES)
+    try:
+        refuse_outbound(calls, job.allow_service)
+    except QueryRefused as error:
+        raise refused(error) from None
     try:
         result = store.query(job.text, max_rows=job.max_rows, dataset=job.dataset)
     except KGError as error:
-        if job.service and "malformed" not in error.message:
+        if calls.services and "malformed" not in error.message:
             raise EndpointError(
                 502, "the query failed, in a SERVICE call or in the query itself",
                 "Check that the SERVICE endpoint answers SPARQL; the server does not report "

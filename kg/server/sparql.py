@@ -19,8 +19,9 @@ Results are negotiated from ``Accept`` (or forced with ``format=``): SPARQL resu
 as JSON, XML, CSV or TSV; graphs as Turtle, N-Triples, JSON-LD or RDF/XML.
 
 Every query and update text is checked before anything parses it
-(:mod:`kg.sparqlguard`: its size and nesting depth; ``SERVICE`` and ``LOAD`` only to
-the hosts of ``--allow-service``). Queries run in query worker processes
+(:mod:`kg.sparqlguard`: its size and nesting depth), and ``SERVICE`` and ``LOAD`` reach
+only the hosts of ``--allow-service``, decided on the parsed text where it runs
+(:mod:`kg.sparqloutbound`). Queries run in query worker processes
 (:mod:`kg.server.workers`), stopped at the deadline or the memory limit; updates run
 in the server's own process, which holds the store, on a deep stack.
 """
@@ -45,10 +46,11 @@ from starlette.routing import Route
 import queries
 from kg.errors import KGError, QueryError
 from kg.results import RESULT_FORMATS, serialize_triples
-from kg.server.errors import EndpointError, from_kg_error
+from kg.server.errors import EndpointError, from_kg_error, refused
 from kg.server.jobs import GRAPH_FORMATS, Choices, GraphJob, Job, NamedJob, SparqlJob
 from kg.server.workers import PoolLimits, StoreViews, Stream, WorkerPool
 from kg.sparqlguard import DEEP_STACK, QueryLimits, QueryRefused, Scan, check_query
+from kg.sparqloutbound import outbound, refuse_outbound
 from kg.store.base import Dataset, GraphStore
 from kg.vocab import PREFIXES, RDF
 
@@ -347,41 +349,6 @@ def _dataset(params: list[tuple[str, str]]) -> Dataset | None:
     return Dataset(default, named) if default or named else None
 
 
-def _host_allowed(target: str | None, allowed: tuple[str, ...]) -> bool:
-    if target is None:
-        return False
-    parts = urlsplit(target)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        return False
-    host = parts.hostname.lower()
-    with_port = f"{host}:{parts.port or (443 if parts.scheme == 'https' else 80)}"
-    return any(entry.lower().strip("[]") in (host, with_port) or entry.lower() == with_port for entry in allowed)
-
-
-def _check_outbound(found: Scan, allowed: tuple[str, ...]) -> None:
-    """Refuse SERVICE and LOAD unless every target is on the ``--allow-service`` list.
-    The message never says anything about the target beyond that it is not allowed."""
-    for keyword, targets in (("SERVICE", found.services), ("LOAD", found.loads)):
-        if not targets:
-            continue
-        if not allowed:
-            raise QueryRefused(
-                f"{keyword} is off on this server: it does not send requests to other hosts",
-                reason=keyword.lower(),
-                hint="Start the server with `kg serve --allow-service HOST` to allow the hosts it may contact.")
-        for target in targets:
-            if not _host_allowed(target, allowed):
-                raise QueryRefused(
-                    f"{keyword} may only contact the hosts given to --allow-service"
-                    + ("" if target is not None else " (and needs a constant http(s) IRI)"),
-                    reason=keyword.lower(), hint="Allowed: " + ", ".join(allowed) + ".")
-
-
-def _refused(error: QueryRefused) -> EndpointError:
-    status = 413 if error.reason == "size" else 403 if error.reason in ("service", "load") else 400
-    return EndpointError(status, error.message, error.hint, kind="QueryRefused")
-
-
 @dataclass
 class Endpoint:
     store: GraphStore
@@ -390,12 +357,22 @@ class Endpoint:
     pool: WorkerPool
 
     def _check(self, text: str, what: str) -> Scan:
+        """Size and depth, before anything parses the text. SERVICE and LOAD are decided on
+        the parsed text where it is run: a query's in its worker (:mod:`kg.server.jobs`), an
+        update's in :meth:`_apply_update`."""
         try:
-            found = check_query(text, self.settings.query_limits, PREFIXES, what=what)
-            _check_outbound(found, self.settings.allow_service)
+            return check_query(text, self.settings.query_limits, PREFIXES, what=what)
         except QueryRefused as error:
-            raise _refused(error) from None
-        return found
+            raise refused(error) from None
+
+    def _apply_update(self, update: str) -> None:
+        """(In a store thread, on a deep stack.) Refuse an update's SERVICE and LOAD that the
+        server does not allow, decided on its parse tree, then apply it."""
+        try:
+            refuse_outbound(outbound(update, PREFIXES, update=True), self.settings.allow_service, what="update")
+        except QueryRefused as error:
+            raise refused(error) from None
+        self.store.update(update)
 
     async def _run(self, request: Request, job: Job) -> Response:
         answer = await self.pool.run(job, request.is_disconnected)
@@ -443,9 +420,9 @@ class Endpoint:
             return self._service_description(request)
         dataset = _dataset(params)
         choices = _choices(request, _first(params, "format"))
-        found = self._check(query, "query")
+        self._check(query, "query")
         return await self._run(request, SparqlJob(query, choices, self.settings.max_rows, dataset,
-                                                  service=bool(found.services)))
+                                                  allow_service=self.settings.allow_service))
 
     async def _update(self, request: Request, update: str) -> Response:
         if not self.settings.allow_update:
@@ -465,7 +442,7 @@ class Endpoint:
             )
         self._check(update, "update")
         try:
-            await self.runner.call(self.store.update, update)
+            await self.runner.call(self._apply_update, update)
         except KGError as error:
             raise from_kg_error(error, writing=True) from None
         except EndpointError:

@@ -273,6 +273,13 @@ def _worker_main(conn: Connection, memory: int) -> None:
         except (EOFError, OSError):
             return
         store = open_views.get(view)
+        if store is not None and isinstance(view, ReaderView):
+            try:
+                store.refresh()  # type: ignore[attr-defined]  # the newest view the writer published
+            except Exception:  # never answer from a view older than the newest: open it afresh
+                log.warning("a query worker could not move to the newest view; reopening the store",
+                            exc_info=True)
+                store = None
         if store is None:
             for old in open_views.values():
                 with contextlib.suppress(Exception):
@@ -280,14 +287,12 @@ def _worker_main(conn: Connection, memory: int) -> None:
             open_views.clear()
             try:
                 store = open_views[view] = _open_view(view)
-            except Exception as exc:
-                conn.send(("error", EndpointError(503, f"the query worker cannot open the store: {exc}",
+            except Exception:
+                log.exception("a query worker cannot open the store")  # the log names the path; the client not
+                conn.send(("error", EndpointError(503, "the query worker cannot open the store",
                                                   "Retry; see the server's log if it persists.",
                                                   kind="StoreUnavailable")))
                 continue
-        elif isinstance(view, ReaderView):
-            with contextlib.suppress(Exception):
-                store.refresh()  # type: ignore[attr-defined]  # the newest view the writer published
         if not limited:
             _limit_address_space(memory)
             limited = True

@@ -2,13 +2,15 @@
 
 Two paths, both used by :meth:`kg.store.embedded.OxigraphStore.load_file`:
 
-- **A first load** (the target graph is empty) hands Oxigraph's bulk loader the file's
+- **A first load** (the target graph is empty, and the file's syntax cannot name graphs:
+  :data:`TRIPLES_ONLY`) hands Oxigraph's bulk loader the file's
   path (a stream, for a gzipped file). The provenance it records, the file's digest and
   the number of distinct triples, is computed by :class:`FileFacts` in a thread that
   reads the file beside the loader (which works without the GIL): no second pass after
   the load, and no COUNT over the loaded graph. The same thread writes the graph's
   import copy (:mod:`kg.store.copies`).
-- **A replacement** (the graph holds data) never holds both graphs in one transaction.
+- **A replacement** (the graph holds data, or the file may name graphs, whose statements
+  are all folded into the one graph) never holds both graphs in one transaction.
   The old graph is read from its import copy (or, without one, dumped) while the new
   file is normalised to N-Triples, in the store's own form, in a work folder; DuckDB
   diffs the two (set difference, spilling to disk, in bounded memory), and only
@@ -52,7 +54,8 @@ if TYPE_CHECKING:
 
     from kg.store.base import Progress
 
-__all__ = ["Diff", "FileFacts", "WORK_FOLDER", "apply", "diff", "open_rdf", "pending", "resume", "work_folder"]
+__all__ = ["Diff", "FileFacts", "TRIPLES_ONLY", "WORK_FOLDER", "apply", "diff", "folds_graphs", "open_rdf", "pending",
+           "resume", "work_folder"]
 
 #: Where replacements keep their work, inside the store's directory.
 WORK_FOLDER = "imports"
@@ -78,13 +81,30 @@ FLUSH_WAITED = 2.0
 BLOCK = 1 << 22
 _MB = 1 << 20
 _LINE_FORMATS = (ox.RdfFormat.N_TRIPLES,)
+#: The syntaxes that cannot name a graph: only these go straight to the bulk loader (whose
+#: ``to_graph`` moves the default graph alone). Every other syntax (N-Quads, TriG, JSON-LD,
+#: N3 with its formulas, and any that pyoxigraph adds) is read statement by statement and
+#: each statement folded into the import graph, whatever graph the file names.
+TRIPLES_ONLY = frozenset({ox.RdfFormat.N_TRIPLES, ox.RdfFormat.TURTLE, ox.RdfFormat.RDF_XML})
+
+
+def folds_graphs(fmt: ox.RdfFormat) -> bool:
+    """Whether a file in ``fmt`` may name graphs, and so must be folded (:func:`diff`)."""
+    return fmt not in TRIPLES_ONLY
 #: DuckDB reads and writes N-Triples as one text column: a separator that Oxigraph's
 #: serialiser always escapes, and no quoting.
 _CSV = "header = false, delim = '\\x01', quote = '', escape = '', auto_detect = false"
 
 
-def open_rdf(path: Path, gzipped: bool) -> IO[bytes]:
-    return cast(IO[bytes], gzip.open(path, "rb")) if gzipped else path.open("rb")
+def open_rdf(path: Path, gzipped: bool, fmt: ox.RdfFormat | None = None) -> IO[bytes]:
+    """The file's bytes (decompressed); given its syntax ``fmt``, within the limits of
+    :mod:`kg.inputlimits` (decompressed size, longest literal)."""
+    stream = cast(IO[bytes], gzip.open(path, "rb")) if gzipped else path.open("rb")
+    if fmt is None:
+        return stream
+    from kg.inputlimits import guarded
+
+    return guarded(stream, path, fmt.name, compressed=gzipped)
 
 
 class FileFacts(threading.Thread):
@@ -133,7 +153,7 @@ class FileFacts(threading.Thread):
                 hashes.extend(map(hash, lines.split(b"\n")))
                 hashes.pop()  # the empty string after the last newline
 
-            stream = _decompressed(raw, self.gzipped)
+            stream = _decompressed(raw, self.gzipped, self.path, self.fmt)
             if self.fmt in _LINE_FORMATS:
                 for block in line_blocks(stream):
                     take(canonical_lines(block))
@@ -172,8 +192,11 @@ def line_blocks(stream: IO[bytes]) -> Iterator[bytes]:
         yield rest + b"\n"
 
 
-def _decompressed(raw: _HashingReader, gzipped: bool) -> IO[bytes]:
-    return cast(IO[bytes], gzip.GzipFile(fileobj=raw, mode="rb") if gzipped else raw)  # type: ignore[call-overload]
+def _decompressed(raw: _HashingReader, gzipped: bool, path: Path, fmt: ox.RdfFormat) -> IO[bytes]:
+    from kg.inputlimits import guarded
+
+    stream = cast(IO[bytes], gzip.GzipFile(fileobj=raw, mode="rb") if gzipped else raw)  # type: ignore[call-overload]
+    return guarded(stream, path, fmt.name, compressed=gzipped)
 
 
 def _distinct(hashes: Any) -> int:
@@ -361,7 +384,8 @@ def diff(
         raw = _HashingReader(source.open("rb"), progress)
         with raw:
             try:
-                result.skipped_provenance = _normalise(_decompressed(raw, gzipped), fmt, new, result.path("blank"))
+                result.skipped_provenance = _normalise(_decompressed(raw, gzipped, source, fmt), fmt, new,
+                                                       result.path("blank"))
             except SyntaxError:
                 _parse_whole(source, fmt, gzipped)  # the same error, at its place in the file
                 raise
@@ -401,7 +425,7 @@ def diff(
 
 def _parse_whole(source: Path, fmt: ox.RdfFormat, gzipped: bool) -> None:
     """Parse the whole file, raising its first syntax error with the file's own line."""
-    with open_rdf(source, gzipped) as stream:
+    with open_rdf(source, gzipped, fmt) as stream:
         for _ in ox.parse(stream, format=fmt):
             pass
 

@@ -8,12 +8,14 @@ view; see :mod:`kg.store.folder` for why views and not ``Store.read_only`` on th
 
 from __future__ import annotations
 
+import functools
 import gzip
 import hashlib
+import threading
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, TypeVar, cast
 
 import pyoxigraph as ox
 
@@ -42,6 +44,20 @@ def _quiet(_message: str) -> None:
     return None
 
 
+_Method = TypeVar("_Method", bound=Callable[..., Any])
+
+
+def _one_write_at_a_time(method: _Method) -> _Method:
+    """Run a write method of :class:`OxigraphStore` under its ``_writing`` lock."""
+
+    @functools.wraps(method)
+    def serialized(self: OxigraphStore, *args: Any, **kwargs: Any) -> Any:
+        with self._writing:
+            return method(self, *args, **kwargs)
+
+    return cast(_Method, serialized)
+
+
 class OxigraphStore(GraphStore):
     """Oxigraph on disk, or in memory when ``path`` is None.
 
@@ -67,6 +83,10 @@ class OxigraphStore(GraphStore):
         self._notice = notice or _quiet
         self._lock: WriterLock | None = None
         self._lease: ReaderLease | None = None
+        #: One write at a time within this process (``kg serve`` writes from several
+        #: threads): a commit and the view it publishes go together, views are published
+        #: in the order of the commits, and no view shows another thread's staging graphs.
+        self._writing = threading.RLock()
         self._folder = StoreFolder(path) if path is not None else None
         self._copies = Copies(path) if path is not None else None
         if path is None:
@@ -89,6 +109,7 @@ class OxigraphStore(GraphStore):
                 hint="Check that the directory is readable and holds an Oxigraph store, "
                 "or point --store / KG_STORE at another directory.",
             ) from exc
+        self._folder.prune_info_logs()
         try:
             self._recover()
         except BaseException:
@@ -102,6 +123,7 @@ class OxigraphStore(GraphStore):
         Never waits for a writer. Writes through it raise :class:`StoreError`. A long-lived
         reader calls :meth:`refresh` to move to a newer view."""
         folder = StoreFolder(path)
+        folder.refuse_nested()
         say = notice or _quiet
         if not folder.is_store() or folder.views_stale():
             _publish_if_free(path, folder, create_parents=create_parents, notice=say)
@@ -111,6 +133,7 @@ class OxigraphStore(GraphStore):
         self.read_only = True
         self._notice = say
         self._lock = None
+        self._writing = threading.RLock()
         self._folder = folder
         self._copies = Copies(path)
         self._lease = None
@@ -126,6 +149,7 @@ class OxigraphStore(GraphStore):
         self.read_only = True
         self._notice = _quiet
         self._lock = None
+        self._writing = threading.RLock()
         self._folder = None
         self._copies = None  # a snapshot holds RocksDB's files alone (see kg.store.copies)
         self._lease = None
@@ -241,7 +265,8 @@ class OxigraphStore(GraphStore):
 
     def _publish(self) -> None:
         if self._folder is not None and not self.read_only:
-            self._folder.publish_view(lambda target: self._store.backup(str(target)))
+            with self._writing:
+                self._folder.publish_view(lambda target: self._store.backup(str(target)))
 
     def _writable(self) -> None:
         if self.read_only:
@@ -358,23 +383,34 @@ class OxigraphStore(GraphStore):
 
     def update(self, sparql: str) -> None:
         self._writable()
-        if self._copies is not None:  # before anything is written (kg.store.copies)
-            self._copies.invalidate_for_update(sparql, PREFIXES)
-        if self._folder is not None:
-            self._folder.mark_stale()
-        pause_point("store.before-commit")
-        try:
-            self._store.update(sparql, prefixes=PREFIXES)
-        except SyntaxError as exc:
-            raise syntax_error(sparql, str(exc), what="update") from None
-        except (OSError, RuntimeError) as exc:
-            raise StoreError(
-                f"the update was rejected and nothing was written: {exc}",
-                hint="The store is unchanged; fix the cause above and run the command again.",
-            ) from exc
-        pause_point("store.after-commit")
-        self._publish()
+        with self._writing:
+            if self._copies is not None:  # before anything is written (kg.store.copies)
+                self._copies.invalidate_for_update(sparql, PREFIXES)
+            if self._folder is not None:
+                self._folder.mark_stale()
+            pause_point("store.before-commit")
+            try:
+                self._store.update(sparql, prefixes=PREFIXES)
+            except SyntaxError as exc:
+                raise syntax_error(sparql, str(exc), what="update") from None
+            except (OSError, RuntimeError) as exc:
+                raise StoreError(
+                    f"the update was rejected and nothing was written: {exc}",
+                    hint="The store is unchanged; fix the cause above and run the command again.",
+                ) from exc
+            pause_point("store.after-commit")
+            self._publish_committed()
 
+    def _publish_committed(self) -> None:
+        """Publish a view after a commit. The commit stands whatever happens here: a view
+        that cannot be written now leaves ``STALE`` behind, so that the next write (or the
+        next process) publishes one, and is reported, never raised as a failed write."""
+        try:
+            self._publish()
+        except OSError as exc:
+            self._notice(f"the write is committed, but the view for readers could not be published yet: {exc}")
+
+    @_one_write_at_a_time
     def load_file(
         self, path: Path, *, graph: ox.NamedNode, fmt: ox.RdfFormat, gzipped: bool, activity: Activity,
         progress: Progress | None = None,
@@ -389,12 +425,20 @@ class OxigraphStore(GraphStore):
         self._writable()
         if fmt == ox.RdfFormat.RDF_XML:
             check_rdfxml(path, gzipped=gzipped)  # no entity bombs reach the parser
-        quads_format = fmt in (ox.RdfFormat.N_QUADS, ox.RdfFormat.TRIG)
+        from kg.store.bulk import folds_graphs
+
         try:
-            if not quads_format and self._is_empty(graph):
+            # A file that may name graphs is folded into ``graph`` (never written to the graphs it names).
+            if not folds_graphs(fmt) and self._is_empty(graph):
                 count = self._first_load(path, graph, fmt, gzipped, activity, progress)
             else:
                 count = self._replace(path, graph, fmt, gzipped, activity, progress)
+        except RDFImportError:
+            raise
+        except MemoryError as exc:
+            from kg.inputlimits import parser_gave_up
+
+            raise parser_gave_up(path, exc) from None
         except (SyntaxError, ValueError, EOFError, gzip.BadGzipFile, UnicodeDecodeError) as exc:
             raise RDFImportError(
                 f"could not load it as {fmt.name}: {exc}",
@@ -422,11 +466,10 @@ class OxigraphStore(GraphStore):
         if progress is not None:  # the bulk loader does not say how far it is
             progress("loading", 0, 0)
         try:
-            if gzipped:
-                with bulk.open_rdf(path, gzipped) as stream:
-                    self._store.bulk_load(stream, format=fmt, to_graph=graph)
-            else:
-                self._store.bulk_load(path=str(path), format=fmt, to_graph=graph)
+            # Always a stream within kg.inputlimits' bounds (no literal, no decompressed size
+            # past them reaches the loader): as fast as handing it the path.
+            with bulk.open_rdf(path, gzipped, fmt) as stream:
+                self._store.bulk_load(stream, format=fmt, to_graph=graph)
             digest, count = facts.result()
             if progress is not None:
                 progress("loading", count, count)
@@ -509,6 +552,7 @@ class OxigraphStore(GraphStore):
             return None
         return self._copies.find(graph, act.value, digest.value, int(count.value))
 
+    @_one_write_at_a_time
     def replace_graphs(
         self, graphs: Mapping[ox.NamedNode, Sequence[ox.Triple]], *, drop: Iterable[ox.NamedNode] = (),
         then: str = "",
@@ -580,10 +624,10 @@ class OxigraphStore(GraphStore):
         return next(iter(self._store.quads_for_pattern(None, None, None, graph)), None) is None
 
 
-def _open(path: Path, gzipped: bool) -> IO[bytes]:
+def _open(path: Path, gzipped: bool, fmt: ox.RdfFormat | None = None) -> IO[bytes]:
     from kg.store.bulk import open_rdf
 
-    return open_rdf(path, gzipped)
+    return open_rdf(path, gzipped, fmt)
 
 
 def _file_digest(path: Path) -> str:

@@ -141,7 +141,12 @@ _ENDPOINT_HINT = (
 _PERMISSION = re.compile(r"(?i)SR186|SECURITY:|no permission|permission denied|access denied|not authori[sz]ed|"
                          r"forbidden|read-?only")
 #: What a server says when an update is too large for it (Virtuoso: SP031 ... exceeded).
-_TOO_LARGE = re.compile(r"(?i)SP031.*exceeded|too large|too long|request entity|payload")
+_TOO_LARGE = re.compile(r"(?i)SP031.*exceeded|too large|too long|request entity|payload|more than the limit")
+
+
+def _too_large(exc: RemoteStoreError) -> bool:
+    """Whether the server refused a request for its size (kg serve: 413, "more than the limit")."""
+    return exc.status == 413 or (exc.status in (400, 500) and _TOO_LARGE.search(str(exc)) is not None)
 #: Virtuoso's refusal of a query on its cost estimate (MaxQueryCostEstimationTime).
 _ESTIMATE = re.compile(r"estimated execution time (\d+) \(sec\) exceeds the limit of (\d+)")
 #: A VALUES block, as kg.sparqltext.inject_values writes them.
@@ -825,7 +830,7 @@ class RemoteStore(GraphStore):
             try:
                 super().commit_operations([staging.blank_safe(op) for op in operations], graphs)
             except RemoteStoreError as exc:
-                if not (exc.status in (400, 413, 500) and _TOO_LARGE.search(str(exc))):
+                if not _too_large(exc):
                     raise
                 caps.update_triples = max(100, min(weight // 4, 1000))
                 log.info("%s takes at most about %d triples per update; staging the transaction",
@@ -885,9 +890,10 @@ class RemoteStore(GraphStore):
         target = staging.new_staging_graph()
         lease = _lease(self.spec.timeout)
         try:
-            with _open(path, gzipped) as stream, tempfile.TemporaryFile() as spool:
-                triples = _counted((ox.Triple(q.subject, q.predicate, q.object) for q in ox.parse(stream, format=fmt)),
-                                   progress)
+            with _open(path, gzipped, fmt) as stream, tempfile.TemporaryFile() as spool:
+                # Every statement folded into ``graph``, a quad format's provenance left out (as kg.store.bulk does).
+                triples = _counted((ox.Triple(q.subject, q.predicate, q.object) for q in ox.parse(stream, format=fmt)
+                                    if q.graph_name != PROVENANCE), progress)
                 found = self.capabilities.graph_store
                 gsp = self.spec.gsp or (urljoin(self.spec.query, found) if found else None)
                 if gsp:
@@ -907,6 +913,11 @@ class RemoteStore(GraphStore):
                     url=self.location, hint="Nothing was changed in the store. A limit on the server "
                     "dropped part of the upload; see its log, or leave ;gsp= out to upload with "
                     "SPARQL updates instead.")
+        except MemoryError as exc:  # pyoxigraph's limit on one token (kg.inputlimits)
+            self._drop_quietly(target)
+            from kg.inputlimits import parser_gave_up
+
+            raise parser_gave_up(path, exc) from None
         except (SyntaxError, ValueError, OSError, EOFError) as exc:
             self._drop_quietly(target)
             raise RDFImportError(
@@ -970,9 +981,19 @@ class RemoteStore(GraphStore):
         renewed = time.monotonic()
 
         def send(chunk: list[ox.Triple]) -> None:
-            nonlocal renewed
+            nonlocal renewed, size
             body = "".join(f"{t.subject} {t.predicate} {t.object} .\n" for t in chunk)
-            self.update(staging.blank_safe(f"INSERT DATA {{ GRAPH {target} {{\n{body}}} }}"))
+            try:
+                self.update(staging.blank_safe(f"INSERT DATA {{ GRAPH {target} {{\n{body}}} }}"))
+            except RemoteStoreError as exc:  # over the server's size limit (kg serve: 256 KiB): halve and go on
+                halves = list(staging.chunks(chunk, max(1, len(chunk) // 2)))
+                if not _too_large(exc) or len(halves) < 2:
+                    raise
+                size = self.capabilities.update_triples = max(1, len(chunk) // 2)
+                log.info("%s takes fewer triples per update; sending %d at a time", self.location, size)
+                for half in halves:
+                    send(half)
+                return
             if time.monotonic() - renewed > lease / 3:
                 self.update(staging.lease_update(target, lease))
                 renewed = time.monotonic()

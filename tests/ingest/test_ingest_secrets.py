@@ -76,3 +76,86 @@ def test_the_token_stays_out_of_logs_and_error_messages(monkeypatch, replay: Rep
     out = io.BytesIO()
     fresh_store.dump(out, fmt=ox.RdfFormat.N_QUADS)
     assert token.encode() not in out.getvalue()
+
+
+# -- credentials never follow a redirect to another origin ---------------------------------------
+
+
+class _Hop:
+    """A loopback server: ``/go?to=URL`` redirects there (302), anything else answers 200
+    and records the request's headers."""
+
+    def __init__(self) -> None:
+        import http.server
+        import threading
+        from urllib.parse import parse_qs, urlsplit
+
+        hop = self
+        self.seen: list[dict[str, str]] = []
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                parts = urlsplit(self.path)
+                if parts.path == "/go":
+                    self.send_response(302)
+                    self.send_header("Location", parse_qs(parts.query)["to"][0])
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
+                hop.seen.append({k.lower(): v for k, v in self.headers.items()})
+                body = b'{"ok": true}'
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args: object) -> None:
+                return None
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def _clients(secret: str) -> dict[str, object]:
+    """Each source's client, carrying ``secret`` the way that source sends its credential."""
+    from ingest.http import register_secret
+    from ingest.zotero import build_client as zotero_client
+
+    register_secret(secret)
+    zotero = zotero_client()
+    zotero.headers.update({"Zotero-API-Key": secret, "Authorization": f"Bearer {secret}"})  # as pyzotero sends it
+    return {
+        "semanticscholar": build_client("semanticscholar", headers={"x-api-key": secret}),
+        "github": build_client("github", token=secret),
+        "zotero": zotero,
+        "custom header": build_client("other", headers={"X-Custom-Token": secret, "X-Thing": f"v={secret}"}),
+    }
+
+
+@pytest.mark.parametrize("other_host", ["127.0.0.1", "localhost"])
+def test_no_credential_header_follows_a_redirect_to_another_origin(other_host: str) -> None:
+    secret = "planted-" + uuid.uuid4().hex
+    first, second = _Hop(), _Hop()
+    try:
+        for name, client in _clients(secret).items():
+            # another port (or host): every credential header is gone
+            away = f"http://{other_host}:{second.port}/landing"
+            answer = client.get(f"http://127.0.0.1:{first.port}/go", params={"to": away})  # type: ignore[attr-defined]
+            assert answer.status_code == 200 and len(answer.history) == 1, name
+            headers = second.seen.pop()
+            assert not any(secret in value for value in headers.values()), (name, headers)
+            assert "user-agent" in headers  # the rest of the request is sent as it was
+            # the same origin: the credentials go along
+            home = f"http://127.0.0.1:{first.port}/landing"
+            answer = client.get(f"http://127.0.0.1:{first.port}/go", params={"to": home})  # type: ignore[attr-defined]
+            assert answer.status_code == 200 and any(secret in v for v in first.seen.pop().values()), name
+            client.close()  # type: ignore[attr-defined]
+    finally:
+        first.close()
+        second.close()

@@ -6,6 +6,8 @@ queries meanwhile, and sends no request anywhere."""
 from __future__ import annotations
 
 import contextlib
+import os
+import random
 import signal
 import socket
 import subprocess
@@ -20,6 +22,7 @@ import pytest
 
 from tests.servers import KG, kg_serve
 
+EX = "http://example.org/"
 RUNAWAY = "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i }"
 #: Sorting 22 million rows: grows by hundreds of MB a second.
 MEMORY_HOG = "SELECT * WHERE { ?a ?b ?c . ?d ?e ?f } ORDER BY ?c ?f"
@@ -248,15 +251,21 @@ def test_service_and_load_send_no_request_and_tell_no_port_from_another(serve, b
         for port in (listener.port, closed, 22):
             for query in (f"SELECT * WHERE {{ SERVICE <http://127.0.0.1:{port}/sparql> {{ ?s ?p ?o }} }}",
                           f"SELECT * WHERE {{ SERVICE SILENT <http://127.0.0.1:{port}/> {{ ?s ?p ?o }} }}",
-                          f"PREFIX x: <http://127.0.0.1:{port}/> SELECT * WHERE {{ ?a ?b ?c . sErViCe x:q {{ }} }}"):
+                          f"PREFIX x: <http://127.0.0.1:{port}/> SELECT * WHERE {{ ?a ?b ?c . sErViCe x:q {{ }} }}",
+                          # a prefixed name right before the keyword (the lexer took ``ex:.SERVICE`` for one name)
+                          f"PREFIX ex: <{EX}> SELECT * WHERE {{ ?a ?b ex:.SERVICE <http://127.0.0.1:{port}/> {{ }} }}",
+                          f"PREFIX ex: <{EX}> SELECT * WHERE {{ ?a ?b ex:o\\.x.#\n"
+                          f"SERVICE<http://127.0.0.1:{port}/>{{}} }}"):
                 r = httpx.post(f"{base}/sparql", data={"query": query}, headers={"Accept": "application/json"})
                 answers.append((r.status_code, r.json()["error"]))
         assert {code for code, _ in answers} == {403}
         assert len({message for _, message in answers}) == 1 and "SERVICE is off" in answers[0][1]
         assert not any(str(p) in message for p in (listener.port, closed) for _, message in answers)
-        load = httpx.post(f"{base}/sparql", data={"update": f"LOAD <http://127.0.0.1:{listener.port}/x.ttl>"},
-                          headers={"Authorization": "Bearer t0ken"})
-        assert load.status_code == 403 and "LOAD is off" in load.text
+        for update in (f"LOAD <http://127.0.0.1:{listener.port}/x.ttl>",
+                       f"PREFIX ex: <{EX}> INSERT DATA {{ ex:a ex:b ex: }} ;LOAD <http://127.0.0.1:{listener.port}/>",
+                       f"PREFIX x: <http://127.0.0.1:{listener.port}/> lOaD#c\nSILENT x:y INTO GRAPH <urn:g>"):
+            load = httpx.post(f"{base}/sparql", data={"update": update}, headers={"Authorization": "Bearer t0ken"})
+            assert load.status_code == 403 and "LOAD is off" in load.text, update
         insert = httpx.post(f"{base}/sparql", headers={"Authorization": "Bearer t0ken"}, data={
             "update": "INSERT { GRAPH <https://w3id.org/techkg/graph/import/x> { ?s ?p ?o } } WHERE "
                       f"{{ SERVICE <http://127.0.0.1:{listener.port}/sparql> {{ ?s ?p ?o }} }}"})
@@ -308,3 +317,180 @@ def test_an_allowed_service_that_fails_tells_no_open_port_from_a_closed_one(serv
     assert answers[0] == answers[1] and answers[0][0] == 502
     assert not any(word in str(answers) for word in ("refused", "reset", "Connection", str(open_port), str(closed)))
 
+
+
+# -- a SERVICE fuzzer: prefixed names, comments, whitespace --------------------------------
+
+
+class Recorder:
+    """A SPARQL endpoint on 127.0.0.1 that answers every request with no rows and counts them."""
+
+    def __init__(self) -> None:
+        import http.server
+
+        recorder = self
+        self.hits = 0
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def _answer(self) -> None:
+                recorder.hits += 1
+                length = int(self.headers.get("content-length") or 0)
+                self.rfile.read(length)
+                body = b'{"head":{"vars":["a","b","c"]},"results":{"bindings":[]}}'
+                self.send_response(200)
+                self.send_header("Content-Type", "application/sparql-results+json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            do_GET = do_POST = _answer
+
+            def log_message(self, *args: object) -> None:
+                return None
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def _fuzzed(rng: random.Random, port: int) -> tuple[str, bool]:
+    """A query (and whether it holds a real SERVICE call) that puts SERVICE right after
+    prefixed names, dots, comments and odd whitespace, in any case, in nested groups; or a
+    decoy that only names the word (in a string, a comment, a variable, a name, an IRI)."""
+    def gap(allow_empty: bool = True) -> str:
+        choices = [" ", "\t", "\n", "\r\n", "  \t ", " # SERVICE <http://127.0.0.1:1/> {}\n", "#x\n", "\n#}\n"]
+        return rng.choice(([""] if allow_empty else []) + choices)
+
+    def cased(word: str) -> str:
+        return "".join(c.upper() if rng.random() < 0.5 else c.lower() for c in word)
+
+    prologue = f"PREFIX ex: <http://example.org/>\nPREFIX svc: <http://127.0.0.1:{port}/>\n"
+    target = rng.choice([f"<http://127.0.0.1:{port}/sparql>", "svc:sparql", "svc:", "svc:a\\-b", "<sparql>"])
+    if target == "<sparql>":
+        prologue = f"BASE <http://127.0.0.1:{port}/>\n" + prologue
+    before = rng.choice(["?s ?p ex:", "?s ?p ex:o", "?s ?p <http://example.org/o>", "?s ?p ex:o\\.x",
+                         "?s ?p ex:o.x", "?s ex:p ex:o ; ex:p ex:", "BIND(1 AS ?one)", "VALUES ?v { ex:o }",
+                         "?s ?p \"lit\"", "?s ?p ex:o , ex:"])
+    dot = rng.choice([".", " .", ".", "\n."]) if not before.startswith(("BIND", "VALUES")) else rng.choice(["", " "])
+    silent = rng.choice(["", cased("silent") + gap(False)])
+    body = "{" + gap() + "?a ?b ?c" + gap() + "}"
+    if rng.random() < 0.2:  # a decoy: the word where it calls nothing
+        decoy = rng.choice([f'FILTER(?p != "SERVICE <http://127.0.0.1:{port}/> {{}}")',
+                            "BIND(?s AS ?service)", "?s ex:service ?service",
+                            f"?s ?p ?o FILTER(?o != <http://127.0.0.1:{port}/service>)",
+                            "?s ?p ?o # SERVICE <http://127.0.0.1:1/> { }\n"])
+        pattern, real = f"{before}{dot}{gap()}{decoy}", False
+    else:
+        pattern, real = f"{before}{dot}{gap()}{cased('service')}{gap(False)}{silent}{target}{gap()}{body}", True
+    wrap = rng.choice(["{0}", "OPTIONAL {{ {0} }}", "{{ {0} }} UNION {{ ?x ?y ?z }}",
+                       "?s0 ?p0 ?o0 FILTER EXISTS {{ {0} }}", "{{ SELECT * WHERE {{ {0} }} }}", "MINUS {{ {0} }}"])
+    return prologue + "SELECT * WHERE {" + gap() + wrap.format(pattern) + gap() + "}", real
+
+
+def _oxigraph_calls(store: object, query: str, recorder: Recorder) -> bool | None:
+    """Whether pyoxigraph, running ``query``, sent a request to ``recorder`` (None: it
+    refused the query as malformed)."""
+    import pyoxigraph as ox
+
+    assert isinstance(store, ox.Store)
+    before = recorder.hits
+    try:
+        list(store.query(query, use_default_graph_as_union=True))
+    except SyntaxError:
+        return None
+    except (OSError, RuntimeError):
+        pass
+    return recorder.hits > before
+
+
+def test_a_service_fuzzer_finds_no_call_the_guard_lets_through(serve, built_store) -> None:
+    """Seeded: every fuzzed query that makes pyoxigraph itself send a request is refused by
+    the guard, and every decoy that pyoxigraph runs without one is let through."""
+    import pyoxigraph as ox
+
+    from kg.sparqlguard import QueryRefused
+    from kg.sparqloutbound import outbound, refuse_outbound
+    from kg.vocab import PREFIXES
+
+    seed = int(os.environ.get("KG_FUZZ_SEED", "30"))
+    rng = random.Random(seed)
+    recorder = Recorder()
+    store = ox.Store()
+    ex = "http://example.org/"
+    for s, o in (("s", ex), ("s", ex + "o"), ("s", ex + "o.x")):
+        store.add(ox.Quad(ox.NamedNode(ex + s), ox.NamedNode(ex + "p"), ox.NamedNode(o), ox.NamedNode(ex + "g")))
+    store.add(ox.Quad(ox.NamedNode(ex + "s"), ox.NamedNode(ex + "p"), ox.Literal("lit"), ox.NamedNode(ex + "g")))
+    called = passed = 0
+    through_server: list[str] = []
+    try:
+        for step in range(250):
+            query, real = _fuzzed(rng, recorder.port)
+            calls = _oxigraph_calls(store, query, recorder)
+            try:
+                refuse_outbound(outbound(query, PREFIXES), ())
+                refused = False
+            except QueryRefused:
+                refused = True
+            where = f"(seed {seed}, step {step}) {query!r}"
+            if calls:
+                called += 1
+                assert refused, "the guard let a SERVICE call through " + where
+                if len(through_server) < 12:
+                    through_server.append(query)
+            elif calls is False and not real:
+                passed += 1
+                assert not refused, "the guard refused a query that calls nothing " + where
+        assert called >= 100 and passed >= 20, (called, passed)
+        # The same queries through kg serve's endpoint: refused, and no request sent.
+        hits = recorder.hits
+        with serve(built_store) as base:
+            for query in through_server:
+                r = httpx.post(f"{base}/sparql", data={"query": query}, headers={"Accept": "application/json"})
+                assert r.status_code == 403 and "SERVICE is off" in r.json()["error"], (r.text, query)
+        assert recorder.hits == hits
+    finally:
+        recorder.close()
+
+
+def test_error_text_sent_to_clients_never_shows_a_server_path() -> None:
+    from kg.errors import StoreError
+    from kg.server.errors import EndpointError, from_kg_error, without_paths
+
+    store = "/home/someone/.local/share/techkg/store"
+    error = from_kg_error(StoreError(f"reading the store at {store} failed: IO error: "
+                                     f"{store}/readers/view-01/000012.sst: No such file", hint=f"Check {store}."))
+    assert "/home" not in error.message + error.hint and "(a path on the server)" in error.message
+    assert "/tmp/x/y" not in EndpointError(503, "cannot open /tmp/x/y for reading", "see ~/x/y").message
+    kept = "graph https://w3id.org/techkg/graph/reading, <http://x/a/b>, GET /sparql and /queries/technique"
+    assert without_paths(kept) == kept
+
+
+# -- nesting hidden behind ``<`` --------------------------------------------------------------
+
+#: Brackets between a comparison's ``<`` and ``>``, which a lexer takes for an IRI, and a
+#: string that opens inside such a ``<…>`` and so hides what follows from a lexer.
+HIDDEN_DEPTH = [
+    "SELECT * WHERE { FILTER(1<" + "(" * 60_000 + "2" + ")" * 60_000 + ">2) }",
+    "SELECT * WHERE { ?a ?b ?c FILTER(?a<?b||'>'=?c) ?s <x#> ?o . " + "{" * 100 + "}" * 100 + " #'\n}",
+    "SELECT ?x (1<" + "(" * 100 + "1" + ")" * 100 + ">0 AS ?y) WHERE {}",
+    "SELECT * WHERE { ?s ?p ?o } ORDER BY (?o<" + "(" * 100 + "1" + ")" * 100 + ">0)",
+]
+
+
+@pytest.mark.parametrize("query", HIDDEN_DEPTH, ids=["comparison", "string-in-comparison", "select", "order-by"])
+def test_nesting_behind_a_comparison_is_counted(query: str) -> None:
+    from kg.sparqlguard import QueryRefused, check_query
+
+    with pytest.raises(QueryRefused) as refused:
+        check_query(query)
+    assert refused.value.reason == "depth"
+
+
+def test_kg_sparql_refuses_60000_levels_behind_a_comparison_at_once(kg_cli, built_store_path: Path) -> None:
+    started = time.monotonic()
+    out = kg_cli("sparql", HIDDEN_DEPTH[0], store=built_store_path)
+    assert out.returncode != 0 and "nests" in out.stderr and time.monotonic() - started < 30

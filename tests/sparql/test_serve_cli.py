@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -64,3 +65,29 @@ def test_serve_refuses_unsafe_or_impossible_settings(kg_cli, tmp_path: Path, arg
     out = kg_cli("serve", *args, store=tmp_path / "s")
     assert out.returncode != 0 and words in out.stderr + out.stdout
     assert not (tmp_path / "s" / "serve.json").exists()
+
+
+def test_techkgs_own_uploads_pass_kg_serves_update_limit(kg_cli, built_store_path: Path, tmp_path: Path) -> None:
+    """A 1.1 MB import and a large transaction through `kg serve --allow-update` with its
+    default 256 KiB limit: sent in requests under the limit, all of it arrives."""
+    dump = tmp_path / "big.nt"
+    dump.write_text("".join(f'<http://example.org/s{i}> <http://example.org/p> "value number {i} of many" .\n'
+                            for i in range(16_000)), encoding="utf-8")
+    assert dump.stat().st_size > 1_000_000
+    listed = tmp_path / "list.md"
+    from tests.store.lists import my_list
+
+    my_list(listed, read=20)
+    env = {**os.environ, "KG_SERVE_TOKEN": "t0ken", "KG_STORE_TOKEN": "t0ken"}
+    ready = "/sparql?query=ASK%20%7B%7D"
+    with servers.kg_serve(built_store_path, "--allow-update", ready=ready, env=env) as (_p, info):
+        url = str(info["sparql"])
+        loaded = kg_cli("import", "rdf", str(dump), "--graph", "big", "-f", "json", store=url, env=env)
+        assert loaded.returncode == 0, loaded.stderr
+        assert json.loads(loaded.stdout)["triples"] == 16_000
+        imported = kg_cli("import", "reading-list", str(listed), "-f", "json", store=url, env=env)
+        assert imported.returncode == 0, imported.stderr
+        count = httpx.post(url, data={"query": "SELECT (COUNT(*) AS ?n) WHERE { GRAPH "
+                                               "<https://w3id.org/techkg/graph/import/big> { ?s ?p ?o } }"},
+                           headers={"Accept": "application/sparql-results+json"}, timeout=60)
+        assert count.json()["results"]["bindings"][0]["n"]["value"] == "16000"

@@ -157,3 +157,83 @@ def test_a_snapshot_file_holds_exactly_the_users_graphs(built_store_path: Path) 
     (snap,) = Snapshots(built_store_path / "snapshots").kept()
     graphs = {q.graph_name for q in ox.parse(gzip.open(snap.path).read(), format=ox.RdfFormat.N_QUADS)}
     assert graphs and graphs <= set(USER_GRAPHS)
+
+
+# -- a backup checks itself: cut short, changed, lying, or written before checksums -----------------
+
+
+def _lines(path: Path) -> list[bytes]:
+    return gzip.open(path, "rb").read().splitlines(keepends=True)
+
+
+def _write(path: Path, lines: list[bytes]) -> Path:
+    with gzip.open(path, "wb") as out:
+        out.write(b"".join(lines))
+    return path
+
+
+def _changed_copies(backup: Path, tmp_path: Path) -> dict[str, Path]:
+    lines = _lines(backup)
+    header, quads_, end = lines[0], lines[1:-1], lines[-1]
+    reading = next(i for i, line in enumerate(quads_) if b"/graph/reading>" in line)
+    lying = header.decode().replace(" graphs=", " graphs=1").encode()  # e.g. graphs=13 -> graphs=113
+    return {
+        # cut at a line boundary: first the checksum line, then every user graph's quads as well
+        "cut before its last line": _write(tmp_path / "cut1.nq.gz", lines[:-1]),
+        "cut half-way": _write(tmp_path / "cut2.nq.gz", lines[: len(lines) // 2]),
+        "cut before the reading graph": _write(tmp_path / "cut3.nq.gz", [header, *quads_[:reading]]),
+        "a quad changed": _write(tmp_path / "t1.nq.gz", [header, *quads_[:-1],
+                                                         quads_[-1].replace(b'"', b'"x', 1), end]),
+        "a quad dropped, header and checksum kept": _write(tmp_path / "t2.nq.gz", [header, *quads_[1:], end]),
+        "a lying header": _write(tmp_path / "t3.nq.gz", [lying, *quads_, end]),
+        "lines after the checksum": _write(tmp_path / "t4.nq.gz", [*lines, quads_[0]]),
+    }
+
+
+def test_a_cut_or_changed_backup_is_refused_and_the_store_stays_as_it_was(
+        kg_cli, built_store_path: Path, tmp_path: Path) -> None:
+    kg_cli("reading", "set", "GPipe", "read", store=built_store_path, check=True)
+    backup = tmp_path / "techkg.nq.gz"
+    kg_cli("backup", "-o", str(backup), store=built_store_path, check=True)
+    assert _lines(backup)[-1].startswith(b"# techkg-end sha256=")
+    kg_cli("reading", "set", "GPipe", "reading", store=built_store_path, check=True)
+    before = quads(built_store_path)
+    for what, copy in _changed_copies(backup, tmp_path).items():
+        out = kg_cli("restore", str(copy), "--yes", store=built_store_path)
+        assert out.returncode == 1, (what, out.stdout)
+        said = " ".join(out.stderr.split())
+        assert any(w in said for w in ("cut short", "changed since", "header states")), (what, said)
+        assert "Traceback" not in out.stderr and quads(built_store_path) == before, what
+    done = _json(kg_cli, "restore", str(backup), "--yes", store=built_store_path)  # the whole one still works
+    assert done["whole_store"] is True  # type: ignore[index]
+
+
+def test_a_backup_from_before_checksums_needs_unchecked_and_its_counts_still_hold(
+        kg_cli, built_store_path: Path, tmp_path: Path) -> None:
+    backup = tmp_path / "techkg.nq.gz"
+    kg_cli("backup", "-o", str(backup), store=built_store_path, check=True)
+    lines = _lines(backup)
+    header = lines[0].decode().replace(" checksum=sha256", "").encode()  # as TechKG wrote it before
+    old = _write(tmp_path / "old.nq.gz", [header, *lines[1:-1]])
+    cut = _write(tmp_path / "old-cut.nq.gz", [header, *lines[1:-40]])
+    before = quads(built_store_path)
+    refused = kg_cli("restore", str(old), "--yes", store=built_store_path)
+    assert refused.returncode == 1 and "without a checksum" in refused.stderr and "--unchecked" in refused.stderr
+    short = kg_cli("restore", str(cut), "--yes", "--unchecked", store=built_store_path)
+    assert short.returncode == 1 and "header states" in " ".join(short.stderr.split())
+    assert quads(built_store_path) == before
+    done = _json(kg_cli, "restore", str(old), "--yes", "--unchecked", store=built_store_path)
+    assert done["whole_store"] is True  # type: ignore[index]
+
+
+def test_a_gzip_bomb_backup_is_refused_with_a_message(kg_cli, built_store_path: Path, tmp_path: Path) -> None:
+    bomb = tmp_path / "bomb.nq.gz"
+    with gzip.open(bomb, "wb", compresslevel=9) as out:
+        out.write(b"# techkg-backup techkg=0.1 graphs=1 triples=1 checksum=sha256\n")
+        block = b" " * (1 << 20)
+        for _ in range(300):  # 300 MiB of spaces: about 300 KB compressed
+            out.write(block)
+    before = quads(built_store_path)
+    out = kg_cli("restore", str(bomb), "--yes", store=built_store_path, env={"KG_MAX_DECOMPRESSED_MIB": "64"})
+    assert out.returncode == 1 and "decompression bomb" in out.stderr and "KG_MAX_DECOMPRESSED_MIB" in out.stderr
+    assert "Traceback" not in out.stderr and quads(built_store_path) == before

@@ -5,13 +5,19 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+
+import httpx
 
 from kg.store.embedded import OxigraphStore
 from kg.store.folder import HOLDER_FILE, StoreFolder
+from tests.servers import kg_serve
 from tests.store.processes import start_kg
 
 #: A writer that flips one paper's status, each flip one transaction, and says "flipped i"
@@ -188,3 +194,139 @@ def test_kernels_verify_holds_no_lock_while_its_checks_run(built_store_path: Pat
     assert code == 0, err
     assert json.loads(out)["recorded"] is True
     assert free_while_running > 5 * max(1, held_while_running), (free_while_running, held_while_running)
+
+
+# -- concurrent writes through `kg serve` ----------------------------------------------------
+
+TOKEN = "t0ken-for-concurrent-writes"
+COUNTED = "https://w3id.org/techkg/graph/import/concurrent"
+
+
+def _monotonic_violations(seen: list[tuple[float, float, int]]) -> list[str]:
+    """Answers (start, end, count): a query that started after another one was answered
+    must see at least that one's count."""
+    bad = []
+    for start, _end, count in seen:
+        served = [c for _s, e, c in seen if e < start]
+        if served and count < max(served):
+            bad.append(f"a query saw {count} after {max(served)} had been served")
+    return bad
+
+
+def _count_reader(url: str, stop: threading.Event, seen: list[tuple[float, float, int]],
+                  errors: list[str]) -> None:
+    query = f"SELECT (COUNT(*) AS ?n) WHERE {{ GRAPH <{COUNTED}> {{ ?s ?p ?o }} }}"
+    with httpx.Client(timeout=60) as client:
+        while not stop.is_set():
+            start = time.monotonic()
+            r = client.post(url, data={"query": query}, headers={"Accept": "application/sparql-results+json"})
+            end = time.monotonic()
+            if r.status_code != 200:
+                errors.append(f"query: {r.status_code} {r.text[:200]}")
+                continue
+            seen.append((start, end, int(r.json()["results"]["bindings"][0]["n"]["value"])))
+
+
+def test_concurrent_updates_through_kg_serve_all_answer_success_and_reads_never_go_back(
+        built_store_path: Path) -> None:
+    writes = 48
+    env = {**os.environ, "KG_SERVE_TOKEN": TOKEN}
+    with kg_serve(built_store_path, "--allow-update", "--workers", "4", env=env) as (_proc, info):
+        url = str(info["sparql"])
+        stop, seen, errors = threading.Event(), [], []  # type: ignore[var-annotated]
+        readers = [threading.Thread(target=_count_reader, args=(url, stop, seen, errors)) for _ in range(2)]
+        for reader in readers:
+            reader.start()
+
+        def insert(i: int) -> int:
+            update = f'INSERT DATA {{ GRAPH <{COUNTED}> {{ <urn:x:{i}> <urn:p> "{i}" }} }}'
+            with httpx.Client(timeout=60) as client:
+                r = client.post(url, data={"update": update}, headers={"Authorization": f"Bearer {TOKEN}"})
+            if r.status_code != 204:
+                errors.append(f"update {i}: {r.status_code} {r.text[:200]}")
+            return r.status_code
+
+        try:
+            with ThreadPoolExecutor(4) as pool:
+                statuses = list(pool.map(insert, range(writes)))
+        finally:
+            stop.set()
+            for reader in readers:
+                reader.join(60)
+        final = httpx.post(url, data={"query": f"SELECT (COUNT(*) AS ?n) WHERE {{ GRAPH <{COUNTED}> {{ ?s ?p ?o }} }}"},
+                           headers={"Accept": "application/sparql-results+json"}, timeout=60)
+    assert errors == [] and statuses == [204] * writes, errors
+    assert int(final.json()["results"]["bindings"][0]["n"]["value"]) == writes
+    assert len(seen) >= 5 and _monotonic_violations(seen) == []
+
+
+def _tab(base: str) -> tuple[httpx.Client, str]:
+    """A workbench tab: its own cookie and the form key of its reading page."""
+    client = httpx.Client(base_url=base, headers={"Origin": base}, timeout=60)
+    match = re.search(r'name="techkg-form-key" content="([^"]+)"', client.get("/reading").text)
+    assert match
+    return client, match.group(1)
+
+
+def test_two_workbench_tabs_changing_statuses_at_once_all_succeed_and_reads_never_go_back(
+        built_store_path: Path) -> None:
+    papers = [f"https://arxiv.org/abs/{i}" for i in ("2006.15704", "1811.06965", "2104.04473", "1910.02054")]
+    rounds = 12
+    with kg_serve(built_store_path) as (_proc, info):
+        base = str(info["sparql"]).removesuffix("/sparql")
+        tabs = [_tab(base), _tab(base)]
+        events = "SELECT (COUNT(?e) AS ?n) WHERE { ?e a tkg:ReadingEvent }"
+        before = int(httpx.post(f"{base}/sparql", data={"query": events},
+                                headers={"Accept": "application/sparql-results+json"},
+                                timeout=60).json()["results"]["bindings"][0]["n"]["value"])
+        stop, seen, errors = threading.Event(), [], []  # type: ignore[var-annotated]
+
+        def read_events() -> None:
+            with httpx.Client(timeout=60) as client:
+                while not stop.is_set():
+                    start = time.monotonic()
+                    r = client.post(f"{base}/sparql", data={"query": events},
+                                    headers={"Accept": "application/sparql-results+json"})
+                    if r.status_code != 200:
+                        errors.append(f"query: {r.status_code} {r.text[:200]}")
+                        continue
+                    seen.append((start, time.monotonic(), int(r.json()["results"]["bindings"][0]["n"]["value"])))
+
+        def change(step: int) -> None:
+            client, key = tabs[step % 2]
+            paper = papers[step % len(papers)]
+            status = ("read", "reading", "skipped")[step % 3]
+            r = client.post("/reading/status", data={"paper": paper, "status": status, "key": key},
+                            headers={"Accept": "application/json"})
+            if r.status_code != 200:
+                errors.append(f"status change {step}: {r.status_code} {r.text[:200]}")
+
+        reader = threading.Thread(target=read_events)
+        reader.start()
+        try:
+            with ThreadPoolExecutor(4) as pool:
+                list(pool.map(change, range(2 * rounds)))
+        finally:
+            stop.set()
+            reader.join(60)
+            for client, _key in tabs:
+                client.close()
+    assert errors == [], errors
+    assert _monotonic_violations(seen) == [] and len(seen) >= 3
+    store = OxigraphStore.open_reader(built_store_path)
+    try:
+        after = int(store.select(events).rows[0]["n"].value)
+        two = store.select("SELECT ?p WHERE { ?p tkg:readingStatus ?a , ?b FILTER(?a != ?b) } LIMIT 1")
+    finally:
+        store.close()
+    assert after == before + 2 * rounds and len(two) == 0
+
+
+def test_rocksdbs_old_info_logs_stay_bounded_however_many_writes(built_store_path: Path) -> None:
+    from kg.store.folder import INFO_LOGS_KEPT
+
+    for i in range(12):  # each writer's open starts a new LOG and keeps the old one as LOG.old.*
+        with OxigraphStore(built_store_path, command="test") as writer:
+            writer.update(f"INSERT DATA {{ GRAPH <urn:g> {{ <urn:x> <urn:y> {i} }} }}")
+    assert len(list(built_store_path.glob("LOG.old.*"))) <= INFO_LOGS_KEPT
+    assert (built_store_path / "LOG").exists()

@@ -62,3 +62,13 @@ def test_the_default_store_is_created_with_its_parents(kg_cli, tmp_path: Path) -
     xdg = tmp_path / "xdg-data"  # does not exist yet
     kg_cli("reading", "list", env={"XDG_DATA_HOME": str(xdg)}, check=True)
     assert (xdg / "techkg" / "store" / MARKER).is_file()
+
+
+@pytest.mark.parametrize("inside", ["snapshots", "readers", "snapshots/deeper/store", "new-folder"])
+def test_a_store_inside_another_store_is_refused(kg_cli, built_store_path: Path, inside: str) -> None:
+    nested = built_store_path / inside
+    for args in (("stats",), ("build",)):
+        out = kg_cli(*args, store=nested)
+        assert out.returncode == 1 and "cannot hold another store" in " ".join(out.stderr.split()), (inside, args)
+        assert "Traceback" not in out.stderr
+    assert not (nested / "techkg-store.json").exists() and not any(nested.glob("MANIFEST-*"))

@@ -3,8 +3,11 @@ as a test, run through the real ``kg`` command on a real store."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
+
+import pytest
 
 from kg.build import default_reading_list
 from tests.store.lists import my_list, titles
@@ -265,3 +268,88 @@ def test_analytics_authors_are_people_and_teams_by_name(kg_cli, built_store_path
     authors = out["authors"]
     assert authors and not any(a["author"].startswith(("http://", "https://")) for a in authors)
     assert {a["kind"] for a in authors} <= {"person", "team", "organisation"}
+
+
+# 1b. a file that names graphs (N-Quads, TriG, JSON-LD, N3 formulas) never writes into them
+
+PLANTED = "urn:planted:"
+
+
+def _naming_every_graph(syntax: str, graphs: list[str]) -> bytes:
+    """A file in ``syntax`` that puts one planted statement in each of ``graphs`` (as far as
+    the syntax can name a graph: N3 quotes it in a formula, the others state plain triples)."""
+    import pyoxigraph as ox
+
+    from kg.cli.importing import rdf_format
+
+    fmt, _ = rdf_format(Path("x"), syntax)
+    assert isinstance(fmt, ox.RdfFormat)
+    p = ox.NamedNode(PLANTED + "p")
+    statements = [(ox.NamedNode(f"{PLANTED}{i}"), ox.Literal(g), ox.NamedNode(g)) for i, g in enumerate(graphs)]
+    if syntax == "n3":
+        return "\n".join(f'{{ {s} {p} {o} }} {p} {g} .' for s, o, g in statements).encode()
+    if fmt.supports_datasets:
+        return ox.serialize([ox.Quad(s, p, o, g) for s, o, g in statements], format=fmt) or b""
+    return ox.serialize([ox.Triple(s, p, o) for s, o, _g in statements], format=fmt) or b""
+
+
+def _contents(store, graphs: list[str]) -> dict[str, set[str]]:  # type: ignore[no-untyped-def]
+    import pyoxigraph as ox
+
+    return {g: {str(t) for t in store.triples(ox.NamedNode(g))} for g in graphs}
+
+
+def _planted_anywhere_but(store, target: str) -> list[str]:  # type: ignore[no-untyped-def]
+    rows = store.select(f"SELECT DISTINCT ?g WHERE {{ GRAPH ?g {{ ?s ?p ?o FILTER(STRSTARTS(STR(?s), '{PLANTED}') "
+                        f"|| STRSTARTS(STR(?p), '{PLANTED}')) }} }}").rows
+    return sorted(str(r["g"]) for r in rows if r["g"].value != target and "/import/planted-" not in r["g"].value)
+
+
+@pytest.mark.parametrize("backend", ["embedded", "remote"])
+def test_every_syntax_folds_whatever_graphs_it_names_into_the_import_graph(
+        backend: str, built_store_path: Path, tmp_path: Path) -> None:
+    """Every syntax kg import rdf reads, against every graph TechKG owns (kg.graphs.OWNERS,
+    so a new user graph is covered as it is added) and another import graph: a first load
+    and a replacement both put every statement in the import graph and nothing elsewhere."""
+    import pyoxigraph as ox
+
+    from kg.cli.importing import SYNTAXES, rdf_format
+    from kg.graphs import IMPORT_PREFIX, OWNERS, PROVENANCE
+    from kg.store.base import Activity
+    from kg.store.embedded import OxigraphStore
+    from kg.store.remote import RemoteStore
+    from tests.servers import oxigraph_server
+
+    protected = [g.value for g in OWNERS] + [IMPORT_PREFIX + "someone-else"]
+    with contextlib.ExitStack() as stack:
+        if backend == "embedded":
+            store = stack.enter_context(OxigraphStore(built_store_path))
+        else:
+            server = stack.enter_context(oxigraph_server())
+            store = stack.enter_context(RemoteStore.from_spec(server.spec))
+        others = [g for g in protected if ox.NamedNode(g) != PROVENANCE]
+        before = _contents(store, others)
+        for syntax in SYNTAXES:
+            target = ox.NamedNode(IMPORT_PREFIX + "planted-" + syntax)
+            for round_ in ("first load", "replacement"):
+                graphs = protected if round_ == "first load" else protected[::-1][:-1]
+                path = tmp_path / f"{syntax}-{round_.replace(' ', '-')}.data"
+                path.write_bytes(_naming_every_graph(syntax, graphs))
+                fmt, _ = rdf_format(path, syntax)
+                store.load_file(path, graph=target, fmt=fmt, gzipped=False,  # type: ignore[arg-type]
+                                activity=Activity("kg import rdf"))
+                where = (syntax, round_)
+                assert _planted_anywhere_but(store, target.value) == [], where
+                assert _contents(store, others) == before, where
+                assert {str(r["o"].value) for r in store.select(
+                    f"SELECT ?o WHERE {{ GRAPH {target} {{ ?s <{PLANTED}p> ?o FILTER(isLiteral(?o)) }} }}"
+                ).rows} == set(graphs) - ({PROVENANCE.value} if fmt.supports_datasets else set()), where
+                assert set(store.named_graphs()) - {ox.NamedNode(g) for g in protected} - {PROVENANCE} == {
+                    ox.NamedNode(IMPORT_PREFIX + "planted-" + s) for s in SYNTAXES[:SYNTAXES.index(syntax) + 1]}, where
+
+
+def test_a_graph_name_with_a_space_is_a_message_not_a_traceback(kg_cli, built_store_path: Path) -> None:
+    out = kg_cli("graph", "drop", "reading ", "--yes", store=built_store_path)
+    said = " ".join(out.stderr.split())
+    assert out.returncode == 1 and "is not a graph name" in said and "Did you mean 'reading'?" in said
+    assert "Traceback" not in out.stderr and "reading" in _graphs(kg_cli, built_store_path)

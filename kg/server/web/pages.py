@@ -31,6 +31,7 @@ from starlette.responses import (
 
 import queries
 from kg.errors import KGError, NotFoundError
+from kg.server.errors import without_paths
 from kg.server.sparql import EndpointError, QueryRunner
 from kg.server.web import models
 from kg.server.web.guard import COOKIE, CSRF_COOKIE, WriteDenied, WriteGuard
@@ -312,7 +313,9 @@ class Workbench:
 
     def error_page(self, request: Request, status: int, message: str, hint: str = "",
                    suggestions: list[str] | None = None, kind: str = "Error") -> Response:
-        """The error as a page, or as the endpoint's JSON error shape for scripts."""
+        """The error as a page, or as the endpoint's JSON error shape for scripts (never
+        showing a path on the server)."""
+        message, hint = without_paths(message), without_paths(hint)
         if _wants_json(request):
             return JSONResponse({"ok": False, "error": message, "hint": hint, "type": kind, "status": status},
                                 status_code=status, headers={"Cache-Control": "no-store"})
