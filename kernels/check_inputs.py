@@ -15,8 +15,9 @@ from collections.abc import Callable
 import torch
 import torch.nn.functional as F
 
-from kernels.checks import Check, Outcome, Setting, compare_forms, shape_id, worst
+from kernels.checks import Case, Check, Outcome, Setting, compare_forms, shape_id, worst
 from kernels.experts import Experts, init_experts
+from kernels.families import IDLE_EXPERTS, skewed_choice, skewed_router
 
 __all__ = [
     "LONG_SHAPE",
@@ -28,6 +29,7 @@ __all__ = [
     "recurrence_checks",
     "routed_tokens",
     "state_cotangents",
+    "top_k_routing",
 ]
 
 #: A form of a linear-attention recurrence: (q, k, v, …, h₀) → (o, h_T).
@@ -77,16 +79,26 @@ def state_cotangents(s: Setting, B: int, T: int, H: int, D: int, *, offset: int)
     return s.randn(B, T, H, D, gen=gen), s.randn(B, H, D, D, gen=gen)
 
 
-def routed_tokens(
-    s: Setting, tokens: int, d: int, experts: int, *, offset: int
-) -> tuple[torch.Tensor, torch.Tensor, Experts]:
-    """Tokens [tokens, d], a router [experts, d] and SwiGLU experts of width 2·d."""
-    gen = s.generator(offset)
-    return (
-        s.randn(tokens, d, gen=gen),
-        s.randn(experts, d, gen=gen),
-        init_experts(experts, d, 2 * d, gen, s.device, s.dtype),
-    )
+def routed_tokens(s: Setting, c: Case, gen: torch.Generator) -> tuple[torch.Tensor, torch.Tensor, Experts]:
+    """Tokens [c.T, c.d], a router [c.E, c.d] and SwiGLU experts of width 2·d. In the
+    idle-and-overloaded family the router sends no token to the last two experts and
+    most tokens to expert 0 (:func:`kernels.families.skewed_router`)."""
+    x, router = s.randn(c.T, c.d, gen=gen), s.randn(c.E, c.d, gen=gen)
+    if IDLE_EXPERTS in c.families:
+        x, router = skewed_router(x, router)
+    return x, router, init_experts(c.E, c.d, 2 * c.d, gen, s.device, s.dtype)
+
+
+def top_k_routing(s: Setting, c: Case, gen: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+    """Each of c.T tokens' c.k experts out of c.E and their weights (softmax scores of
+    the chosen); in the idle-and-overloaded family every token picks expert 0 and none
+    picks the last two (:func:`kernels.families.skewed_choice`)."""
+    probs = s.randn(c.T, c.E, gen=gen).softmax(-1)
+    if IDLE_EXPERTS in c.families:
+        chosen = skewed_choice(gen, c.T, c.E, c.k).to(s.device)
+        return chosen, probs.gather(1, chosen)
+    top = probs.topk(c.k, dim=-1)
+    return top.indices, top.values
 
 
 #: A form of a recurrence as the checks call it: (inputs by name, chunk size) → (o, h_T).

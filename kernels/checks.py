@@ -7,7 +7,14 @@ seed) that returns an :class:`Outcome`: the largest absolute error and the large
 relative error of the comparison it makes. The check passes when the error it names
 (``measure``) is at most its ``tolerance``. In float16 and bfloat16 a check that
 declares a tolerance there is judged by the relative RMS error, as FLA judges its
-kernels (``‖ref − out‖₂ / ‖ref‖₂``).
+kernels (``‖ref − out‖₂ / ‖ref‖₂``); declaring one is the kernel's claim of a
+low-precision path, and the default run checks it there too.
+
+Setup is data: a comparison of two forms is declared with :func:`comparison` from its
+cases (:class:`Case`: named dimensions and the adversarial families of
+:mod:`kernels.families` they exercise), a draw of inputs per case, the outputs and
+gradients compared and the tolerances; a property is a function declared with
+:func:`check`, whose docstring is its claim. Every check states the families it covers.
 
 Relative error here is normwise: ``max|ref − out| / max|ref|``. A numerical property
 ("uniform routing gives a loss of exactly 1") is an outcome too: the measured value
@@ -17,25 +24,36 @@ against the claimed one (:func:`against`), or how far a bound is exceeded
 
 from __future__ import annotations
 
+import inspect
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from functools import partial
+from typing import Any, Literal
 
 import torch
 
+from kernels.families import FAMILIES
+
 __all__ = [
+    "HALF",
+    "Case",
     "Check",
+    "Drawn",
     "Outcome",
     "Pair",
     "Setting",
     "Verification",
     "against",
+    "case",
+    "check",
     "compare",
     "compare_all",
     "compare_forms",
+    "comparison",
     "count",
     "gradients",
+    "numbers_first",
     "random_cotangents",
     "shape_id",
     "within",
@@ -112,6 +130,16 @@ class Check:
     #: Tolerances in other dtypes than the verification's own (``float16``,
     #: ``bfloat16``), where the check means something there (FLA's, Liger's ...).
     tolerances: Mapping[str, float] = field(default_factory=dict)
+    #: The adversarial input families (:data:`kernels.families.FAMILIES`) it exercises.
+    covers: tuple[str, ...] = ()
+    #: For a stochastic check: the probability, bounded by the check's own statistics,
+    #: that it fails when the kernel is right.
+    false_failure: float | None = None
+
+    def __post_init__(self) -> None:
+        unknown = [f for f in self.covers if f not in FAMILIES]
+        if unknown:
+            raise ValueError(f"check {self.name!r} covers unknown families {unknown}; known: {sorted(FAMILIES)}")
 
     def tolerance_for(self, dtype: str, declared: str = "float32") -> float | None:
         """The tolerance in ``dtype``; None when the check declares none for it."""
@@ -144,6 +172,175 @@ class Verification:
                 return c
         raise KeyError(f"{self.technique} declares no check {name!r}")
 
+    @property
+    def low_precision(self) -> tuple[str, ...]:
+        """The half precisions some check claims (declares a tolerance for)."""
+        return tuple(d for d in HALF if any(d in c.tolerances for c in self.checks))
+
+    @property
+    def families(self) -> tuple[str, ...]:
+        return tuple(sorted({f for c in self.checks for f in c.covers}))
+
+
+#: The low-precision dtypes a check can claim.
+HALF = ("float16", "bfloat16")
+
+
+def check(
+    name: str,
+    tolerance: float,
+    *,
+    measure: Measure = "rel",
+    gradients: bool = False,
+    tolerances: Mapping[str, float] | None = None,
+    covers: Sequence[str] = (),
+    false_failure: float | None = None,
+) -> Callable[[Callable[[Setting], Outcome]], Check]:
+    """Declare a property check: the decorated function measures it, and the first
+    paragraph of its docstring is the claim it stands for."""
+
+    def declare(run: Callable[[Setting], Outcome]) -> Check:
+        doc = inspect.getdoc(run) or ""
+        claim = " ".join(doc.split("\n\n")[0].split())
+        if not claim:
+            raise ValueError(f"check {name!r}: its function {run.__name__} needs a docstring stating the claim")
+        return Check(
+            name,
+            claim,
+            run,
+            tolerance,
+            measure,
+            gradients,
+            dict(tolerances or {}),
+            tuple(covers),
+            false_failure,
+        )
+
+    return declare
+
+
+@dataclass(frozen=True)
+class Case:
+    """One setting of a comparison: named dimensions (``case.T``) and the adversarial
+    families it exercises."""
+
+    dims: tuple[tuple[str, Any], ...]
+    families: tuple[str, ...] = ()
+
+    def __getattr__(self, name: str) -> Any:
+        for key, value in self.__dict__["dims"]:
+            if key == name:
+                return value
+        raise AttributeError(name)
+
+    @property
+    def id(self) -> str:
+        """A readable id in the tests' style: ``B2-T75-H2-D32``."""
+        return "-".join(f"{k}{v}" for k, v in self.dims)
+
+
+def case(*families: str, **dims: Any) -> Case:
+    """A :class:`Case` from its dimensions and the families it belongs to."""
+    unknown = [f for f in families if f not in FAMILIES]
+    if unknown:
+        raise ValueError(f"unknown families {unknown}; known: {sorted(FAMILIES)}")
+    return Case(tuple(dims.items()), tuple(families))
+
+
+@dataclass(frozen=True)
+class Drawn:
+    """The inputs a draw made for one case: the tensors both forms differentiate, and
+    the context handed to both forms first (the case itself when None)."""
+
+    inputs: tuple[torch.Tensor, ...]
+    context: Any = None
+    cotangents: tuple[torch.Tensor, ...] | None = None
+
+
+#: A form as a comparison calls it: ``form(context, *inputs)``.
+Form = Callable[..., "torch.Tensor | tuple[torch.Tensor, ...]"]
+Draw = Callable[[Setting, Case, torch.Generator], "Drawn | tuple[torch.Tensor, ...]"]
+
+
+def comparison(
+    name: str,
+    claim: str,
+    reference: Form,
+    structured: Form,
+    draw: Draw,
+    cases: Sequence[Case],
+    *,
+    outputs: Sequence[str] = ("out",),
+    grads: Sequence[str] = (),
+    tolerance: float = 1e-5,
+    measure: Measure = "rel",
+    tolerances: Mapping[str, float] | None = None,
+    covers: Sequence[str] = (),
+    offset: int = 0,
+) -> Check:
+    """Declare a comparison of two forms over ``cases``.
+
+    For case i, ``draw(setting, case, setting.generator(offset + i))`` makes the inputs
+    and both forms run as ``form(context, *inputs)``; the outputs (named by
+    ``outputs``) and, when ``grads`` names the inputs, their gradients under random
+    cotangents are compared (:func:`compare_forms`). The check covers the families of
+    its cases and ``covers``."""
+
+    def one(s: Setting, i: int, c: Case) -> Outcome:
+        drawn = draw(s, c, s.generator(offset + i))
+        if not isinstance(drawn, Drawn):
+            drawn = Drawn(tuple(drawn))
+        context = c if drawn.context is None else drawn.context
+        return compare_forms(
+            partial(reference, context),
+            partial(structured, context),
+            drawn.inputs,
+            drawn.cotangents,
+            outputs=outputs,
+            grads=grads,
+            tag=c.id,
+        )
+
+    def run(s: Setting) -> Outcome:
+        limit = (tolerances or {}).get(str(s.dtype).removeprefix("torch."), tolerance)
+        judged: Measure = "rms" if s.dtype in (torch.float16, torch.bfloat16) else measure
+        return numbers_first([partial(one, s, i, c) for i, c in enumerate(cases)], limit, judged)
+
+    families = {f for c in cases for f in c.families} | set(covers)
+    return Check(
+        name,
+        claim,
+        run,
+        tolerance,
+        measure,
+        bool(grads),
+        dict(tolerances or {}),
+        tuple(sorted(families)),
+    )
+
+
+def numbers_first(parts: Sequence[Callable[[], Outcome]], limit: float, measure: Measure = "rel") -> Outcome:
+    """The worst outcome of ``parts``, run one after another. A part that raises does not
+    hide the others: when another part already fails on its numbers (its error above
+    ``limit``) that failure is the result, with the exception named in its detail; only
+    when every part that returned passes does the first exception propagate (the check
+    is broken: it has no number to fail on)."""
+    outcomes: list[Outcome] = []
+    errors: list[Exception] = []
+    for part in parts:
+        try:
+            outcomes.append(part())
+        except Exception as exc:  # noqa: BLE001 - re-raised below unless a number already fails
+            errors.append(exc)
+    result = worst(outcomes)
+    error = result.error(measure)
+    if errors and (math.isnan(error) or error <= limit):
+        raise errors[0]
+    if errors:
+        note = f"; {len(errors)} part(s) also raised, first {type(errors[0]).__name__}: {errors[0]}"
+        return Outcome(result.max_abs, result.max_rel, result.detail + note, result.rms)
+    return result
+
 
 def _as_tensor(x: torch.Tensor | float | Sequence[float]) -> torch.Tensor:
     if isinstance(x, torch.Tensor):
@@ -154,8 +351,9 @@ def _as_tensor(x: torch.Tensor | float | Sequence[float]) -> torch.Tensor:
 def compare(ref: torch.Tensor | float, out: torch.Tensor | float, detail: str = "") -> Outcome:
     """Max absolute error and normwise relative error of ``out`` against ``ref``."""
     r, o = _as_tensor(ref), _as_tensor(out)
-    if r.shape != o.shape:
-        raise ValueError(f"shapes differ: reference {tuple(r.shape)} vs {tuple(o.shape)}")
+    if r.shape != o.shape:  # a measured difference: the output is not the reference's shape
+        note = f"shapes differ: reference {tuple(r.shape)} vs {tuple(o.shape)}"
+        return Outcome(math.inf, math.inf, f"{detail}: {note}" if detail else note, math.inf)
     if r.numel() == 0:
         return Outcome(0.0, 0.0, detail)
     bad = int((torch.isfinite(r) & ~torch.isfinite(o)).sum())

@@ -3,6 +3,8 @@ gate logits, softmax over those, and run the chosen experts.
 
     H(x)_i = (x W_g)_i + ε_i · softplus((x W_noise)_i),   ε ~ N(0, 1)
     G(x) = softmax(KeepTopK(H(x), k))   (the others set to −∞, so their gate is 0)
+
+The experts are SwiGLU feed-forwards written with the pinned formula.
 """
 
 from __future__ import annotations
@@ -10,7 +12,8 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from kernels.experts import Experts, apply_expert
+from kernels.experts import Experts
+from kernels.formulas import swiglu_expert
 
 __all__ = ["naive_noisy_topk_moe"]
 
@@ -34,6 +37,6 @@ def naive_noisy_topk_moe(
         gates.append(g)
         acc = torch.zeros_like(x[t])
         for e in keep.tolist():
-            acc = acc + g[e] * apply_expert(x[t : t + 1], experts, e)[0]
+            acc = acc + g[e] * swiglu_expert(x[t : t + 1], experts.w1[e], experts.w3[e], experts.w2[e])[0]
         rows.append(acc)
     return torch.stack(rows), torch.stack(gates)
