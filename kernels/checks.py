@@ -233,10 +233,14 @@ class Case:
                 return value
         raise AttributeError(name)
 
+    def get(self, name: str, default: Any = None) -> Any:
+        return dict(self.dims).get(name, default)
+
     @property
     def id(self) -> str:
-        """A readable id in the tests' style: ``B2-T75-H2-D32``."""
-        return "-".join(f"{k}{v}" for k, v in self.dims)
+        """A readable id in the tests' style: ``B2-T75-H2-D32``, with the families' names."""
+        tag = "-".join(f"{k}{v}" for k, v in self.dims)
+        return f"{tag} [{', '.join(self.families)}]" if self.families else tag
 
 
 def case(*families: str, **dims: Any) -> Case:

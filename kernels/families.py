@@ -52,10 +52,8 @@ FAMILIES: dict[str, str] = {
     "a remainder of exactly one row",
     K_NE_V: "key and value widths that differ (K != V), and heads that are not square",
     NON_DEFAULT_SCALE: "an explicit scale argument that differs from the default 1/sqrt(d)",
-    NO_INITIAL_STATE: "recurrences started without an initial state (the zero state the kernel "
-    "allocates itself)",
-    FAR_FROM_UNIT: "inputs far from unit scale: tiny norms (1e-4) where an epsilon matters, and "
-    "huge ones (1e4)",
+    NO_INITIAL_STATE: "recurrences started without an initial state (the zero state the kernel allocates itself)",
+    FAR_FROM_UNIT: "inputs far from unit scale: tiny norms (1e-4) where an epsilon matters, and huge ones (1e4)",
     EXTREME_LOGITS: "logits or scores of order 1e2 to 1e4, where exp overflows float32 unless the "
     "maximum is subtracted first",
     BATCH_OF_ONE: "a batch (or group, or sequence count) of exactly one",

@@ -39,7 +39,9 @@ __all__ = [
 FALSE_FAILURE = 1e-6
 
 
-def bernstein_halfwidth(n: int, variance: float, bound: float, *, tests: int = 1, delta: float = FALSE_FAILURE) -> float:
+def bernstein_halfwidth(
+    n: int, variance: float, bound: float, *, tests: int = 1, delta: float = FALSE_FAILURE
+) -> float:
     """t such that P(|mean − μ| ≥ t) ≤ δ/tests for n independent draws X with Var X = σ²
     and |X − μ| ≤ M: Bernstein's inequality 2·exp(−n t² / (2σ² + 2Mt/3)) solved for t."""
     log_term = math.log(2 * tests / delta)

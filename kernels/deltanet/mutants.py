@@ -39,4 +39,13 @@ MUTANTS = (
         "A = (beta[..., None] * (k @ k.transpose(-1, -2)).detach())",
         "gradients",
     ),
+    Mutant(
+        "scale-argument-ignored",
+        "the scale argument is ignored: the queries are always scaled by K^-1/2",
+        _CHUNK,
+        "scale = K**-0.5 if scale is None else scale",
+        "scale = K**-0.5",
+        "chunk-vs-recurrent",
+        kind="adversarial-input",
+    ),
 )

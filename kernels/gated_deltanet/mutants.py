@@ -48,4 +48,23 @@ MUTANTS = (
         "q = q",
         "chunk-vs-recurrent",
     ),
+    Mutant(
+        "scale-argument-ignored",
+        "the scale argument is ignored: the queries are always scaled by K^-1/2",
+        _CHUNK,
+        "scale = K**-0.5 if scale is None else scale",
+        "scale = K**-0.5",
+        "chunk-vs-recurrent",
+        kind="adversarial-input",
+    ),
+    Mutant(
+        "gates-cumsum-in-input-dtype",
+        "the gates are chunked without the float32 upcast, so the cumulative log decay is summed in "
+        "bfloat16: exact in a float32 run, off by a few per cent in bfloat16",
+        _CHUNK,
+        "g, beta = (to_chunks(x.float(), pad, C) for x in (g, beta))",
+        "g, beta = (to_chunks(x, pad, C) for x in (g, beta))",
+        "chunk-vs-recurrent",
+        kind="low-precision",
+    ),
 )

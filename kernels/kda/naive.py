@@ -1,9 +1,11 @@
-"""Kimi Delta Attention, the obvious way: one token at a time, in float32.
+"""Kimi Delta Attention, the obvious way: one token at a time, in float32, written as the
+transition of S = hᵀ ∈ ℝ^{V×K} (kernels.md's form, not the step form of the chunked
+code's derivation):
 
-Like Gated DeltaNet, but the decay is channel-wise: g_t ∈ ℝ^K and the state's K rows
-decay separately before the delta-rule update,
+    S_t = S_{t−1} · Diag(α_t) (I − β_t k_t k_tᵀ) + β_t v_t k_tᵀ,   α_t = e^{g_t} ∈ ℝ^K
+    o_t = S_t (scale · q_t)
 
-    h ← Diag(e^{g_t}) h;   v′ = β_t (v_t − hᵀ k_t);   h ← h + k_t v′ᵀ;   o_t = hᵀ (scale · q_t).
+The final state is returned as h = Sᵀ [B, H, K, V].
 """
 
 from __future__ import annotations
@@ -29,11 +31,13 @@ def naive_recurrent_kda(
     B, T, H, K = q.shape
     V = v.shape[-1]
     scale = K**-0.5 if scale is None else scale
-    h = q.new_zeros(B, H, K, V) if initial_state is None else initial_state.float()
+    eye = torch.eye(K, device=q.device)
+    S = q.new_zeros(B, H, V, K) if initial_state is None else initial_state.float().transpose(-1, -2)
     outputs = []
     for t in range(T):
-        h = h * g[:, t].exp()[..., None]
-        v_new = beta[:, t, :, None] * (v[:, t] - (h * k[:, t, :, :, None]).sum(-2))
-        h = h + k[:, t, :, :, None] * v_new[:, :, None, :]
-        outputs.append((h * (q[:, t] * scale)[..., None]).sum(-2))
-    return torch.stack(outputs, dim=1).to(out_dtype), h
+        kt, b = k[:, t], beta[:, t, :, None, None]
+        transition = g[:, t].exp()[..., :, None] * (eye - b * kt[..., :, None] * kt[..., None, :])
+        S = S @ transition + b * v[:, t, :, :, None] * kt[..., None, :]
+        outputs.append(S @ (scale * q[:, t, :, :, None]))
+    o = torch.stack(outputs, dim=1)[..., 0]
+    return o.to(out_dtype), S.transpose(-1, -2)

@@ -40,4 +40,13 @@ MUTANTS = (
         "outputs.append(intra[:, :, n] + q[:, :, n] @ h)",
         "chunk-vs-recurrent",
     ),
+    Mutant(
+        "decay-cumsum-in-input-dtype",
+        "the log decays are chunked without the float32 upcast, so their cumulative sum runs in bfloat16",
+        _SSD,
+        "g = to_chunks(g.float(), pad, C)",
+        "g = to_chunks(g, pad, C)",
+        "chunk-vs-recurrent",
+        kind="low-precision",
+    ),
 )
