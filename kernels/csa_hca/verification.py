@@ -12,14 +12,15 @@ entries when k covers them all.
 from __future__ import annotations
 
 import dataclasses
+from functools import partial
 
 import torch
 
 from kernels.checks import Case, Drawn, Outcome, Setting, Verification, case, check, compare, compare_all
-from kernels.checks import comparison, count, worst
+from kernels.checks import comparison, count, numbers_first, worst
 from kernels.csa_hca.config import Compressor, init_compressor
 from kernels.csa_hca.naive import naive_compress
-from kernels.csa_hca.pool import StreamingCompressor, attend_compressed, compress
+from kernels.csa_hca.pool import StreamingCompressor, attend_compressed, compress, entries
 from kernels.families import BATCH_OF_ONE, FAR_FROM_UNIT, TINY, UNEVEN_SIZES
 from kernels.formulas import rotate_pairs
 
@@ -69,14 +70,16 @@ FORMS = comparison(
 
 @check("entry-count", 0.0, measure="abs", covers=(UNEVEN_SIZES, BATCH_OF_ONE))
 def entry_counts(s: Setting) -> Outcome:
-    """T tokens give floor(T/m) compressed entries."""
-    results = []
+    """T tokens give floor(T/m) compressed entries (the count the pooling plans with, and
+    the entries it returns)."""
+    parts = []
     for c in CASES:
         comp = _compressor(s, c, s.generator(30))
         for T in (1, c.m - 1, c.m, 2 * c.m + 1, 75):
             h = s.randn(1, T, D, gen=s.generator(T))
-            results.append(count(compress(h, comp).shape[1], T // c.m, f"m={c.m} T={T}"))
-    return worst(results, "floor(T/m) entries for every T tried")
+            parts.append(partial(count, entries(comp, T), T // c.m, f"planned entries, m={c.m} T={T}"))
+            parts.append(lambda h=h, comp=comp, T=T, m=c.m: count(compress(h, comp).shape[1], T // m, f"m={m} T={T}"))
+    return numbers_first(parts, 0.0, "abs")
 
 
 @check("rope-at-i-m", 1e-5)
