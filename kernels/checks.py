@@ -33,7 +33,7 @@ from typing import Any, Literal
 
 import torch
 
-from kernels.families import FAMILIES
+from kernels.families import FAMILIES, FAR_FROM_UNIT
 
 __all__ = [
     "HALF",
@@ -306,9 +306,13 @@ def comparison(
         )
 
     def run(s: Setting) -> Outcome:
+        half = s.dtype in (torch.float16, torch.bfloat16)
         limit = (tolerances or {}).get(str(s.dtype).removeprefix("torch."), tolerance)
-        judged: Measure = "rms" if s.dtype in (torch.float16, torch.bfloat16) else measure
-        return numbers_first([partial(one, s, i, c) for i, c in enumerate(cases)], limit, judged)
+        judged: Measure = "rms" if half else measure
+        # Inputs of norm 1e-4 or 1e4 are outside what half precision holds (float16 overflows
+        # at 65504, and so do the squares and reciprocal gradients of such inputs).
+        chosen = [(i, c) for i, c in enumerate(cases) if not (half and FAR_FROM_UNIT in c.families)]
+        return numbers_first([partial(one, s, i, c) for i, c in chosen], limit, judged)
 
     families = {f for c in cases for f in c.families} | set(covers)
     return Check(

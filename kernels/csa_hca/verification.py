@@ -111,12 +111,12 @@ def sparse_selection_covers_dense(s: Setting) -> Outcome:
     c0, c2 = CASES[0], CASES[2]
     comp = _compressor(s, c0, s.generator(50))
     gen = s.generator(51)
-    entries = compress(s.randn(2, c0.T, D, gen=gen), comp)
+    pooled = compress(s.randn(2, c0.T, D, gen=gen), comp)
     q = s.randn(2, c0.T, DC, gen=gen)
-    scores = s.randn(2, c0.T, entries.shape[1], gen=gen)
-    dense = attend_compressed(q, entries, comp)
-    sparse = attend_compressed(q, entries, comp, scores, topk=entries.shape[1])
-    few = attend_compressed(q, entries, comp, scores, topk=2)
+    scores = s.randn(2, c0.T, pooled.shape[1], gen=gen)
+    dense = attend_compressed(q, pooled, comp)
+    sparse = attend_compressed(q, pooled, comp, scores, topk=pooled.shape[1])
+    few = attend_compressed(q, pooled, comp, scores, topk=2)
     # Which entries a query sees, measured: with a zero query the weights are uniform over
     # the visible entries, and with one-hot entries the output row is those weights.
     n = c2.T // c2.m
