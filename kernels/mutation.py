@@ -186,9 +186,7 @@ def _rebind(original: Any, replacement: Any) -> list[tuple[Any, str, Any]]:
     return undo
 
 
-def _rebind_defaults(
-    fn: types.FunctionType, original: Any, replacement: Any, undo: list[tuple[Any, str, Any]]
-) -> None:
+def _rebind_defaults(fn: types.FunctionType, original: Any, replacement: Any, undo: list[tuple[Any, str, Any]]) -> None:
     if fn.__defaults__ and any(d is original for d in fn.__defaults__):
         undo.append((fn, "__defaults__", fn.__defaults__))
         fn.__defaults__ = tuple(replacement if d is original else d for d in fn.__defaults__)

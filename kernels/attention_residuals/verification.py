@@ -12,8 +12,19 @@ import torch
 
 from kernels.attention_residuals.fused import attnres, block_forward, full_forward
 from kernels.attention_residuals.naive import naive_attnres, naive_network
-from kernels.checks import Case, Outcome, Setting, Verification, case, check, compare, compare_all, compare_forms
-from kernels.checks import comparison, worst
+from kernels.checks import (
+    Case,
+    Outcome,
+    Setting,
+    Verification,
+    case,
+    check,
+    compare,
+    compare_all,
+    compare_forms,
+    comparison,
+    worst,
+)
 from kernels.families import BATCH_OF_ONE, FAR_FROM_UNIT, HUGE, TINY
 
 B, T, D, L = 2, 13, 24, 6

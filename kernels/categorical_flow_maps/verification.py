@@ -12,10 +12,10 @@ import torch
 from kernels.categorical_flow_maps.flow_map import flow_map
 from kernels.categorical_flow_maps.naive import euler_flow
 from kernels.checks import (
-    Check,
     Outcome,
     Setting,
     Verification,
+    check,
     compare,
     compare_all,
     within,
@@ -33,13 +33,17 @@ def _points(s: Setting, offset: int):  # type: ignore[no-untyped-def]
     return x, pi
 
 
+@check("closed-form-vs-euler", 1e-3)
 def closed_form_matches_euler(s: Setting) -> Outcome:
+    """The closed-form map equals the integrated flow."""
     x, pi = _points(s, 0)
     x, pi = x.double(), pi.double()  # the integrator's own error, not float32 rounding
     return compare_all([(f"s={a} t={b}", euler_flow(x, pi, a, b, 200), flow_map(x, pi, a, b)) for a, b in TIMES])
 
 
+@check("flow-map-identities", 1e-6)
 def identities(s: Setting) -> Outcome:
+    """X_{s,s} = id, X_{s,1} = pi, and X_{t,u}(X_{s,t}(x)) = X_{s,u}(x)."""
     x, pi = _points(s, 1)
     return compare_all(
         [
@@ -54,7 +58,9 @@ def identities(s: Setting) -> Outcome:
     )
 
 
+@check("simplex", 1e-6, measure="abs")
 def stays_on_simplex(s: Setting) -> Outcome:
+    """The map keeps points on the probability simplex."""
     x, pi = _points(s, 2)
     results = []
     for a, b in TIMES + ((0.0, 1.0),):
@@ -72,24 +78,8 @@ VERIFICATION = Verification(
     "agrees to rounding)",
     shapes=(f"N{N}-K{K}",),
     checks=(
-        Check(
-            "closed-form-vs-euler",
-            "The closed-form map equals the integrated flow.",
-            closed_form_matches_euler,
-            tolerance=1e-3,
-        ),
-        Check(
-            "flow-map-identities",
-            "X_{s,s} = id, X_{s,1} = pi, and X_{t,u}(X_{s,t}(x)) = X_{s,u}(x).",
-            identities,
-            tolerance=1e-6,
-        ),
-        Check(
-            "simplex",
-            "The map keeps points on the probability simplex.",
-            stays_on_simplex,
-            tolerance=1e-6,
-            measure="abs",
-        ),
+        closed_form_matches_euler,
+        identities,
+        stays_on_simplex,
     ),
 )

@@ -16,8 +16,21 @@ from functools import partial
 
 import torch
 
-from kernels.checks import Case, Drawn, Outcome, Setting, Verification, case, check, compare, compare_all
-from kernels.checks import comparison, count, numbers_first, worst
+from kernels.checks import (
+    Case,
+    Drawn,
+    Outcome,
+    Setting,
+    Verification,
+    case,
+    check,
+    compare,
+    compare_all,
+    comparison,
+    count,
+    numbers_first,
+    worst,
+)
 from kernels.csa_hca.config import Compressor, init_compressor
 from kernels.csa_hca.naive import naive_compress
 from kernels.csa_hca.pool import StreamingCompressor, attend_compressed, compress, entries

@@ -32,9 +32,7 @@ def naive_step_logprob(
         mean = x[b] + (sigma_next - sigma) * v[b]
         total = x.new_zeros(())
         for xn, m in zip(x_next[b].flatten(), mean.flatten(), strict=True):
-            total = (
-                total - (xn - m) ** 2 / (2 * std**2) - math.log(std) - 0.5 * math.log(2 * math.pi)
-            )
+            total = total - (xn - m) ** 2 / (2 * std**2) - math.log(std) - 0.5 * math.log(2 * math.pi)
         out.append(total / x[b].numel())
     return torch.stack(out)
 

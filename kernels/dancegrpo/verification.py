@@ -14,8 +14,18 @@ import math
 
 import torch
 
-from kernels.checks import Outcome, Setting, Verification, check, compare, compare_forms, count, gradients
-from kernels.checks import within, worst
+from kernels.checks import (
+    Outcome,
+    Setting,
+    Verification,
+    check,
+    compare,
+    compare_forms,
+    count,
+    gradients,
+    within,
+    worst,
+)
 from kernels.dancegrpo.naive import naive_advantages, naive_step_logprob
 from kernels.dancegrpo.sde import advantages, clipped_loss, sde_step, step_logprob
 from kernels.families import BATCH_OF_ONE

@@ -12,8 +12,7 @@ from __future__ import annotations
 import torch
 
 from kernels.check_inputs import top_k_routing
-from kernels.checks import Case, Drawn, Outcome, Setting, Verification, case, check, compare, comparison, count
-from kernels.checks import worst
+from kernels.checks import Case, Drawn, Outcome, Setting, Verification, case, check, compare, comparison, count, worst
 from kernels.deepep.dispatch import combine, dispatch, expert_parallel_moe
 from kernels.deepep.naive import naive_moe
 from kernels.experts import Experts, init_experts
@@ -94,13 +93,17 @@ def receive_counts(s: Setting) -> Outcome:
                 for e, _ in local:
                     received[e] += 1
         routed = [sum(int(e) == expert for ch in chosen for row in ch.tolist() for e in row) for expert in range(c.E)]
-        rows = [sum(any(e // (c.E // c.R) == r for e in row) for ch in chosen for row in ch.tolist()) for r in range(c.R)]
+        rows = [
+            sum(any(e // (c.E // c.R) == r for e in row) for ch in chosen for row in ch.tolist()) for r in range(c.R)
+        ]
         got = [len(box.x) for box in inbox]
         results += [
             count(int((received != torch.tensor(routed)).sum()), 0, f"{c.id}: per-expert counts {received.tolist()}"),
             compare(torch.tensor(rows), torch.tensor(got), f"{c.id}: rows per rank {got}, routed {rows}"),
         ]
-    return worst(results, "per-expert receive counts equal the routing counts; rows per rank equal the tokens routed there")
+    return worst(
+        results, "per-expert receive counts equal the routing counts; rows per rank equal the tokens routed there"
+    )
 
 
 VERIFICATION = Verification(

@@ -38,8 +38,6 @@ def naive_recurrent_delta_rule(
                 h = h + torch.outer(kt, beta[b, t, n] * (vt - h.T @ kt))
                 state[b][n] = h
                 o[b][n].append(h.T @ (q[b, t, n] * scale))
-    out = torch.stack(
-        [torch.stack([torch.stack(o[b][n]) for n in range(H)], dim=1) for b in range(B)]
-    )
+    out = torch.stack([torch.stack([torch.stack(o[b][n]) for n in range(H)], dim=1) for b in range(B)])
     final = torch.stack([torch.stack(state[b]) for b in range(B)])
     return out.to(out_dtype), final

@@ -15,7 +15,9 @@ NAMES = ("q", "k", "v", "beta", "h0")
 
 
 def _reference(x: dict[str, torch.Tensor], c: Case) -> tuple[torch.Tensor, torch.Tensor]:
-    return naive_recurrent_delta_rule(x["q"], x["k"], x["v"], x["beta"], scale=c.get("scale"), initial_state=x.get("h0"))
+    return naive_recurrent_delta_rule(
+        x["q"], x["k"], x["v"], x["beta"], scale=c.get("scale"), initial_state=x.get("h0")
+    )
 
 
 def _chunked(x: dict[str, torch.Tensor], c: Case) -> tuple[torch.Tensor, torch.Tensor]:

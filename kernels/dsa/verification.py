@@ -10,8 +10,20 @@ from __future__ import annotations
 
 import torch
 
-from kernels.checks import Case, Drawn, Outcome, Setting, Verification, case, check, compare, compare_all
-from kernels.checks import comparison, count, worst
+from kernels.checks import (
+    Case,
+    Drawn,
+    Outcome,
+    Setting,
+    Verification,
+    case,
+    check,
+    compare,
+    compare_all,
+    comparison,
+    count,
+    worst,
+)
 from kernels.dsa.naive import naive_dsa
 from kernels.dsa.sparse import dsa_attention
 from kernels.families import BATCH_OF_ONE, K_NE_V
@@ -28,7 +40,11 @@ CASES = (
 def _draw(s: Setting, c: Case, gen: torch.Generator) -> Drawn:
     q, k = s.randn(c.B, c.T, c.H, c.K, gen=gen), s.randn(c.B, c.T, c.H, c.K, gen=gen)
     v = s.randn(c.B, c.T, c.H, c.V, gen=gen)
-    indexer = (s.randn(c.B, c.T, c.HI, c.dI, gen=gen), s.randn(c.B, c.T, c.HI, gen=gen), s.randn(c.B, c.T, c.dI, gen=gen))
+    indexer = (
+        s.randn(c.B, c.T, c.HI, c.dI, gen=gen),
+        s.randn(c.B, c.T, c.HI, gen=gen),
+        s.randn(c.B, c.T, c.dI, gen=gen),
+    )
     return Drawn((q, k, v), context=(*indexer, c.topk))
 
 

@@ -93,7 +93,9 @@ def training_matches(s: Setting) -> Outcome:
         ref = replicated_train(params, batches)
         got, _, _ = fsdp1_train(params, batches, world)
         results.append(
-            compare_all([(f"N={world} {tuple(SHAPES[i])}", a, b) for i, (a, b) in enumerate(zip(ref, got, strict=True))])
+            compare_all(
+                [(f"N={world} {tuple(SHAPES[i])}", a, b) for i, (a, b) in enumerate(zip(ref, got, strict=True))]
+            )
         )
     return worst(results)
 

@@ -34,7 +34,11 @@ def _rows(rows: int, world: int, rank: int) -> tuple[int, int]:
 
 def _trained(s: Setting, world: int) -> tuple[list[torch.Tensor], list[torch.Tensor], list[torch.Tensor]]:
     params, batches = training_setup(s, world)
-    return replicated_train(params, batches), fsdp1_train(params, batches, world)[0], fsdp2_train(params, batches, world)[0]
+    return (
+        replicated_train(params, batches),
+        fsdp1_train(params, batches, world)[0],
+        fsdp2_train(params, batches, world)[0],
+    )
 
 
 @check("fsdp2-vs-fsdp1", 0.0, measure="abs", covers=(UNEVEN_SIZES,))
@@ -91,7 +95,7 @@ def whole_rows(s: Setting) -> Outcome:
             ]
     out = numbers_first(parts, 0.0, "abs")
     flat_cuts = FlatParam(params, 4).rows_cut()
-    detail = f"every FSDP2 shard holds whole rows of one parameter and round-trips exactly; FSDP1's flat shards cut"
+    detail = "every FSDP2 shard holds whole rows of one parameter and round-trips exactly; FSDP1's flat shards cut"
     return Outcome(out.max_abs, out.max_rel, f"{detail} {flat_cuts} rows at N=4; {out.detail}")
 
 

@@ -13,8 +13,20 @@ from functools import partial
 
 import torch
 
-from kernels.checks import Case, Outcome, Setting, Verification, case, check, compare, compare_all, comparison, count
-from kernels.checks import numbers_first, worst
+from kernels.checks import (
+    Case,
+    Outcome,
+    Setting,
+    Verification,
+    case,
+    check,
+    compare,
+    compare_all,
+    comparison,
+    count,
+    numbers_first,
+    worst,
+)
 from kernels.families import BATCH_OF_ONE, K_NE_V, NON_DEFAULT_SCALE
 from kernels.gqa.grouped import grouped_attention, kv_cache_elements_per_token, mha_to_gqa
 from kernels.gqa.naive import naive_gqa

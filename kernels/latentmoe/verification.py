@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import torch
 
-from kernels.checks import Case, Drawn, Outcome, Setting, Verification, against, case, check, comparison, count
-from kernels.checks import worst
+from kernels.checks import Case, Drawn, Outcome, Setting, Verification, against, case, check, comparison, count, worst
 from kernels.families import BATCH_OF_ONE, IDLE_EXPERTS, skewed_router
 from kernels.latentmoe.grouped import latent_moe
 from kernels.latentmoe.layer import LatentMoE, init_latentmoe

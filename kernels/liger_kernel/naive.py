@@ -24,9 +24,7 @@ def naive_lm_head_ce(
     return F.cross_entropy(logits, target, ignore_index=ignore_index)
 
 
-def naive_rmsnorm(
-    x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-6, offset: float = 0.0
-) -> torch.Tensor:
+def naive_rmsnorm(x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-6, offset: float = 0.0) -> torch.Tensor:
     rows = []
     flat = x.float().reshape(-1, x.shape[-1])
     for row in flat:

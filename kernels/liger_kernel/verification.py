@@ -16,8 +16,7 @@ from collections.abc import Callable
 
 import torch
 
-from kernels.checks import Case, Drawn, Outcome, Setting, Verification, case, check, comparison, count, within
-from kernels.checks import worst
+from kernels.checks import Case, Drawn, Outcome, Setting, Verification, case, check, comparison, count, within, worst
 from kernels.families import EXTREME_LOGITS, FAR_FROM_UNIT, HUGE, TINY, UNEVEN_SIZES
 from kernels.liger_kernel.fused import chunk_size, fused_linear_cross_entropy, rmsnorm, rope, swiglu
 from kernels.liger_kernel.naive import naive_lm_head_ce, naive_rmsnorm, naive_rope, naive_swiglu
@@ -145,8 +144,13 @@ VERIFICATION = Verification(
     technique="liger-kernel",
     compares="chunked fused linear cross-entropy against LM head + cross-entropy on full logits (loss, dh, dW, "
     "with ignored rows); hand-written RMSNorm, RoPE and SwiGLU against autograd",
-    shapes=(*(c.id for c in FLCE), "BT400-H32-V500 (memory)", "B2-T37-D48 (RMSNorm)", "B2-T45-H3-D32 (RoPE)",
-            "B3-T37-D40 (SwiGLU)"),
+    shapes=(
+        *(c.id for c in FLCE),
+        "BT400-H32-V500 (memory)",
+        "B2-T37-D48 (RMSNorm)",
+        "B2-T45-H3-D32 (RoPE)",
+        "B3-T37-D40 (SwiGLU)",
+    ),
     gradients=True,
     checks=(FLCE_CHECK, flce_chunk, flce_memory, RMSNORM, ROPE, SWIGLU),
 )

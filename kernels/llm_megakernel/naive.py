@@ -14,18 +14,14 @@ __all__ = ["layerwise_forward"]
 def _attention(x: torch.Tensor, w: dict[str, torch.Tensor], li: int, cfg: Config) -> torch.Tensor:
     T = x.shape[0]
     d = cfg.dim // cfg.heads
-    q, k, v = (
-        (x @ w[f"{li}.{n}"].T).view(T, cfg.heads, d).transpose(0, 1) for n in ("wq", "wk", "wv")
-    )
+    q, k, v = ((x @ w[f"{li}.{n}"].T).view(T, cfg.heads, d).transpose(0, 1) for n in ("wq", "wk", "wv"))
     scores: torch.Tensor = (q @ k.transpose(1, 2)) * d**-0.5
     causal = torch.ones(T, T, dtype=torch.bool, device=x.device).tril()
     o = scores.masked_fill(~causal, float("-inf")).softmax(-1) @ v
     return o.transpose(0, 1).reshape(T, cfg.dim) @ w[f"{li}.wo"].T
 
 
-def layerwise_forward(
-    tokens: torch.Tensor, w: dict[str, torch.Tensor], cfg: Config
-) -> torch.Tensor:
+def layerwise_forward(tokens: torch.Tensor, w: dict[str, torch.Tensor], cfg: Config) -> torch.Tensor:
     x = w["embed"][tokens]
     for li in range(cfg.layers):
         x = x + _attention(rms_norm(x, w[f"{li}.norm1"]), w, li, cfg)

@@ -154,7 +154,9 @@ def order_independent(s: Setting) -> Outcome:
     runs = [run(tasks, order_seed=seed) for seed in (11, 12, 13)]
     differ = sum(order != first for _, order in runs)
     out = compare_all([(f"seed {i}", base, logits) for i, (logits, _) in enumerate(runs)])
-    return Outcome(out.max_abs, out.max_rel, f"{differ} of 3 random orders differ from the FIFO order; logits identical")
+    return Outcome(
+        out.max_abs, out.max_rel, f"{differ} of 3 random orders differ from the FIFO order; logits identical"
+    )
 
 
 VERIFICATION = Verification(

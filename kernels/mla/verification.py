@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import torch
 
-from kernels.checks import Case, Drawn, Outcome, Setting, Verification, case, check, compare, comparison, count
-from kernels.checks import worst
+from kernels.checks import Case, Drawn, Outcome, Setting, Verification, case, check, compare, comparison, count, worst
 from kernels.families import BATCH_OF_ONE, FAR_FROM_UNIT, K_NE_V, TINY
 from kernels.mla.absorbed import absorbed_decode, cache_elements_per_token
 from kernels.mla.config import DEEPSEEK_V2, MLAConfig, init_weights

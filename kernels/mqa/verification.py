@@ -6,8 +6,19 @@ from __future__ import annotations
 
 import torch
 
-from kernels.checks import Case, Outcome, Setting, Verification, against, case, check, compare, compare_all
-from kernels.checks import comparison, worst
+from kernels.checks import (
+    Case,
+    Outcome,
+    Setting,
+    Verification,
+    against,
+    case,
+    check,
+    compare,
+    compare_all,
+    comparison,
+    worst,
+)
 from kernels.families import BATCH_OF_ONE, K_NE_V
 from kernels.mqa.naive import naive_mqa
 from kernels.mqa.shared import mqa_attention, mqa_decode

@@ -12,8 +12,6 @@ torch's global stream untouched).
 
 from __future__ import annotations
 
-import math
-
 import torch
 
 from kernels.checks import Outcome, Setting, Verification, check, compare_all, gradients, worst

@@ -11,10 +11,10 @@ from __future__ import annotations
 import torch
 
 from kernels.checks import (
-    Check,
     Outcome,
     Setting,
     Verification,
+    check,
     compare_all,
     count,
     gradients,
@@ -49,7 +49,10 @@ def _x(s: Setting, offset: int, case: Case = PER_TENSOR) -> torch.Tensor:
     return torch.cat([s.randn(*SHAPE, gen=s.generator(offset), scale=4.0), edges])
 
 
+@check("ste-vs-torch", 0.0, measure="abs", gradients=True)
 def ste_matches_builtin(s: Setting) -> Outcome:
+    """The hand-written STE equals torch's fake-quantise operators, values and
+    gradients, exactly."""
     results = []
     for i, (name, scale, zp, lo, hi, axis) in enumerate(CASES):
         x = _x(s, i, CASES[i])
@@ -61,7 +64,9 @@ def ste_matches_builtin(s: Setting) -> Outcome:
     return worst(results)
 
 
+@check("on-the-grid", 1e-4, measure="abs")
 def on_the_grid(s: Setting) -> Outcome:
+    """Every fake-quantised value lies on the quantisation grid, inside the range."""
     results = []
     for i, (name, scale, zp, lo, hi, axis) in enumerate(CASES):
         out = fake_quant_ste(_x(s, 20 + i, CASES[i]), scale, zp, lo, hi, axis)
@@ -77,7 +82,9 @@ def on_the_grid(s: Setting) -> Outcome:
     return worst(results, "every output is (integer level − z)·s with the level inside the range")
 
 
+@check("gradient-mask", 0.0, measure="abs", gradients=True)
 def gradient_is_range_mask(s: Setting) -> Outcome:
+    """The gradient is 1 inside the range and 0 outside."""
     name, scale, zp, lo, hi, axis = PER_TENSOR
     x = _x(s, 30)
     # A unit cotangent: the gradient is then the Jacobian's diagonal, the mask itself.
@@ -98,28 +105,8 @@ VERIFICATION = Verification(
     shapes=("x".join(map(str, SHAPE)) + f" random, {2 * len(EDGES)} rows on the range edges",),
     gradients=True,
     checks=(
-        Check(
-            "ste-vs-torch",
-            "The hand-written STE equals torch's fake-quantise operators, values and gradients, exactly.",
-            ste_matches_builtin,
-            tolerance=0.0,
-            measure="abs",
-            gradients=True,
-        ),
-        Check(
-            "on-the-grid",
-            "Every fake-quantised value lies on the quantisation grid, inside the range.",
-            on_the_grid,
-            tolerance=1e-4,
-            measure="abs",
-        ),
-        Check(
-            "gradient-mask",
-            "The gradient is 1 inside the range and 0 outside.",
-            gradient_is_range_mask,
-            tolerance=0.0,
-            measure="abs",
-            gradients=True,
-        ),
+        ste_matches_builtin,
+        on_the_grid,
+        gradient_is_range_mask,
     ),
 )

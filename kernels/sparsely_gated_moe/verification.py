@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import torch
 
-from kernels.checks import Case, Drawn, Outcome, Setting, Verification, case, check, compare, comparison, count
-from kernels.checks import worst
+from kernels.checks import Case, Drawn, Outcome, Setting, Verification, case, check, compare, comparison, count, worst
 from kernels.experts import Experts, init_experts
 from kernels.families import BATCH_OF_ONE, IDLE_EXPERTS, skewed_router
 from kernels.sparsely_gated_moe.gating import noisy_topk_gates, noisy_topk_moe

@@ -14,8 +14,20 @@ import dataclasses
 
 import torch
 
-from kernels.checks import Case, Drawn, Outcome, Setting, Verification, against, case, check, compare, comparison
-from kernels.checks import count, worst
+from kernels.checks import (
+    Case,
+    Drawn,
+    Outcome,
+    Setting,
+    Verification,
+    against,
+    case,
+    check,
+    compare,
+    comparison,
+    count,
+    worst,
+)
 from kernels.experts import Experts
 from kernels.families import BATCH_OF_ONE, FAR_FROM_UNIT, IDLE_EXPERTS, TINY
 from kernels.stable_latentmoe.grouped import stable_latentmoe

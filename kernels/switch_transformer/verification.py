@@ -14,8 +14,20 @@ import math
 import torch
 
 from kernels.check_inputs import routed_tokens
-from kernels.checks import Case, Drawn, Setting, Verification, against, case, check, compare, comparison, gradients
-from kernels.checks import Outcome, worst
+from kernels.checks import (
+    Case,
+    Drawn,
+    Outcome,
+    Setting,
+    Verification,
+    against,
+    case,
+    check,
+    compare,
+    comparison,
+    gradients,
+    worst,
+)
 from kernels.experts import Experts
 from kernels.families import BATCH_OF_ONE, EXTREME_LOGITS, IDLE_EXPERTS, UNEVEN_SIZES
 from kernels.switch_transformer.dispatch import capacity, load_balancing_loss, switch_dispatch

@@ -13,8 +13,19 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from kernels.checks import Case, Outcome, Setting, Verification, case, check, compare, compare_all, comparison, count
-from kernels.checks import worst
+from kernels.checks import (
+    Case,
+    Outcome,
+    Setting,
+    Verification,
+    case,
+    check,
+    compare,
+    compare_all,
+    comparison,
+    count,
+    worst,
+)
 from kernels.families import BATCH_OF_ONE, EXTREME_LOGITS, K_NE_V, NON_DEFAULT_SCALE, UNEVEN_SIZES
 from kernels.transformer.blockwise import blockwise_attention, decode
 from kernels.transformer.naive import naive_attention, naive_probabilities
@@ -25,13 +36,18 @@ CASES = (
     case(B=2, T=37, S=37, H=2, K=16, V=16, bq=16, bk=24),
     case(B=1, T=45, S=70, H=3, K=8, V=8, bq=32, bk=48),
     case(B=1, T=7, S=7, H=4, K=8, V=8, bq=3, bk=5),
-    case(UNEVEN_SIZES, K_NE_V, NON_DEFAULT_SCALE, BATCH_OF_ONE, B=1, T=33, S=33, H=2, K=8, V=12, bq=16, bk=16,
-         scale=0.37),
+    case(
+        UNEVEN_SIZES, K_NE_V, NON_DEFAULT_SCALE, BATCH_OF_ONE, B=1, T=33, S=33, H=2, K=8, V=12, bq=16, bk=16, scale=0.37
+    ),
 )
 
 
 def _qkv(s: Setting, c: Case, gen: torch.Generator) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    return s.randn(c.B, c.T, c.H, c.K, gen=gen), s.randn(c.B, c.S, c.H, c.K, gen=gen), s.randn(c.B, c.S, c.H, c.V, gen=gen)
+    return (
+        s.randn(c.B, c.T, c.H, c.K, gen=gen),
+        s.randn(c.B, c.S, c.H, c.K, gen=gen),
+        s.randn(c.B, c.S, c.H, c.V, gen=gen),
+    )
 
 
 def _comparison(causal: bool) -> dict[str, object]:
@@ -69,7 +85,10 @@ def matches_sdpa(s: Setting) -> Outcome:
     ref = F.scaled_dot_product_attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), is_causal=True)
     ref = ref.transpose(1, 2)
     return compare_all(
-        [("naive", ref, naive_attention(q, k, v)), ("blockwise", ref, blockwise_attention(q, k, v, block_q=c.bq, block_k=c.bk))]
+        [
+            ("naive", ref, naive_attention(q, k, v)),
+            ("blockwise", ref, blockwise_attention(q, k, v, block_q=c.bq, block_k=c.bk)),
+        ]
     )
 
 

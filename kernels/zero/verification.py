@@ -61,8 +61,11 @@ def same_updates_as_ddp(s: Setting) -> Outcome:
                 (f"{c.id} stage {stage} master", ddp[0].master, master),
                 (f"{c.id} stage {stage} first moment", ddp[0].m, torch.cat([r.m for r in ranks])[: shape.numel]),
                 (f"{c.id} stage {stage} second moment", ddp[0].v, torch.cat([r.v for r in ranks])[: shape.numel]),
-                (f"{c.id} stage {stage} bf16 = master", master.to(torch.bfloat16).float(),
-                 _gathered(ranks, stage, shape.numel).float()),
+                (
+                    f"{c.id} stage {stage} bf16 = master",
+                    master.to(torch.bfloat16).float(),
+                    _gathered(ranks, stage, shape.numel).float(),
+                ),
             ]
     return compare_all(pairs)
 
