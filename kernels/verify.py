@@ -32,7 +32,7 @@ from kg.errors import KernelError
 if TYPE_CHECKING:
     import torch
 
-    from kernels.checks import Check, Verification
+    from kernels.checks import Check, Outcome, Setting, Verification
 
 __all__ = [
     "DTYPES",
@@ -188,7 +188,7 @@ def declared_checks(entry: Entry, declared: Verification) -> tuple[Check, ...]:
     pins = [p for p in PINS if p.formula in used]
     names = ", ".join(sorted({p.formula.__name__ for p in pins}))
 
-    def run(s: object) -> object:
+    def run(s: Setting) -> Outcome:
         import torch
 
         from kernels.checks import compare, worst
@@ -202,7 +202,7 @@ def declared_checks(entry: Entry, declared: Verification) -> tuple[Check, ...]:
         f"The formulas the naive form is written with ({names}) give the published formulas' values "
         "at literal inputs worked out by hand."
     )
-    return (*declared.checks, Check("reference-formulas", claim, run, tolerance=1e-12, measure="abs"))  # type: ignore[arg-type]
+    return (*declared.checks, Check("reference-formulas", claim, run, tolerance=1e-12, measure="abs"))
 
 
 def _formulas_used(entry: Entry) -> set[object]:

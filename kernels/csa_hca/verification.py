@@ -12,6 +12,7 @@ entries when k covers them all.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from functools import partial
 
 import torch
@@ -85,14 +86,18 @@ FORMS = comparison(
 def entry_counts(s: Setting) -> Outcome:
     """T tokens give floor(T/m) compressed entries (the count the pooling plans with, and
     the entries it returns)."""
-    parts = []
+    parts: list[Callable[[], Outcome]] = []
     for c in CASES:
         comp = _compressor(s, c, s.generator(30))
         for T in (1, c.m - 1, c.m, 2 * c.m + 1, 75):
             h = s.randn(1, T, D, gen=s.generator(T))
             parts.append(partial(count, entries(comp, T), T // c.m, f"planned entries, m={c.m} T={T}"))
-            parts.append(lambda h=h, comp=comp, T=T, m=c.m: count(compress(h, comp).shape[1], T // m, f"m={m} T={T}"))
+            parts.append(partial(_returned_entries, h, comp, T // c.m, f"m={c.m} T={T}"))
     return numbers_first(parts, 0.0, "abs")
+
+
+def _returned_entries(h: torch.Tensor, comp: Compressor, expected: int, what: str) -> Outcome:
+    return count(compress(h, comp).shape[1], expected, what)
 
 
 @check("rope-at-i-m", 1e-5)

@@ -43,7 +43,8 @@ Routing = tuple[Case, list[torch.Tensor], list[torch.Tensor]]
 
 def _expert_parallel(ctx: Routing, x: torch.Tensor, *w: torch.Tensor) -> torch.Tensor:
     c, chosen, weights = ctx
-    return torch.cat(expert_parallel_moe(list(x.split(list(c.tokens))), chosen, weights, Experts(*w))[0])
+    parts = list(torch.split(x, list(c.tokens)))
+    return torch.cat(expert_parallel_moe(parts, chosen, weights, Experts(*w))[0])
 
 
 EP = comparison(
@@ -60,7 +61,7 @@ EP = comparison(
 def _routing(s: Setting, c: Case, offset: int) -> tuple[list[torch.Tensor], list[torch.Tensor], list[torch.Tensor]]:
     x, *_ = _draw(s, c, s.generator(offset)).inputs
     _, chosen, weights = _draw(s, c, s.generator(offset)).context
-    return list(x.split(list(c.tokens))), chosen, weights
+    return list(torch.split(x, list(c.tokens))), chosen, weights
 
 
 @check("combine-dispatch", 1e-6, covers=(IDLE_EXPERTS, BATCH_OF_ONE))

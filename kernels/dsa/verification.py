@@ -64,9 +64,11 @@ def dense_when_k_covers_all(s: Setting) -> Outcome:
     """With k >= T sparse attention is dense causal attention."""
     c = CASES[1]
     drawn = _draw(s, c, s.generator(20))
-    dense = naive_attention(*drawn.inputs, causal=True)
-    indexer = drawn.context[:3]
-    return compare_all([(f"k={k}", dense, dsa_attention(*drawn.inputs, *indexer, k)[0]) for k in (c.T, c.T + 13)])
+    q, k, v = drawn.inputs
+    dense = naive_attention(q, k, v, causal=True)
+    q_idx, w_idx, k_idx, _ = drawn.context
+    pairs = [(f"k={top}", dense, dsa_attention(q, k, v, q_idx, w_idx, k_idx, top)[0]) for top in (c.T, c.T + 13)]
+    return compare_all(pairs)
 
 
 @check("keys-per-query", 0.0, measure="abs", covers=(BATCH_OF_ONE,))
@@ -75,7 +77,8 @@ def keys_per_query(s: Setting) -> Outcome:
     results = []
     for i, c in enumerate(CASES):
         drawn = _draw(s, c, s.generator(30 + i))
-        _, mask = dsa_attention(*drawn.inputs, *drawn.context)
+        q, k, v = drawn.inputs
+        _, mask = dsa_attention(q, k, v, *drawn.context)
         expected = torch.tensor([min(c.topk, t + 1) for t in range(c.T)], dtype=torch.float64)
         results.append(compare(expected.expand(c.B, c.T), mask.sum(-1).double().cpu(), f"{c.id}: keys per query"))
         causal = torch.triu(torch.ones(c.T, c.T, dtype=torch.bool, device=mask.device), 1)

@@ -27,7 +27,7 @@ CASES = (
 
 def _k(c: Case) -> int:
     """Tokens per expert from the formula k = ⌊n·c/e⌋."""
-    return math.floor(c.T * c.c / c.E)
+    return int(math.floor(c.T * c.c / c.E))
 
 
 def _draw(s: Setting, c: Case, gen: torch.Generator) -> Drawn:

@@ -22,5 +22,6 @@ def replicated_train(start: list[torch.Tensor], batches: list[list[torch.Tensor]
             for acc, g in zip(grads, torch.autograd.grad(loss(leaves, x), leaves), strict=True):
                 acc += g
         for i, (p, (m, v), g) in enumerate(zip(params, moments, grads, strict=True)):
-            params[i], *moments[i] = adam(p, m, v, g / len(per_rank), step)
+            params[i], m, v = adam(p, m, v, g / len(per_rank), step)
+            moments[i] = (m, v)
     return params

@@ -84,4 +84,13 @@ MUTANTS = (
         "dependency-counters",
         kind="numbers-not-crashes",
     ),
+    Mutant(
+        "norm-epsilon-outside-root",
+        "the tasks' shared RMSNorm adds its epsilon after the square root",
+        "kernels.llm_megakernel.model:rms_norm",
+        "torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps)",
+        "1 / (x.pow(2).mean(-1, keepdim=True).sqrt() + eps)",
+        "interpreter-vs-layerwise",
+        kind="independent-reference",
+    ),
 )
