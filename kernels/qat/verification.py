@@ -20,6 +20,7 @@ from kernels.checks import (
     gradients,
     worst,
 )
+from kernels.families import NON_DEFAULT_SCALE
 from kernels.qat.builtin import fake_quant
 from kernels.qat.naive import fake_quant_ste
 
@@ -49,7 +50,7 @@ def _x(s: Setting, offset: int, case: Case = PER_TENSOR) -> torch.Tensor:
     return torch.cat([s.randn(*SHAPE, gen=s.generator(offset), scale=4.0), edges])
 
 
-@check("ste-vs-torch", 0.0, measure="abs", gradients=True)
+@check("ste-vs-torch", 0.0, measure="abs", gradients=True, covers=(NON_DEFAULT_SCALE,))
 def ste_matches_builtin(s: Setting) -> Outcome:
     """The hand-written STE equals torch's fake-quantise operators, values and
     gradients, exactly."""
@@ -64,7 +65,7 @@ def ste_matches_builtin(s: Setting) -> Outcome:
     return worst(results)
 
 
-@check("on-the-grid", 1e-4, measure="abs")
+@check("on-the-grid", 1e-4, measure="abs", covers=(NON_DEFAULT_SCALE,))
 def on_the_grid(s: Setting) -> Outcome:
     """Every fake-quantised value lies on the quantisation grid, inside the range."""
     results = []

@@ -22,9 +22,11 @@ def test_each_kernel_declares_at_least_three_mutants_of_its_own_code(item: Entry
     mutants = declared_mutants(item)
     assert len(mutants) >= 3, f"{item.technique} declares {len(mutants)} mutants"
     assert len({m.name for m in mutants}) == len(mutants), "two mutants share a name"
-    checks = {c.name for c in load_verification(item).checks}  # type: ignore[attr-defined]
+    checks = {c.name for c in load_verification(item).checks} | {"reference-formulas"}  # type: ignore[attr-defined]
     for m in mutants:
-        assert m.module.startswith(item.module + "."), f"{m.name} edits code outside the kernel"
+        # its own structured code, or a structured helper it shares with other kernels
+        assert m.module.startswith((item.module + ".", "kernels.experts", "kernels.mla.", "kernels.hpc_ops.")), m.name
+        assert not m.module.endswith((".naive", ".verification", ".mutants")) and m.module != "kernels.formulas"
         assert m.check in checks, f"{m.name} names no declared check {m.check!r}"
         assert m.find != m.replace and m.bug
 
