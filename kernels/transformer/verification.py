@@ -35,7 +35,7 @@ from kernels.transformer.naive import naive_attention, naive_probabilities
 CASES = (
     case(B=2, T=37, S=37, H=2, K=16, V=16, bq=16, bk=24),
     case(B=1, T=45, S=70, H=3, K=8, V=8, bq=32, bk=48),
-    case(B=1, T=7, S=7, H=4, K=8, V=8, bq=3, bk=5),
+    case(K_NE_V, B=1, T=7, S=7, H=4, K=8, V=4, bq=3, bk=5),
     case(
         UNEVEN_SIZES, K_NE_V, NON_DEFAULT_SCALE, BATCH_OF_ONE, B=1, T=33, S=33, H=2, K=8, V=12, bq=16, bk=16, scale=0.37
     ),

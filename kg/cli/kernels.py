@@ -15,6 +15,8 @@ import typer
 from kg.cli import state
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from rich.progress import Progress
 
     from kernels.registry import Entry
@@ -128,14 +130,20 @@ def list_(fmt: FormatOpt = Format.table) -> None:
     )
 
 
-def _select(store: GraphStore, names: list[str], record: bool) -> list[Entry]:
-    """Registry entries for the names given (forgiving: aliases work once the graph is built)."""
+def _select(reader: Callable[[], GraphStore], names: list[str], record: bool) -> list[Entry]:
+    """Registry entries for the names given (forgiving: aliases work once the graph is built).
+    The store is opened only to resolve a name that is not a registry id, or to record, so
+    a run of registry ids without recording needs no store at all."""
     from kernels.registry import entries, entry
-    from kg.resolve import resolve_technique, technique_names
 
     if not names:
         return entries()
     ids = {e.technique for e in entries()}
+    if not record and all(name in ids for name in names):
+        return list(dict.fromkeys(entry(name) for name in names))
+    from kg.resolve import resolve_technique, technique_names
+
+    store = reader()
     known = technique_names(store)
     chosen = []
     for name in names:
@@ -258,8 +266,7 @@ def mutants(
     state().json_errors = fmt is Format.json
     if _cuda_missing(device, fmt, "mutants"):
         return
-    store = state().reader()
-    selected = [e for e in _select(store, list(techniques or []), record=False) if e.has_code]
+    selected = [e for e in _select(state().reader, list(techniques or []), record=False) if e.has_code]
     state().close_reader()  # the mutants run for minutes and read nothing more
 
     from kernels.mutation import MutantRun, declared_mutants, run_mutant
@@ -388,7 +395,7 @@ def verify(
     if _cuda_missing(device, fmt, "verify"):
         return
     # No lock while the checks run (minutes): read the selection, let go, lock only to record.
-    selected = _select(state().reader(), list(techniques or []), record)
+    selected = _select(state().reader, list(techniques or []), record)
     state().close_reader()
 
     from kernels.verify import resolve_device, verify_many

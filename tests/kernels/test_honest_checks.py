@@ -149,23 +149,3 @@ def test_tracked_state_counts_a_buffer_held_in_the_middle_of_a_step() -> None:
 
     peak, largest, _ = peak_bytes(step)
     assert peak >= 4096 * 4 and largest == 4096 * 4
-
-
-@pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has a GPU")
-def test_verify_on_cuda_is_skipped_cleanly_without_a_gpu(built_store_path) -> None:  # type: ignore[no-untyped-def]
-    import json
-
-    from typer.testing import CliRunner
-
-    from kg.cli import app
-
-    result = CliRunner().invoke(
-        app, ["--store", str(built_store_path), "kernels", "verify", "situ", "--device", "cuda", "-f", "json"]
-    )
-    assert result.exit_code == 0, result.output
-    report = json.loads(result.output)
-    assert report["device"] == "cuda" and "no GPU" in report["skipped"]
-    table = CliRunner().invoke(
-        app, ["--store", str(built_store_path), "kernels", "mutants", "situ", "--device", "cuda"]
-    )
-    assert table.exit_code == 0 and "skipped" in table.output
