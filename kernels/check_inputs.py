@@ -18,7 +18,7 @@ from functools import partial
 import torch
 import torch.nn.functional as F
 
-from kernels.checks import Case, Check, Outcome, Setting, case, compare_forms, comparison, worst
+from kernels.checks import Case, Check, case, comparison
 from kernels.experts import Experts, init_experts
 from kernels.families import (
     BATCH_OF_ONE,
@@ -30,6 +30,7 @@ from kernels.families import (
     skewed_choice,
     skewed_router,
 )
+from kernels.measures import Outcome, Setting, compare_forms, worst
 
 __all__ = [
     "LONG",

@@ -24,7 +24,7 @@ from collections.abc import Callable
 
 import torch
 
-from kernels.checks import Outcome, count
+from kernels.measures import Outcome, count
 
 __all__ = [
     "FALSE_FAILURE",

@@ -32,7 +32,8 @@ from kg.errors import KernelError
 if TYPE_CHECKING:
     import torch
 
-    from kernels.checks import Check, Outcome, Setting, Verification
+    from kernels.checks import Check, Verification
+    from kernels.measures import Outcome, Setting
 
 __all__ = [
     "DTYPES",
@@ -191,7 +192,7 @@ def declared_checks(entry: Entry, declared: Verification) -> tuple[Check, ...]:
     def run(s: Setting) -> Outcome:
         import torch
 
-        from kernels.checks import compare, worst
+        from kernels.measures import compare, worst
 
         return worst(
             [compare(torch.tensor(p.expected, dtype=torch.float64), p.compute(), p.statement) for p in pins],
@@ -285,7 +286,7 @@ def _run_check(check: Check, declared: Verification, requested: str, device: tor
     the verification's own dtype."""
     import torch
 
-    from kernels.checks import Setting
+    from kernels.measures import Setting
 
     declares = check.tolerance_for(requested, declared.dtype) is not None
     in_dtype = requested if declares else declared.dtype

@@ -16,7 +16,8 @@ import torch
 
 from kernels.agentenv.env import MAX_STEPS, Env, EnvError, Transition, task_numbers
 from kernels.agentenv.naive import FlatEnv, replay, task_files
-from kernels.checks import Outcome, Setting, Verification, check, count, worst
+from kernels.checks import Verification, check
+from kernels.measures import Outcome, Setting, count, worst
 from kernels.stats import threads_generator
 
 PATHS = ("/out/answer", "/out/tmp", "/scratch/a", "/scratch/b/c", "/scratch/b", "/data/0.txt", "/x", "/scratch")
@@ -216,10 +217,8 @@ def task_and_seed(s: Setting) -> Outcome:
 
 
 VERIFICATION = Verification(
-    technique="agentenv",
-    compares="a persistent-tree agent environment against an independent flat-dictionary one "
-    "(observations, rewards, file systems); restored snapshots against the original run and a "
-    "replay from the seed; forked episodes against each run alone",
+    "agentenv",
+    __doc__ or "",
+    (tree_matches_flat, restore_bit_for_bit, forks_are_isolated, state_machine, task_and_seed),
     shapes=("6 random episodes of 30 steps", f"snapshots at step 12 and runs to the {MAX_STEPS}-step limit"),
-    checks=(tree_matches_flat, restore_bit_for_bit, forks_are_isolated, state_machine, task_and_seed),
 )

@@ -12,20 +12,9 @@ import torch
 
 from kernels.attention_residuals.fused import attnres, block_forward, full_forward
 from kernels.attention_residuals.naive import naive_attnres, naive_network
-from kernels.checks import (
-    Case,
-    Outcome,
-    Setting,
-    Verification,
-    case,
-    check,
-    compare,
-    compare_all,
-    compare_forms,
-    comparison,
-    worst,
-)
+from kernels.checks import Case, Verification, case, check, comparison
 from kernels.families import BATCH_OF_ONE, FAR_FROM_UNIT, HUGE, TINY
+from kernels.measures import Outcome, Setting, compare, compare_all, compare_forms, worst
 
 B, T, D, L = 2, 13, 24, 6
 #: sources n, batch B, tokens T, width d, source scale
@@ -124,11 +113,8 @@ def block_of_one_is_full(s: Setting) -> Outcome:
 
 
 VERIFICATION = Verification(
-    technique="attention-residuals",
-    compares="stacked softmax over depth against a source-by-source loop, alone and in a 6-layer "
-    "network with the full and block wirings against networks spelled out layer by layer: outputs and "
-    "gradients",
+    "attention-residuals",
+    __doc__ or "",
+    (STACKED, networks_match, zero_query_is_mean, single_source_is_identity, block_of_one_is_full),
     shapes=(*(c.id for c in CASES), f"network B{B}-T{T}-D{D}-L{L}", "blocks of 4, 3 and 1"),
-    gradients=True,
-    checks=(STACKED, networks_match, zero_query_is_mean, single_source_is_identity, block_of_one_is_full),
 )

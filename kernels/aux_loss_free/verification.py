@@ -13,8 +13,9 @@ import torch
 
 from kernels.aux_loss_free.balance import bias_update, load_imbalance, route
 from kernels.aux_loss_free.naive import naive_route
-from kernels.checks import Outcome, Setting, Verification, against, check, compare, count, within, worst
+from kernels.checks import Verification, check
 from kernels.families import BATCH_OF_ONE, EXTREME_LOGITS, IDLE_EXPERTS
+from kernels.measures import Outcome, Setting, against, compare, count, within, worst
 
 T, E, K = 75, 8, 2
 
@@ -99,8 +100,8 @@ def balance_improves(s: Setting) -> Outcome:
 
 
 VERIFICATION = Verification(
-    technique="aux-loss-free-balancing",
-    compares="batched biased top-k routing with renormalised unbiased weights against a per-token loop",
+    "aux-loss-free-balancing",
+    __doc__ or "",
+    (batched_matches_loop, weights_ignore_bias, update_formula, balance_improves),
     shapes=(f"T{T}-E{E}-k{K}", "T1", f"T2048-E{E}-k{K} for the balancing run"),
-    checks=(batched_matches_loop, weights_ignore_bias, update_formula, balance_improves),
 )

@@ -11,16 +11,8 @@ import torch
 
 from kernels.categorical_flow_maps.flow_map import flow_map
 from kernels.categorical_flow_maps.naive import euler_flow
-from kernels.checks import (
-    Outcome,
-    Setting,
-    Verification,
-    check,
-    compare,
-    compare_all,
-    within,
-    worst,
-)
+from kernels.checks import Verification, check
+from kernels.measures import Outcome, Setting, compare, compare_all, within, worst
 
 N, K = 45, 7
 TIMES = ((0.0, 0.3), (0.2, 0.9), (0.5, 0.99))
@@ -71,15 +63,8 @@ def stays_on_simplex(s: Setting) -> Outcome:
 
 
 VERIFICATION = Verification(
-    technique="categorical-flow-maps",
-    compares="the closed-form flow map X_{s,t}(x) = x + (t-s)/(1-s)(pi - x) against Euler "
-    "integration of "
-    "dx/dt = (pi - x)/(1 - t) (200 steps, float64; the exact path is linear in t, so Euler "
-    "agrees to rounding)",
+    "categorical-flow-maps",
+    __doc__ or "",
+    (closed_form_matches_euler, identities, stays_on_simplex),
     shapes=(f"N{N}-K{K}",),
-    checks=(
-        closed_form_matches_euler,
-        identities,
-        stays_on_simplex,
-    ),
 )

@@ -17,26 +17,13 @@ from functools import partial
 
 import torch
 
-from kernels.checks import (
-    Case,
-    Drawn,
-    Outcome,
-    Setting,
-    Verification,
-    case,
-    check,
-    compare,
-    compare_all,
-    comparison,
-    count,
-    numbers_first,
-    worst,
-)
+from kernels.checks import Case, Drawn, Verification, case, check, comparison
 from kernels.csa_hca.config import Compressor, init_compressor
 from kernels.csa_hca.naive import naive_compress
 from kernels.csa_hca.pool import StreamingCompressor, attend_compressed, compress, entries
 from kernels.families import BATCH_OF_ONE, FAR_FROM_UNIT, TINY, UNEVEN_SIZES
 from kernels.formulas import rotate_pairs
+from kernels.measures import Outcome, Setting, compare, compare_all, count, numbers_first, worst
 
 D, DC, ROPE = 20, 12, 4
 #: stride m (overlapping windows of 2m for CSA, disjoint for HCA), batch B, tokens T, input scale
@@ -152,10 +139,8 @@ def sparse_selection_covers_dense(s: Setting) -> Outcome:
 
 
 VERIFICATION = Verification(
-    technique="deepseek-v4-csa-hca",
-    compares="one-shot gated pooling against a per-window loop and a streaming cache (CSA: width 2m, "
-    "stride m; HCA: disjoint windows of m'), outputs and gradients",
+    "deepseek-v4-csa-hca",
+    __doc__ or "",
+    (FORMS, entry_counts, rope_at_window_position, sparse_selection_covers_dense),
     shapes=tuple(f"{c.id}-d{D}-dc{DC}-rope{ROPE}" for c in CASES),
-    gradients=True,
-    checks=(FORMS, entry_counts, rope_at_window_position, sparse_selection_covers_dense),
 )

@@ -14,21 +14,11 @@ import math
 
 import torch
 
-from kernels.checks import (
-    Outcome,
-    Setting,
-    Verification,
-    check,
-    compare,
-    compare_forms,
-    count,
-    gradients,
-    within,
-    worst,
-)
+from kernels.checks import Verification, check
 from kernels.dancegrpo.naive import naive_advantages, naive_step_logprob
 from kernels.dancegrpo.sde import advantages, clipped_loss, sde_step, step_logprob
 from kernels.families import BATCH_OF_ONE
+from kernels.measures import Outcome, Setting, compare, compare_forms, count, gradients, within, worst
 from kernels.stats import FALSE_FAILURE, chi2_variance_interval, gaussian_mean_halfwidth, outside, threads_generator
 
 B, C, HW = 4, 3, 5
@@ -120,16 +110,14 @@ def clip_range_stops_gradient(s: Setting) -> Outcome:
 
 
 VERIFICATION = Verification(
-    technique="dancegrpo",
-    compares="the SDE denoising step's per-sample log-probability element by element against "
-    "torch.distributions.Normal (value and gradient); grouped advantages against a loop",
-    shapes=(f"B{B}-C{C}-{HW}x{HW}", "64x4096 draws for the law"),
-    gradients=True,
-    checks=(
+    "dancegrpo",
+    __doc__ or "",
+    (
         logprob_matches,
         step_has_claimed_law,
         step_threads_generator,
         advantages_match_and_are_bounded,
         clip_range_stops_gradient,
     ),
+    shapes=(f"B{B}-C{C}-{HW}x{HW}", "64x4096 draws for the law"),
 )

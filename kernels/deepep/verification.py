@@ -12,11 +12,12 @@ from __future__ import annotations
 import torch
 
 from kernels.check_inputs import top_k_routing
-from kernels.checks import Case, Drawn, Outcome, Setting, Verification, case, check, compare, comparison, count, worst
+from kernels.checks import Case, Drawn, Verification, case, check, comparison
 from kernels.deepep.dispatch import combine, dispatch, expert_parallel_moe
 from kernels.deepep.naive import naive_moe
 from kernels.experts import Experts, init_experts
 from kernels.families import BATCH_OF_ONE, IDLE_EXPERTS
+from kernels.measures import Outcome, Setting, compare, count, worst
 
 #: ranks R, experts E (E/R per rank), top-k, width d, tokens on each rank
 CASES = (
@@ -107,11 +108,4 @@ def receive_counts(s: Setting) -> Outcome:
     )
 
 
-VERIFICATION = Verification(
-    technique="deepep",
-    compares="MoE through dispatch (one copy per target rank) -> experts on their ranks -> combine (sum at the "
-    "home rank) on simulated ranks, against the single-device token loop: outputs and gradients",
-    shapes=tuple(c.id for c in CASES),
-    gradients=True,
-    checks=(EP, round_trip_counts_ranks, receive_counts),
-)
+VERIFICATION = Verification("deepep", __doc__ or "", (EP, round_trip_counts_ranks, receive_counts))

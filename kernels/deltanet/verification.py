@@ -27,10 +27,8 @@ def _chunked(x: dict[str, torch.Tensor], c: Case) -> tuple[torch.Tensor, torch.T
 
 
 VERIFICATION = Verification(
-    technique="deltanet",
-    compares="chunkwise UT-transform form against the token loop: outputs, final state, gradients, also "
-    "with K != V, no initial state and an explicit scale, and over 500 tokens",
+    "deltanet",
+    __doc__ or "",
+    recurrence_checks("delta rule", _reference, _chunked, NAMES, gated=False),
     shapes=tuple(c.id for c in RECURRENCE_CASES),
-    gradients=True,
-    checks=recurrence_checks("delta rule", _reference, _chunked, NAMES, gated=False),
 )

@@ -10,17 +10,10 @@ from __future__ import annotations
 
 import torch
 
-from kernels.checks import (
-    Outcome,
-    Setting,
-    Verification,
-    check,
-    compare,
-    compare_forms,
-    gradients,
-)
+from kernels.checks import Verification, check
 from kernels.diffusionnft.expanded import branch_residuals, nft_loss, reward_weights
 from kernels.diffusionnft.naive import naive_nft_loss
+from kernels.measures import Outcome, Setting, compare, compare_forms, gradients
 
 B, C, HW = 6, 3, 4
 KW = {"beta": 0.1, "a_max": 5.0, "beta_kl": 0.01}
@@ -95,16 +88,8 @@ def stationary_when_neutral(s: Setting) -> Outcome:
 
 
 VERIFICATION = Verification(
-    technique="diffusionnft",
-    compares="the NFT loss as written (implicit positive and negative velocities per sample) "
-    "against the "
-    "expanded batched form: value and gradient with respect to v_theta",
+    "diffusionnft",
+    __doc__ or "",
+    (expanded_matches_written, branches_average_to_old, reward_weight_range, stationary_when_neutral),
     shapes=(f"B{B}-C{C}-{HW}x{HW}",),
-    gradients=True,
-    checks=(
-        expanded_matches_written,
-        branches_average_to_old,
-        reward_weight_range,
-        stationary_when_neutral,
-    ),
 )

@@ -10,23 +10,11 @@ from __future__ import annotations
 
 import torch
 
-from kernels.checks import (
-    Case,
-    Drawn,
-    Outcome,
-    Setting,
-    Verification,
-    case,
-    check,
-    compare,
-    compare_all,
-    comparison,
-    count,
-    worst,
-)
+from kernels.checks import Case, Drawn, Verification, case, check, comparison
 from kernels.dsa.naive import naive_dsa
 from kernels.dsa.sparse import dsa_attention
 from kernels.families import BATCH_OF_ONE, K_NE_V
+from kernels.measures import Outcome, Setting, compare, compare_all, count, worst
 from kernels.transformer.naive import naive_attention
 
 #: batch B, length T, heads H, key width K, value width V, indexer heads HI and width dI, top-k
@@ -86,11 +74,4 @@ def keys_per_query(s: Setting) -> Outcome:
     return worst(results, "every query keeps min(k, t+1) keys and no future key")
 
 
-VERIFICATION = Verification(
-    technique="dsa",
-    compares="batched lightning indexer + top-k mask + masked attention against a per-query loop "
-    "(outputs and gradients of q, k, v)",
-    shapes=tuple(c.id for c in CASES),
-    gradients=True,
-    checks=(BATCHED, dense_when_k_covers_all, keys_per_query),
-)
+VERIFICATION = Verification("dsa", __doc__ or "", (BATCHED, dense_when_k_covers_all, keys_per_query))

@@ -13,11 +13,12 @@ import math
 
 import torch
 
-from kernels.checks import Outcome, Setting, Verification, check, count, worst
+from kernels.checks import Verification, check
 from kernels.eagle.model import EagleHead, TinyLM
 from kernels.eagle.naive import greedy_decode
 from kernels.eagle.speculative import eagle_decode
 from kernels.families import BATCH_OF_ONE
+from kernels.measures import Outcome, Setting, count, worst
 
 V, D, T_MAX = 37, 24, 128
 #: (prompt length, tokens to decode, tokens drafted per round)
@@ -78,13 +79,9 @@ def oracle_draft_accepts_all(s: Setting) -> Outcome:
 
 
 VERIFICATION = Verification(
-    technique="eagle",
-    compares="greedy EAGLE decoding (feature-level draft, one-pass verification) against greedy "
-    "decoding with the target alone, token for token; target passes with an exact draft",
+    "eagle",
+    __doc__ or "",
+    (lossless, oracle_draft_accepts_all),
     shapes=tuple(f"V{V}-d{D}-prompt{P}-n{n}-k{k}" for P, n, k in CASES),
     dtype="float64",
-    checks=(
-        lossless,
-        oracle_draft_accepts_all,
-    ),
 )

@@ -9,11 +9,12 @@ import math
 import torch
 
 from kernels.check_inputs import routed_tokens
-from kernels.checks import Case, Drawn, Outcome, Setting, Verification, case, check, comparison, count, worst
+from kernels.checks import Case, Drawn, Verification, case, check, comparison
 from kernels.expert_choice.batched import expert_choice, tokens_per_expert
 from kernels.expert_choice.naive import naive_expert_choice
 from kernels.experts import Experts
 from kernels.families import BATCH_OF_ONE, IDLE_EXPERTS, UNEVEN_SIZES
+from kernels.measures import Outcome, Setting, count, worst
 
 #: tokens T, width d, experts E, capacity factor c; the skewed router sends most
 #: tokens' top score to expert 0, so some tokens are chosen by several experts.
@@ -61,11 +62,4 @@ def every_expert_takes_k(s: Setting) -> Outcome:
     return worst(results, "every expert took exactly k distinct tokens")
 
 
-VERIFICATION = Verification(
-    technique="expert-choice",
-    compares="TopK over the transposed token-expert scores with index_add combine against a per-expert "
-    "loop: outputs and gradients",
-    shapes=tuple(c.id for c in CASES),
-    gradients=True,
-    checks=(BATCHED, every_expert_takes_k),
-)
+VERIFICATION = Verification("expert-choice", __doc__ or "", (BATCHED, every_expert_takes_k))

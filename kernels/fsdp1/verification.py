@@ -17,11 +17,12 @@ from functools import partial
 import torch
 import torch.nn.functional as F
 
-from kernels.checks import Outcome, Setting, Verification, check, compare, compare_all, count, numbers_first, worst
+from kernels.checks import Verification, check
 from kernels.families import UNEVEN_SIZES
 from kernels.fsdp1.flat import FlatParam, fsdp1_train
 from kernels.fsdp1.model import SHAPES, init_params, loss, microbatches
 from kernels.fsdp1.naive import replicated_train
+from kernels.measures import Outcome, Setting, compare, compare_all, count, numbers_first, worst
 
 STEPS = 3
 #: Ψ = 73 elements over 2, 3 and 4 ranks: a remainder of one element each time.
@@ -101,10 +102,8 @@ def training_matches(s: Setting) -> Outcome:
 
 
 VERIFICATION = Verification(
-    technique="fsdp1",
-    compares="flat-parameter element-wise sharding (all-gather, reduce-scatter, sharded Adam) on simulated "
-    "ranks against one replica training on all microbatches",
+    "fsdp1",
+    __doc__ or "",
+    (round_trip, grad_shard_is_slice, training_matches),
     shapes=("params " + ", ".join("x".join(map(str, sh)) for sh in SHAPES), f"N=2, 3, 4 ranks, {STEPS} steps"),
-    gradients=True,
-    checks=(round_trip, grad_shard_is_slice, training_matches),
 )

@@ -17,13 +17,14 @@ from functools import partial
 
 import torch
 
-from kernels.checks import Outcome, Setting, Verification, check, compare, compare_all, count, numbers_first, worst
+from kernels.checks import Verification, check
 from kernels.families import UNEVEN_SIZES
 from kernels.fsdp1.flat import FlatParam, fsdp1_train
 from kernels.fsdp1.model import SHAPES
 from kernels.fsdp1.verification import STEPS, mean_gradient, training_setup
 from kernels.fsdp2.naive import replicated_train
 from kernels.fsdp2.per_param import RowSharded, fsdp2_train
+from kernels.measures import Outcome, Setting, compare, compare_all, count, numbers_first, worst
 
 
 def _rows(rows: int, world: int, rank: int) -> tuple[int, int]:
@@ -111,10 +112,8 @@ def _whole(p: torch.Tensor, lay: RowSharded, world: int, i: int) -> Outcome:
 
 
 VERIFICATION = Verification(
-    technique="fsdp2",
-    compares="per-parameter Shard(0) row sharding against FSDP1 flat element-wise sharding and against "
-    "unsharded training (parameters after 3 steps)",
+    "fsdp2",
+    __doc__ or "",
+    (matches_fsdp1, matches_replica, grad_shard_is_row_block, whole_rows),
     shapes=("params " + ", ".join("x".join(map(str, sh)) for sh in SHAPES), f"N=2 and 4 ranks, {STEPS} steps"),
-    gradients=True,
-    checks=(matches_fsdp1, matches_replica, grad_shard_is_row_block, whole_rows),
 )

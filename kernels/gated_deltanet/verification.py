@@ -12,10 +12,11 @@ from __future__ import annotations
 import torch
 
 from kernels.check_inputs import RECURRENCE_CASES, linear_attention_inputs, recurrence_checks
-from kernels.checks import Case, Outcome, Setting, Verification, case, check, compare_all
+from kernels.checks import Case, Verification, case, check
 from kernels.deltanet.naive import naive_recurrent_delta_rule
 from kernels.gated_deltanet.chunk import chunk_gated_delta_rule
 from kernels.gated_deltanet.naive import naive_recurrent_gated_delta_rule
+from kernels.measures import Outcome, Setting, compare_all
 
 CASES = (*RECURRENCE_CASES, case(B=1, T=70, H=1, K=8, V=8, C=64))
 NAMES = ("q", "k", "v", "g", "beta", "h0")
@@ -46,11 +47,7 @@ def alpha_one_is_deltanet(s: Setting) -> Outcome:
 
 
 VERIFICATION = Verification(
-    technique="gated-deltanet",
-    compares="chunkwise WY form against the float32 token loop: outputs, final state and gradients "
-    "of q, k, v, g, beta and h0, also with K != V, no initial state, an explicit scale, under strong "
-    "gates and over 500 tokens; alpha = 1 against an independent DeltaNet loop",
-    shapes=tuple(c.id for c in CASES),
-    gradients=True,
-    checks=(*recurrence_checks("Gated DeltaNet", _reference, _chunked, NAMES, CASES), alpha_one_is_deltanet),
+    "gated-deltanet",
+    __doc__ or "",
+    (*recurrence_checks("Gated DeltaNet", _reference, _chunked, NAMES, CASES), alpha_one_is_deltanet),
 )

@@ -13,23 +13,11 @@ from functools import partial
 
 import torch
 
-from kernels.checks import (
-    Case,
-    Outcome,
-    Setting,
-    Verification,
-    case,
-    check,
-    compare,
-    compare_all,
-    comparison,
-    count,
-    numbers_first,
-    worst,
-)
+from kernels.checks import Case, Verification, case, check, comparison
 from kernels.families import BATCH_OF_ONE, K_NE_V, NON_DEFAULT_SCALE
 from kernels.gqa.grouped import grouped_attention, kv_cache_elements_per_token, mha_to_gqa
 from kernels.gqa.naive import naive_gqa
+from kernels.measures import Outcome, Setting, compare, compare_all, count, numbers_first, worst
 from kernels.mqa.shared import mqa_attention
 from kernels.transformer.naive import naive_attention
 
@@ -128,11 +116,5 @@ def cache_per_token(s: Setting) -> Outcome:
 
 
 VERIFICATION = Verification(
-    technique="gqa",
-    compares="grouped einsum against repeat_interleave plus multi-head attention (outputs and gradients, "
-    "also with an explicit scale and values wider than keys); MHA to GQA conversion by mean-pooling "
-    "the K/V heads of each group",
-    shapes=tuple(c.id for c in CASES),
-    gradients=True,
-    checks=(GROUPED, ends_are_mqa_and_mha, conversion_of_identical_heads_is_exact, cache_per_token),
+    "gqa", __doc__ or "", (GROUPED, ends_are_mqa_and_mha, conversion_of_identical_heads_is_exact, cache_per_token)
 )

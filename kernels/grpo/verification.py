@@ -9,20 +9,11 @@ from __future__ import annotations
 
 import torch
 
-from kernels.checks import (
-    Outcome,
-    Setting,
-    Verification,
-    check,
-    compare,
-    compare_all,
-    count,
-    gradients,
-    worst,
-)
+from kernels.checks import Verification, check
 from kernels.families import FAR_FROM_UNIT
 from kernels.grpo.batched import grpo_advantages, grpo_loss
 from kernels.grpo.naive import naive_advantages, naive_grpo_loss
+from kernels.measures import Outcome, Setting, compare, compare_all, count, gradients, worst
 
 GROUPS, G, L = 5, 6, 13
 
@@ -104,15 +95,8 @@ def clipped_tokens_have_no_gradient(s: Setting) -> Outcome:
 
 
 VERIFICATION = Verification(
-    technique="grpo",
-    compares="batched group advantages and clipped token loss with k3 KL term against group and "
-    "token loops: "
-    "advantages, loss and gradient of the log-probabilities",
+    "grpo",
+    __doc__ or "",
+    (batched_matches_loops, advantage_moments, clipped_tokens_have_no_gradient),
     shapes=(f"groups{GROUPS}-G{G}-L{L} (ragged lengths)",),
-    gradients=True,
-    checks=(
-        batched_matches_loops,
-        advantage_moments,
-        clipped_tokens_have_no_gradient,
-    ),
 )

@@ -8,11 +8,12 @@ from __future__ import annotations
 import torch
 
 from kernels.check_inputs import top_k_routing
-from kernels.checks import Case, Drawn, Outcome, Setting, Verification, case, check, compare, comparison, count, worst
+from kernels.checks import Case, Drawn, Verification, case, check, comparison
 from kernels.experts import Experts, init_experts
 from kernels.families import BATCH_OF_ONE, IDLE_EXPERTS
 from kernels.hpc_ops.fused import fused_moe
 from kernels.hpc_ops.naive import naive_moe
+from kernels.measures import Outcome, Setting, compare, count, worst
 
 #: tokens T, width d, experts E, experts per token k
 CASES = (
@@ -55,11 +56,4 @@ def counts_are_the_histogram(s: Setting) -> Outcome:
     return worst(results, "counts equal the routing histogram and sum to T·k")
 
 
-VERIFICATION = Verification(
-    technique="hpc-ops",
-    compares="permute → grouped GEMM → unpermute with weighted sum against a per-token, per-expert "
-    "loop: outputs and gradients of x, routing weights and expert weights",
-    shapes=tuple(c.id for c in CASES),
-    gradients=True,
-    checks=(FUSED, counts_are_the_histogram),
-)
+VERIFICATION = Verification("hpc-ops", __doc__ or "", (FUSED, counts_are_the_histogram))

@@ -57,7 +57,7 @@ MUTANTS = (
         "whenever K = V",
         _CHUNK,
         "scale = K**-0.5 if scale is None else scale",
-        "scale = V**-0.5 if scale is None else scale",
+        "scale = v.shape[-1] ** -0.5 if scale is None else scale",
         "chunk-vs-recurrent",
         kind="adversarial-input",
     ),

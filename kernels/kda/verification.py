@@ -12,12 +12,13 @@ from __future__ import annotations
 import torch
 
 from kernels.check_inputs import RECURRENCE_CASES, linear_attention_inputs, recurrence_checks
-from kernels.checks import Case, Outcome, Setting, Verification, case, check, compare_all
+from kernels.checks import Case, Verification, case, check
 from kernels.families import K_NE_V
 from kernels.gated_deltanet.chunk import chunk_gated_delta_rule
 from kernels.gated_deltanet.naive import naive_recurrent_gated_delta_rule
 from kernels.kda.chunk import chunk_kda
 from kernels.kda.naive import naive_recurrent_kda
+from kernels.measures import Outcome, Setting, compare_all
 
 #: the sub-chunk is a quarter of the chunk
 CASES = (*RECURRENCE_CASES, case(B=1, T=70, H=1, K=8, V=8, C=64))
@@ -63,14 +64,7 @@ def equal_gates_reduce_to_gdn(s: Setting) -> Outcome:
 
 
 VERIFICATION = Verification(
-    technique="kda",
-    compares="chunkwise form with sub-chunked channel-wise decays against the float32 token loop: "
-    "outputs, final state and gradients, also with K != V, no initial state, an explicit scale, "
-    "under strong gates and over 500 tokens; equal gates across channels against Gated DeltaNet",
-    shapes=tuple(c.id for c in CASES),
-    gradients=True,
-    checks=(
-        *recurrence_checks("KDA", _reference, _chunked, NAMES, CASES, channel_gates=True),
-        equal_gates_reduce_to_gdn,
-    ),
+    "kda",
+    __doc__ or "",
+    (*recurrence_checks("KDA", _reference, _chunked, NAMES, CASES, channel_gates=True), equal_gates_reduce_to_gdn),
 )

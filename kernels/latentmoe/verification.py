@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import torch
 
-from kernels.checks import Case, Drawn, Outcome, Setting, Verification, against, case, check, comparison, count, worst
+from kernels.checks import Case, Drawn, Verification, case, check, comparison
 from kernels.families import BATCH_OF_ONE, IDLE_EXPERTS, skewed_router
 from kernels.latentmoe.grouped import latent_moe
 from kernels.latentmoe.layer import LatentMoE, init_latentmoe
 from kernels.latentmoe.naive import naive_latentmoe
+from kernels.measures import Outcome, Setting, against, count, worst
 
 #: tokens T, hidden d, latent l, experts E, experts per token k
 CASES = (
@@ -54,11 +55,4 @@ def dispatch_scales_with_latent(s: Setting) -> Outcome:
     return worst(results)
 
 
-VERIFICATION = Verification(
-    technique="latentmoe",
-    compares="gate on the hidden state → latent down-projection → grouped experts → up-projection, plus "
-    "a full-width shared expert, against a per-token loop: outputs and gradients",
-    shapes=tuple(c.id for c in CASES),
-    gradients=True,
-    checks=(GROUPED, dispatch_scales_with_latent),
-)
+VERIFICATION = Verification("latentmoe", __doc__ or "", (GROUPED, dispatch_scales_with_latent))

@@ -16,10 +16,11 @@ from collections.abc import Callable
 
 import torch
 
-from kernels.checks import Case, Drawn, Outcome, Setting, Verification, case, check, comparison, count, within, worst
+from kernels.checks import Case, Drawn, Verification, case, check, comparison
 from kernels.families import EXTREME_LOGITS, FAR_FROM_UNIT, HUGE, TINY, UNEVEN_SIZES
 from kernels.liger_kernel.fused import chunk_size, fused_linear_cross_entropy, rmsnorm, rope, swiglu
 from kernels.liger_kernel.naive import naive_lm_head_ce, naive_rmsnorm, naive_rope, naive_swiglu
+from kernels.measures import Outcome, Setting, count, within, worst
 from kernels.memory import peak_bytes
 
 #: rows BT, hidden H, vocabulary V, scale of the hidden states (40: logits of order ±100,
@@ -141,9 +142,9 @@ SWIGLU = comparison(
 )
 
 VERIFICATION = Verification(
-    technique="liger-kernel",
-    compares="chunked fused linear cross-entropy against LM head + cross-entropy on full logits (loss, dh, dW, "
-    "with ignored rows); hand-written RMSNorm, RoPE and SwiGLU against autograd",
+    "liger-kernel",
+    __doc__ or "",
+    (FLCE_CHECK, flce_chunk, flce_memory, RMSNORM, ROPE, SWIGLU),
     shapes=(
         *(c.id for c in FLCE),
         "BT400-H32-V500 (memory)",
@@ -151,6 +152,4 @@ VERIFICATION = Verification(
         "B2-T45-H3-D32 (RoPE)",
         "B3-T37-D40 (SwiGLU)",
     ),
-    gradients=True,
-    checks=(FLCE_CHECK, flce_chunk, flce_memory, RMSNORM, ROPE, SWIGLU),
 )

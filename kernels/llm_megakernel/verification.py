@@ -16,11 +16,12 @@ from typing import Any
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from kernels.checks import Outcome, Setting, Verification, check, compare, compare_all, count, worst
+from kernels.checks import Verification, check
 from kernels.families import FAR_FROM_UNIT, TINY
 from kernels.llm_megakernel.model import Config, init_model
 from kernels.llm_megakernel.naive import layerwise_forward
 from kernels.llm_megakernel.schedule import Task, build_tasks, run
+from kernels.measures import Outcome, Setting, compare, compare_all, count, worst
 
 CFG = Config()
 T = 23
@@ -163,10 +164,8 @@ def order_independent(s: Setting) -> Outcome:
 
 
 VERIFICATION = Verification(
-    technique="llm-megakernel",
-    compares="a pre-scheduled task list run by one interpreter loop with dependency counters "
-    "against the "
-    "layer-by-layer forward of a tiny decoder",
+    "llm-megakernel",
+    __doc__ or "",
+    (matches_layerwise, dependencies_declared, order_independent),
     shapes=(f"T{T}-vocab{CFG.vocab}-d{CFG.dim}-H{CFG.heads}-L{CFG.layers}-ffn{CFG.hidden}-tile{CFG.tile}",),
-    checks=(matches_layerwise, dependencies_declared, order_independent),
 )

@@ -42,10 +42,11 @@ MUTANTS = (
     ),
     Mutant(
         "decay-cumsum-in-input-dtype",
-        "the log decays are chunked without the float32 upcast, so their cumulative sum runs in bfloat16",
+        "the log decays are summed in the input dtype and only then upcast, so their cumulative sum runs "
+        "in bfloat16",
         _SSD,
-        "g = to_chunks(g.float(), pad, C)",
-        "g = to_chunks(g, pad, C)",
+        "G = g.cumsum(-1)",
+        "G = g.to(out_dtype).cumsum(-1).float()",
         "chunk-vs-recurrent",
         kind="low-precision",
     ),

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import torch
 
-from kernels.checks import Outcome, Pair, Setting, Verification, check, compare_all, gradients
+from kernels.checks import Verification, check
 from kernels.families import BATCH_OF_ONE
+from kernels.measures import Outcome, Pair, Setting, compare_all, gradients
 from kernels.megatron_tp.naive import mlp
 from kernels.megatron_tp.sharded import linear_rank, tp_rank
 from kernels.simulated import simulate
@@ -95,11 +96,8 @@ def gloo_processes(s: Setting) -> Outcome:
 
 
 VERIFICATION = Verification(
-    technique="megatron-tp",
-    compares="column-parallel / row-parallel linear layers and the column -> GeLU -> row MLP "
-    "with f/g "
-    "conjugate operators, on simulated ranks and over gloo processes, against the unsharded layers",
+    "megatron-tp",
+    __doc__ or "",
+    (mlp_matches, linear_halves, gloo_processes),
     shapes=(f"T{T}-d{D}-h{H}, N=2 and 4 simulated ranks", "N=2 gloo processes (CPU)"),
-    gradients=True,
-    checks=(mlp_matches, linear_halves, gloo_processes),
 )

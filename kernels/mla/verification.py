@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import torch
 
-from kernels.checks import Case, Drawn, Outcome, Setting, Verification, case, check, compare, comparison, count, worst
+from kernels.checks import Case, Drawn, Verification, case, check, comparison
 from kernels.families import BATCH_OF_ONE, FAR_FROM_UNIT, K_NE_V, TINY
+from kernels.measures import Outcome, Setting, compare, count, worst
 from kernels.mla.absorbed import absorbed_decode, cache_elements_per_token
 from kernels.mla.config import DEEPSEEK_V2, MLAConfig, init_weights
 from kernels.mla.naive import naive_decode
@@ -93,13 +94,11 @@ def rope_only_on_k_pe(s: Setting) -> Outcome:
 
 
 VERIFICATION = Verification(
-    technique="mla",
-    compares="weight-absorbed decoding over the latent + RoPE cache against naive decoding with "
-    "per-head keys and values: outputs and gradients of the input and every weight",
+    "mla",
+    __doc__ or "",
+    (ABSORBED, cache_sizes, rope_only_on_k_pe),
     shapes=(
         *(f"{c.id}-H{SMALL.heads}-r{SMALL.kv_rank}-nope{SMALL.nope}-rope{SMALL.rope}-v{SMALL.v_dim}" for c in CASES),
         "DeepSeek-V2 dims for cache counting (meta tensors)",
     ),
-    gradients=True,
-    checks=(ABSORBED, cache_sizes, rope_only_on_k_pe),
 )

@@ -6,20 +6,9 @@ from __future__ import annotations
 
 import torch
 
-from kernels.checks import (
-    Case,
-    Outcome,
-    Setting,
-    Verification,
-    against,
-    case,
-    check,
-    compare,
-    compare_all,
-    comparison,
-    worst,
-)
+from kernels.checks import Case, Verification, case, check, comparison
 from kernels.families import BATCH_OF_ONE, K_NE_V
+from kernels.measures import Outcome, Setting, against, compare, compare_all, worst
 from kernels.mqa.naive import naive_mqa
 from kernels.mqa.shared import mqa_attention, mqa_decode
 from kernels.transformer.naive import naive_attention
@@ -73,11 +62,4 @@ def cache_ratio(s: Setting) -> Outcome:
     return worst([ratio, steps], ratio.detail + f"; decode vs full attention max error {steps.max_abs:.2g}")
 
 
-VERIFICATION = Verification(
-    technique="mqa",
-    compares="one KV head broadcast to all query heads against a per-head loop (outputs and gradients, also "
-    "with a value head wider than the key head) and against multi-head attention on duplicated KV heads",
-    shapes=tuple(c.id for c in CASES),
-    gradients=True,
-    checks=(BROADCAST, equals_mha_with_duplicated_kv, cache_ratio),
-)
+VERIFICATION = Verification("mqa", __doc__ or "", (BROADCAST, equals_mha_with_duplicated_kv, cache_ratio))

@@ -10,18 +10,9 @@ from __future__ import annotations
 
 import torch
 
-from kernels.checks import (
-    Outcome,
-    Setting,
-    Verification,
-    against,
-    check,
-    compare,
-    compare_all,
-    within,
-    worst,
-)
+from kernels.checks import Verification, check
 from kernels.families import FAR_FROM_UNIT
+from kernels.measures import Outcome, Setting, against, compare, compare_all, within, worst
 from kernels.muon.naive import naive_muon_step, polar_svd, quintic_spectral
 from kernels.muon.newton_schulz import muon_step, newton_schulz5, newton_schulz_cubic
 
@@ -141,17 +132,9 @@ def batched_step_matches_loop(s: Setting) -> Outcome:
 
 
 VERIFICATION = Verification(
-    technique="muon",
-    compares="Newton-Schulz iterations against the SVD polar factor; the batched Muon step "
-    "(same-shape "
-    "parameters stacked) against the one-parameter-at-a-time loop over 3 steps",
+    "muon",
+    __doc__ or "",
+    (cubic_converges_to_polar, quintic_band_and_vectors, quintic_is_spectral, update_rms, batched_step_matches_loop),
     shapes=tuple("x".join(map(str, sh)) for sh in SHAPES),
     dtype="float32",
-    checks=(
-        cubic_converges_to_polar,
-        quintic_band_and_vectors,
-        quintic_is_spectral,
-        update_rms,
-        batched_step_matches_loop,
-    ),
 )

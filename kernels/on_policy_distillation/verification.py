@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import torch
 
-from kernels.checks import Outcome, Setting, Verification, check, compare_all, gradients, worst
+from kernels.checks import Verification, check
 from kernels.families import EXTREME_LOGITS
+from kernels.measures import Outcome, Setting, compare_all, gradients, worst
 from kernels.on_policy_distillation.kl import reverse_kl, sampled_reverse_kl
 from kernels.on_policy_distillation.naive import naive_reverse_kl
 from kernels.stats import FALSE_FAILURE, bernstein_halfwidth, outside, threads_generator
@@ -103,10 +104,8 @@ def sampler_threads_generator(s: Setting) -> Outcome:
 
 
 VERIFICATION = Verification(
-    technique="on-policy-distillation",
-    compares="full-vocabulary reverse KL via F.kl_div(log p_t, log p_s, log_target=True) against a loop; "
-    "the sampled estimator log p_s(x) - log p_t(x), x ~ p_s, against the exact value",
+    "on-policy-distillation",
+    __doc__ or "",
+    (full_vocab_matches_loop, sampled_is_unbiased, standard_error, sampler_threads_generator),
     shapes=(f"N{N}-V{V}", f"{DRAWS} samples per position"),
-    gradients=True,
-    checks=(full_vocab_matches_loop, sampled_is_unbiased, standard_error, sampler_threads_generator),
 )

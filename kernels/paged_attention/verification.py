@@ -12,8 +12,9 @@ import math
 
 import torch
 
-from kernels.checks import Outcome, Setting, Verification, check, compare, count, within, worst
+from kernels.checks import Verification, check
 from kernels.families import BATCH_OF_ONE, UNEVEN_SIZES
+from kernels.measures import Outcome, Setting, compare, count, within, worst
 from kernels.paged_attention.naive import contiguous_decode
 from kernels.paged_attention.paged import BlockPool, paged_decode
 
@@ -75,9 +76,8 @@ def blocks_and_waste(s: Setting) -> Outcome:
 
 
 VERIFICATION = Verification(
-    technique="paged-attention",
-    compares="decode attention gathered through per-sequence block tables against attention over "
-    "contiguous keys and values",
+    "paged-attention",
+    __doc__ or "",
+    (paged_matches_contiguous, block_permutation_invariance, blocks_and_waste),
     shapes=tuple(f"L{n}-bs{BLOCK}-H{H}-D{D}" for n in LENGTHS),
-    checks=(paged_matches_contiguous, block_permutation_invariance, blocks_and_waste),
 )

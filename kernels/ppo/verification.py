@@ -10,18 +10,9 @@ from __future__ import annotations
 
 import torch
 
-from kernels.checks import (
-    Outcome,
-    Setting,
-    Verification,
-    check,
-    compare_all,
-    compare_forms,
-    count,
-    gradients,
-    worst,
-)
+from kernels.checks import Verification, check
 from kernels.families import BATCH_OF_ONE
+from kernels.measures import Outcome, Setting, compare_all, compare_forms, count, gradients, worst
 from kernels.ppo.naive import naive_clipped_loss, naive_gae
 from kernels.ppo.vectorized import clipped_loss, gae
 
@@ -100,15 +91,8 @@ def clipped_loss_matches(s: Setting) -> Outcome:
 
 
 VERIFICATION = Verification(
-    technique="ppo",
-    compares="GAE as a masked triangular matrix product against the backward loop over time "
-    "(with episode "
-    "ends), and the batched clipped surrogate against the token loop: values and gradients",
+    "ppo",
+    __doc__ or "",
+    (gae_matches_loop, limits, clipped_loss_matches),
     shapes=(f"T{T}, gamma {GAMMA}, lambda {LAM}",),
-    gradients=True,
-    checks=(
-        gae_matches_loop,
-        limits,
-        clipped_loss_matches,
-    ),
 )

@@ -10,17 +10,9 @@ from __future__ import annotations
 
 import torch
 
-from kernels.checks import (
-    Outcome,
-    Setting,
-    Verification,
-    check,
-    compare_all,
-    count,
-    gradients,
-    worst,
-)
+from kernels.checks import Verification, check
 from kernels.families import NON_DEFAULT_SCALE
+from kernels.measures import Outcome, Setting, compare_all, count, gradients, worst
 from kernels.qat.builtin import fake_quant
 from kernels.qat.naive import fake_quant_ste
 
@@ -99,15 +91,8 @@ def gradient_is_range_mask(s: Setting) -> Outcome:
 
 
 VERIFICATION = Verification(
-    technique="qat",
-    compares="hand-written straight-through fake quantisation against "
-    "torch.fake_quantize_per_tensor_affine "
-    "and torch.fake_quantize_per_channel_affine: values and gradients",
+    "qat",
+    __doc__ or "",
+    (ste_matches_builtin, on_the_grid, gradient_is_range_mask),
     shapes=("x".join(map(str, SHAPE)) + f" random, {2 * len(EDGES)} rows on the range edges",),
-    gradients=True,
-    checks=(
-        ste_matches_builtin,
-        on_the_grid,
-        gradient_is_range_mask,
-    ),
 )

@@ -13,17 +13,9 @@ import itertools
 import torch
 import torch.nn.functional as F
 
-from kernels.checks import (
-    Outcome,
-    Setting,
-    Verification,
-    check,
-    compare,
-    compare_forms,
-    within,
-    worst,
-)
+from kernels.checks import Verification, check
 from kernels.families import FAR_FROM_UNIT
+from kernels.measures import Outcome, Setting, compare, compare_forms, within, worst
 from kernels.situ.fused import situ_and_mul
 from kernels.situ.naive import BETA, BETA_LINEAR, naive_situ
 
@@ -86,16 +78,8 @@ def bf16_computed_in_fp32(s: Setting) -> Outcome:
 
 
 VERIFICATION = Verification(
-    technique="situ",
-    compares="fused situ_and_mul with a hand-written backward against the elementwise formula "
-    "under "
-    "autograd: outputs and input gradients",
+    "situ",
+    __doc__ or "",
+    (fused_matches_formula, bounded, tends_to_swiglu, bf16_computed_in_fp32),
     shapes=tuple("x".join(map(str, s)) for s in SHAPES),
-    gradients=True,
-    checks=(
-        fused_matches_formula,
-        bounded,
-        tends_to_swiglu,
-        bf16_computed_in_fp32,
-    ),
 )

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import torch
 
-from kernels.checks import Case, Drawn, Outcome, Setting, Verification, case, check, compare, comparison, count, worst
+from kernels.checks import Case, Drawn, Verification, case, check, comparison
 from kernels.experts import Experts, init_experts
 from kernels.families import BATCH_OF_ONE, IDLE_EXPERTS, skewed_router
+from kernels.measures import Outcome, Setting, compare, count, worst
 from kernels.sparsely_gated_moe.gating import noisy_topk_gates, noisy_topk_moe
 from kernels.sparsely_gated_moe.naive import naive_noisy_topk_moe
 
@@ -66,11 +67,4 @@ def gates_are_sparse(s: Setting) -> Outcome:
     return worst(results, "every row has exactly k non-zero gates summing to 1; no noise is plain top-k softmax")
 
 
-VERIFICATION = Verification(
-    technique="sparsely-gated-moe",
-    compares="batched noisy top-k gating with the fused MoE pipeline against a per-token loop (fixed noise "
-    "draw): outputs and gradients of x, gate and noise weights, experts",
-    shapes=tuple(c.id for c in CASES),
-    gradients=True,
-    checks=(BATCHED, gates_are_sparse),
-)
+VERIFICATION = Verification("sparsely-gated-moe", __doc__ or "", (BATCHED, gates_are_sparse))

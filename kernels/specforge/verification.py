@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import torch
 
-from kernels.checks import Outcome, Setting, Verification, check, compare, compare_all, gradients
+from kernels.checks import Verification, check
+from kernels.measures import Outcome, Setting, compare, compare_all, gradients
 from kernels.specforge.draft import TTT_STEPS, draft_loss, speculative_sample
 from kernels.specforge.naive import naive_draft_loss, output_law
 from kernels.stats import FALSE_FAILURE, bernstein_halfwidth, outside, threads_generator
@@ -89,10 +90,8 @@ def sampler_threads_generator(s: Setting) -> Outcome:
 
 
 VERIFICATION = Verification(
-    technique="specforge",
-    compares=f"EAGLE-3 soft cross-entropy over {TTT_STEPS} test-time-training steps, batched against a "
-    "position loop (loss and gradient); speculative sampling's output law against the target",
+    "specforge",
+    __doc__ or "",
+    (loss_matches_loop, law_by_enumeration, law_by_monte_carlo, law_over_seeds, sampler_threads_generator),
     shapes=(f"steps{TTT_STEPS}-B{B}-T{T}-V{V}", f"V{V}, {TRIALS} trials", "4000 seeds x 4 trials"),
-    gradients=True,
-    checks=(loss_matches_loop, law_by_enumeration, law_by_monte_carlo, law_over_seeds, sampler_threads_generator),
 )

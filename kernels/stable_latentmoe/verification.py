@@ -14,22 +14,10 @@ import dataclasses
 
 import torch
 
-from kernels.checks import (
-    Case,
-    Drawn,
-    Outcome,
-    Setting,
-    Verification,
-    against,
-    case,
-    check,
-    compare,
-    comparison,
-    count,
-    worst,
-)
+from kernels.checks import Case, Drawn, Verification, case, check, comparison
 from kernels.experts import Experts
 from kernels.families import BATCH_OF_ONE, FAR_FROM_UNIT, IDLE_EXPERTS, TINY
+from kernels.measures import Outcome, Setting, against, compare, count, worst
 from kernels.stable_latentmoe.grouped import stable_latentmoe
 from kernels.stable_latentmoe.layer import K3, StableConfig, StableLatentMoE, init_stable
 from kernels.stable_latentmoe.naive import naive_stable_latentmoe
@@ -105,11 +93,4 @@ def rmsnorm_fixes_scale(s: Setting) -> Outcome:
     )
 
 
-VERIFICATION = Verification(
-    technique="stable-latentmoe",
-    compares="grouped latent SiTU-GLU experts with RMSNorm after the weighted sum and two shared experts "
-    "against the loop reference: outputs and gradients of every weight",
-    shapes=tuple(c.id for c in CASES),
-    gradients=True,
-    checks=(GROUPED, k3_dimensions, rmsnorm_fixes_scale),
-)
+VERIFICATION = Verification("stable-latentmoe", __doc__ or "", (GROUPED, k3_dimensions, rmsnorm_fixes_scale))

@@ -14,22 +14,10 @@ import math
 import torch
 
 from kernels.check_inputs import routed_tokens
-from kernels.checks import (
-    Case,
-    Drawn,
-    Outcome,
-    Setting,
-    Verification,
-    against,
-    case,
-    check,
-    compare,
-    comparison,
-    gradients,
-    worst,
-)
+from kernels.checks import Case, Drawn, Verification, case, check, comparison
 from kernels.experts import Experts
 from kernels.families import BATCH_OF_ONE, EXTREME_LOGITS, IDLE_EXPERTS, UNEVEN_SIZES
+from kernels.measures import Outcome, Setting, against, compare, gradients, worst
 from kernels.switch_transformer.dispatch import capacity, load_balancing_loss, switch_dispatch
 from kernels.switch_transformer.naive import naive_switch
 
@@ -126,11 +114,4 @@ def aux_loss_values(s: Setting) -> Outcome:
     return worst(results, f"uniform 1, balanced 1, collapsed N = {E}; random routers equal the counted loss")
 
 
-VERIFICATION = Verification(
-    technique="switch-transformer",
-    compares="one-hot/cumsum dispatch into capacity buffers against a token loop in arrival order: "
-    "outputs, per-expert counts and gradients of x, router and expert weights",
-    shapes=tuple(c.id for c in CASES),
-    gradients=True,
-    checks=(DISPATCH, capacity_respected, aux_loss_values),
-)
+VERIFICATION = Verification("switch-transformer", __doc__ or "", (DISPATCH, capacity_respected, aux_loss_values))

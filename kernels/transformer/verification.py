@@ -13,20 +13,9 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from kernels.checks import (
-    Case,
-    Outcome,
-    Setting,
-    Verification,
-    case,
-    check,
-    compare,
-    compare_all,
-    comparison,
-    count,
-    worst,
-)
+from kernels.checks import Case, Verification, case, check, comparison
 from kernels.families import BATCH_OF_ONE, EXTREME_LOGITS, K_NE_V, NON_DEFAULT_SCALE, UNEVEN_SIZES
+from kernels.measures import Outcome, Setting, compare, compare_all, count, worst
 from kernels.transformer.blockwise import blockwise_attention, decode
 from kernels.transformer.naive import naive_attention, naive_probabilities
 
@@ -151,10 +140,5 @@ def cache_per_token(s: Setting) -> Outcome:
 
 
 VERIFICATION = Verification(
-    technique="transformer",
-    compares="blockwise online-softmax attention against the row-by-row softmax (outputs and gradients of q, "
-    "k, v, causal and not, also with an explicit scale and values wider than keys) and against torch SDPA",
-    shapes=tuple(c.id for c in CASES),
-    gradients=True,
-    checks=(CAUSAL, FULL, matches_sdpa, rows_sum_to_one, large_logits, causal, cache_per_token),
+    "transformer", __doc__ or "", (CAUSAL, FULL, matches_sdpa, rows_sum_to_one, large_logits, causal, cache_per_token)
 )

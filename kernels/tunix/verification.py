@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import torch
 
-from kernels.checks import Outcome, Setting, Verification, check, compare_forms, count, gradients, worst
+from kernels.checks import Verification, check
+from kernels.measures import Outcome, Setting, compare_forms, count, gradients, worst
 from kernels.stats import threads_generator
 from kernels.tunix.masked import episode_loss, loss_mask, policy_loss
 from kernels.tunix.naive import naive_episode_loss
@@ -77,11 +78,8 @@ def tool_answers_and_determinism(s: Setting) -> Outcome:
 
 
 VERIFICATION = Verification(
-    technique="tunix",
-    compares="the masked whole-episode policy-gradient loss against a loop over model-written "
-    "tokens: value "
-    "and gradients of the policy weights",
+    "tunix",
+    __doc__ or "",
+    (masked_matches_loop, tool_tokens_get_no_gradient, tool_answers_and_determinism),
     shapes=(f"{TURNS} turns, vocab {len(VOCAB)}, d{D}",),
-    gradients=True,
-    checks=(masked_matches_loop, tool_tokens_get_no_gradient, tool_answers_and_determinism),
 )

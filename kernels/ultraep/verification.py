@@ -12,9 +12,10 @@ from typing import cast
 
 import torch
 
-from kernels.checks import Outcome, Setting, Verification, against, check, compare_all, count, worst
+from kernels.checks import Verification, check
 from kernels.experts import Experts, init_experts
 from kernels.families import IDLE_EXPERTS
+from kernels.measures import Outcome, Setting, against, compare_all, count, worst
 from kernels.ultraep.naive import brute_force_replicas, unreplicated_expert
 from kernels.ultraep.replicate import max_load, replicate, replicated_forward, reroute
 
@@ -129,11 +130,8 @@ def replicas_sum_to_unreplicated(s: Setting) -> Outcome:
 
 
 VERIFICATION = Verification(
-    technique="ultraep",
-    compares="greedy hot-expert replication against brute force; rerouted execution on replicas "
-    "against the "
-    "unreplicated experts (outputs and summed replica gradients)",
+    "ultraep",
+    __doc__ or "",
+    (greedy_is_optimal, rerouted_load, replicas_sum_to_unreplicated),
     shapes=(f"{E} experts, d{D}, 61 tokens, 4 spare replicas", "30 + 50 random load vectors"),
-    gradients=True,
-    checks=(greedy_is_optimal, rerouted_load, replicas_sum_to_unreplicated),
 )

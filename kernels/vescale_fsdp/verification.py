@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import torch
 
-from kernels.checks import Outcome, Setting, Verification, check, compare, compare_all, count, worst
+from kernels.checks import Verification, check
 from kernels.families import UNEVEN_SIZES
 from kernels.fsdp1.flat import FlatParam
 from kernels.fsdp1.model import adam_step
+from kernels.measures import Outcome, Setting, compare, compare_all, count, worst
 from kernels.vescale_fsdp.naive import block_absmax, replicated_adam
 from kernels.vescale_fsdp.ragged import RaggedShard
 
@@ -139,10 +140,8 @@ def blocks_stay_whole(s: Setting) -> Outcome:
 
 
 VERIFICATION = Verification(
-    technique="vescale-fsdp",
-    compares="RaggedShard (uneven local_units of contiguous memory) against the replicated "
-    "tensor: round trip, "
-    "sharded Adam step, per-shard blockwise quantisation scales",
+    "vescale-fsdp",
+    __doc__ or "",
+    (sizes_and_round_trip, sharded_step, muon_matrices_stay_whole, blocks_stay_whole),
     shapes=(f"{SHAPE[0]}x{SHAPE[1]} in units of {BLOCK}", "layouts " + " ".join(map(str, LAYOUTS))),
-    checks=(sizes_and_round_trip, sharded_step, muon_matrices_stay_whole, blocks_stay_whole),
 )

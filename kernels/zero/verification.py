@@ -16,8 +16,9 @@ import math
 
 import torch
 
-from kernels.checks import Case, Outcome, Setting, Verification, against, case, check, compare_all, count, worst
+from kernels.checks import Case, Verification, case, check
 from kernels.families import UNEVEN_SIZES
+from kernels.measures import Outcome, Setting, against, compare_all, count, worst
 from kernels.simulated import Comm
 from kernels.zero.model import MLPShape, microbatches
 from kernels.zero.naive import DDPRank, ddp_rank, ddp_train
@@ -143,10 +144,9 @@ def gloo_processes(s: Setting) -> Outcome:
 
 
 VERIFICATION = Verification(
-    technique="zero",
-    compares="ZeRO stages 1-3 (reduce-scatter, sharded Adam state, all-gather) against DDP on simulated ranks "
-    "and, for stage 3, over gloo processes: parameters after each step",
+    "zero",
+    __doc__ or "",
+    (same_updates_as_ddp, memory_by_counting, traffic, gloo_processes),
     shapes=(*(f"Ψ={_shape(c).numel}, N={c.N} simulated ranks, {STEPS} steps" for c in CASES), "N=2 gloo processes"),
     dtype="float32",
-    checks=(same_updates_as_ddp, memory_by_counting, traffic, gloo_processes),
 )

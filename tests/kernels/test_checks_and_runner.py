@@ -8,16 +8,8 @@ import pytest
 import torch
 
 import kernels.verify as runner
-from kernels.checks import (
-    Check,
-    Outcome,
-    Setting,
-    Verification,
-    against,
-    compare,
-    compare_all,
-    within,
-)
+from kernels.checks import Check, Verification
+from kernels.measures import Outcome, Setting, against, compare, compare_all, within
 from kernels.registry import Entry
 from kg.errors import KernelError
 
@@ -136,7 +128,7 @@ def test_compare_reports_non_finite_output_as_an_infinite_error() -> None:
 
 
 def test_default_cotangents_are_random_and_scale_a_scalar_loss() -> None:
-    from kernels.checks import gradients, random_cotangents
+    from kernels.measures import gradients, random_cotangents
 
     loss, field = random_cotangents([torch.zeros(()), torch.zeros(3, 4)])
     assert 0.5 <= abs(loss.item()) <= 2.0 and loss.item() != 1.0
@@ -146,7 +138,7 @@ def test_default_cotangents_are_random_and_scale_a_scalar_loss() -> None:
 
 
 def test_a_check_that_raises_does_not_hide_a_part_that_fails_on_its_numbers() -> None:
-    from kernels.checks import numbers_first
+    from kernels.measures import numbers_first
 
     def boom() -> Outcome:
         raise RuntimeError("index out of range")
