@@ -12,6 +12,7 @@ on its setting and case.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Sequence
 from functools import partial
 
@@ -40,6 +41,7 @@ __all__ = [
     "Form",
     "linear_attention_inputs",
     "recurrence_checks",
+    "recurrence_form",
     "routed_tokens",
     "top_k_routing",
 ]
@@ -62,6 +64,24 @@ STRONG_DECAYS = (-2.0, -6.0)
 #: The stress regimes: strong gates over full chunks of 64, and a sequence of 500 tokens.
 STRONG = case(B=1, T=70, H=1, K=8, V=8, C=64)
 LONG = case(B=1, T=500, H=1, K=8, V=8, C=64)
+
+
+def recurrence_form(
+    fn: Callable[..., tuple[torch.Tensor, torch.Tensor]], names: Sequence[str], **per_case: Callable[[Case], object]
+) -> Form:
+    """``fn(*inputs by names, scale=the case's scale, initial_state=h0 if drawn, **per_case)``
+    as a :data:`Form`; ``per_case`` maps keyword arguments to functions of the case.
+
+    ``fn`` is looked up by name in its module at every call, not kept: a mutant planted in
+    it (:mod:`kernels.mutation` rebinds module attributes) is the code the form runs."""
+    module, name = fn.__module__, fn.__name__
+
+    def form(x: dict[str, torch.Tensor], c: Case) -> tuple[torch.Tensor, torch.Tensor]:
+        current = getattr(sys.modules[module], name)
+        options = {key: value(c) for key, value in per_case.items()}
+        return current(*(x[n] for n in names), scale=c.get("scale"), initial_state=x.get("h0"), **options)  # type: ignore[no-any-return]
+
+    return form
 
 
 def linear_attention_inputs(

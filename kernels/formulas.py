@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
+from torch import Tensor
 
 __all__ = ["PINS", "Pin", "adam", "rms_norm", "rope_frequencies", "rotate_pairs", "silu", "swiglu_expert"]
 
@@ -52,16 +53,9 @@ def rotate_pairs(x: torch.Tensor, positions: torch.Tensor, base: float = 10000.0
 
 
 def adam(
-    p: torch.Tensor,
-    m: torch.Tensor,
-    v: torch.Tensor,
-    g: torch.Tensor,
-    t: int,
-    lr: float = 1e-2,
-    b1: float = 0.9,
-    b2: float = 0.999,
+    p: Tensor, m: Tensor, v: Tensor, g: Tensor, t: int, lr: float = 1e-2, b1: float = 0.9, b2: float = 0.999,
     eps: float = 1e-8,
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+) -> tuple[Tensor, Tensor, Tensor]:
     """Step t ≥ 1 of Adam, Kingma & Ba's Algorithm 1, returning new (p, m, v):
     m ← β₁m + (1 − β₁)g;  v ← β₂v + (1 − β₂)g²;  m̂ = m/(1 − β₁ᵗ);  v̂ = v/(1 − β₂ᵗ);
     p ← p − α·m̂/(√v̂ + ε)."""

@@ -13,18 +13,12 @@ from __future__ import annotations
 import math
 
 import torch
+from torch import Tensor
 
 __all__ = ["naive_advantages", "naive_step_logprob"]
 
 
-def naive_step_logprob(
-    x_next: torch.Tensor,
-    x: torch.Tensor,
-    v: torch.Tensor,
-    sigma: float,
-    sigma_next: float,
-    eta: float,
-) -> torch.Tensor:
+def naive_step_logprob(x_next: Tensor, x: Tensor, v: Tensor, sigma: float, sigma_next: float, eta: float) -> Tensor:
     """Per-sample mean over dimensions of log N(x_next; x + (σ′−σ)v, σ_t²), element by element."""
     std = eta * math.sqrt(sigma - sigma_next)
     out = []

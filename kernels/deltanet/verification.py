@@ -4,26 +4,16 @@ no initial state and an explicit scale, and over 500 tokens."""
 
 from __future__ import annotations
 
-import torch
-
-from kernels.check_inputs import RECURRENCE_CASES, recurrence_checks
-from kernels.checks import Case, Verification
+from kernels.check_inputs import RECURRENCE_CASES, recurrence_checks, recurrence_form
+from kernels.checks import Verification
 from kernels.deltanet.chunk import chunk_delta_rule
 from kernels.deltanet.naive import naive_recurrent_delta_rule
 
 NAMES = ("q", "k", "v", "beta", "h0")
 
 
-def _reference(x: dict[str, torch.Tensor], c: Case) -> tuple[torch.Tensor, torch.Tensor]:
-    return naive_recurrent_delta_rule(
-        x["q"], x["k"], x["v"], x["beta"], scale=c.get("scale"), initial_state=x.get("h0")
-    )
-
-
-def _chunked(x: dict[str, torch.Tensor], c: Case) -> tuple[torch.Tensor, torch.Tensor]:
-    return chunk_delta_rule(
-        x["q"], x["k"], x["v"], x["beta"], scale=c.get("scale"), initial_state=x.get("h0"), chunk_size=c.C
-    )
+_reference = recurrence_form(naive_recurrent_delta_rule, NAMES[:4])
+_chunked = recurrence_form(chunk_delta_rule, NAMES[:4], chunk_size=lambda c: c.C)
 
 
 VERIFICATION = Verification(

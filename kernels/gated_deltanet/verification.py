@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import torch
 
-from kernels.check_inputs import RECURRENCE_CASES, linear_attention_inputs, recurrence_checks
-from kernels.checks import Case, Verification, case, check
+from kernels.check_inputs import RECURRENCE_CASES, linear_attention_inputs, recurrence_checks, recurrence_form
+from kernels.checks import Verification, case, check
 from kernels.deltanet.naive import naive_recurrent_delta_rule
 from kernels.gated_deltanet.chunk import chunk_gated_delta_rule
 from kernels.gated_deltanet.naive import naive_recurrent_gated_delta_rule
@@ -22,16 +22,8 @@ CASES = (*RECURRENCE_CASES, case(B=1, T=70, H=1, K=8, V=8, C=64))
 NAMES = ("q", "k", "v", "g", "beta", "h0")
 
 
-def _reference(x: dict[str, torch.Tensor], c: Case) -> tuple[torch.Tensor, torch.Tensor]:
-    return naive_recurrent_gated_delta_rule(
-        x["q"], x["k"], x["v"], x["g"], x["beta"], scale=c.get("scale"), initial_state=x.get("h0")
-    )
-
-
-def _chunked(x: dict[str, torch.Tensor], c: Case) -> tuple[torch.Tensor, torch.Tensor]:
-    return chunk_gated_delta_rule(
-        x["q"], x["k"], x["v"], x["g"], x["beta"], scale=c.get("scale"), initial_state=x.get("h0"), chunk_size=c.C
-    )
+_reference = recurrence_form(naive_recurrent_gated_delta_rule, NAMES[:5])
+_chunked = recurrence_form(chunk_gated_delta_rule, NAMES[:5], chunk_size=lambda c: c.C)
 
 
 @check("alpha-one-is-deltanet", 1e-5)

@@ -10,18 +10,12 @@ GQA paper's uptraining starting point).
 from __future__ import annotations
 
 import torch
+from torch import Tensor
 
 __all__ = ["grouped_attention", "kv_cache_elements_per_token", "mha_to_gqa"]
 
 
-def grouped_attention(
-    q: torch.Tensor,
-    k: torch.Tensor,
-    v: torch.Tensor,
-    *,
-    causal: bool = True,
-    scale: float | None = None,
-) -> torch.Tensor:
+def grouped_attention(q: Tensor, k: Tensor, v: Tensor, *, causal: bool = True, scale: float | None = None) -> Tensor:
     """q: [B, T, H, D]; k: [B, S, Hkv, D], v: [B, S, Hkv, Dv] → [B, T, H, Dv]."""
     B, T, H, D = q.shape
     S, Hkv = k.shape[1], k.shape[2]

@@ -9,6 +9,7 @@ RoPE are the pinned formulas of :mod:`kernels.formulas`, not the absorbed form's
 from __future__ import annotations
 
 import torch
+from torch import Tensor
 
 from kernels.formulas import rms_norm, rotate_pairs
 from kernels.mla.config import MLAConfig
@@ -17,12 +18,8 @@ __all__ = ["naive_decode", "naive_step"]
 
 
 def naive_step(
-    x_t: torch.Tensor,
-    pos: int,
-    cache: dict[str, torch.Tensor] | None,
-    w: dict[str, torch.Tensor],
-    cfg: MLAConfig,
-) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+    x_t: Tensor, pos: int, cache: dict[str, Tensor] | None, w: dict[str, Tensor], cfg: MLAConfig,
+) -> tuple[Tensor, dict[str, Tensor]]:
     """One decode step: x_t [B, dim] at position ``pos``; the cache holds per-head keys
     [B, S, H, nope+rope] and values [B, S, H, v]. Returns the output [B, dim] and the
     cache with this token appended."""
@@ -48,8 +45,8 @@ def naive_step(
 
 
 def naive_decode(
-    x: torch.Tensor, w: dict[str, torch.Tensor], cfg: MLAConfig, *, start: int = 0
-) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+    x: Tensor, w: dict[str, Tensor], cfg: MLAConfig, *, start: int = 0,
+) -> tuple[Tensor, dict[str, Tensor]]:
     """Decode x [B, T, dim] one token at a time from position ``start``.
     Returns the outputs [B, T, dim] and the cache {"k": [B, T, H, nope+rope], "v": [B, T, H, v]}."""
     cache = None

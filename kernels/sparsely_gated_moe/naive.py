@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import torch
 import torch.nn.functional as F
+from torch import Tensor
 
 from kernels.experts import Experts
 from kernels.formulas import swiglu_expert
@@ -19,13 +20,8 @@ __all__ = ["naive_noisy_topk_moe"]
 
 
 def naive_noisy_topk_moe(
-    x: torch.Tensor,
-    w_gate: torch.Tensor,
-    w_noise: torch.Tensor,
-    noise: torch.Tensor,
-    experts: Experts,
-    k: int,
-) -> tuple[torch.Tensor, torch.Tensor]:
+    x: Tensor, w_gate: Tensor, w_noise: Tensor, noise: Tensor, experts: Experts, k: int,
+) -> tuple[Tensor, Tensor]:
     """x [T, d]; w_gate, w_noise [E, d]; noise [T, E] (the ε draws). Returns (out, gates [T, E])."""
     rows, gates = [], []
     for t in range(x.shape[0]):
