@@ -39,7 +39,7 @@ def test_setting_draws_the_same_numbers_whatever_the_device_dtype() -> None:
 
 
 def _declared(*checks: Check, requires: tuple[str, ...] = ()) -> Verification:
-    return Verification("demo", "what is compared", ("B1",), checks, requires=requires)
+    return Verification("demo", "what is compared", checks, shapes=("B1",), requires=requires)
 
 
 def test_a_crashing_check_is_a_failed_check_with_the_error(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -47,13 +47,13 @@ def test_a_mutant_is_undone_after_the_block_wherever_it_was_bound() -> None:
 
     original = chunk.chunk_gated_delta_rule
     mutant = Mutant(
-        "demo", "a demo", "kernels.gated_deltanet.chunk:chunk_gated_delta_rule", "C = chunk_size", "C = 1", "gradients"
+        "demo", "a demo", "kernels.gated_deltanet.chunk:chunk_gated_delta_rule", "q = q * scale", "q = q * 1.0", "gradients"
     )
     with applied(mutant):
         assert chunk.chunk_gated_delta_rule is not original
         assert verification.chunk_gated_delta_rule is chunk.chunk_gated_delta_rule
         assert package.chunk_gated_delta_rule is chunk.chunk_gated_delta_rule
-        assert "C = 1" in inspect.getsource(chunk.chunk_gated_delta_rule)
+        assert "q = q * 1.0" in inspect.getsource(chunk.chunk_gated_delta_rule)
     assert chunk.chunk_gated_delta_rule is original
     assert verification.chunk_gated_delta_rule is original and package.chunk_gated_delta_rule is original
 
