@@ -42,24 +42,26 @@ def _trained(s: Setting, world: int) -> tuple[list[torch.Tensor], list[torch.Ten
     )
 
 
+def _against(s: Setting, which: int) -> Outcome:
+    """FSDP2's parameters after training against the replica's (0) or FSDP1's (1), N = 2 and 4."""
+    pairs = []
+    for world in (2, 4):
+        trained = _trained(s, world)
+        ref, fsdp2 = trained[which], trained[2]
+        pairs += [(f"N={world} {SHAPES[i]}", a, b) for i, (a, b) in enumerate(zip(ref, fsdp2, strict=True))]
+    return compare_all(pairs)
+
+
 @check("fsdp2-vs-fsdp1", 0.0, measure="abs", covers=(UNEVEN_SIZES,))
 def matches_fsdp1(s: Setting) -> Outcome:
     """Per-parameter row sharding trains exactly like FSDP1's flat sharding."""
-    pairs = []
-    for world in (2, 4):
-        _, one, two = _trained(s, world)
-        pairs += [(f"N={world} {tuple(SHAPES[i])}", a, b) for i, (a, b) in enumerate(zip(one, two, strict=True))]
-    return compare_all(pairs)
+    return _against(s, 1)
 
 
 @check("fsdp2-vs-replica", 1e-5, covers=(UNEVEN_SIZES,))
 def matches_replica(s: Setting) -> Outcome:
     """Per-parameter row sharding trains like the unsharded replica."""
-    pairs = []
-    for world in (2, 4):
-        ref, _, two = _trained(s, world)
-        pairs += [(f"N={world} {tuple(SHAPES[i])}", a, b) for i, (a, b) in enumerate(zip(ref, two, strict=True))]
-    return compare_all(pairs)
+    return _against(s, 0)
 
 
 @check("grad-shard-is-row-block", 1e-6, gradients=True, covers=(UNEVEN_SIZES,))

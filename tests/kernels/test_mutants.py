@@ -47,7 +47,7 @@ def test_a_mutant_is_undone_after_the_block_wherever_it_was_bound() -> None:
 
     original = chunk.chunk_gated_delta_rule
     mutant = Mutant(
-        "demo", "a demo", "kernels.gated_deltanet.chunk:chunk_gated_delta_rule", "q = q * scale", "q = q * 1.0", "gradients"
+        "demo", "a demo", "kernels.gated_deltanet.chunk:chunk_gated_delta_rule", "q = q * scale", "q = q * 1.0", "o"
     )
     with applied(mutant):
         assert chunk.chunk_gated_delta_rule is not original
