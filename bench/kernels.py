@@ -2,6 +2,7 @@
 
     python -m bench.kernels            # T = 4096, BT × V = 2048 × 32000, MLA context 4096
     python -m bench.kernels --quick    # smaller sizes, for a smoke run
+    python -m bench.kernels --mutants  # also the mutation harness, by kind of weakness
 
 On the CPU (``--device cuda`` runs the same on a GPU):
 
@@ -11,9 +12,11 @@ On the CPU (``--device cuda`` runs the same on a GPU):
    backward, counted over the tensors each one allocates;
 3. MLA: one decode step with weight absorption over the latent cache against the naive
    step over per-head keys and values, at the same context length; and the cache size;
-4. with ``--checks``: every declared verification once (the baseline), then every declared
-   mutant run against the check that exists to catch it: the mutants' extra cost as a
-   ratio to the verifications, and the kill rate.
+4. the whole default verification suite (every check in float32 and in each half
+   precision it claims) against its budget of 60 s on two cores, with the machine's load
+   average before and after (other work on the machine slows it down);
+5. with ``--mutants``: every declared mutant run against the check that exists to catch
+   it, killed per kind of weakness, and their cost as a ratio to the suite.
 
 Every figure is printed with its ratio to the baseline measured in the same run.
 """
@@ -96,8 +99,8 @@ def _flce(BT: int, H: int, V: int, device: torch.device) -> list[tuple[str, str,
     def step(loss_fn: Callable[..., torch.Tensor]) -> Callable[[], Any]:
         return lambda: torch.autograd.grad(loss_fn(h, w, target), (h, w))
 
-    full, _, _ = peak_bytes(step(naive_lm_head_ce))
-    fused, _, _ = peak_bytes(step(fused_linear_cross_entropy))
+    full, _, _ = peak_bytes(step(naive_lm_head_ce), device)
+    fused, _, _ = peak_bytes(step(fused_linear_cross_entropy), device)
     t_full = _timed(step(naive_lm_head_ce), 1, device)
     t_fused = _timed(step(fused_linear_cross_entropy), 1, device)
     mib = 2**20
@@ -155,28 +158,62 @@ def _mla(context: int, repeats: int, device: torch.device) -> list[tuple[str, st
     ]
 
 
-def _checks(device: torch.device) -> list[tuple[str, str, str]]:
-    from kernels.mutation import declared_mutants, run_mutant
+#: The default suite's time budget on two cores.
+SUITE_BUDGET = 60.0
+
+
+def _load() -> str:
+    import os
+
+    one, five, _ = os.getloadavg()
+    return f"load {one:.1f} (5 min {five:.1f}) on {os.cpu_count()} cores"
+
+
+def _suite(device: torch.device) -> tuple[list[tuple[str, str, str]], float]:
     from kernels.registry import entries
     from kernels.verify import missing_requirements, verify
 
     selected = [e for e in entries() if e.has_code and not missing_requirements(e)]
+    before = _load()
     start = time.perf_counter()
     runs = [verify(e, device=device.type) for e in selected]
-    checks = time.perf_counter() - start
+    seconds = time.perf_counter() - start
+    passed = sum(r.passed for r in runs)
+    checks = sum(len(r.checks) for r in runs)
+    half = sum(c.dtype != "float32" for r in runs for c in r.checks)
+    return [
+        ("default suite budget", f"{SUITE_BUDGET:8.1f} s", "baseline"),
+        (
+            f"default suite ({len(runs)} kernels, {passed} passed; {checks} checks, {half} in half precision)",
+            f"{seconds:8.1f} s",
+            f"{seconds / SUITE_BUDGET:5.0%} of the budget ({before} before, {_load()} after)",
+        ),
+    ], seconds
+
+
+def _mutants(device: torch.device, suite: float) -> list[tuple[str, str, str]]:
+    from kernels.mutation import KINDS, declared_mutants, run_mutant
+    from kernels.registry import entries
+    from kernels.verify import missing_requirements
+
+    selected = [e for e in entries() if e.has_code and not missing_requirements(e)]
     start = time.perf_counter()
     results = [run_mutant(e, m, device=device.type) for e in selected for m in declared_mutants(e)]
-    mutants = time.perf_counter() - start
+    seconds = time.perf_counter() - start
     killed = sum(r.killed for r in results)
-    passed = sum(r.passed for r in runs)
-    return [
-        (f"verifications ({len(runs)} kernels, {passed} passed)", f"{checks:8.1f} s", "(baseline)"),
+    rows = [
         (
             f"mutants ({len(results)}, {killed} killed = {killed / len(results):.0%})",
-            f"{mutants:8.1f} s",
-            f"{mutants / checks:5.2f}x the verifications",
-        ),
+            f"{seconds:8.1f} s",
+            f"{seconds / suite:5.2f}x the suite",
+        )
     ]
+    for kind in KINDS:
+        mine = [r for r in results if r.kind == kind]
+        if mine:
+            done = sum(r.killed for r in mine)
+            rows.append((f"  {kind}", f"{done:4d} / {len(mine):<3d}", f"{done / len(mine):.0%} killed"))
+    return rows
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -192,7 +229,9 @@ def main(argv: list[str] | None = None) -> None:
         default=1,
         help="torch CPU threads (default 1: the ratios stay comparable on a busy machine)",
     )
-    parser.add_argument("--checks", action="store_true", help="also time the verifications and the mutants")
+    parser.add_argument(
+        "--mutants", "--checks", action="store_true", help="also run the mutation harness, by kind of weakness"
+    )
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
     device = torch.device(args.device)
@@ -203,11 +242,13 @@ def main(argv: list[str] | None = None) -> None:
         f"reference kernels on {device} (torch {torch.__version__}, {torch.get_num_threads()} "
         "threads)"
     )
+    suite_rows, suite = _suite(device)
     rows = (
         _linear_attention(T, args.repeats, device)
         + _flce(BT, H, V, device)
         + _mla(context, args.repeats, device)
-        + (_checks(device) if args.checks else [])
+        + suite_rows
+        + (_mutants(device, suite) if args.mutants else [])
     )
     width = max(len(r[0]) for r in rows)
     for name, value, ratio in rows:

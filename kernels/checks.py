@@ -1,102 +1,37 @@
-"""What a declared verification is made of: checks, where they run, what they measure.
+"""What a declared verification is made of: checks, their setup as data, the claims.
 
 Every kernel folder declares one :class:`Verification` in its ``verification.py``: what
 is compared, the dtype and shapes, whether gradients are compared, and a list of
-:class:`Check` objects. A check is a function of a :class:`Setting` (device, dtype,
-seed) that returns an :class:`Outcome`: the largest absolute error and the largest
-relative error of the comparison it makes. The check passes when the error it names
-(``measure``) is at most its ``tolerance``. In float16 and bfloat16 a check that
-declares a tolerance there is judged by the relative RMS error, as FLA judges its
-kernels (``‖ref − out‖₂ / ‖ref‖₂``).
+:class:`Check` objects. A check is a function of a :class:`Setting` that returns an
+:class:`Outcome` (:mod:`kernels.measures`). It passes when the error it names
+(``measure``) is at most its ``tolerance``. In float16 and bfloat16 a check that declares
+a tolerance there is judged by the relative RMS error, as FLA judges its kernels
+(``‖ref − out‖₂ / ‖ref‖₂``); declaring one is the kernel's claim of a low-precision path,
+and the default run checks it there too.
 
-Relative error here is normwise: ``max|ref − out| / max|ref|``. A numerical property
-("uniform routing gives a loss of exactly 1") is an outcome too: the measured value
-against the claimed one (:func:`against`), or how far a bound is exceeded
-(:func:`within`).
+Setup is data: a comparison of two forms is declared with :func:`comparison` from its
+cases (:class:`Case`: named dimensions and the adversarial families of
+:mod:`kernels.families` they exercise), a draw of inputs per case, the outputs and
+gradients compared and the tolerances; a property is a function declared with
+:func:`check`, whose docstring is its claim. Every check states the families it covers.
+The measuring functions of :mod:`kernels.measures` are re-exported here.
 """
 
 from __future__ import annotations
 
+import inspect
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from functools import partial
+from typing import Any
 
 import torch
 
-__all__ = [
-    "Check",
-    "Outcome",
-    "Pair",
-    "Setting",
-    "Verification",
-    "against",
-    "compare",
-    "compare_all",
-    "compare_forms",
-    "count",
-    "gradients",
-    "random_cotangents",
-    "shape_id",
-    "within",
-    "worst",
-]
+from kernels.families import FAMILIES, FAR_FROM_UNIT
+from kernels.measures import Measure, Outcome, Setting, compare_forms, numbers_first
 
-Measure = Literal["abs", "rel", "rms"]
-#: A named (reference, output) pair, as :func:`compare_all` takes them.
-Pair = tuple[str, torch.Tensor, torch.Tensor]
-
-
-@dataclass(frozen=True)
-class Setting:
-    """Where a check runs. Inputs are drawn on the CPU from a seeded generator and then
-    moved, so that the CPU and a GPU see the same numbers."""
-
-    device: torch.device = field(default_factory=lambda: torch.device("cpu"))
-    dtype: torch.dtype = torch.float32
-    seed: int = 42
-
-    def generator(self, offset: int = 0) -> torch.Generator:
-        return torch.Generator().manual_seed(self.seed + offset)
-
-    def randn(
-        self,
-        *shape: int,
-        gen: torch.Generator,
-        scale: float = 1.0,
-        dtype: torch.dtype | None = None,
-    ) -> torch.Tensor:
-        x = torch.randn(*shape, generator=gen, dtype=torch.float64) * scale
-        return x.to(device=self.device, dtype=dtype or self.dtype)
-
-    def rand(self, *shape: int, gen: torch.Generator, dtype: torch.dtype | None = None) -> torch.Tensor:
-        x = torch.rand(*shape, generator=gen, dtype=torch.float64)
-        return x.to(device=self.device, dtype=dtype or self.dtype)
-
-    def randint(self, high: int, *shape: int, gen: torch.Generator) -> torch.Tensor:
-        return torch.randint(high, shape, generator=gen).to(self.device)
-
-    def tensor(self, data: object, dtype: torch.dtype | None = None) -> torch.Tensor:
-        return torch.as_tensor(data, dtype=dtype or self.dtype, device=self.device)
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """The errors one check measured; ``detail`` says what was measured, in words."""
-
-    max_abs: float
-    max_rel: float
-    detail: str = ""
-    #: Relative RMS error ‖ref − out‖₂ / ‖ref‖₂ (FLA's ratio); None where no tensors
-    #: were compared, and then the relative error stands for it.
-    rms: float | None = None
-
-    def error(self, measure: Measure) -> float:
-        if measure == "abs":
-            return self.max_abs
-        if measure == "rms" and self.rms is not None:
-            return self.rms
-        return self.max_rel
+__all__ = ["HALF", "Case", "Check", "Drawn", "Verification", "case", "check", "comparing", "comparison"]
 
 
 @dataclass(frozen=True)
@@ -112,6 +47,18 @@ class Check:
     #: Tolerances in other dtypes than the verification's own (``float16``,
     #: ``bfloat16``), where the check means something there (FLA's, Liger's ...).
     tolerances: Mapping[str, float] = field(default_factory=dict)
+    #: The adversarial input families (:data:`kernels.families.FAMILIES`) it exercises.
+    covers: tuple[str, ...] = ()
+    #: For a stochastic check: the probability, bounded by the check's own statistics,
+    #: that it fails when the kernel is right.
+    false_failure: float | None = None
+    #: A comparison's cases (its setup as data).
+    cases: tuple[Case, ...] = ()
+
+    def __post_init__(self) -> None:
+        unknown = [f for f in self.covers if f not in FAMILIES]
+        if unknown:
+            raise ValueError(f"check {self.name!r} covers unknown families {unknown}; known: {sorted(FAMILIES)}")
 
     def tolerance_for(self, dtype: str, declared: str = "float32") -> float | None:
         """The tolerance in ``dtype``; None when the check declares none for it."""
@@ -131,12 +78,23 @@ class Verification:
 
     technique: str
     compares: str
-    shapes: tuple[str, ...]
     checks: tuple[Check, ...]
+    #: The shapes, in words; by default the ids of the comparisons' cases.
+    shapes: tuple[str, ...] = ()
     dtype: str = "float32"
-    gradients: bool = False
     #: Importable modules the checks need beyond torch (e.g. ``triton``).
     requires: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "compares", _compared(self.compares))
+        if not self.shapes:
+            ids = [c.id for check in self.checks for c in check.cases]
+            object.__setattr__(self, "shapes", tuple(dict.fromkeys(ids)))
+
+    @property
+    def gradients(self) -> bool:
+        """Whether some check compares gradients."""
+        return any(c.gradients for c in self.checks)
 
     def check(self, name: str) -> Check:
         for c in self.checks:
@@ -144,172 +102,163 @@ class Verification:
                 return c
         raise KeyError(f"{self.technique} declares no check {name!r}")
 
+    @property
+    def low_precision(self) -> tuple[str, ...]:
+        """The half precisions some check claims (declares a tolerance for)."""
+        return tuple(d for d in HALF if any(d in c.tolerances for c in self.checks))
 
-def _as_tensor(x: torch.Tensor | float | Sequence[float]) -> torch.Tensor:
-    if isinstance(x, torch.Tensor):
-        return x.detach().to(torch.float64).cpu()
-    return torch.as_tensor(x, dtype=torch.float64)
-
-
-def compare(ref: torch.Tensor | float, out: torch.Tensor | float, detail: str = "") -> Outcome:
-    """Max absolute error and normwise relative error of ``out`` against ``ref``."""
-    r, o = _as_tensor(ref), _as_tensor(out)
-    if r.shape != o.shape:
-        raise ValueError(f"shapes differ: reference {tuple(r.shape)} vs {tuple(o.shape)}")
-    if r.numel() == 0:
-        return Outcome(0.0, 0.0, detail)
-    bad = int((torch.isfinite(r) & ~torch.isfinite(o)).sum())
-    if bad:  # the output overflowed or turned to NaN where the reference is finite
-        note = f"{bad} non-finite values where the reference is finite"
-        return Outcome(math.inf, math.inf, f"{detail}: {note}" if detail else note)
-    same = (r == o) | (torch.isnan(r) & torch.isnan(o))
-    diff = torch.where(same, torch.zeros_like(r), r - o)
-    err = diff.abs().max().item()
-    finite = r[torch.isfinite(r)]
-    scale = finite.abs().max().item() if finite.numel() else 0.0
-    rel = err / scale if scale > 0 else (0.0 if err == 0 else math.inf)
-    norm = finite.norm().item() if finite.numel() else 0.0
-    rms = diff.norm().item() / norm if norm > 0 else rel
-    return Outcome(err, rel, detail, rms)
+    @property
+    def families(self) -> tuple[str, ...]:
+        return tuple(sorted({f for c in self.checks for f in c.covers}))
 
 
-def worst(outcomes: Iterable[Outcome], detail: str = "") -> Outcome:
-    """The largest absolute and relative errors over several comparisons; the detail
-    is that of the comparison with the largest relative error."""
-    items = list(outcomes)
-    if not items:
-        return Outcome(0.0, 0.0, detail)
-    bad = max(items, key=lambda o: o.max_rel)
-    return Outcome(max(o.max_abs for o in items), bad.max_rel, detail or bad.detail, _rms(items))
+def _compared(text: str) -> str:
+    """What a verification compares, from its module docstring: the paragraph that begins
+    "Compared:" (without the word), else the first paragraph; on one line."""
+    paragraphs = [" ".join(p.split()) for p in inspect.cleandoc(text).split("\n\n")]
+    found = next((p for p in paragraphs if p.startswith("Compared:")), paragraphs[0])
+    return found.removeprefix("Compared:").strip()
 
 
-def _rms(items: Sequence[Outcome]) -> float | None:
-    known = [o.rms for o in items if o.rms is not None]
-    return max(known) if known else None
+#: The low-precision dtypes a check can claim.
+HALF = ("float16", "bfloat16")
 
 
-def compare_all(pairs: Iterable[Pair]) -> Outcome:
-    """Compare named (reference, output) pairs; the detail names the worst one."""
-    named = [(name, compare(ref, out)) for name, ref, out in pairs]
-    if not named:
-        return Outcome(0.0, 0.0)
-    name, bad = max(named, key=lambda item: item[1].max_rel)
-    return Outcome(
-        max(o.max_abs for _, o in named),
-        bad.max_rel,
-        f"worst of {len(named)}: {name}",
-        _rms([o for _, o in named]),
-    )
+def check(
+    name: str,
+    tolerance: float,
+    *,
+    measure: Measure = "rel",
+    gradients: bool = False,
+    tolerances: Mapping[str, float] | None = None,
+    covers: Sequence[str] = (),
+    false_failure: float | None = None,
+) -> Callable[[Callable[[Setting], Outcome]], Check]:
+    """Declare a property check: the decorated function measures it, and the first
+    paragraph of its docstring is the claim it stands for."""
+
+    def declare(run: Callable[[Setting], Outcome]) -> Check:
+        claim, limits = _claim(name, run), dict(tolerances or {})
+        return Check(name, claim, run, tolerance, measure, gradients, limits, tuple(covers), false_failure)
+
+    return declare
 
 
-def against(measured: float, expected: float, detail: str = "") -> Outcome:
-    """A measured number against the value the claim states."""
-    err = abs(float(measured) - float(expected))
-    rel = err / abs(expected) if expected != 0 else err
-    text = detail or f"measured {measured:.6g}, claimed {expected:.6g}"
-    return Outcome(err, rel, text)
+def _claim(name: str, fn: Callable[..., object]) -> str:
+    """The first paragraph of a function's docstring, on one line."""
+    claim = " ".join((inspect.getdoc(fn) or "").split("\n\n")[0].split())
+    if not claim:
+        raise ValueError(f"check {name!r}: its function {fn.__name__} needs a docstring stating the claim")
+    return claim
 
 
-def within(measured: float, bound: float, detail: str = "") -> Outcome:
-    """How far ``measured`` exceeds an upper ``bound`` (0 when the bound holds)."""
-    excess = max(0.0, float(measured) - float(bound))
-    rel = excess / abs(bound) if bound != 0 else excess
-    return Outcome(excess, rel, detail or f"measured {measured:.6g}, bound {bound:.6g}")
+@dataclass(frozen=True)
+class Case:
+    """One setting of a comparison: named dimensions (``case.T``) and the adversarial
+    families it exercises."""
+
+    dims: tuple[tuple[str, Any], ...]
+    families: tuple[str, ...] = ()
+
+    def __getattr__(self, name: str) -> Any:
+        for key, value in self.__dict__["dims"]:
+            if key == name:
+                return value
+        raise AttributeError(name)
+
+    def get(self, name: str, default: Any = None) -> Any:
+        return dict(self.dims).get(name, default)
+
+    @property
+    def id(self) -> str:
+        """A readable id in the tests' style: ``B2-T75-H2-D32``, with the families' names."""
+        tag = "-".join(f"{k}{v}" for k, v in self.dims)
+        return f"{tag} [{', '.join(self.families)}]" if self.families else tag
 
 
-def count(measured: int, expected: int, detail: str = "") -> Outcome:
-    """An exact count: any difference fails a zero tolerance."""
-    return against(float(measured), float(expected), detail or f"counted {measured}, claimed {expected}")
+def case(*families: str, **dims: Any) -> Case:
+    """A :class:`Case` from its dimensions and the families it belongs to."""
+    unknown = [f for f in families if f not in FAMILIES]
+    if unknown:
+        raise ValueError(f"unknown families {unknown}; known: {sorted(FAMILIES)}")
+    return Case(tuple(dims.items()), tuple(families))
 
 
-def shape_id(**dims: int) -> str:
-    """A readable shape id in the tests' style: ``B2-T75-H2-D32``."""
-    return "-".join(f"{k}{v}" for k, v in dims.items())
+@dataclass(frozen=True)
+class Drawn:
+    """The inputs a draw made for one case: the tensors both forms differentiate, and
+    the context handed to both forms first (the case itself when None)."""
+
+    inputs: tuple[torch.Tensor, ...]
+    context: Any = None
+    cotangents: tuple[torch.Tensor, ...] | None = None
 
 
-def _outputs(
-    fn: Callable[..., torch.Tensor | tuple[torch.Tensor, ...]], tensors: Sequence[torch.Tensor]
-) -> tuple[torch.Tensor, ...]:
-    result = fn(*tensors)
-    return result if isinstance(result, tuple) else (result,)
+#: A form as a comparison calls it: ``form(context, *inputs)``.
+Form = Callable[..., "torch.Tensor | tuple[torch.Tensor, ...]"]
+Draw = Callable[[Setting, Case, torch.Generator], "Drawn | tuple[torch.Tensor, ...]"]
 
 
-def gradients(
-    fn: Callable[..., torch.Tensor | tuple[torch.Tensor, ...]],
-    tensors: Sequence[torch.Tensor],
-    cotangents: Sequence[torch.Tensor] | None = None,
-) -> tuple[tuple[torch.Tensor, ...], tuple[torch.Tensor, ...]]:
-    """Outputs of ``fn`` on fresh leaf copies of ``tensors``, and the gradients of
-    Σ ⟨output, cotangent⟩ with respect to those leaves (zeros where unused).
-
-    Without ``cotangents`` each output gets a random one (:func:`random_cotangents`):
-    never all ones, so a backward that ignores or rescales the incoming gradient shows,
-    and a scalar loss is scaled by a factor that is not 1."""
-    leaves = [t.detach().clone().requires_grad_(t.is_floating_point()) for t in tensors]
-    outs = _outputs(fn, leaves)
-    cots = cotangents if cotangents is not None else random_cotangents(outs)
-    total = sum((o.float() * c.float()).sum() for o, c in zip(outs, cots, strict=True))
-    needs = [leaf for leaf in leaves if leaf.requires_grad]
-    grads = torch.autograd.grad(total, needs, allow_unused=True)  # type: ignore[arg-type]
-    it = iter(grads)
-    full = []
-    for leaf in leaves:
-        if leaf.requires_grad:
-            grad = next(it)
-            full.append(torch.zeros_like(leaf) if grad is None else grad)
-        else:
-            full.append(torch.zeros_like(leaf, dtype=torch.float32))
-    return tuple(o.detach() for o in outs), tuple(full)
-
-
-def random_cotangents(outputs: Sequence[torch.Tensor], seed: int = 7) -> list[torch.Tensor]:
-    """A random cotangent for each output, drawn from ``seed`` and the outputs' shapes
-    alone, so two forms with outputs of the same shapes get the same cotangents. A
-    scalar output (a loss) gets a factor of magnitude in [0.5, 2], never 1."""
-    gen = torch.Generator().manual_seed(seed)
-    cots = []
-    for o in outputs:
-        if o.dim() == 0:
-            c = (torch.rand((), generator=gen, dtype=torch.float64) * 1.5 + 0.5) * (
-                1 - 2 * torch.randint(2, (), generator=gen)
-            )
-        else:
-            c = torch.randn(o.shape, generator=gen, dtype=torch.float64)
-        cots.append(c.to(device=o.device, dtype=torch.float32))
-    return cots
-
-
-def _named(names: Iterable[str], refs: Iterable[torch.Tensor], outs: Iterable[torch.Tensor], tag: str) -> list[Pair]:
-    return [(f"{name} {tag}" if tag else name, ref, out) for name, ref, out in zip(names, refs, outs, strict=True)]
-
-
-def compare_forms(
-    reference: Callable[..., torch.Tensor | tuple[torch.Tensor, ...]],
-    structured: Callable[..., torch.Tensor | tuple[torch.Tensor, ...]],
-    inputs: Sequence[torch.Tensor],
-    cotangents: Sequence[torch.Tensor] | None = None,
+def comparison(
+    name: str,
+    claim: str,
+    reference: Form,
+    structured: Form,
+    draw: Draw,
+    cases: Sequence[Case],
     *,
     outputs: Sequence[str] = ("out",),
     grads: Sequence[str] = (),
-    extra: Iterable[Pair] = (),
-    tag: str = "",
-) -> Outcome:
-    """Compare a structured form against its reference on the same ``inputs``.
+    tolerance: float = 1e-5,
+    measure: Measure = "rel",
+    tolerances: Mapping[str, float] | None = None,
+    covers: Sequence[str] = (),
+    offset: int = 0,
+) -> Check:
+    """Declare a comparison of two forms over ``cases``.
 
-    The pairs are, in order: the outputs, named by ``outputs`` (none when it is empty),
-    the ``extra`` pairs, and, when ``grads`` names every input, the gradient ``d<name>``
-    of each input (of Σ ⟨output, cotangent⟩, see :func:`gradients`). Without ``grads``
-    both forms run forward only. A ``tag`` (a shape id) follows every name: ``"o B2-T45"``."""
-    # In half precision the reference runs in float32 on the same (rounded) inputs, as
-    # FLA's tests run their naive forms: the error measured is the structured form's.
-    half = any(t.dtype in (torch.float16, torch.bfloat16) for t in inputs)
-    ref_inputs = [t.float() if t.dtype in (torch.float16, torch.bfloat16) else t for t in inputs] if half else inputs
-    if grads:
-        outs1, g1 = gradients(reference, ref_inputs, cotangents)
-        outs2, g2 = gradients(structured, inputs, cotangents)
-        wrt = _named([f"d{name}" for name in grads], g1, g2, tag)
-    else:
-        outs1, outs2 = _outputs(reference, ref_inputs), _outputs(structured, inputs)
-        wrt = []
-    named = _named(outputs, outs1, outs2, tag) if outputs else []
-    return compare_all([*named, *extra, *wrt])
+    For case i, ``draw(setting, case, setting.generator(offset + i))`` makes the inputs
+    and both forms run as ``form(context, *inputs)``; the outputs (named by
+    ``outputs``) and, when ``grads`` names the inputs, their gradients under random
+    cotangents are compared (:func:`compare_forms`). The check covers the families of
+    its cases and ``covers``."""
+
+    def one(s: Setting, i: int, c: Case) -> Outcome:
+        drawn = draw(s, c, s.generator(offset + i))
+        if not isinstance(drawn, Drawn):
+            drawn = Drawn(tuple(drawn))
+        context = c if drawn.context is None else drawn.context
+        return compare_forms(
+            partial(reference, context),
+            partial(structured, context),
+            drawn.inputs,
+            drawn.cotangents,
+            outputs=outputs,
+            grads=grads,
+            tag=c.id,
+        )
+
+    def run(s: Setting) -> Outcome:
+        half = s.dtype in (torch.float16, torch.bfloat16)
+        limit = (tolerances or {}).get(str(s.dtype).removeprefix("torch."), tolerance)
+        judged: Measure = "rms" if half else measure
+        # Inputs of norm 1e-4 or 1e4 are outside what half precision holds (float16 overflows
+        # at 65504, and so do the squares and reciprocal gradients of such inputs).
+        chosen = [(i, c) for i, c in enumerate(cases) if not (half and FAR_FROM_UNIT in c.families)]
+        return numbers_first([partial(one, s, i, c) for i, c in chosen], limit, judged)
+
+    families = tuple(sorted({f for c in cases for f in c.families} | set(covers)))
+    tolerances = dict(tolerances or {})
+    return Check(name, claim, run, tolerance, measure, bool(grads), tolerances, families, cases=tuple(cases))
+
+
+def comparing(
+    name: str, reference: Form, structured: Form, cases: Sequence[Case], **options: Any
+) -> Callable[[Draw], Check]:
+    """Declare a :func:`comparison` by decorating its draw: the draw's docstring is the claim."""
+
+    def declare(draw: Draw) -> Check:
+        return comparison(name, _claim(name, draw), reference, structured, draw, cases, **options)
+
+    return declare
+

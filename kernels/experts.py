@@ -47,9 +47,7 @@ def init_experts(
     return Experts(r(count, hidden, d), r(count, hidden, d), r(count, d, hidden))
 
 
-def apply_expert(
-    x: torch.Tensor, experts: Experts, e: int, act: Activation = swiglu
-) -> torch.Tensor:
+def apply_expert(x: torch.Tensor, experts: Experts, e: int, act: Activation = swiglu) -> torch.Tensor:
     return act(x @ experts.w1[e].T, x @ experts.w3[e].T) @ experts.w2[e].T
 
 

@@ -12,7 +12,14 @@ bound in the ``kernels`` package (the module attribute, names imported elsewhere
 A mutant names the declared check that exists to catch it. :func:`run_mutant` runs that
 check first, then the others until one fails; the mutant is *killed* only when a check
 fails on its numbers, not when the mutated code raises (that is *crashed*), and it
-*survived* when every check passed.
+*survived* when every check passed. The checks run as the default suite runs them: in
+the kernel's dtype and in every half precision they claim.
+
+A mutant also names the *kind* of weakness it probes (:data:`KINDS`): the seven ways a
+verification can be blind (a reference that shares the code it checks, an expected value
+taken from the code under test, inputs too kind to show the bug, memory counted after the
+fact, statistics that cannot fail, a precision path never run, a crash taken for a
+catch), or ``plain`` for an ordinary bug in the structured form.
 
 Simulated ranks run in threads of this process, so they see an applied mutant; gloo
 ranks are separate processes, and :func:`kernels.distributed.run_gloo` applies the
@@ -38,6 +45,7 @@ from kernels.registry import Entry
 from kg.errors import KernelError
 
 __all__ = [
+    "KINDS",
     "Mutant",
     "MutantRun",
     "active",
@@ -47,6 +55,18 @@ __all__ = [
 ]
 
 Verdict = Literal["killed", "crashed", "survived"]
+
+#: The kinds of weakness a mutant probes, each with the rule of the verification it tests.
+KINDS: dict[str, str] = {
+    "plain": "an ordinary bug in the structured form",
+    "independent-reference": "a bug in a helper the structured form uses: the reference must not share it",
+    "expected-value": "a wrong capacity, size, count or bound: the check computes the expected value itself",
+    "adversarial-input": "a bug only an adversarial input family shows (kernels.families)",
+    "peak-memory": "memory held in the middle of a step and released before its end",
+    "statistics": "a sampler or standard error that a loose statistical check would pass",
+    "low-precision": "a bug only the half-precision path shows, run by default",
+    "numbers-not-crashes": "a bug that used to end the check in an exception; it must fail on a number",
+}
 
 
 @dataclass(frozen=True)
@@ -63,6 +83,12 @@ class Mutant:
     replace: str
     #: The declared check that exists to catch this bug.
     check: str
+    #: The weakness it probes (a key of :data:`KINDS`).
+    kind: str = "plain"
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"mutant {self.name!r}: unknown kind {self.kind!r}; use one of {sorted(KINDS)}")
 
     @property
     def module(self) -> str:
@@ -86,6 +112,9 @@ class MutantRun:
     tolerance: float
     detail: str
     seconds: float
+    kind: str = "plain"
+    #: The dtype of the check run that killed it (empty unless killed).
+    dtype: str = ""
 
     @property
     def killed(self) -> bool:
@@ -157,9 +186,7 @@ def _rebind(original: Any, replacement: Any) -> list[tuple[Any, str, Any]]:
     return undo
 
 
-def _rebind_defaults(
-    fn: types.FunctionType, original: Any, replacement: Any, undo: list[tuple[Any, str, Any]]
-) -> None:
+def _rebind_defaults(fn: types.FunctionType, original: Any, replacement: Any, undo: list[tuple[Any, str, Any]]) -> None:
     if fn.__defaults__ and any(d is original for d in fn.__defaults__):
         undo.append((fn, "__defaults__", fn.__defaults__))
         fn.__defaults__ = tuple(replacement if d is original else d for d in fn.__defaults__)
@@ -216,12 +243,12 @@ def run_mutant(entry: Entry, mutant: Mutant, *, device: str = "cpu") -> MutantRu
     """Apply ``mutant`` and run the declared checks, the one named by the mutant first,
     until one fails on its numbers."""
     from kernels.checks import Verification
-    from kernels.verify import load_verification, resolve_device, triton_interpreter_first, verify
+    from kernels.verify import declared_checks, load_verification, resolve_device, triton_interpreter_first, verify
 
     triton_interpreter_first(resolve_device(device))  # before a mutant imports Triton's source
     declared = load_verification(entry)
     assert isinstance(declared, Verification)
-    names = [c.name for c in declared.checks]
+    names = [c.name for c in declared_checks(entry, declared)]
     if mutant.check not in names:
         raise KernelError(
             f"mutant {mutant.name!r} of {entry.technique} names no declared check {mutant.check!r}",
@@ -233,23 +260,25 @@ def run_mutant(entry: Entry, mutant: Mutant, *, device: str = "cpu") -> MutantRu
     first = None
     with applied(mutant):
         for name in order:
-            (result,) = verify(entry, device=device, only=[name]).checks
-            first = first or result
-            if not result.passed and not result.raised:
-                return MutantRun(
-                    entry.technique,
-                    mutant.name,
-                    mutant.bug,
-                    mutant.check,
-                    "killed",
-                    name,
-                    result.error,
-                    result.tolerance,
-                    result.detail,
-                    time.perf_counter() - t0,
-                )
-            if result.raised:
-                crashed.append(f"{name}: {result.detail}")
+            for result in verify(entry, device=device, only=[name]).checks:
+                first = first or result
+                if not result.passed and not result.raised:
+                    return MutantRun(
+                        entry.technique,
+                        mutant.name,
+                        mutant.bug,
+                        mutant.check,
+                        "killed",
+                        name,
+                        result.error,
+                        result.tolerance,
+                        result.detail,
+                        time.perf_counter() - t0,
+                        mutant.kind,
+                        result.dtype,
+                    )
+                if result.raised:
+                    crashed.append(f"{name} ({result.dtype}): {result.detail}")
     assert first is not None
     return MutantRun(
         entry.technique,
@@ -262,4 +291,5 @@ def run_mutant(entry: Entry, mutant: Mutant, *, device: str = "cpu") -> MutantRu
         first.tolerance,
         "; ".join(crashed) if crashed else first.detail,
         time.perf_counter() - t0,
+        mutant.kind,
     )

@@ -171,6 +171,5 @@ def entry(technique: str) -> Entry:
         close = get_close_matches(technique, list(_BY_ID), n=3)
         raise KernelError(
             f"no reference kernel is registered for {technique!r}",
-            hint=("Did you mean " + ", ".join(close) + "? " if close else "")
-            + "List them with: kg kernels list",
+            hint=("Did you mean " + ", ".join(close) + "? " if close else "") + "List them with: kg kernels list",
         ) from None

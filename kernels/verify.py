@@ -1,9 +1,16 @@
 """Run the declared verifications and report, per check, the errors, tolerance and time.
 
 ``verify(entry, device=...)`` imports ``<module>.verification``, runs each check on
-the device and returns a :class:`Run`. A check that raises is a failed check with the
-error as its detail, so one broken kernel never hides the others. On CUDA the clock is
-read after a device synchronisation, so the durations are kernel timings.
+the device and returns a :class:`Run`. By default every check runs in the
+verification's dtype and again in each half precision it claims (declares a tolerance
+for); ``dtype=`` picks one. A check that raises is *broken*: it failed without a number,
+its exception is its detail, and it fails the run (one broken kernel never hides the
+others). On CUDA the clock is read after a device synchronisation, so the durations
+are kernel timings.
+
+Besides its declared checks, a kernel whose naive form is written with the pinned
+formulas of :mod:`kernels.formulas` runs those pins as the check ``reference-formulas``
+(:func:`declared_checks`).
 
 ``kernels.record`` writes runs into the graph.
 """
@@ -26,11 +33,13 @@ if TYPE_CHECKING:
     import torch
 
     from kernels.checks import Check, Verification
+    from kernels.measures import Outcome, Setting
 
 __all__ = [
     "DTYPES",
     "CheckRun",
     "Run",
+    "declared_checks",
     "load_verification",
     "missing_requirements",
     "resolve_device",
@@ -57,6 +66,15 @@ class CheckRun:
     raised: bool = False
     dtype: str = "float32"
     rms: float | None = None
+    #: The adversarial input families the check exercises.
+    covers: tuple[str, ...] = ()
+    #: A stochastic check's stated bound on failing a correct kernel.
+    false_failure: float | None = None
+
+    @property
+    def status(self) -> str:
+        """passed, failed (on its numbers) or broken (it raised)."""
+        return "broken" if self.raised else "passed" if self.passed else "failed"
 
     @property
     def error(self) -> float:
@@ -85,6 +103,15 @@ class Run:
         return bool(self.checks) and all(c.passed for c in self.checks)
 
     @property
+    def broken(self) -> list[CheckRun]:
+        """The checks that raised instead of returning their numbers."""
+        return [c for c in self.checks if c.raised]
+
+    @property
+    def families(self) -> list[str]:
+        return sorted({f for c in self.checks for f in c.covers})
+
+    @property
     def seconds(self) -> float:
         return sum(c.seconds for c in self.checks)
 
@@ -93,11 +120,21 @@ class Run:
         out["started"] = self.started.isoformat()
         out["ended"] = self.ended.isoformat()
         out["passed"] = self.passed
-        for c in out["checks"]:
-            for key in ("max_abs", "max_rel"):
+        out["broken"] = len(self.broken)
+        out["families"] = self.families
+        for c, check in zip(out["checks"], self.checks, strict=True):
+            c["status"] = check.status
+            c["covers"] = list(check.covers)
+            for key in ("max_abs", "max_rel", "rms"):
                 if isinstance(c[key], float) and not math.isfinite(c[key]):
                     c[key] = str(c[key])
         return out
+
+
+def cuda_available() -> bool:
+    import torch
+
+    return bool(torch.cuda.is_available())
 
 
 def resolve_device(name: str = "cpu") -> torch.device:
@@ -137,6 +174,66 @@ def load_verification(entry: Entry) -> object:
 #: precisions, for the checks that declare a tolerance for them.
 DTYPES = ("float32", "float16", "bfloat16")
 HALF = ("float16", "bfloat16")
+
+
+def declared_checks(entry: Entry, declared: Verification) -> tuple[Check, ...]:
+    """The verification's checks, and ``reference-formulas`` when its naive form (or a
+    naive form it builds on) uses the pinned formulas of :mod:`kernels.formulas`."""
+    from kernels.checks import Check
+
+    used = _formulas_used(entry)
+    if not used:
+        return declared.checks
+    from kernels.formulas import PINS
+
+    pins = [p for p in PINS if p.formula in used]
+    names = ", ".join(sorted({p.formula.__name__ for p in pins}))
+
+    def run(s: Setting) -> Outcome:
+        import torch
+
+        from kernels.measures import compare, worst
+
+        return worst(
+            [compare(torch.tensor(p.expected, dtype=torch.float64), p.compute(), p.statement) for p in pins],
+            f"{len(pins)} pins of {names}",
+        )
+
+    claim = (
+        f"The formulas the naive form is written with ({names}) give the published formulas' values "
+        "at literal inputs worked out by hand."
+    )
+    return (*declared.checks, Check("reference-formulas", claim, run, tolerance=1e-12, measure="abs"))
+
+
+def _formulas_used(entry: Entry) -> set[object]:
+    """Functions of kernels.formulas named in the kernel's naive module, or in the naive
+    modules it imports from, recursively."""
+    import sys
+
+    try:
+        if entry.module is None or importlib.util.find_spec(entry.module + ".naive") is None:
+            return set()
+    except ModuleNotFoundError:  # the kernel package itself is missing (a test's stand-in)
+        return set()
+    todo, seen, used = [entry.module + ".naive"], set(), set()
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        module = importlib.import_module(name)
+        for value in vars(module).values():
+            home = getattr(value, "__module__", None)
+            if home == "kernels.formulas" and callable(value):
+                used.add(value)
+            elif isinstance(home, str) and home.endswith(".naive") and home in sys.modules:
+                todo.append(home)
+    formulas = sys.modules["kernels.formulas"] if used else None
+    for fn in list(used):  # and the formulas those are written with
+        names = getattr(getattr(fn, "__code__", None), "co_names", ())
+        used.update(getattr(formulas, n) for n in names if callable(getattr(formulas, n, None)) and n != "Pin")
+    return used
 
 
 def resolve_dtype(name: str) -> str:
@@ -189,7 +286,7 @@ def _run_check(check: Check, declared: Verification, requested: str, device: tor
     the verification's own dtype."""
     import torch
 
-    from kernels.checks import Setting
+    from kernels.measures import Setting
 
     declares = check.tolerance_for(requested, declared.dtype) is not None
     in_dtype = requested if declares else declared.dtype
@@ -225,6 +322,8 @@ def _run_check(check: Check, declared: Verification, requested: str, device: tor
         raised,
         in_dtype,
         rms,
+        check.covers,
+        check.false_failure,
     )
 
 
@@ -237,8 +336,10 @@ def verify(
 ) -> Run:
     """Run the checks of ``entry`` (all, or those named in ``only``) on ``device``.
 
-    ``dtype`` (``float16``, ``bfloat16``) runs the checks that declare a tolerance for it
-    in that dtype, at that tolerance; the others run in the kernel's declared dtype."""
+    Without ``dtype`` every check runs in the kernel's declared dtype and again in each
+    half precision it declares a tolerance for. ``dtype`` (``float32``, ``float16``,
+    ``bfloat16``) runs the checks that declare a tolerance for it in that dtype, at that
+    tolerance, and the others once in the kernel's declared dtype."""
     import torch
 
     from kernels.checks import Verification
@@ -255,6 +356,7 @@ def verify(
         )
     wanted = set(only) if only is not None else None
     requested = resolve_dtype(dtype or declared.dtype)
+    checks = declared_checks(entry, declared)
     run = Run(
         technique=entry.technique,
         module=entry.module or "",
@@ -272,19 +374,28 @@ def verify(
     if torch_device.type == "cpu":
         torch.set_num_threads(1)
     try:
-        for check in declared.checks:
+        for check in checks:
             if wanted is not None and check.name not in wanted:
                 continue
             run.checks.append(_run_check(check, declared, requested, torch_device))
+            if dtype is None:  # the default run: every half precision the check claims
+                for half in HALF:
+                    if half in check.tolerances and half != requested:
+                        run.checks.append(_run_check(check, declared, half, torch_device))
     finally:
         torch.set_num_threads(threads)
     if wanted is not None and not run.checks:
         raise KernelError(
             f"{entry.technique} has no check named {', '.join(sorted(wanted))}",
-            hint="Names: " + ", ".join(c.name for c in declared.checks),
+            hint="Names: " + ", ".join(c.name for c in checks),
         )
-    # the dtype the run stands for: the one asked for, if any check could run in it
-    run.dtype = requested if any(c.dtype == requested for c in run.checks) else declared.dtype
+    # the dtypes the run stands for: the one asked for, if any check could run in it;
+    # by default the declared dtype and every half precision some check ran in
+    ran = [d for d in (declared.dtype, *HALF) if any(c.dtype == d for c in run.checks)]
+    if dtype is None:
+        run.dtype = "+".join(ran) or declared.dtype
+    else:
+        run.dtype = requested if any(c.dtype == requested for c in run.checks) else declared.dtype
     run.ended = dt.datetime.now(dt.UTC)
     return run
 

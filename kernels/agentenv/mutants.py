@@ -48,4 +48,22 @@ MUTANTS = (
         "self.root = _put(self.root, _parts(text), node)",
         "tree-vs-flat",
     ),
+    Mutant(
+        "task-files-one-number-short",
+        "the shared task generator draws file sizes from 2 to 4 instead of 2 to 5",
+        f"{_ENV}:task_numbers",
+        "torch.randint(2, 6, (1,), generator=gen)",
+        "torch.randint(2, 5, (1,), generator=gen)",
+        "tree-vs-flat",
+        kind="independent-reference",
+    ),
+    Mutant(
+        "probe-from-the-global-stream",
+        "a probe draws its latency from torch's global stream, not the environment's seeded stream",
+        f"{_ENV}:Env._act",
+        "torch.randint(1, 500, (1,), generator=self.rng)",
+        "torch.randint(1, 500, (1,))",
+        "task-and-seed",
+        kind="statistics",
+    ),
 )

@@ -2,10 +2,10 @@
 paths, snapshots as deep copies, and a past state reached again by replaying every
 action from the seed.
 
-It shares the task, the commands and their observations with ``env.Env`` (the
-observations are the environment's interface), but none of its tree code, so the
-persistent tree, its snapshots and forks are checked against something written
-independently.
+It shares the commands and their observations with ``env.Env`` (the observations are
+the environment's interface), but none of its code: the tree, the snapshots and forks,
+and the task's data are written here again from the task's statement, so they are
+checked against something written independently.
 """
 
 from __future__ import annotations
@@ -14,9 +14,20 @@ import copy
 
 import torch
 
-from kernels.agentenv.env import MAX_STEPS, Transition, task_numbers
+from kernels.agentenv.env import MAX_STEPS, Transition
 
-__all__ = ["FlatEnv", "replay"]
+__all__ = ["FlatEnv", "replay", "task_files"]
+
+
+def task_files(seed: int) -> list[list[int]]:
+    """The task's data from its statement: three files, each of 2 to 5 numbers from 0 to
+    99, drawn in that order (size, then numbers) from a generator seeded with ``seed``."""
+    gen = torch.Generator().manual_seed(seed)
+    files = []
+    for _ in range(3):
+        size = int(torch.randint(2, 6, (1,), generator=gen))
+        files.append([int(n) for n in torch.randint(0, 100, (size,), generator=gen)])
+    return files
 
 
 class FlatEnv:
@@ -30,7 +41,7 @@ class FlatEnv:
     def reset(self) -> None:
         self.paths = {"/task": "<dir>", "/task/README": "write the sum of every number in /data to /out/answer"}
         self.paths["/data"] = "<dir>"
-        for i, numbers in enumerate(task_numbers(self.seed)):
+        for i, numbers in enumerate(task_files(self.seed)):
             self.paths[f"/data/{i}.txt"] = " ".join(map(str, numbers))
         self.paths["/out"] = "<dir>"
 
@@ -74,7 +85,7 @@ class FlatEnv:
         path = self._norm(raw)
         parent = path.rsplit("/", 1)[0] or "/"
         if verb == "submit":
-            expected = sum(sum(n) for n in task_numbers(self.seed))
+            expected = sum(sum(n) for n in task_files(self.seed))
             answer = self.paths.get("/out/answer")
             if answer is not None and answer != "<dir>" and answer.strip() == str(expected):
                 return "correct", 1.0, True

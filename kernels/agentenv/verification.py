@@ -15,8 +15,10 @@ from __future__ import annotations
 import torch
 
 from kernels.agentenv.env import MAX_STEPS, Env, EnvError, Transition, task_numbers
-from kernels.agentenv.naive import FlatEnv, replay
-from kernels.checks import Check, Outcome, Setting, Verification, count
+from kernels.agentenv.naive import FlatEnv, replay, task_files
+from kernels.checks import Verification, check
+from kernels.measures import Outcome, Setting, count, worst
+from kernels.stats import threads_generator
 
 PATHS = ("/out/answer", "/out/tmp", "/scratch/a", "/scratch/b/c", "/scratch/b", "/data/0.txt", "/x", "/scratch")
 VERBS = ("write", "write", "append", "append", "cat", "ls", "mkdir", "rm", "mv", "probe")
@@ -54,7 +56,10 @@ def _differences(a: list[Transition], b: list[Transition]) -> int:
     return sum(x != y for x, y in zip(a, b, strict=False)) + abs(len(a) - len(b))
 
 
+@check("tree-vs-flat", 0.0, measure="abs")
 def tree_matches_flat(s: Setting) -> Outcome:
+    """The persistent-tree file system gives the same observations, rewards and files
+    after every step as a flat dictionary of paths."""
     gen = s.generator(0)
     wrong = steps = 0
     for episode in range(6):
@@ -69,7 +74,11 @@ def tree_matches_flat(s: Setting) -> Outcome:
     return count(wrong, 0, f"{steps} steps of 6 random episodes: every observation and file system equal")
 
 
+@check("restore-bit-for-bit", 0.0, measure="abs")
 def restore_bit_for_bit(s: Setting) -> Outcome:
+    """A restored snapshot reproduces the original trajectory bit for bit (observations,
+    rewards, random draws, step limit), as does a replay from the seed; the snapshot is
+    unaffected by what the original did afterwards."""
     gen = s.generator(1)
     # The prefix draws from the random stream, so the snapshot's stream is not the seed's;
     # the suffix runs into the step limit.
@@ -103,7 +112,10 @@ def restore_bit_for_bit(s: Setting) -> Outcome:
     )
 
 
+@check("fork-isolation", 0.0, measure="abs")
 def forks_are_isolated(s: Setting) -> Outcome:
+    """Episodes forked from one state and stepped in turn never see each other's writes:
+    each ends exactly as if it had run alone, and the parent is untouched."""
     gen = s.generator(2)
     prefix = agent(gen, 8)
     parent = _started(s.seed)
@@ -139,7 +151,11 @@ def _refuses(action: object) -> int:
     return 1
 
 
+@check("pause-resume", 0.0, measure="abs")
 def state_machine(s: Setting) -> Outcome:
+    """The state machine refuses to act while paused or done; pausing keeps the state, a
+    paused snapshot restores paused, and a resumed episode continues like one that never
+    paused; the task is graded."""
     gen = s.generator(3)
     plan = agent(gen, 20)
     env, twin = _started(s.seed), _started(s.seed)
@@ -160,7 +176,7 @@ def state_machine(s: Setting) -> Outcome:
     wrong += _differences([env.step(a) for a in rest], twin_log)
     wrong += _differences([paused_copy.step(a) for a in rest], twin_log)
     # the task: solved, answered wrongly, and run into the step limit
-    total = sum(sum(n) for n in task_numbers(s.seed))
+    total = sum(sum(n) for n in task_files(s.seed))
     solved = _started(s.seed)
     solved.step(f"write /out/answer {total}")
     last = solved.step("submit")
@@ -181,46 +197,28 @@ def state_machine(s: Setting) -> Outcome:
     )
 
 
+@check("task-and-seed", 0.0, measure="abs")
+def task_and_seed(s: Setting) -> Outcome:
+    """The task holds three files of 2 to 5 numbers from 0 to 99 (50 seeds), and the
+    environment's randomness comes from its seed: the same seed gives the same task and
+    probes, another seed others, and torch's global random stream is left alone."""
+    wrong = 0
+    for seed in range(s.seed, s.seed + 50):
+        files = task_numbers(seed)
+        wrong += int(len(files) != 3) + sum(not 2 <= len(f) <= 5 or not all(0 <= n < 100 for n in f) for f in files)
+
+    def episode(gen: torch.Generator) -> list[int]:
+        env = _started(int(torch.randint(2**31, (1,), generator=gen)))
+        probes = [int(env.step("probe").observation.split()[1]) for _ in range(5)]
+        return [n for f in task_numbers(env.seed) for n in f] + probes
+
+    seeded = threads_generator(lambda gen: torch.tensor(episode(gen), dtype=torch.float64))
+    return worst([count(wrong, 0, f"{wrong} malformed task files over 50 seeds"), seeded], seeded.detail)
+
+
 VERIFICATION = Verification(
-    technique="agentenv",
-    compares="a persistent-tree agent environment against an independent flat-dictionary one "
-    "(observations, rewards, file systems); restored snapshots against the original run and a "
-    "replay from the seed; forked episodes against each run alone",
+    "agentenv",
+    __doc__ or "",
+    (tree_matches_flat, restore_bit_for_bit, forks_are_isolated, state_machine, task_and_seed),
     shapes=("6 random episodes of 30 steps", f"snapshots at step 12 and runs to the {MAX_STEPS}-step limit"),
-    checks=(
-        Check(
-            "tree-vs-flat",
-            "The persistent-tree file system gives the same observations, rewards and files after "
-            "every step as a flat dictionary of paths.",
-            tree_matches_flat,
-            tolerance=0.0,
-            measure="abs",
-        ),
-        Check(
-            "restore-bit-for-bit",
-            "A restored snapshot reproduces the original trajectory bit for bit (observations, "
-            "rewards, random draws, step limit), as does a replay from the seed; the snapshot is "
-            "unaffected by what the original did afterwards.",
-            restore_bit_for_bit,
-            tolerance=0.0,
-            measure="abs",
-        ),
-        Check(
-            "fork-isolation",
-            "Episodes forked from one state and stepped in turn never see each other's writes: "
-            "each ends exactly as if it had run alone, and the parent is untouched.",
-            forks_are_isolated,
-            tolerance=0.0,
-            measure="abs",
-        ),
-        Check(
-            "pause-resume",
-            "The state machine refuses to act while paused or done; pausing keeps the state, a "
-            "paused snapshot restores paused, and a resumed episode continues like one that never "
-            "paused; the task is graded.",
-            state_machine,
-            tolerance=0.0,
-            measure="abs",
-        ),
-    ),
 )

@@ -47,4 +47,14 @@ MUTANTS = (
         "return _mix(mix, outputs[1:], queries[len(layers)], norm)",
         "network-full-and-block",
     ),
+    Mutant(
+        "key-norm-epsilon-outside-root",
+        "the keys' RMSNorm adds its epsilon after the square root: invisible at unit scale, wrong "
+        "for sources of norm 1e-4",
+        f"{_FUSED}:attnres",
+        "torch.rsqrt(sources.pow(2).mean(-1, keepdim=True) + eps)",
+        "1 / (sources.pow(2).mean(-1, keepdim=True).sqrt() + eps)",
+        "stacked-vs-loop",
+        kind="adversarial-input",
+    ),
 )

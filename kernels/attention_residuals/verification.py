@@ -12,18 +12,17 @@ import torch
 
 from kernels.attention_residuals.fused import attnres, block_forward, full_forward
 from kernels.attention_residuals.naive import naive_attnres, naive_network
-from kernels.checks import (
-    Check,
-    Outcome,
-    Setting,
-    Verification,
-    compare,
-    compare_all,
-    compare_forms,
-    worst,
-)
+from kernels.checks import Case, Verification, case, check, comparison
+from kernels.families import BATCH_OF_ONE, FAR_FROM_UNIT, HUGE, TINY
+from kernels.measures import Outcome, Setting, compare, compare_all, compare_forms, worst
 
 B, T, D, L = 2, 13, 24, 6
+#: sources n, batch B, tokens T, width d, source scale
+CASES = (
+    case(n=5, B=2, T=13, d=24, x=1.0),
+    case(FAR_FROM_UNIT, BATCH_OF_ONE, n=3, B=1, T=7, d=16, x=TINY),
+    case(FAR_FROM_UNIT, n=4, B=2, T=5, d=8, x=HUGE),
+)
 
 
 def _net(s: Setting, offset: int):  # type: ignore[no-untyped-def]
@@ -39,22 +38,27 @@ def _layers(weights: torch.Tensor) -> list:  # type: ignore[type-arg]
     return [lambda h, w=w: torch.tanh(h @ w) for w in weights]
 
 
-def stacked_matches_loop(s: Setting) -> Outcome:
-    gen = s.generator(0)
-    sources = s.randn(5, B, T, D, gen=gen)
-    query, norm = s.randn(D, gen=gen), 1 + 0.1 * s.randn(D, gen=gen)
-    cot = (s.randn(B, T, D, gen=gen),)
-    return compare_forms(
-        lambda v, q, n: naive_attnres(list(v), q, n),
-        attnres,
-        (sources, query, norm),
-        cot,
-        grads=("sources", "query", "norm"),
-    )
+def _sources(s: Setting, c: Case, gen: torch.Generator) -> tuple[torch.Tensor, ...]:
+    return s.randn(c.n, c.B, c.T, c.d, gen=gen, scale=c.x), s.randn(c.d, gen=gen), 1 + 0.1 * s.randn(c.d, gen=gen)
 
 
+STACKED = comparison(
+    "stacked-vs-loop",
+    "The stacked form equals the loop over sources, outputs and gradients, also for sources of norm 1e-4 "
+    "(where the RMSNorm's epsilon matters) and 1e4.",
+    lambda c, v, q, n: naive_attnres(list(v), q, n),
+    lambda c, v, q, n: attnres(v, q, n),
+    _sources,
+    CASES,
+    grads=("sources", "query", "norm"),
+    tolerances={"float16": 0.005},  # FLA tests AttnRes in fp16 and fp32 only
+)
+
+
+@check("network-full-and-block", 1e-5, gradients=True)
 def networks_match(s: Setting) -> Outcome:
-    """The fused wirings against networks whose sources are spelled out layer by layer."""
+    """The fused full and block wirings (blocks of 4 and 3 over 6 layers) equal networks
+    whose sources are spelled out layer by layer, outputs and gradients."""
     x, weights, queries, norm = _net(s, 1)
     cot = (s.randn(B, T, D, gen=s.generator(2)),)
     results = []
@@ -77,7 +81,9 @@ def networks_match(s: Setting) -> Outcome:
     return worst(results)
 
 
+@check("zero-query-is-mean", 1e-6)
 def zero_query_is_mean(s: Setting) -> Outcome:
+    """A zero query weights every source equally: the mean of the sources."""
     sources = s.randn(4, B, T, D, gen=s.generator(3))
     zero = torch.zeros(D, device=s.device, dtype=s.dtype)
     return compare_all(
@@ -88,13 +94,17 @@ def zero_query_is_mean(s: Setting) -> Outcome:
     )
 
 
+@check("single-source-is-identity", 0.0, measure="abs")
 def single_source_is_identity(s: Setting) -> Outcome:
+    """With one source (L = 1) the output is that source."""
     gen = s.generator(4)
     v, q = s.randn(1, B, T, D, gen=gen), s.randn(D, gen=gen)
     return compare(v[0], attnres(v, q, torch.ones_like(q)), "one source in, the same source out")
 
 
+@check("block-of-one-is-full", 1e-6)
 def block_of_one_is_full(s: Setting) -> Outcome:
+    """Blocks of one layer give the full variant."""
     x, weights, queries, norm = _net(s, 5)
     return compare(
         full_forward(x, _layers(weights), queries, norm),
@@ -103,47 +113,8 @@ def block_of_one_is_full(s: Setting) -> Outcome:
 
 
 VERIFICATION = Verification(
-    technique="attention-residuals",
-    compares="stacked softmax over depth against a source-by-source loop, alone and in a 6-layer "
-    "network with the full and block wirings against networks spelled out layer by layer: outputs and "
-    "gradients",
-    shapes=(f"B{B}-T{T}-D{D}-L{L}", "5 sources", "blocks of 4 and of 1"),
-    gradients=True,
-    checks=(
-        Check(
-            "stacked-vs-loop",
-            "The stacked form equals the loop over sources, outputs and gradients.",
-            stacked_matches_loop,
-            tolerance=1e-5,
-            gradients=True,
-            tolerances={"float16": 0.005},  # FLA tests AttnRes in fp16 and fp32 only
-        ),
-        Check(
-            "network-full-and-block",
-            "The fused full and block wirings (blocks of 4 and 3 over 6 layers) equal networks whose "
-            "sources are spelled out layer by layer, outputs and gradients.",
-            networks_match,
-            tolerance=1e-5,
-            gradients=True,
-        ),
-        Check(
-            "zero-query-is-mean",
-            "A zero query weights every source equally: the mean of the sources.",
-            zero_query_is_mean,
-            tolerance=1e-6,
-        ),
-        Check(
-            "single-source-is-identity",
-            "With one source (L = 1) the output is that source.",
-            single_source_is_identity,
-            tolerance=0.0,
-            measure="abs",
-        ),
-        Check(
-            "block-of-one-is-full",
-            "Blocks of one layer give the full variant.",
-            block_of_one_is_full,
-            tolerance=1e-6,
-        ),
-    ),
+    "attention-residuals",
+    __doc__ or "",
+    (STACKED, networks_match, zero_query_is_mean, single_source_is_identity, block_of_one_is_full),
+    shapes=(*(c.id for c in CASES), f"network B{B}-T{T}-D{D}-L{L}", "blocks of 4, 3 and 1"),
 )

@@ -39,4 +39,22 @@ MUTANTS = (
         "picked / picked.sum(-1, keepdim=True)",
         "batched-vs-loop",
     ),
+    Mutant(
+        "imbalance-over-busy-experts",
+        "the imbalance averages over the experts that received tokens only, so idle experts make "
+        "the load look balanced",
+        "kernels.aux_loss_free.balance:load_imbalance",
+        "c = counts.float()",
+        "c = counts[counts > 0].float()",
+        "update-and-imbalance",
+        kind="expected-value",
+    ),
+    Mutant(
+        "update-not-centred",
+        "the bias update is not centred: Δb keeps its mean, so the biases drift together",
+        "kernels.aux_loss_free.balance:bias_update",
+        "return bias + (delta - delta.mean())",
+        "return bias + delta",
+        "update-and-imbalance",
+    ),
 )

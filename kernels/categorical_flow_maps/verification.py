@@ -11,16 +11,8 @@ import torch
 
 from kernels.categorical_flow_maps.flow_map import flow_map
 from kernels.categorical_flow_maps.naive import euler_flow
-from kernels.checks import (
-    Check,
-    Outcome,
-    Setting,
-    Verification,
-    compare,
-    compare_all,
-    within,
-    worst,
-)
+from kernels.checks import Verification, check
+from kernels.measures import Outcome, Setting, compare, compare_all, within, worst
 
 N, K = 45, 7
 TIMES = ((0.0, 0.3), (0.2, 0.9), (0.5, 0.99))
@@ -33,13 +25,17 @@ def _points(s: Setting, offset: int):  # type: ignore[no-untyped-def]
     return x, pi
 
 
+@check("closed-form-vs-euler", 1e-3)
 def closed_form_matches_euler(s: Setting) -> Outcome:
+    """The closed-form map equals the integrated flow."""
     x, pi = _points(s, 0)
     x, pi = x.double(), pi.double()  # the integrator's own error, not float32 rounding
     return compare_all([(f"s={a} t={b}", euler_flow(x, pi, a, b, 200), flow_map(x, pi, a, b)) for a, b in TIMES])
 
 
+@check("flow-map-identities", 1e-6)
 def identities(s: Setting) -> Outcome:
+    """X_{s,s} = id, X_{s,1} = pi, and X_{t,u}(X_{s,t}(x)) = X_{s,u}(x)."""
     x, pi = _points(s, 1)
     return compare_all(
         [
@@ -54,7 +50,9 @@ def identities(s: Setting) -> Outcome:
     )
 
 
+@check("simplex", 1e-6, measure="abs")
 def stays_on_simplex(s: Setting) -> Outcome:
+    """The map keeps points on the probability simplex."""
     x, pi = _points(s, 2)
     results = []
     for a, b in TIMES + ((0.0, 1.0),):
@@ -65,31 +63,8 @@ def stays_on_simplex(s: Setting) -> Outcome:
 
 
 VERIFICATION = Verification(
-    technique="categorical-flow-maps",
-    compares="the closed-form flow map X_{s,t}(x) = x + (t-s)/(1-s)(pi - x) against Euler "
-    "integration of "
-    "dx/dt = (pi - x)/(1 - t) (200 steps, float64; the exact path is linear in t, so Euler "
-    "agrees to rounding)",
+    "categorical-flow-maps",
+    __doc__ or "",
+    (closed_form_matches_euler, identities, stays_on_simplex),
     shapes=(f"N{N}-K{K}",),
-    checks=(
-        Check(
-            "closed-form-vs-euler",
-            "The closed-form map equals the integrated flow.",
-            closed_form_matches_euler,
-            tolerance=1e-3,
-        ),
-        Check(
-            "flow-map-identities",
-            "X_{s,s} = id, X_{s,1} = pi, and X_{t,u}(X_{s,t}(x)) = X_{s,u}(x).",
-            identities,
-            tolerance=1e-6,
-        ),
-        Check(
-            "simplex",
-            "The map keeps points on the probability simplex.",
-            stays_on_simplex,
-            tolerance=1e-6,
-            measure="abs",
-        ),
-    ),
 )

@@ -13,6 +13,9 @@ the window, and the softmax runs over the window's tokens, channel by channel. T
   [(i−1)·m, (i+1)·m) clipped at 0, so windows overlap by m and the first one is half
   empty. Both give ⌊T/m⌋ entries for T tokens; entry i exists once its last token has
   been seen.
+
+The compressor is data only: the pooling code lives in ``pool.py`` (the structured
+forms) and, written again from the formula, in ``naive.py``.
 """
 
 from __future__ import annotations
@@ -21,9 +24,7 @@ from dataclasses import dataclass
 
 import torch
 
-from kernels.mla.config import apply_rope
-
-__all__ = ["Compressor", "init_compressor", "rms_norm", "rotate_entries"]
+__all__ = ["Compressor", "init_compressor"]
 
 
 @dataclass(frozen=True)
@@ -37,17 +38,6 @@ class Compressor:
     rope: int = 0
     rope_base: float = 10000.0
 
-    @property
-    def width(self) -> int:
-        return 2 * self.stride if self.overlap else self.stride
-
-    def entries(self, tokens: int) -> int:
-        return tokens // self.stride
-
-    def window(self, i: int) -> range:
-        """Token positions of entry i (before clipping at 0)."""
-        start = (i - 1) * self.stride if self.overlap else i * self.stride
-        return range(start, start + self.width)
 
 
 def init_compressor(
@@ -77,15 +67,3 @@ def init_compressor(
         overlap,
         rope,
     )
-
-
-def rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
-    return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * weight
-
-
-def rotate_entries(c: torch.Tensor, positions: torch.Tensor, comp: Compressor) -> torch.Tensor:
-    """Rotate the last ``rope`` channels of entries c [..., n, d_c] at ``positions`` [n]."""
-    if not comp.rope:
-        return c
-    head, tail = c[..., : -comp.rope], c[..., -comp.rope :]
-    return torch.cat([head, apply_rope(tail, positions.to(c.device), comp.rope_base)], dim=-1)

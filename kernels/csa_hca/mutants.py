@@ -47,4 +47,23 @@ MUTANTS = (
         "ready = (torch.arange(n, device=q.device)[None, :] + 1) * comp.stride <= ",
         "sparse-covers-dense",
     ),
+    Mutant(
+        "incomplete-window-counted",
+        "the entry count rounds up, so a window still missing tokens already counts as an entry",
+        "kernels.csa_hca.pool:entries",
+        "return tokens // comp.stride",
+        "return -(-tokens // comp.stride)",
+        "entry-count",
+        kind="expected-value",
+    ),
+    Mutant(
+        "entry-norm-epsilon-outside-root",
+        "the entries' RMSNorm adds its epsilon after the square root: invisible at unit scale, wrong "
+        "for hidden states of order 1e-4",
+        "kernels.csa_hca.pool:rms_norm",
+        "torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps)",
+        "1 / (x.pow(2).mean(-1, keepdim=True).sqrt() + eps)",
+        "one-shot-vs-loop-vs-streaming",
+        kind="adversarial-input",
+    ),
 )

@@ -12,15 +12,44 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from kernels.csa_hca.config import Compressor, rms_norm, rotate_entries
+from kernels.csa_hca.config import Compressor
+from kernels.mla.config import apply_rope
 
-__all__ = ["StreamingCompressor", "attend_compressed", "compress"]
+__all__ = ["StreamingCompressor", "attend_compressed", "compress", "entries", "width", "window"]
+
+
+def width(comp: Compressor) -> int:
+    """Tokens in a window: 2m (CSA) or m′ (HCA)."""
+    return 2 * comp.stride if comp.overlap else comp.stride
+
+
+def entries(comp: Compressor, tokens: int) -> int:
+    """Complete entries after ``tokens`` tokens: ⌊T/m⌋."""
+    return tokens // comp.stride
+
+
+def window(comp: Compressor, i: int) -> range:
+    """Token positions of entry i (before clipping at 0)."""
+    start = (i - 1) * comp.stride if comp.overlap else i * comp.stride
+    return range(start, start + width(comp))
+
+
+def rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
+    return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * weight
+
+
+def rotate_entries(c: torch.Tensor, positions: torch.Tensor, comp: Compressor) -> torch.Tensor:
+    """Rotate the last ``rope`` channels of entries c [..., n, d_c] at ``positions`` [n]."""
+    if not comp.rope:
+        return c
+    head, tail = c[..., : -comp.rope], c[..., -comp.rope :]
+    return torch.cat([head, apply_rope(tail, positions.to(c.device), comp.rope_base)], dim=-1)
 
 
 def compress(h: torch.Tensor, comp: Compressor) -> torch.Tensor:
     """h [B, T, d] → entries [B, ⌊T/m⌋, d_c]."""
     B, T, _ = h.shape
-    n = comp.entries(T)
+    n = entries(comp, T)
     if n == 0:
         return h.new_zeros(B, 0, comp.w_kv.shape[0])
     used = n * comp.stride  # tokens after the last complete window wait for the next entry
@@ -31,9 +60,10 @@ def compress(h: torch.Tensor, comp: Compressor) -> torch.Tensor:
         z, kv = F.pad(z, (0, 0, comp.stride, 0)), F.pad(kv, (0, 0, comp.stride, 0))
         valid = F.pad(valid, (0, 0, comp.stride, 0), value=False)
     # [B, n, d_c, width] → [B, n, width, d_c]
-    zw = z.unfold(1, comp.width, comp.stride).transpose(-1, -2)
-    kvw = kv.unfold(1, comp.width, comp.stride).transpose(-1, -2)
-    ok = valid.unfold(1, comp.width, comp.stride).transpose(-1, -2)
+    w = width(comp)
+    zw = z.unfold(1, w, comp.stride).transpose(-1, -2)
+    kvw = kv.unfold(1, w, comp.stride).transpose(-1, -2)
+    ok = valid.unfold(1, w, comp.stride).transpose(-1, -2)
     logits = (zw + comp.bias).masked_fill(~ok, float("-inf"))
     pooled = (logits.softmax(dim=2) * kvw).sum(2)
     c = rms_norm(pooled, comp.norm)
@@ -55,12 +85,12 @@ class StreamingCompressor:
         comp = self.comp
         self.z.append(h_t @ comp.w_z.T)
         self.kv.append(h_t @ comp.w_kv.T)
-        self.z, self.kv = self.z[-comp.width :], self.kv[-comp.width :]
+        self.z, self.kv = self.z[-width(comp) :], self.kv[-width(comp) :]
         self.seen += 1
         if self.seen % comp.stride:
             return None
         i = self.seen // comp.stride - 1
-        first = comp.window(i).start
+        first = window(comp, i).start
         offsets = [j - first for j in range(max(first, 0), self.seen)]
         logits = torch.stack(self.z[-len(offsets) :]) + comp.bias[offsets][:, None]
         pooled = (logits.softmax(0) * torch.stack(self.kv[-len(offsets) :])).sum(0)

@@ -47,4 +47,23 @@ MUTANTS = (
         "return torch.minimum(-adv * ratio,",
         "clip-range",
     ),
+    Mutant(
+        "noise-from-the-global-stream",
+        "the step's noise is drawn from torch's global stream, not the caller's generator",
+        f"{_SDE}:sde_step",
+        "noise = torch.randn(x.shape, generator=gen, dtype=torch.float64)",
+        "noise = torch.randn(x.shape, dtype=torch.float64)",
+        "step-threads-generator",
+        kind="statistics",
+    ),
+    Mutant(
+        "noise-from-a-fixed-seed",
+        "the step's noise comes from a generator seeded inside the function: every step of every rollout "
+        "adds the same noise",
+        f"{_SDE}:sde_step",
+        "noise = torch.randn(x.shape, generator=gen, dtype=torch.float64)",
+        "noise = torch.randn(x.shape, generator=torch.Generator().manual_seed(0), dtype=torch.float64)",
+        "step-threads-generator",
+        kind="statistics",
+    ),
 )

@@ -13,18 +13,12 @@ from __future__ import annotations
 import math
 
 import torch
+from torch import Tensor
 
 __all__ = ["naive_advantages", "naive_step_logprob"]
 
 
-def naive_step_logprob(
-    x_next: torch.Tensor,
-    x: torch.Tensor,
-    v: torch.Tensor,
-    sigma: float,
-    sigma_next: float,
-    eta: float,
-) -> torch.Tensor:
+def naive_step_logprob(x_next: Tensor, x: Tensor, v: Tensor, sigma: float, sigma_next: float, eta: float) -> Tensor:
     """Per-sample mean over dimensions of log N(x_next; x + (σ′−σ)v, σ_t²), element by element."""
     std = eta * math.sqrt(sigma - sigma_next)
     out = []
@@ -32,9 +26,7 @@ def naive_step_logprob(
         mean = x[b] + (sigma_next - sigma) * v[b]
         total = x.new_zeros(())
         for xn, m in zip(x_next[b].flatten(), mean.flatten(), strict=True):
-            total = (
-                total - (xn - m) ** 2 / (2 * std**2) - math.log(std) - 0.5 * math.log(2 * math.pi)
-            )
+            total = total - (xn - m) ** 2 / (2 * std**2) - math.log(std) - 0.5 * math.log(2 * math.pi)
         out.append(total / x[b].numel())
     return torch.stack(out)
 

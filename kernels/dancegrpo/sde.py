@@ -7,31 +7,18 @@ from __future__ import annotations
 import math
 
 import torch
+from torch import Tensor
 
 __all__ = ["advantages", "clipped_loss", "sde_step", "step_logprob"]
 
 
-def sde_step(
-    x: torch.Tensor,
-    v: torch.Tensor,
-    sigma: float,
-    sigma_next: float,
-    eta: float,
-    gen: torch.Generator,
-) -> torch.Tensor:
+def sde_step(x: Tensor, v: Tensor, sigma: float, sigma_next: float, eta: float, gen: torch.Generator) -> Tensor:
     std = eta * math.sqrt(sigma - sigma_next)
     noise = torch.randn(x.shape, generator=gen, dtype=torch.float64).to(x.device, x.dtype)
     return x + (sigma_next - sigma) * v + std * noise
 
 
-def step_logprob(
-    x_next: torch.Tensor,
-    x: torch.Tensor,
-    v: torch.Tensor,
-    sigma: float,
-    sigma_next: float,
-    eta: float,
-) -> torch.Tensor:
+def step_logprob(x_next: Tensor, x: Tensor, v: Tensor, sigma: float, sigma_next: float, eta: float) -> Tensor:
     std = eta * math.sqrt(sigma - sigma_next)
     dist = torch.distributions.Normal(x + (sigma_next - sigma) * v, std)
     logp: torch.Tensor = dist.log_prob(x_next)  # type: ignore[no-untyped-call]

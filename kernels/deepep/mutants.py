@@ -41,4 +41,14 @@ MUTANTS = (
         "row = sum(apply_expert(x[None], experts, e)[0] for e, wt in local)",
         "ep-moe-vs-loop",
     ),
+    Mutant(
+        "inbox-per-busy-rank",
+        "dispatch opens one inbox per rank up to the highest rank any token targets, so a rank "
+        "whose experts are all idle has no inbox at all",
+        f"{_D}:dispatch",
+        "inbox = [Received() for _ in range(ranks)]",
+        "inbox = [Received() for _ in range(1 + max(int(ch.max()) for ch in chosen) // per_rank)]",
+        "receive-counts",
+        kind="adversarial-input",
+    ),
 )

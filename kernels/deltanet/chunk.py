@@ -15,33 +15,22 @@ padded with β = 0, k = 0, which leaves the state unchanged.
 from __future__ import annotations
 
 import torch
+from torch import Tensor
 
-from kernels.gated_deltanet.chunk import to_chunks
+from kernels.gated_deltanet.chunk import chunked, starting_state, unchunked
 
 __all__ = ["chunk_delta_rule"]
 
 
 def chunk_delta_rule(
-    q: torch.Tensor,
-    k: torch.Tensor,
-    v: torch.Tensor,
-    beta: torch.Tensor,
-    *,
-    scale: float | None = None,
-    initial_state: torch.Tensor | None = None,
-    chunk_size: int = 64,
-) -> tuple[torch.Tensor, torch.Tensor]:
+    q: Tensor, k: Tensor, v: Tensor, beta: Tensor, *, scale: float | None = None,
+    initial_state: Tensor | None = None, chunk_size: int = 64,
+) -> tuple[Tensor, Tensor]:
     """Same arguments and results as ``naive_recurrent_delta_rule``."""
-    out_dtype = v.dtype
-    B, T, H, K = q.shape
-    V = v.shape[-1]
-    C = chunk_size
-    scale = K**-0.5 if scale is None else scale
-    pad = (-T) % C
-    q, k, v = (to_chunks(x.float(), pad, C) for x in (q, k, v))  # [B, H, N, C, K|V]
-    beta = to_chunks(beta.float(), pad, C)  # [B, H, N, C]
+    out_dtype, T, C = v.dtype, q.shape[1], chunk_size
+    scale = q.shape[-1] ** -0.5 if scale is None else scale
+    q, k, v, beta = chunked(C, q, k, v, beta)  # [B, H, N, C, K|V] and [B, H, N, C]
     q = q * scale
-    N = q.shape[2]
 
     inclusive = torch.ones(C, C, dtype=torch.bool, device=q.device).tril()
     strict = inclusive.tril(-1)
@@ -50,11 +39,9 @@ def chunk_delta_rule(
     w = torch.linalg.solve_triangular(A, beta[..., None] * k, upper=False, unitriangular=True)
     attn = (q @ k.transpose(-1, -2)).masked_fill(~inclusive, 0.0)
 
-    h = q.new_zeros(B, H, K, V) if initial_state is None else initial_state.float()
-    outputs = []
-    for n in range(N):
+    h, outputs = starting_state(initial_state, q, v), []
+    for n in range(q.shape[2]):  # the state passes from chunk to chunk
         u = u_tilde[:, :, n] - w[:, :, n] @ h
         outputs.append(q[:, :, n] @ h + attn[:, :, n] @ u)
         h = h + k[:, :, n].transpose(-1, -2) @ u
-    o = torch.stack(outputs, dim=2).permute(0, 2, 3, 1, 4).reshape(B, N * C, H, V)[:, :T]
-    return o.to(out_dtype), h
+    return unchunked(outputs, T, out_dtype), h

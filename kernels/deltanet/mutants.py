@@ -39,4 +39,13 @@ MUTANTS = (
         "A = (beta[..., None] * (k @ k.transpose(-1, -2)).detach())",
         "gradients",
     ),
+    Mutant(
+        "explicit-scale-replaced",
+        "an explicit scale is replaced by the default 1/sqrt(K) instead of being used",
+        _CHUNK,
+        "scale = q.shape[-1] ** -0.5 if scale is None else scale",
+        "scale = q.shape[-1] ** -0.5",
+        "chunk-vs-recurrent",
+        kind="adversarial-input",
+    ),
 )

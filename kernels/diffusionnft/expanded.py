@@ -8,6 +8,7 @@ This is the form a fused kernel would compute; it never builds v⁺ or v⁻.
 from __future__ import annotations
 
 import torch
+from torch import Tensor
 
 __all__ = ["branch_residuals", "nft_loss", "reward_weights"]
 
@@ -17,8 +18,8 @@ def reward_weights(adv: torch.Tensor, a_max: float) -> torch.Tensor:
 
 
 def branch_residuals(
-    v_theta: torch.Tensor, v_old: torch.Tensor, x_t: torch.Tensor, x0: torch.Tensor, t: torch.Tensor, beta: float
-) -> tuple[torch.Tensor, torch.Tensor]:
+    v_theta: Tensor, v_old: Tensor, x_t: Tensor, x0: Tensor, t: Tensor, beta: float,
+) -> tuple[Tensor, Tensor]:
     """x̂₀⁺ − x₀ and x̂₀⁻ − x₀ of the implicit positive and negative velocities."""
     tb = t.view((-1,) + (1,) * (v_theta.dim() - 1))
     e = x_t - tb * v_old - x0
@@ -27,18 +28,9 @@ def branch_residuals(
 
 
 def nft_loss(
-    v_theta: torch.Tensor,
-    v_old: torch.Tensor,
-    v_ref: torch.Tensor,
-    x_t: torch.Tensor,
-    x0: torch.Tensor,
-    t: torch.Tensor,
-    adv: torch.Tensor,
-    *,
-    beta: float,
-    a_max: float,
-    beta_kl: float,
-) -> torch.Tensor:
+    v_theta: Tensor, v_old: Tensor, v_ref: Tensor, x_t: Tensor, x0: Tensor, t: Tensor, adv: Tensor, *, beta: float,
+    a_max: float, beta_kl: float,
+) -> Tensor:
     pos, neg = branch_residuals(v_theta, v_old, x_t, x0, t, beta)
     dims = tuple(range(1, v_theta.dim()))
     l_pos = pos.pow(2).mean(dims) / pos.abs().mean(dims).detach()

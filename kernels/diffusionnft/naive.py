@@ -9,7 +9,7 @@ averaged over the batch (squared norms as means over dimensions).
 
 from __future__ import annotations
 
-import torch
+from torch import Tensor
 
 __all__ = ["naive_nft_loss", "reward_weight"]
 
@@ -19,18 +19,9 @@ def reward_weight(a: float, a_max: float) -> float:
 
 
 def naive_nft_loss(
-    v_theta: torch.Tensor,
-    v_old: torch.Tensor,
-    v_ref: torch.Tensor,
-    x_t: torch.Tensor,
-    x0: torch.Tensor,
-    t: torch.Tensor,
-    adv: list[float],
-    *,
-    beta: float,
-    a_max: float,
-    beta_kl: float,
-) -> torch.Tensor:
+    v_theta: Tensor, v_old: Tensor, v_ref: Tensor, x_t: Tensor, x0: Tensor, t: Tensor, adv: list[float], *,
+    beta: float, a_max: float, beta_kl: float,
+) -> Tensor:
     total = v_theta.new_zeros(())
     for i in range(v_theta.shape[0]):
         r = reward_weight(adv[i], a_max)

@@ -10,17 +10,10 @@ from __future__ import annotations
 
 import torch
 
-from kernels.checks import (
-    Check,
-    Outcome,
-    Setting,
-    Verification,
-    compare,
-    compare_forms,
-    gradients,
-)
+from kernels.checks import Verification, check
 from kernels.diffusionnft.expanded import branch_residuals, nft_loss, reward_weights
 from kernels.diffusionnft.naive import naive_nft_loss
+from kernels.measures import Outcome, Setting, compare, compare_forms, gradients
 
 B, C, HW = 6, 3, 4
 KW = {"beta": 0.1, "a_max": 5.0, "beta_kl": 0.01}
@@ -37,7 +30,9 @@ def _batch(s: Setting, offset: int):  # type: ignore[no-untyped-def]
     return v_theta, v_old, v_ref, x_t, x0, t, adv
 
 
+@check("expanded-vs-written", 1e-5, gradients=True)
 def expanded_matches_written(s: Setting) -> Outcome:
+    """The expanded batched loss equals the loss as written, with its gradient."""
     v_theta, v_old, v_ref, x_t, x0, t, adv = _batch(s, 0)
     return compare_forms(
         lambda v: naive_nft_loss(v, v_old, v_ref, x_t, x0, t, adv.tolist(), **KW),
@@ -48,16 +43,22 @@ def expanded_matches_written(s: Setting) -> Outcome:
     )
 
 
+@check("branches-average", 1e-6)
 def branches_average_to_old(s: Setting) -> Outcome:
-    """Measured on the expanded form's residuals: x̂₀± = x_t − t·v±, so (v⁺ + v⁻)/2 = v_old
-    is (x̂₀⁺ + x̂₀⁻)/2 = x_t − t·v_old."""
+    """(v+ + v-)/2 = v_old, measured on the expanded form's two branches.
+
+    Measured on the expanded form's residuals: x̂₀± = x_t − t·v±, so (v⁺ + v⁻)/2 = v_old
+        is (x̂₀⁺ + x̂₀⁻)/2 = x_t − t·v_old."""
     v_theta, v_old, _, x_t, x0, t, _ = _batch(s, 1)
     pos, neg = branch_residuals(v_theta, v_old, x_t, x0, t, KW["beta"])
     expected = x_t - t.view(-1, 1, 1, 1) * v_old - x0
     return compare(expected, (pos + neg) / 2, "mean of the two branches' x0 residuals against the old model's")
 
 
+@check("reward-weight", 0.0, measure="abs")
 def reward_weight_range(s: Setting) -> Outcome:
+    """r = clip(clip(A, ±A_max)/A_max/2 + 1/2, 0, 1) lies in [0, 1] and is 1/2 at A
+    = 0."""
     adv = torch.linspace(-50, 50, 1001, dtype=torch.float64).to(s.device, s.dtype)
     r = reward_weights(adv, KW["a_max"])
     outside = ((r < 0) | (r > 1)).sum().item()
@@ -66,7 +67,10 @@ def reward_weight_range(s: Setting) -> Outcome:
     return Outcome(err, err, f"r in [{r.min().item():.3g}, {r.max().item():.3g}], r(0) = {at_zero}")
 
 
+@check("neutral-is-stationary", 1e-6, measure="abs", gradients=True)
 def stationary_when_neutral(s: Setting) -> Outcome:
+    """With A = 0 (r = 1/2) and no KL the loss has zero gradient at v_theta = v_old;
+    a positive advantage moves it."""
     _, v_old, _, x_t, x0, t, _ = _batch(s, 2)
     kw = {**KW, "beta_kl": 0.0}
     neutral = torch.zeros(B, device=s.device, dtype=s.dtype)
@@ -84,41 +88,8 @@ def stationary_when_neutral(s: Setting) -> Outcome:
 
 
 VERIFICATION = Verification(
-    technique="diffusionnft",
-    compares="the NFT loss as written (implicit positive and negative velocities per sample) "
-    "against the "
-    "expanded batched form: value and gradient with respect to v_theta",
+    "diffusionnft",
+    __doc__ or "",
+    (expanded_matches_written, branches_average_to_old, reward_weight_range, stationary_when_neutral),
     shapes=(f"B{B}-C{C}-{HW}x{HW}",),
-    gradients=True,
-    checks=(
-        Check(
-            "expanded-vs-written",
-            "The expanded batched loss equals the loss as written, with its gradient.",
-            expanded_matches_written,
-            tolerance=1e-5,
-            gradients=True,
-        ),
-        Check(
-            "branches-average",
-            "(v+ + v-)/2 = v_old, measured on the expanded form's two branches.",
-            branches_average_to_old,
-            tolerance=1e-6,
-        ),
-        Check(
-            "reward-weight",
-            "r = clip(clip(A, ±A_max)/A_max/2 + 1/2, 0, 1) lies in [0, 1] and is 1/2 at A = 0.",
-            reward_weight_range,
-            tolerance=0.0,
-            measure="abs",
-        ),
-        Check(
-            "neutral-is-stationary",
-            "With A = 0 (r = 1/2) and no KL the loss has zero gradient at "
-            "v_theta = v_old; a positive advantage moves it.",
-            stationary_when_neutral,
-            tolerance=1e-6,
-            measure="abs",
-            gradients=True,
-        ),
-    ),
 )

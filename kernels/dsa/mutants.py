@@ -40,4 +40,13 @@ MUTANTS = (
         "descending=False",
         "batched-vs-loop",
     ),
+    Mutant(
+        "scale-from-value-width",
+        "the attention scale is taken from the value head width instead of the query/key width",
+        "kernels.dsa.sparse:dsa_attention",
+        "D = q.shape[-1]",
+        "D = v.shape[-1]",
+        "batched-vs-loop",
+        kind="adversarial-input",
+    ),
 )

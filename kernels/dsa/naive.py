@@ -8,6 +8,7 @@ are broken towards the earlier key (a stable sort), in both forms.
 from __future__ import annotations
 
 import torch
+from torch import Tensor
 
 __all__ = ["indexer_scores_row", "naive_dsa"]
 
@@ -17,15 +18,7 @@ def indexer_scores_row(qi: torch.Tensor, wi: torch.Tensor, ki: torch.Tensor) -> 
     return (wi[:, None] * torch.relu(qi @ ki.T)).sum(0)
 
 
-def naive_dsa(
-    q: torch.Tensor,
-    k: torch.Tensor,
-    v: torch.Tensor,
-    q_idx: torch.Tensor,
-    w_idx: torch.Tensor,
-    k_idx: torch.Tensor,
-    topk: int,
-) -> torch.Tensor:
+def naive_dsa(q: Tensor, k: Tensor, v: Tensor, q_idx: Tensor, w_idx: Tensor, k_idx: Tensor, topk: int) -> Tensor:
     """q, k, v: [B, T, H, D]; q_idx: [B, T, HI, dI]; w_idx: [B, T, HI]; k_idx: [B, T, dI]."""
     B, T, H, D = q.shape
     out = []

@@ -9,13 +9,12 @@ is dense causal attention.
 from __future__ import annotations
 
 import torch
+from torch import Tensor
 
 __all__ = ["dsa_attention", "lightning_indexer", "topk_mask"]
 
 
-def lightning_indexer(
-    q_idx: torch.Tensor, w_idx: torch.Tensor, k_idx: torch.Tensor
-) -> torch.Tensor:
+def lightning_indexer(q_idx: Tensor, w_idx: Tensor, k_idx: Tensor) -> Tensor:
     """I [B, T, S] = Σ_j w[b,t,j] · ReLU(q[b,t,j] · k[b,s]), −∞ above the diagonal."""
     scores = torch.einsum(
         "btj,btjs->bts", w_idx, torch.relu(torch.einsum("btjd,bsd->btjs", q_idx, k_idx))
@@ -36,14 +35,8 @@ def topk_mask(scores: torch.Tensor, topk: int) -> torch.Tensor:
 
 
 def dsa_attention(
-    q: torch.Tensor,
-    k: torch.Tensor,
-    v: torch.Tensor,
-    q_idx: torch.Tensor,
-    w_idx: torch.Tensor,
-    k_idx: torch.Tensor,
-    topk: int,
-) -> tuple[torch.Tensor, torch.Tensor]:
+    q: Tensor, k: Tensor, v: Tensor, q_idx: Tensor, w_idx: Tensor, k_idx: Tensor, topk: int,
+) -> tuple[Tensor, Tensor]:
     """Same inputs as ``naive_dsa``; returns (o [B, T, H, D], mask [B, T, T])."""
     D = q.shape[-1]
     mask = topk_mask(lightning_indexer(q_idx, w_idx, k_idx), topk)

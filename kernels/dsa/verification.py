@@ -1,110 +1,77 @@
 """Declared verification of DeepSeek Sparse Attention.
 
 Compared: the batched indexer + top-k mask + attention against a per-query loop,
-outputs and gradients of q, k, v. Properties: with k ≥ T it is dense causal attention;
-every query keeps exactly min(k, t + 1) keys.
+outputs and gradients of q, k, v (also with value heads wider than key heads and a
+batch of one). Properties: with k ≥ T it is dense causal attention; every query keeps
+exactly min(k, t + 1) keys, counted here from the formula.
 """
 
 from __future__ import annotations
 
 import torch
 
-from kernels.checks import (
-    Check,
-    Outcome,
-    Setting,
-    Verification,
-    compare,
-    compare_all,
-    compare_forms,
-    count,
-    shape_id,
-    worst,
-)
+from kernels.checks import Case, Drawn, Verification, case, check, comparison
 from kernels.dsa.naive import naive_dsa
 from kernels.dsa.sparse import dsa_attention
+from kernels.families import BATCH_OF_ONE, K_NE_V
+from kernels.measures import Outcome, Setting, compare, compare_all, count, worst
 from kernels.transformer.naive import naive_attention
 
-SHAPES = ((2, 45, 2, 16, 4, 8, 12), (1, 75, 3, 8, 8, 16, 20))  # B, T, H, D, HI, dI, topk
-#: q, k, v, q_idx, w_idx, k_idx
-Inputs = tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]
+#: batch B, length T, heads H, key width K, value width V, indexer heads HI and width dI, top-k
+CASES = (
+    case(B=2, T=45, H=2, K=16, V=16, HI=4, dI=8, topk=12),
+    case(B=1, T=75, H=3, K=8, V=8, HI=8, dI=16, topk=20),
+    case(K_NE_V, BATCH_OF_ONE, B=1, T=33, H=2, K=8, V=12, HI=4, dI=8, topk=7),
+)
 
 
-def _inputs(s: Setting, B: int, T: int, H: int, D: int, HI: int, dI: int, offset: int) -> Inputs:
-    gen = s.generator(offset)
-    return (
-        s.randn(B, T, H, D, gen=gen),
-        s.randn(B, T, H, D, gen=gen),
-        s.randn(B, T, H, D, gen=gen),
-        s.randn(B, T, HI, dI, gen=gen),
-        s.randn(B, T, HI, gen=gen),
-        s.randn(B, T, dI, gen=gen),
+def _draw(s: Setting, c: Case, gen: torch.Generator) -> Drawn:
+    q, k = s.randn(c.B, c.T, c.H, c.K, gen=gen), s.randn(c.B, c.T, c.H, c.K, gen=gen)
+    v = s.randn(c.B, c.T, c.H, c.V, gen=gen)
+    indexer = (
+        s.randn(c.B, c.T, c.HI, c.dI, gen=gen),
+        s.randn(c.B, c.T, c.HI, gen=gen),
+        s.randn(c.B, c.T, c.dI, gen=gen),
     )
+    return Drawn((q, k, v), context=(*indexer, c.topk))
 
 
-def batched_matches_loop(s: Setting) -> Outcome:
-    results = []
-    for i, (B, T, H, D, HI, dI, k) in enumerate(SHAPES):
-        x = _inputs(s, B, T, H, D, HI, dI, i)
-        results.append(
-            compare_forms(
-                lambda q, kk, v, k=k, r=x[3:]: naive_dsa(q, kk, v, r[0], r[1], r[2], k),
-                lambda q, kk, v, k=k, r=x[3:]: dsa_attention(q, kk, v, r[0], r[1], r[2], k)[0],
-                x[:3],
-                (s.randn(B, T, H, D, gen=s.generator(10 + i)),),
-                outputs=("o",),
-                grads=("q", "k", "v"),
-                tag=shape_id(B=B, T=T, H=H, D=D, k=k),
-            )
-        )
-    return worst(results)
+BATCHED = comparison(
+    "batched-vs-loop",
+    "Indexer, top-k and masked attention in one pass equal the per-query loop, outputs and gradients.",
+    lambda idx, q, k, v: naive_dsa(q, k, v, *idx),
+    lambda idx, q, k, v: dsa_attention(q, k, v, *idx)[0],
+    _draw,
+    CASES,
+    grads=("q", "k", "v"),
+)
 
 
+@check("dense-when-k-ge-T", 1e-5)
 def dense_when_k_covers_all(s: Setting) -> Outcome:
-    B, T, H, D, HI, dI, _ = SHAPES[1]
-    x = _inputs(s, B, T, H, D, HI, dI, 20)
-    dense = naive_attention(*x[:3], causal=True)
-    return compare_all([(f"k={k}", dense, dsa_attention(*x, k)[0]) for k in (T, T + 13)])
+    """With k >= T sparse attention is dense causal attention."""
+    c = CASES[1]
+    drawn = _draw(s, c, s.generator(20))
+    q, k, v = drawn.inputs
+    dense = naive_attention(q, k, v, causal=True)
+    q_idx, w_idx, k_idx, _ = drawn.context
+    pairs = [(f"k={top}", dense, dsa_attention(q, k, v, q_idx, w_idx, k_idx, top)[0]) for top in (c.T, c.T + 13)]
+    return compare_all(pairs)
 
 
+@check("keys-per-query", 0.0, measure="abs", covers=(BATCH_OF_ONE,))
 def keys_per_query(s: Setting) -> Outcome:
+    """Each query attends to exactly min(k, t+1) keys, none in the future."""
     results = []
-    for i, (B, T, H, D, HI, dI, k) in enumerate(SHAPES):
-        _, mask = dsa_attention(*_inputs(s, B, T, H, D, HI, dI, 30 + i), k)
-        expected = torch.minimum(torch.full((T,), k), torch.arange(1, T + 1)).to(mask.device)
-        kept = mask.sum(-1)
-        results.append(compare(expected.expand_as(kept).float(), kept.float(), f"k={k}"))
-        causal = torch.triu(torch.ones(T, T, dtype=torch.bool, device=mask.device), 1)
-        results.append(count(int((mask & causal).sum()), 0, "selected future keys"))
+    for i, c in enumerate(CASES):
+        drawn = _draw(s, c, s.generator(30 + i))
+        q, k, v = drawn.inputs
+        _, mask = dsa_attention(q, k, v, *drawn.context)
+        expected = torch.tensor([min(c.topk, t + 1) for t in range(c.T)], dtype=torch.float64)
+        results.append(compare(expected.expand(c.B, c.T), mask.sum(-1).double().cpu(), f"{c.id}: keys per query"))
+        causal = torch.triu(torch.ones(c.T, c.T, dtype=torch.bool, device=mask.device), 1)
+        results.append(count(int((mask & causal).sum()), 0, f"{c.id}: selected future keys"))
     return worst(results, "every query keeps min(k, t+1) keys and no future key")
 
 
-VERIFICATION = Verification(
-    technique="dsa",
-    compares="batched lightning indexer + top-k mask + masked attention against a per-query loop "
-    "(outputs and gradients of q, k, v)",
-    shapes=tuple(shape_id(B=B, T=T, H=H, D=D, HI=HI, dI=dI, k=k) for B, T, H, D, HI, dI, k in SHAPES),
-    gradients=True,
-    checks=(
-        Check(
-            "batched-vs-loop",
-            "Indexer, top-k and masked attention in one pass equal the per-query loop, outputs and gradients.",
-            batched_matches_loop,
-            tolerance=1e-5,
-            gradients=True,
-        ),
-        Check(
-            "dense-when-k-ge-T",
-            "With k >= T sparse attention is dense causal attention.",
-            dense_when_k_covers_all,
-            tolerance=1e-5,
-        ),
-        Check(
-            "keys-per-query",
-            "Each query attends to exactly min(k, t+1) keys, none in the future.",
-            keys_per_query,
-            tolerance=0.0,
-            measure="abs",
-        ),
-    ),
-)
+VERIFICATION = Verification("dsa", __doc__ or "", (BATCHED, dense_when_k_covers_all, keys_per_query))

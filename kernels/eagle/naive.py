@@ -22,4 +22,4 @@ def greedy_decode(target: Target, prompt: torch.Tensor, n: int) -> torch.Tensor:
     for _ in range(n):
         logits, _ = target(tokens)
         tokens = torch.cat([tokens, logits[-1].argmax().view(1)])
-    return tokens[prompt.shape[0]:]
+    return tokens[prompt.shape[0] :]

@@ -13,14 +13,16 @@ import math
 
 import torch
 
-from kernels.checks import Check, Outcome, Setting, Verification, count, worst
+from kernels.checks import Verification, check
 from kernels.eagle.model import EagleHead, TinyLM
 from kernels.eagle.naive import greedy_decode
 from kernels.eagle.speculative import eagle_decode
+from kernels.families import BATCH_OF_ONE
+from kernels.measures import Outcome, Setting, count, worst
 
 V, D, T_MAX = 37, 24, 128
 #: (prompt length, tokens to decode, tokens drafted per round)
-CASES = ((5, 23, 1), (5, 23, 4), (11, 41, 3), (11, 41, 6))
+CASES = ((5, 23, 1), (5, 23, 4), (11, 41, 3), (11, 41, 6), (1, 9, 2))
 
 
 def _setup(s: Setting, offset: int) -> tuple[TinyLM, EagleHead, torch.Generator]:
@@ -29,7 +31,10 @@ def _setup(s: Setting, offset: int) -> tuple[TinyLM, EagleHead, torch.Generator]
     return target, EagleHead.random(target, gen=gen), gen
 
 
+@check("lossless", 0.0, measure="abs", covers=(BATCH_OF_ONE,))
 def lossless(s: Setting) -> Outcome:
+    """Greedy speculative decoding emits exactly the target's greedy tokens,
+    whatever the draft proposes (here an untrained EAGLE head)."""
     results = []
     for i, (P, n, k) in enumerate(CASES):
         target, draft, gen = _setup(s, i)
@@ -48,7 +53,10 @@ def lossless(s: Setting) -> Outcome:
     return worst(results)
 
 
+@check("exact-draft-passes", 0.0, measure="abs")
 def oracle_draft_accepts_all(s: Setting) -> Outcome:
+    """With a draft that predicts the target's features exactly, every drafted token
+    is kept: n tokens take 1 + ⌈(n − 1)/(k + 1)⌉ target passes."""
     results = []
     for i, (P, n, k) in enumerate(CASES):
         target, _, gen = _setup(s, 20 + i)
@@ -71,27 +79,9 @@ def oracle_draft_accepts_all(s: Setting) -> Outcome:
 
 
 VERIFICATION = Verification(
-    technique="eagle",
-    compares="greedy EAGLE decoding (feature-level draft, one-pass verification) against greedy "
-    "decoding with the target alone, token for token; target passes with an exact draft",
+    "eagle",
+    __doc__ or "",
+    (lossless, oracle_draft_accepts_all),
     shapes=tuple(f"V{V}-d{D}-prompt{P}-n{n}-k{k}" for P, n, k in CASES),
     dtype="float64",
-    checks=(
-        Check(
-            "lossless",
-            "Greedy speculative decoding emits exactly the target's greedy tokens, whatever "
-            "the draft proposes (here an untrained EAGLE head).",
-            lossless,
-            tolerance=0.0,
-            measure="abs",
-        ),
-        Check(
-            "exact-draft-passes",
-            "With a draft that predicts the target's features exactly, every drafted token "
-            "is kept: n tokens take 1 + ⌈(n − 1)/(k + 1)⌉ target passes.",
-            oracle_draft_accepts_all,
-            tolerance=0.0,
-            measure="abs",
-        ),
-    ),
 )

@@ -40,4 +40,22 @@ MUTANTS = (
         "descending=False",
         "batched-vs-loop",
     ),
+    Mutant(
+        "capacity-factor-dropped",
+        "tokens per expert is n/e, without the capacity factor c",
+        "kernels.expert_choice.batched:tokens_per_expert",
+        "int(n * capacity_factor / experts)",
+        "int(n / experts)",
+        "k-tokens-per-expert",
+        kind="expected-value",
+    ),
+    Mutant(
+        "expert-up-projection-from-gate",
+        "the shared expert applies the gate projection W₁ twice, in place of the up projection W₃",
+        "kernels.experts:apply_expert",
+        "x @ experts.w3[e].T",
+        "x @ experts.w1[e].T",
+        "batched-vs-loop",
+        kind="independent-reference",
+    ),
 )

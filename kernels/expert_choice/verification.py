@@ -1,68 +1,65 @@
 """Declared verification of Expert Choice routing: the TopK(Sᵀ, k) form against a
 per-expert loop (outputs and gradients), and the claim that every expert takes exactly
-k = n·c/e tokens."""
+k = ⌊n·c/e⌋ tokens, with k worked out here from the formula."""
 
 from __future__ import annotations
 
+import math
+
+import torch
+
 from kernels.check_inputs import routed_tokens
-from kernels.checks import Check, Outcome, Setting, Verification, compare_forms, count, worst
+from kernels.checks import Case, Drawn, Verification, case, check, comparison
 from kernels.expert_choice.batched import expert_choice, tokens_per_expert
 from kernels.expert_choice.naive import naive_expert_choice
 from kernels.experts import Experts
+from kernels.families import BATCH_OF_ONE, IDLE_EXPERTS, UNEVEN_SIZES
+from kernels.measures import Outcome, Setting, count, worst
 
-CASES = ((45, 16, 5, 1.0), (70, 12, 8, 2.0))  # tokens n, d, experts e, capacity factor c
-
-
-def batched_matches_loop(s: Setting) -> Outcome:
-    results = []
-    for i, (n, d, e, c) in enumerate(CASES):
-        x, gate, experts = routed_tokens(s, n, d, e, offset=i)
-        k = tokens_per_expert(n, e, c)
-        results.append(
-            compare_forms(
-                lambda x, g, *w, k=k: naive_expert_choice(x, g, Experts(*w), k),
-                lambda x, g, *w, k=k: expert_choice(x, g, Experts(*w), k)[0],
-                (x, gate, *experts.tensors()),
-                (s.randn(n, d, gen=s.generator(10 + i)),),
-                grads=("x", "gate", "w1", "w3", "w2"),
-                tag=f"n{n}-e{e}-c{c}",
-            )
-        )
-    return worst(results)
+#: tokens T, width d, experts E, capacity factor c; the skewed router sends most
+#: tokens' top score to expert 0, so some tokens are chosen by several experts.
+CASES = (
+    case(T=45, d=16, E=5, c=1.0),
+    case(T=70, d=12, E=8, c=2.0),
+    case(IDLE_EXPERTS, UNEVEN_SIZES, T=37, d=8, E=6, c=1.5),
+    case(BATCH_OF_ONE, T=1, d=8, E=2, c=2.0),
+)
 
 
+def _k(c: Case) -> int:
+    """Tokens per expert from the formula k = ⌊n·c/e⌋."""
+    return int(math.floor(c.T * c.c / c.E))
+
+
+def _draw(s: Setting, c: Case, gen: torch.Generator) -> Drawn:
+    x, gate, experts = routed_tokens(s, c, gen)
+    return Drawn((x, gate, *experts.tensors()), context=_k(c))
+
+
+BATCHED = comparison(
+    "batched-vs-loop",
+    "TopK(S^T, k) routing equals the per-expert loop, outputs and gradients.",
+    lambda k, x, g, *w: naive_expert_choice(x, g, Experts(*w), k),
+    lambda k, x, g, *w: expert_choice(x, g, Experts(*w), k)[0],
+    _draw,
+    CASES,
+    grads=("x", "gate", "w1", "w3", "w2"),
+)
+
+
+@check("k-tokens-per-expert", 0.0, measure="abs", covers=(IDLE_EXPERTS, UNEVEN_SIZES, BATCH_OF_ONE))
 def every_expert_takes_k(s: Setting) -> Outcome:
+    """Every expert takes exactly k = ⌊n·c/e⌋ distinct tokens, and tokens_per_expert
+    gives that k."""
     results = []
-    for i, (n, d, e, c) in enumerate(CASES):
-        x, gate, experts = routed_tokens(s, n, d, e, offset=20 + i)
-        k = tokens_per_expert(n, e, c)
+    for i, c in enumerate(CASES):
+        x, gate, experts = routed_tokens(s, c, s.generator(20 + i))
+        k = _k(c)
+        results.append(count(tokens_per_expert(c.T, c.E, c.c), k, f"tokens_per_expert({c.T}, {c.E}, {c.c})"))
         _, index = expert_choice(x, gate, experts, k)
-        distinct = [len(set(row.tolist())) for row in index]
-        results += [count(v, k, f"n{n}-e{e}-c{c}: expert took {v} tokens, k = n·c/e = {k}") for v in distinct]
+        took = [len(set(row.tolist())) for row in index] + [0] * (c.E - index.shape[0])
+        results += [count(v, k, f"{c.id}: an expert took {v} tokens, k = ⌊n·c/e⌋ = {k}") for v in took]
     return worst(results, "every expert took exactly k distinct tokens")
 
 
-VERIFICATION = Verification(
-    technique="expert-choice",
-    compares="TopK over the transposed token-expert scores with index_add combine against a "
-    "per-expert "
-    "loop: outputs and gradients",
-    shapes=tuple(f"n{n}-d{d}-e{e}-c{c}" for n, d, e, c in CASES),
-    gradients=True,
-    checks=(
-        Check(
-            "batched-vs-loop",
-            "TopK(S^T, k) routing equals the per-expert loop, outputs and gradients.",
-            batched_matches_loop,
-            tolerance=1e-5,
-            gradients=True,
-        ),
-        Check(
-            "k-tokens-per-expert",
-            "Every expert takes exactly k = n·c/e tokens.",
-            every_expert_takes_k,
-            tolerance=0.0,
-            measure="abs",
-        ),
-    ),
-)
+VERIFICATION = Verification("expert-choice", __doc__ or "", (BATCHED, every_expert_takes_k))

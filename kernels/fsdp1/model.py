@@ -5,6 +5,7 @@ veScale-FSDP."""
 from __future__ import annotations
 
 import torch
+from torch import Tensor
 
 __all__ = ["SHAPES", "adam_step", "init_params", "loss", "microbatches"]
 
@@ -30,14 +31,7 @@ def microbatches(
 
 
 def adam_step(
-    p: torch.Tensor,
-    m: torch.Tensor,
-    v: torch.Tensor,
-    g: torch.Tensor,
-    step: int,
-    lr: float = 1e-2,
-    b1: float = 0.9,
-    b2: float = 0.999,
+    p: Tensor, m: Tensor, v: Tensor, g: Tensor, step: int, lr: float = 1e-2, b1: float = 0.9, b2: float = 0.999,
     eps: float = 1e-8,
 ) -> None:
     m.mul_(b1).add_(g, alpha=1 - b1)

@@ -31,4 +31,23 @@ MUTANTS = (
         "for step, per_rank in enumerate(batches):",
         "training-matches-replica",
     ),
+    Mutant(
+        "shard-size-rounded-to-nearest",
+        "the shard size is Ψ/N rounded to the nearest integer instead of up, so an uneven split loses "
+        "its last elements",
+        f"{_F}:FlatParam.__init__",
+        "self.shard_size = math.ceil(self.numel / world)",
+        "self.shard_size = round(self.numel / world)",
+        "round-trip",
+        kind="expected-value",
+    ),
+    Mutant(
+        "adam-without-first-moment-correction",
+        "the shared Adam step leaves out the first moment's bias correction 1/(1 - b1^t)",
+        "kernels.fsdp1.model:adam_step",
+        "p.sub_(lr * (m / (1 - b1**step))",
+        "p.sub_(lr * m",
+        "training-matches-replica",
+        kind="independent-reference",
+    ),
 )

@@ -31,4 +31,22 @@ MUTANTS = (
         "for step, per_rank in enumerate(batches):",
         "fsdp2-vs-fsdp1",
     ),
+    Mutant(
+        "row-block-rounded-down",
+        "the row block is ⌊R/N⌋ instead of ⌈R/N⌉, so a parameter whose rows do not divide loses rows",
+        f"{_P}:RowSharded.__init__",
+        "self.block = math.ceil(self.rows / world)",
+        "self.block = self.rows // world",
+        "whole-rows",
+        kind="expected-value",
+    ),
+    Mutant(
+        "empty-block-negative",
+        "a rank past the last row is told it holds R − r·⌈R/N⌉ rows, a negative count, instead of none",
+        f"{_P}:RowSharded.local_rows",
+        "return max(0, min(self.block, self.rows - rank * self.block))",
+        "return min(self.block, self.rows - rank * self.block)",
+        "whole-rows",
+        kind="adversarial-input",
+    ),
 )

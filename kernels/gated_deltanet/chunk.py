@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import torch
 import torch.nn.functional as F
+from torch import Tensor
 
-__all__ = ["chunk_gated_delta_rule", "to_chunks"]
+__all__ = ["chunk_gated_delta_rule", "chunked", "starting_state", "to_chunks", "unchunked"]
 
 
 def to_chunks(x: torch.Tensor, pad: int, C: int) -> torch.Tensor:
@@ -36,17 +37,31 @@ def to_chunks(x: torch.Tensor, pad: int, C: int) -> torch.Tensor:
     return x.permute(*order)
 
 
+def chunked(C: int, *xs: torch.Tensor) -> list[torch.Tensor]:
+    """Per-token inputs [B, T, H, *rest] in float32 chunks [B, H, N, C, *rest], T padded
+    to a multiple of C with zeros (which leave a delta-rule state unchanged)."""
+    pad = (-xs[0].shape[1]) % C
+    return [to_chunks(x.float(), pad, C) for x in xs]
+
+
+def starting_state(initial_state: torch.Tensor | None, q: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    """The state h₀ [B, H, K, V] in float32: the given one, else zeros (q, v in chunks)."""
+    if initial_state is not None:
+        return initial_state.float()
+    return q.new_zeros(*q.shape[:2], q.shape[-1], v.shape[-1])
+
+
+def unchunked(outputs: list[torch.Tensor], T: int, dtype: torch.dtype) -> torch.Tensor:
+    """Per-chunk outputs [B, H, C, V] back to [B, T, H, V] in ``dtype``, padding dropped."""
+    o = torch.stack(outputs, dim=2)  # [B, H, N, C, V]
+    B, H, N, C, V = o.shape
+    return o.permute(0, 2, 3, 1, 4).reshape(B, N * C, H, V)[:, :T].to(dtype)
+
+
 def chunk_gated_delta_rule(
-    q: torch.Tensor,
-    k: torch.Tensor,
-    v: torch.Tensor,
-    g: torch.Tensor,
-    beta: torch.Tensor,
-    *,
-    scale: float | None = None,
-    initial_state: torch.Tensor | None = None,
-    chunk_size: int = 64,
-) -> tuple[torch.Tensor, torch.Tensor]:
+    q: Tensor, k: Tensor, v: Tensor, g: Tensor, beta: Tensor, *, scale: float | None = None,
+    initial_state: Tensor | None = None, chunk_size: int = 64,
+) -> tuple[Tensor, Tensor]:
     """Same arguments and results as ``naive_recurrent_gated_delta_rule``.
 
     q, k: [B, T, H, K]; v: [B, T, H, V]; g, beta: [B, T, H]; initial_state: [B, H, K, V].
@@ -57,15 +72,10 @@ def chunk_gated_delta_rule(
             f"g {tuple(g.shape)}, beta {tuple(beta.shape)}"
         )
     out_dtype = v.dtype
-    B, T, H, K = q.shape
-    V = v.shape[-1]
-    C = chunk_size
+    T, K, C = q.shape[1], q.shape[-1], chunk_size
     scale = K**-0.5 if scale is None else scale
-    pad = (-T) % C
-    q, k, v = (to_chunks(x.float(), pad, C) for x in (q, k, v))  # [B, H, N, C, K|V]
-    g, beta = (to_chunks(x.float(), pad, C) for x in (g, beta))  # [B, H, N, C]
+    q, k, v, g, beta = chunked(C, q, k, v, g, beta)  # [B, H, N, C, K|V] and [B, H, N, C]
     q = q * scale
-    N = q.shape[2]
 
     G = g.cumsum(-1)
     inclusive = torch.ones(C, C, dtype=torch.bool, device=q.device).tril()
@@ -83,12 +93,10 @@ def chunk_gated_delta_rule(
     k_decay = k * (G[..., -1:] - G).exp()[..., None]
     chunk_decay = G[..., -1].exp()  # [B, H, N]
 
-    h = q.new_zeros(B, H, K, V) if initial_state is None else initial_state.float()
+    h = starting_state(initial_state, q, v)
     outputs = []
-    for n in range(N):
+    for n in range(q.shape[2]):
         u = u_tilde[:, :, n] - w[:, :, n] @ h
         outputs.append(q_decay[:, :, n] @ h + attn[:, :, n] @ u)
         h = h * chunk_decay[:, :, n, None, None] + k_decay[:, :, n].transpose(-1, -2) @ u
-    o = torch.stack(outputs, dim=2)  # [B, H, N, C, V]
-    o = o.permute(0, 2, 3, 1, 4).reshape(B, N * C, H, V)[:, :T]
-    return o.to(out_dtype), h
+    return unchunked(outputs, T, out_dtype), h

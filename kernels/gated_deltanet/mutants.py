@@ -48,4 +48,23 @@ MUTANTS = (
         "q = q",
         "chunk-vs-recurrent",
     ),
+    Mutant(
+        "scale-argument-ignored",
+        "the scale argument is ignored: the queries are always scaled by K^-1/2",
+        _CHUNK,
+        "scale = K**-0.5 if scale is None else scale",
+        "scale = K**-0.5",
+        "chunk-vs-recurrent",
+        kind="adversarial-input",
+    ),
+    Mutant(
+        "gates-cumsum-in-input-dtype",
+        "the cumulative log decay is summed in the input dtype and only then upcast: exact in a float32 "
+        "run, off by a few per cent in bfloat16",
+        _CHUNK,
+        "G = g.cumsum(-1)",
+        "G = g.to(out_dtype).cumsum(-1).float()",
+        "chunk-vs-recurrent",
+        kind="low-precision",
+    ),
 )

@@ -10,20 +10,15 @@ which is h_t = α_t (I − β_t k_t k_tᵀ) h_{t−1} + β_t k_t v_tᵀ.
 from __future__ import annotations
 
 import torch
+from torch import Tensor
 
 __all__ = ["naive_recurrent_gated_delta_rule"]
 
 
 def naive_recurrent_gated_delta_rule(
-    q: torch.Tensor,
-    k: torch.Tensor,
-    v: torch.Tensor,
-    g: torch.Tensor,
-    beta: torch.Tensor,
-    *,
-    scale: float | None = None,
-    initial_state: torch.Tensor | None = None,
-) -> tuple[torch.Tensor, torch.Tensor]:
+    q: Tensor, k: Tensor, v: Tensor, g: Tensor, beta: Tensor, *, scale: float | None = None,
+    initial_state: Tensor | None = None,
+) -> tuple[Tensor, Tensor]:
     """q, k: [B, T, H, K]; v: [B, T, H, V]; g (log gate), beta: [B, T, H];
     initial_state: [B, H, K, V]. Returns (o [B, T, H, V], final state [B, H, K, V])."""
     out_dtype = v.dtype

@@ -10,19 +10,13 @@ GQA paper's uptraining starting point).
 from __future__ import annotations
 
 import torch
+from torch import Tensor
 
 __all__ = ["grouped_attention", "kv_cache_elements_per_token", "mha_to_gqa"]
 
 
-def grouped_attention(
-    q: torch.Tensor,
-    k: torch.Tensor,
-    v: torch.Tensor,
-    *,
-    causal: bool = True,
-    scale: float | None = None,
-) -> torch.Tensor:
-    """q: [B, T, H, D]; k, v: [B, S, Hkv, D] → [B, T, H, D]."""
+def grouped_attention(q: Tensor, k: Tensor, v: Tensor, *, causal: bool = True, scale: float | None = None) -> Tensor:
+    """q: [B, T, H, D]; k: [B, S, Hkv, D], v: [B, S, Hkv, Dv] → [B, T, H, Dv]."""
     B, T, H, D = q.shape
     S, Hkv = k.shape[1], k.shape[2]
     if H % Hkv:
@@ -36,17 +30,17 @@ def grouped_attention(
         scores = scores.masked_fill(~visible, float("-inf"))
     p = scores.softmax(dim=-1)
     out = torch.einsum("bngts,bsnd->btngd", p, v.float())
-    return out.reshape(B, T, H, D).to(v.dtype)
+    return out.reshape(B, T, H, v.shape[-1]).to(v.dtype)
 
 
 def mha_to_gqa(w_k: torch.Tensor, w_v: torch.Tensor, heads: int, kv_heads: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """Mean-pool the per-head rows of K and V projections ([H·D, d_model]) in groups of
-    H / Hkv consecutive heads → [Hkv·D, d_model]."""
+    """Mean-pool the per-head rows of K and V projections ([H·D, d_model] and [H·Dv,
+    d_model]) in groups of H / Hkv consecutive heads → [Hkv·D, d_model], [Hkv·Dv, d_model]."""
     if heads % kv_heads:
         raise ValueError(f"{heads} heads cannot be pooled into {kv_heads} groups")
-    D = w_k.shape[0] // heads
 
     def pool(w: torch.Tensor) -> torch.Tensor:
+        D = w.shape[0] // heads
         return w.reshape(kv_heads, heads // kv_heads, D, -1).mean(dim=1).reshape(kv_heads * D, -1)
 
     return pool(w_k), pool(w_v)

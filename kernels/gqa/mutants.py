@@ -40,4 +40,23 @@ MUTANTS = (
         "[None, :] < torch.arange(T",
         "mqa-and-mha-are-the-ends",
     ),
+    Mutant(
+        "scale-argument-ignored",
+        "the scale argument is ignored: scores are always scaled by 1/sqrt(d)",
+        _GQA,
+        "scale = D**-0.5 if scale is None else scale",
+        "scale = D**-0.5",
+        "grouped-vs-repeat",
+        kind="adversarial-input",
+    ),
+    Mutant(
+        "pool-with-key-width",
+        "the conversion pools the value projection with the key head width, mixing value rows "
+        "of different heads whenever the widths differ",
+        "kernels.gqa.grouped:mha_to_gqa",
+        "        D = w.shape[0] // heads\n",
+        "        D = w_k.shape[0] // heads\n",
+        "mha-to-gqa-conversion",
+        kind="adversarial-input",
+    ),
 )

@@ -10,9 +10,11 @@ from kernels.transformer.naive import naive_attention
 __all__ = ["naive_gqa"]
 
 
-def naive_gqa(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, causal: bool = True) -> torch.Tensor:
-    """q: [B, T, H, D]; k, v: [B, S, Hkv, D] with H a multiple of Hkv."""
+def naive_gqa(
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, causal: bool = True, scale: float | None = None
+) -> torch.Tensor:
+    """q: [B, T, H, D]; k: [B, S, Hkv, D], v: [B, S, Hkv, Dv] with H a multiple of Hkv."""
     group = q.shape[2] // k.shape[2]
     k = torch.repeat_interleave(k, group, dim=2)
     v = torch.repeat_interleave(v, group, dim=2)
-    return naive_attention(q, k, v, causal=causal)
+    return naive_attention(q, k, v, causal=causal, scale=scale)

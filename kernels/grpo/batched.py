@@ -4,6 +4,7 @@ clipped token loss as masked tensor algebra."""
 from __future__ import annotations
 
 import torch
+from torch import Tensor
 
 __all__ = ["grpo_advantages", "grpo_loss"]
 
@@ -14,16 +15,9 @@ def grpo_advantages(rewards: torch.Tensor, group: int) -> torch.Tensor:
 
 
 def grpo_loss(
-    logp: torch.Tensor,
-    logp_old: torch.Tensor,
-    advantages: torch.Tensor,
-    mask: torch.Tensor,
-    *,
-    eps: float = 0.2,
-    eps_high: float = 0.2,
-    beta: float = 0.0,
-    logp_ref: torch.Tensor | None = None,
-) -> torch.Tensor:
+    logp: Tensor, logp_old: Tensor, advantages: Tensor, mask: Tensor, *, eps: float = 0.2, eps_high: float = 0.2,
+    beta: float = 0.0, logp_ref: Tensor | None = None,
+) -> Tensor:
     ratio = torch.exp(logp - logp_old)
     a = advantages[:, None]
     per_token = -torch.minimum(ratio * a, ratio.clamp(1 - eps, 1 + eps_high) * a)

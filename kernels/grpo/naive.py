@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 
 import torch
+from torch import Tensor
 
 __all__ = ["naive_advantages", "naive_grpo_loss"]
 
@@ -27,16 +28,9 @@ def naive_advantages(rewards: list[float], group: int) -> list[float]:
 
 
 def naive_grpo_loss(
-    logp: torch.Tensor,
-    logp_old: torch.Tensor,
-    advantages: list[float],
-    mask: torch.Tensor,
-    *,
-    eps: float = 0.2,
-    eps_high: float = 0.2,
-    beta: float = 0.0,
-    logp_ref: torch.Tensor | None = None,
-) -> torch.Tensor:
+    logp: Tensor, logp_old: Tensor, advantages: list[float], mask: Tensor, *, eps: float = 0.2,
+    eps_high: float = 0.2, beta: float = 0.0, logp_ref: Tensor | None = None,
+) -> Tensor:
     """logp, logp_old, mask: [N, L] (N completions of up to L tokens)."""
     total = logp.new_zeros(())
     tokens = 0

@@ -9,19 +9,11 @@ from __future__ import annotations
 
 import torch
 
-from kernels.checks import (
-    Check,
-    Outcome,
-    Setting,
-    Verification,
-    compare,
-    compare_all,
-    count,
-    gradients,
-    worst,
-)
+from kernels.checks import Verification, check
+from kernels.families import FAR_FROM_UNIT
 from kernels.grpo.batched import grpo_advantages, grpo_loss
 from kernels.grpo.naive import naive_advantages, naive_grpo_loss
+from kernels.measures import Outcome, Setting, compare, compare_all, count, gradients, worst
 
 GROUPS, G, L = 5, 6, 13
 
@@ -37,7 +29,9 @@ def _batch(s: Setting, offset: int):  # type: ignore[no-untyped-def]
     return rewards, logp, logp_old, logp_ref, mask
 
 
+@check("batched-vs-loops", 1e-5, gradients=True)
 def batched_matches_loops(s: Setting) -> Outcome:
+    """Batched advantages and loss equal the loops, with the gradient."""
     rewards, logp, logp_old, logp_ref, mask = _batch(s, 0)
     a_loop = torch.tensor(naive_advantages(rewards.tolist(), G), dtype=s.dtype)
     a = grpo_advantages(rewards, G)
@@ -50,9 +44,14 @@ def batched_matches_loops(s: Setting) -> Outcome:
     return compare_all([("advantages", a_loop, a), ("loss", l1, l2), ("dlogp", g1, g2)])
 
 
+@check("advantage-moments", 1e-3, measure="abs", covers=(FAR_FROM_UNIT,))
 def advantage_moments(s: Setting) -> Outcome:
-    """On random rewards, on rewards of order 1e6, and on groups whose rewards are all
-    equal (std 0: the advantages must be exactly 0, not NaN)."""
+    """Within each group the advantages sum to 0 and have standard deviation about
+    1, also for rewards of order 1e6; a group whose rewards are all equal gets
+    advantages of exactly 0.
+
+    On random rewards, on rewards of order 1e6, and on groups whose rewards are all
+        equal (std 0: the advantages must be exactly 0, not NaN)."""
     rewards = _batch(s, 1)[0]
     large = rewards * 1e6
     flat = rewards.clone().view(GROUPS, G)
@@ -76,7 +75,9 @@ def advantage_moments(s: Setting) -> Outcome:
     )
 
 
+@check("clipped-no-gradient", 0.0, measure="abs", gradients=True)
 def clipped_tokens_have_no_gradient(s: Setting) -> Outcome:
+    """Tokens whose ratio is clipped get exactly zero gradient; the others do not."""
     rewards, logp, logp_old, _, mask = _batch(s, 2)
     a = grpo_advantages(rewards, G)
     _, (grad,) = gradients(lambda lp: grpo_loss(lp, logp_old, a, mask), (logp,))
@@ -94,35 +95,8 @@ def clipped_tokens_have_no_gradient(s: Setting) -> Outcome:
 
 
 VERIFICATION = Verification(
-    technique="grpo",
-    compares="batched group advantages and clipped token loss with k3 KL term against group and "
-    "token loops: "
-    "advantages, loss and gradient of the log-probabilities",
+    "grpo",
+    __doc__ or "",
+    (batched_matches_loops, advantage_moments, clipped_tokens_have_no_gradient),
     shapes=(f"groups{GROUPS}-G{G}-L{L} (ragged lengths)",),
-    gradients=True,
-    checks=(
-        Check(
-            "batched-vs-loops",
-            "Batched advantages and loss equal the loops, with the gradient.",
-            batched_matches_loops,
-            tolerance=1e-5,
-            gradients=True,
-        ),
-        Check(
-            "advantage-moments",
-            "Within each group the advantages sum to 0 and have standard deviation about 1, also for "
-            "rewards of order 1e6; a group whose rewards are all equal gets advantages of exactly 0.",
-            advantage_moments,
-            tolerance=1e-3,
-            measure="abs",
-        ),
-        Check(
-            "clipped-no-gradient",
-            "Tokens whose ratio is clipped get exactly zero gradient; the others do not.",
-            clipped_tokens_have_no_gradient,
-            tolerance=0.0,
-            measure="abs",
-            gradients=True,
-        ),
-    ),
 )

@@ -38,4 +38,25 @@ MUTANTS = (
         "y_sorted",
         "fused-vs-loop",
     ),
+    Mutant(
+        "counts-stop-at-last-used-expert",
+        "the counts are a bincount without minlength, so idle trailing experts have no count and "
+        "the grouped GEMM never learns they exist",
+        "kernels.hpc_ops.fused:permute",
+        "counts = torch.bincount(flat, minlength=experts).tolist()",
+        "counts = torch.bincount(flat).tolist()",
+        "counts",
+        kind="adversarial-input",
+    ),
+    Mutant(
+        "grouped-segments-skip-empty-experts",
+        "the shared grouped GEMM advances its segment only for experts with tokens, so after an idle "
+        "expert the next expert's rows start one segment late",
+        "kernels.experts:grouped_apply",
+        "            outs.append(apply_expert(x_sorted[start : start + n], experts, e, act))\n        start += n",
+        "            outs.append(apply_expert(x_sorted[start : start + n], experts, e, act))\n"
+        "            start += n\n        else:\n            start += 1",
+        "fused-vs-loop",
+        kind="adversarial-input",
+    ),
 )

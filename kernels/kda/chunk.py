@@ -23,8 +23,9 @@ overflows however strong the decay.
 from __future__ import annotations
 
 import torch
+from torch import Tensor
 
-from kernels.gated_deltanet.chunk import to_chunks
+from kernels.gated_deltanet.chunk import chunked, starting_state, unchunked
 
 __all__ = ["chunk_kda"]
 
@@ -68,17 +69,9 @@ def _decayed_products(
 
 
 def chunk_kda(
-    q: torch.Tensor,
-    k: torch.Tensor,
-    v: torch.Tensor,
-    g: torch.Tensor,
-    beta: torch.Tensor,
-    *,
-    scale: float | None = None,
-    initial_state: torch.Tensor | None = None,
-    chunk_size: int = 16,
-    sub_chunk: int = 4,
-) -> tuple[torch.Tensor, torch.Tensor]:
+    q: Tensor, k: Tensor, v: Tensor, g: Tensor, beta: Tensor, *, scale: float | None = None,
+    initial_state: Tensor | None = None, chunk_size: int = 16, sub_chunk: int = 4,
+) -> tuple[Tensor, Tensor]:
     """Same arguments and results as ``naive_recurrent_kda``."""
     if g.shape != q.shape or beta.shape != q.shape[:3]:
         raise ValueError(
@@ -87,16 +80,10 @@ def chunk_kda(
         )
     if chunk_size % sub_chunk:
         raise ValueError(f"chunk_size {chunk_size} must be a multiple of sub_chunk {sub_chunk}")
-    out_dtype = v.dtype
-    B, T, H, K = q.shape
-    V = v.shape[-1]
-    C = chunk_size
+    out_dtype, T, K = v.dtype, q.shape[1], q.shape[-1]
     scale = K**-0.5 if scale is None else scale
-    pad = (-T) % C
-    q, k, v, g = (to_chunks(x.float(), pad, C) for x in (q, k, v, g))  # [B, H, N, C, K|V]
-    beta = to_chunks(beta.float(), pad, C)  # [B, H, N, C]
+    q, k, v, g, beta = chunked(chunk_size, q, k, v, g, beta)  # [B, H, N, C, K|V] and [B, H, N, C]
     q = q * scale
-    N = q.shape[2]
 
     G = g.cumsum(-2)  # [B, H, N, C, K]
     M, attn = _decayed_products(q, k, G, sub_chunk)
@@ -109,11 +96,10 @@ def chunk_kda(
     k_decay = k * (G[..., -1:, :] - G).exp()
     chunk_decay = G[..., -1, :].exp()  # [B, H, N, K]
 
-    h = q.new_zeros(B, H, K, V) if initial_state is None else initial_state.float()
+    h = starting_state(initial_state, q, v)
     outputs = []
-    for n in range(N):
+    for n in range(q.shape[2]):
         u = u_tilde[:, :, n] - w[:, :, n] @ h
         outputs.append(q_decay[:, :, n] @ h + attn[:, :, n] @ u)
-        h = h * chunk_decay[:, :, n, :, None] + k_decay[:, :, n].transpose(-1, -2) @ u
-    o = torch.stack(outputs, dim=2).permute(0, 2, 3, 1, 4).reshape(B, N * C, H, V)[:, :T]
-    return o.to(out_dtype), h
+        h = h * chunk_decay[:, :, n, :, None] + k_decay[:, :, n].transpose(-1, -2) @ u  # channel-wise decay
+    return unchunked(outputs, T, out_dtype), h

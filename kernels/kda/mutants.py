@@ -51,4 +51,24 @@ MUTANTS = (
         "A = beta[..., None] * M.detach()",
         "gradients",
     ),
+    Mutant(
+        "scale-from-value-width",
+        "the default scale is taken from the value width V instead of the key width K: the same "
+        "whenever K = V",
+        _CHUNK,
+        "scale = K**-0.5 if scale is None else scale",
+        "scale = v.shape[-1] ** -0.5 if scale is None else scale",
+        "chunk-vs-recurrent",
+        kind="adversarial-input",
+    ),
+    Mutant(
+        "decay-cumsum-in-input-dtype",
+        "the channel-wise log gates are summed in the input dtype and only then upcast: exact in a "
+        "float32 run, off by a few per cent in bfloat16",
+        _CHUNK,
+        "G = g.cumsum(-2)  # [B, H, N, C, K]",
+        "G = g.to(out_dtype).cumsum(-2).float()  # [B, H, N, C, K]",
+        "chunk-vs-recurrent",
+        kind="low-precision",
+    ),
 )

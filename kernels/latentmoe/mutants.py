@@ -42,4 +42,14 @@ MUTANTS = (
         "@ layer.down",
         "grouped-vs-loop",
     ),
+    Mutant(
+        "route-weights-not-renormalised",
+        "the shared router returns the raw sigmoid scores of the chosen experts instead of "
+        "renormalising them to sum to 1",
+        "kernels.latentmoe.layer:route",
+        "return chosen, weights / weights.sum(-1, keepdim=True)",
+        "return chosen, weights",
+        "grouped-vs-loop",
+        kind="independent-reference",
+    ),
 )

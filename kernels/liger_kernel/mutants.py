@@ -65,4 +65,52 @@ MUTANTS = (
         "da = dyf * bf * (sig + silu * sig)",
         "swiglu",
     ),
+    Mutant(
+        "last-single-row-chunk-skipped",
+        "the chunk loop stops one row early: a final chunk holding a single row is never computed",
+        f"{_F}:_FusedLinearCE.forward",
+        "for start in range(0, rows, step):",
+        "for start in range(0, rows - 1, step):",
+        "flce-vs-full",
+        kind="adversarial-input",
+    ),
+    Mutant(
+        "chunk-one-power-too-large",
+        "next_pow2 is taken as 1 << bit_length(n), which doubles the chunk when n is already a power of two",
+        f"{_F}:chunk_size",
+        "return 1 << max(0, (n - 1).bit_length())",
+        "return 1 << max(0, n.bit_length())",
+        "flce-chunk",
+        kind="expected-value",
+    ),
+    Mutant(
+        "rmsnorm-epsilon-outside-root",
+        "the fused RMSNorm adds its epsilon after the square root: invisible at unit scale, wrong for "
+        "rows of norm 1e-4",
+        f"{_F}:_RMSNorm.forward",
+        "inv = torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + eps)",
+        "inv = 1 / (xf.pow(2).mean(-1, keepdim=True).sqrt() + eps)",
+        "rmsnorm",
+        kind="adversarial-input",
+    ),
+    Mutant(
+        "flce-keeps-every-chunk",
+        "each chunk's logits are kept on the context (for a recompute-free backward), so all BT x V "
+        "logits are alive by the end of the forward and freed only after the backward",
+        f"{_F}:_FusedLinearCE.forward",
+        "del logits, grad",
+        "ctx.kept = [*getattr(ctx, 'kept', []), logits]",
+        "flce-peak-memory",
+        kind="peak-memory",
+    ),
+    Mutant(
+        "flce-full-logits-buffer",
+        "a [BT, V] buffer for the log-sum-exp is allocated up front and filled chunk by chunk; it is "
+        "freed when the forward returns, so only the peak shows it",
+        f"{_F}:_FusedLinearCE.forward",
+        "w = weight.float()",
+        "w = weight.float()\n    lse_inputs = torch.empty(rows, vocab, device=h.device)",
+        "flce-peak-memory",
+        kind="peak-memory",
+    ),
 )

@@ -2,14 +2,16 @@
 
 - language-model head + cross-entropy over the full logits [BT, V];
 - RMSNorm row by row, y = x / rms(x) · (offset + w) (offset 0 for Llama, 1 for Gemma);
-- RoPE as a rotation of complex pairs (x_i + i·x_{i+d/2}) by e^{iθ};
-- SwiGLU, silu(a) · b.
+- RoPE as a rotation of complex pairs (x_i + i·x_{i+d/2}) by e^{iθ} (the pinned formula);
+- SwiGLU, silu(a) · b (the pinned SiLU).
 """
 
 from __future__ import annotations
 
 import torch
 import torch.nn.functional as F
+
+from kernels.formulas import rotate_pairs, silu
 
 __all__ = ["naive_lm_head_ce", "naive_rmsnorm", "naive_rope", "naive_swiglu"]
 
@@ -22,9 +24,7 @@ def naive_lm_head_ce(
     return F.cross_entropy(logits, target, ignore_index=ignore_index)
 
 
-def naive_rmsnorm(
-    x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-6, offset: float = 0.0
-) -> torch.Tensor:
+def naive_rmsnorm(x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-6, offset: float = 0.0) -> torch.Tensor:
     rows = []
     flat = x.float().reshape(-1, x.shape[-1])
     for row in flat:
@@ -33,13 +33,9 @@ def naive_rmsnorm(
 
 
 def naive_rope(x: torch.Tensor, positions: torch.Tensor, base: float = 10000.0) -> torch.Tensor:
-    """x [B, T, H, D]; positions [T]."""
-    D = x.shape[-1]
-    theta = positions.double()[:, None] * base ** (-torch.arange(0, D, 2, dtype=torch.float64) / D)
-    rot = torch.polar(torch.ones_like(theta), theta).to(x.device)  # [T, D/2]
-    z = torch.complex(x[..., : D // 2].double(), x[..., D // 2 :].double()) * rot[None, :, None, :]
-    return torch.cat([z.real, z.imag], dim=-1).to(x.dtype)
+    """x [B, T, H, D]; positions [T]: the pinned RoPE of :mod:`kernels.formulas`."""
+    return rotate_pairs(x, positions[:, None], base)
 
 
 def naive_swiglu(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    return F.silu(a.float()) * b.float()
+    return silu(a.float()) * b.float()

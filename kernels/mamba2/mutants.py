@@ -40,4 +40,14 @@ MUTANTS = (
         "outputs.append(intra[:, :, n] + q[:, :, n] @ h)",
         "chunk-vs-recurrent",
     ),
+    Mutant(
+        "decay-cumsum-in-input-dtype",
+        "the log decays are summed in the input dtype and only then upcast, so their cumulative sum runs "
+        "in bfloat16",
+        _SSD,
+        "G = g.cumsum(-1)",
+        "G = g.to(out_dtype).cumsum(-1).float()",
+        "chunk-vs-recurrent",
+        kind="low-precision",
+    ),
 )

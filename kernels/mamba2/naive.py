@@ -8,19 +8,14 @@ In Mamba2's names k is B, q is C, v is x·Δ and e^{g} = e^{Δ·A}.
 from __future__ import annotations
 
 import torch
+from torch import Tensor
 
 __all__ = ["naive_recurrent_ssd"]
 
 
 def naive_recurrent_ssd(
-    q: torch.Tensor,
-    k: torch.Tensor,
-    v: torch.Tensor,
-    g: torch.Tensor,
-    *,
-    scale: float = 1.0,
-    initial_state: torch.Tensor | None = None,
-) -> tuple[torch.Tensor, torch.Tensor]:
+    q: Tensor, k: Tensor, v: Tensor, g: Tensor, *, scale: float = 1.0, initial_state: Tensor | None = None,
+) -> tuple[Tensor, Tensor]:
     """q, k: [B, T, H, K]; v: [B, T, H, V]; g: [B, T, H]; state [B, H, K, V]."""
     out_dtype = v.dtype
     q, k, v, g = (x.float() for x in (q, k, v, g))

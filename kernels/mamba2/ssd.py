@@ -11,32 +11,21 @@ It is Gated DeltaNet's chunk form without the delta-rule correction (U = V).
 from __future__ import annotations
 
 import torch
+from torch import Tensor
 
-from kernels.gated_deltanet.chunk import to_chunks
+from kernels.gated_deltanet.chunk import chunked, starting_state, unchunked
 
 __all__ = ["chunk_ssd"]
 
 
 def chunk_ssd(
-    q: torch.Tensor,
-    k: torch.Tensor,
-    v: torch.Tensor,
-    g: torch.Tensor,
-    *,
-    scale: float = 1.0,
-    initial_state: torch.Tensor | None = None,
+    q: Tensor, k: Tensor, v: Tensor, g: Tensor, *, scale: float = 1.0, initial_state: Tensor | None = None,
     chunk_size: int = 64,
-) -> tuple[torch.Tensor, torch.Tensor]:
+) -> tuple[Tensor, Tensor]:
     """Same arguments and results as ``naive_recurrent_ssd``."""
-    out_dtype = v.dtype
-    B, T, H, K = q.shape
-    V = v.shape[-1]
-    C = chunk_size
-    pad = (-T) % C
-    q, k, v = (to_chunks(x.float(), pad, C) for x in (q, k, v))
-    g = to_chunks(g.float(), pad, C)
+    out_dtype, T, C = v.dtype, q.shape[1], chunk_size
+    q, k, v, g = chunked(C, q, k, v, g)
     q = q * scale
-    N = q.shape[2]
     G = g.cumsum(-1)
     inclusive = torch.ones(C, C, dtype=torch.bool, device=q.device).tril()
     diff = G[..., :, None] - G[..., None, :]
@@ -44,13 +33,8 @@ def chunk_ssd(
     intra = ((q @ k.transpose(-1, -2)) * decay) @ v  # [B, H, N, C, V]
     q_decay = q * G.exp()[..., None]
     k_decay = k * (G[..., -1:] - G).exp()[..., None]
-    h = q.new_zeros(B, H, K, V) if initial_state is None else initial_state.float()
-    outputs = []
-    for n in range(N):
+    h, outputs = starting_state(initial_state, q, v), []
+    for n in range(q.shape[2]):
         outputs.append(intra[:, :, n] + q_decay[:, :, n] @ h)
-        h = (
-            h * G[:, :, n, -1].exp()[..., None, None]
-            + k_decay[:, :, n].transpose(-1, -2) @ v[:, :, n]
-        )
-    o = torch.stack(outputs, dim=2).permute(0, 2, 3, 1, 4).reshape(B, N * C, H, V)[:, :T]
-    return o.to(out_dtype), h
+        h = h * G[:, :, n, -1].exp()[..., None, None] + k_decay[:, :, n].transpose(-1, -2) @ v[:, :, n]
+    return unchunked(outputs, T, out_dtype), h

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import torch
 
-from kernels.checks import Check, Outcome, Pair, Setting, Verification, compare_all, gradients
+from kernels.checks import Verification, check
+from kernels.families import BATCH_OF_ONE
+from kernels.measures import Outcome, Pair, Setting, compare_all, gradients
 from kernels.megatron_tp.naive import mlp
 from kernels.megatron_tp.sharded import linear_rank, tp_rank
 from kernels.simulated import simulate
@@ -18,19 +20,19 @@ from kernels.simulated import simulate
 T, D, H = 45, 24, 64
 
 
-def _weights(s: Setting, offset: int):  # type: ignore[no-untyped-def]
+def _weights(s: Setting, offset: int, tokens: int = T):  # type: ignore[no-untyped-def]
     gen = s.generator(offset)
     return (
-        s.randn(T, D, gen=gen),
+        s.randn(tokens, D, gen=gen),
         s.randn(H, D, gen=gen, scale=D**-0.5),
         s.randn(D, H, gen=gen, scale=H**-0.5),
         s.randn(D, gen=gen),
-        s.randn(T, D, gen=gen),
+        s.randn(tokens, D, gen=gen),
     )
 
 
-def _mlp_pairs(ranks: list[dict[str, torch.Tensor]], s: Setting, tag: str) -> list[Pair]:
-    x, a, b, bias, cot = _weights(s, 0)
+def _mlp_pairs(ranks: list[dict[str, torch.Tensor]], s: Setting, tag: str, tokens: int = T) -> list[Pair]:
+    x, a, b, bias, cot = _weights(s, 0, tokens)
     (ref,), (dx, da, db) = gradients(lambda x, a, b: mlp(x, a, b, bias), (x, a, b), (cot,))
     world = len(ranks)
     pairs: list[Pair] = []
@@ -44,15 +46,21 @@ def _mlp_pairs(ranks: list[dict[str, torch.Tensor]], s: Setting, tag: str) -> li
     return pairs
 
 
+@check("mlp-simulated-ranks", 1e-5, gradients=True, covers=(BATCH_OF_ONE,))
 def mlp_matches(s: Setting) -> Outcome:
-    x, a, b, bias, cot = _weights(s, 0)
+    """The tensor-parallel MLP equals the unsharded MLP: outputs, input gradient, and each
+    rank's weight gradient as the slice of the full gradient, also for a single token."""
     pairs = []
-    for world in (2, 4):
-        pairs += _mlp_pairs(simulate(world, tp_rank, x, a, b, bias, cot), s, f"N={world}")
+    for world, tokens in ((2, T), (4, T), (4, 1)):
+        x, a, b, bias, cot = _weights(s, 0, tokens)
+        pairs += _mlp_pairs(simulate(world, tp_rank, x, a, b, bias, cot), s, f"N={world} T={tokens}", tokens)
     return compare_all(pairs)
 
 
+@check("column-and-row-linear", 1e-5, gradients=True)
 def linear_halves(s: Setting) -> Outcome:
+    """Column-parallel (gathered) and row-parallel (all-reduced) linear layers equal the
+    full linear layer, outputs and gradients."""
     x, a, b, _, _ = _weights(s, 1)
     gen = s.generator(2)
     cot_h, cot_d = s.randn(T, H, gen=gen), s.randn(T, D, gen=gen)
@@ -75,8 +83,10 @@ def linear_halves(s: Setting) -> Outcome:
     return compare_all(pairs)
 
 
+@check("gloo-processes", 1e-5, gradients=True)
 def gloo_processes(s: Setting) -> Outcome:
-    """The same rank code over 2 gloo processes, against the unsharded MLP."""
+    """Over 2 CPU processes with torch.distributed gloo the all-reduces of f and g give
+    the unsharded outputs and gradients."""
     from kernels.distributed import run_gloo
 
     cpu = Setting(seed=s.seed)
@@ -86,36 +96,8 @@ def gloo_processes(s: Setting) -> Outcome:
 
 
 VERIFICATION = Verification(
-    technique="megatron-tp",
-    compares="column-parallel / row-parallel linear layers and the column -> GeLU -> row MLP "
-    "with f/g "
-    "conjugate operators, on simulated ranks and over gloo processes, against the unsharded layers",
+    "megatron-tp",
+    __doc__ or "",
+    (mlp_matches, linear_halves, gloo_processes),
     shapes=(f"T{T}-d{D}-h{H}, N=2 and 4 simulated ranks", "N=2 gloo processes (CPU)"),
-    gradients=True,
-    checks=(
-        Check(
-            "mlp-simulated-ranks",
-            "The tensor-parallel MLP equals the unsharded MLP: outputs, input "
-            "gradient, and each rank's weight gradient as the slice of the full gradient.",
-            mlp_matches,
-            tolerance=1e-5,
-            gradients=True,
-        ),
-        Check(
-            "column-and-row-linear",
-            "Column-parallel (gathered) and row-parallel (all-reduced) linear "
-            "layers equal the full linear layer, outputs and gradients.",
-            linear_halves,
-            tolerance=1e-5,
-            gradients=True,
-        ),
-        Check(
-            "gloo-processes",
-            "Over 2 CPU processes with torch.distributed gloo the all-reduces of f and g "
-            "give the unsharded outputs and gradients.",
-            gloo_processes,
-            tolerance=1e-5,
-            gradients=True,
-        ),
-    ),
 )

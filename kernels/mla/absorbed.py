@@ -10,6 +10,7 @@ why the latent can be cached without them.
 from __future__ import annotations
 
 import torch
+from torch import Tensor
 
 from kernels.mla.config import MLAConfig, apply_rope, rms_norm
 
@@ -17,12 +18,8 @@ __all__ = ["absorbed_decode", "absorbed_step", "cache_elements_per_token"]
 
 
 def absorbed_step(
-    x_t: torch.Tensor,
-    pos: int,
-    cache: dict[str, torch.Tensor] | None,
-    w: dict[str, torch.Tensor],
-    cfg: MLAConfig,
-) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+    x_t: Tensor, pos: int, cache: dict[str, Tensor] | None, w: dict[str, Tensor], cfg: MLAConfig,
+) -> tuple[Tensor, dict[str, Tensor]]:
     """Same contract as ``naive_step``; the cache is {"kv": [B, S, r], "pe": [B, S, rope]}."""
     B = x_t.shape[0]
     H, n, r = cfg.heads, cfg.nope, cfg.rope
@@ -47,8 +44,8 @@ def absorbed_step(
 
 
 def absorbed_decode(
-    x: torch.Tensor, w: dict[str, torch.Tensor], cfg: MLAConfig, *, start: int = 0
-) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+    x: Tensor, w: dict[str, Tensor], cfg: MLAConfig, *, start: int = 0,
+) -> tuple[Tensor, dict[str, Tensor]]:
     """Same contract as ``naive_decode``; the cache is {"kv": [B, T, r], "pe": [B, T, rope]}."""
     cache = None
     outputs = []

@@ -8,26 +8,23 @@ the same heads (and 40,960 in the naive path); RoPE touches only the shared k_pe
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import torch
 
-from kernels.checks import (
-    Check,
-    Outcome,
-    Setting,
-    Verification,
-    compare,
-    compare_forms,
-    count,
-    worst,
-)
+from kernels.checks import Case, Drawn, Verification, case, check, comparison
+from kernels.families import BATCH_OF_ONE, FAR_FROM_UNIT, K_NE_V, TINY
+from kernels.measures import Outcome, Setting, compare, count, worst
 from kernels.mla.absorbed import absorbed_decode, cache_elements_per_token
 from kernels.mla.config import DEEPSEEK_V2, MLAConfig, init_weights
 from kernels.mla.naive import naive_decode
 
 SMALL = MLAConfig(heads=4, kv_rank=24, nope=16, rope=8, v_dim=12, dim=40)
+#: batch B, tokens T, first position, input scale (value heads of 12 against keys of 16 + 8)
+CASES = (
+    case(K_NE_V, B=2, T=37, start=5, x=1.0),
+    case(FAR_FROM_UNIT, BATCH_OF_ONE, B=1, T=13, start=0, x=TINY),
+)
 B, T = 2, 37
+NAMES = ("wq", "wkv_a", "kv_norm", "wkv_b", "wo")
 
 
 def _setup(s: Setting, offset: int = 0):  # type: ignore[no-untyped-def]
@@ -36,27 +33,26 @@ def _setup(s: Setting, offset: int = 0):  # type: ignore[no-untyped-def]
     return w, s.randn(B, T, SMALL.dim, gen=gen)
 
 
-def absorbed_matches_naive(s: Setting) -> Outcome:
-    w, x = _setup(s)
-    names = list(w)
-
-    def run(decode: Callable[..., tuple[torch.Tensor, object]]) -> Callable[..., torch.Tensor]:
-        def fn(x: torch.Tensor, *ws: torch.Tensor) -> torch.Tensor:
-            return decode(x, dict(zip(names, ws, strict=True)), SMALL, start=5)[0]
-
-        return fn
-
-    return compare_forms(
-        run(naive_decode),
-        run(absorbed_decode),
-        (x, *w.values()),
-        (s.randn(B, T, SMALL.dim, gen=s.generator(1)),),
-        outputs=("outputs",),
-        grads=("x", *names),
-    )
+def _draw(s: Setting, c: Case, gen: torch.Generator) -> Drawn:
+    w = init_weights(SMALL, gen, s.device, s.dtype)
+    return Drawn((s.randn(c.B, c.T, SMALL.dim, gen=gen, scale=c.x), *(w[n] for n in NAMES)), context=c.start)
 
 
+ABSORBED = comparison(
+    "absorbed-vs-naive",
+    "Absorbed decoding (W_UK folded into q, W_UV after attending) equals naive decoding, outputs and gradients.",
+    lambda start, x, *w: naive_decode(x, dict(zip(NAMES, w, strict=True)), SMALL, start=start)[0],
+    lambda start, x, *w: absorbed_decode(x, dict(zip(NAMES, w, strict=True)), SMALL, start=start)[0],
+    _draw,
+    CASES,
+    grads=("x", *NAMES),
+)
+
+
+@check("cache-per-token", 0.0, measure="abs")
 def cache_sizes(s: Setting) -> Outcome:
+    """In the DeepSeek-V2 configuration MLA caches 576 elements per token against 32,768
+    for MHA (and 40,960 in the naive path); the absorbed decode caches r + rope."""
     w, x = _setup(s, 2)
     _, cache = absorbed_decode(x, w, SMALL)
     measured = sum(t.numel() for t in cache.values()) // (B * T)
@@ -77,7 +73,10 @@ def cache_sizes(s: Setting) -> Outcome:
     )
 
 
+@check("rope-on-k-pe-only", 1e-4)
 def rope_only_on_k_pe(s: Setting) -> Outcome:
+    """RoPE applies only to the shared 64-d k_pe: the latent cache does not depend on
+    position, and outputs depend only on relative positions."""
     w, x = _setup(s, 3)
     out0, cache0 = absorbed_decode(x, w, SMALL, start=0)
     out1, cache1 = absorbed_decode(x, w, SMALL, start=1000)
@@ -95,36 +94,11 @@ def rope_only_on_k_pe(s: Setting) -> Outcome:
 
 
 VERIFICATION = Verification(
-    technique="mla",
-    compares="weight-absorbed decoding over the latent + RoPE cache against naive decoding with "
-    "per-head keys and values: outputs and gradients of the input and every weight",
+    "mla",
+    __doc__ or "",
+    (ABSORBED, cache_sizes, rope_only_on_k_pe),
     shapes=(
-        f"B{B}-T{T}-H{SMALL.heads}-r{SMALL.kv_rank}-nope{SMALL.nope}-rope{SMALL.rope}-v{SMALL.v_dim}",
+        *(f"{c.id}-H{SMALL.heads}-r{SMALL.kv_rank}-nope{SMALL.nope}-rope{SMALL.rope}-v{SMALL.v_dim}" for c in CASES),
         "DeepSeek-V2 dims for cache counting (meta tensors)",
-    ),
-    gradients=True,
-    checks=(
-        Check(
-            "absorbed-vs-naive",
-            "Absorbed decoding (W_UK folded into q, W_UV after attending) "
-            "equals naive decoding, outputs and gradients.",
-            absorbed_matches_naive,
-            tolerance=1e-5,
-            gradients=True,
-        ),
-        Check(
-            "cache-per-token",
-            "In the DeepSeek-V2 configuration MLA caches 576 elements per token against 32,768 for MHA.",
-            cache_sizes,
-            tolerance=0.0,
-            measure="abs",
-        ),
-        Check(
-            "rope-on-k-pe-only",
-            "RoPE applies only to the shared 64-d k_pe: the latent cache does "
-            "not depend on position, and outputs depend only on relative positions.",
-            rope_only_on_k_pe,
-            tolerance=1e-4,
-        ),
     ),
 )

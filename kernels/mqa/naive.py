@@ -9,11 +9,11 @@ __all__ = ["naive_mqa"]
 
 
 def naive_mqa(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, causal: bool = True) -> torch.Tensor:
-    """q: [B, T, H, D]; k, v: [B, S, 1, D] → [B, T, H, D]."""
+    """q: [B, T, H, D]; k: [B, S, 1, D], v: [B, S, 1, Dv] → [B, T, H, Dv]."""
     B, T, H, D = q.shape
     S = k.shape[1]
     q, k, v = q.float(), k.float()[:, :, 0], v.float()[:, :, 0]
-    out = torch.zeros(B, T, H, D, device=q.device)
+    out = torch.zeros(B, T, H, v.shape[-1], device=q.device)
     for h in range(H):
         scores = torch.einsum("btd,bsd->bts", q[:, :, h], k) * D**-0.5
         if causal:

@@ -39,4 +39,14 @@ MUTANTS = (
         "update = orthogonalize(buf)",
         "batched-step-vs-loop",
     ),
+    Mutant(
+        "epsilon-inside-the-root",
+        "the starting point divides by sqrt(‖G‖² + 1e-7) instead of ‖G‖ + 1e-7: the same for "
+        "gradients of unit scale, far too small a start for a gradient of entries of order 1e-5",
+        f"{_NS}:newton_schulz5",
+        "x = x / (x.norm(dim=(-2, -1), keepdim=True) + 1e-7)",
+        "x = x / (x.pow(2).sum(dim=(-2, -1), keepdim=True) + 1e-7).sqrt()",
+        "ns5-spectral",
+        kind="adversarial-input",
+    ),
 )

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import cast
 
 import torch
+from torch import Tensor
 
 __all__ = ["naive_muon_step", "polar_svd", "quintic_spectral"]
 
@@ -25,14 +26,8 @@ def polar_svd(g: torch.Tensor) -> torch.Tensor:
 
 
 def naive_muon_step(
-    params: list[torch.Tensor],
-    grads: list[torch.Tensor],
-    bufs: list[torch.Tensor],
-    *,
-    lr: float,
-    momentum: float = 0.95,
-    weight_decay: float = 0.1,
-    orthogonalize: Callable[[torch.Tensor], torch.Tensor] = polar_svd,
+    params: list[Tensor], grads: list[Tensor], bufs: list[Tensor], *, lr: float, momentum: float = 0.95,
+    weight_decay: float = 0.1, orthogonalize: Callable[[Tensor], Tensor] = polar_svd,
 ) -> None:
     """Update ``params`` and ``bufs`` in place, one parameter at a time."""
     for p, g, buf in zip(params, grads, bufs, strict=True):

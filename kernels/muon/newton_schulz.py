@@ -15,6 +15,7 @@ from collections import defaultdict
 from collections.abc import Callable
 
 import torch
+from torch import Tensor
 
 __all__ = ["muon_step", "newton_schulz5", "newton_schulz_cubic"]
 
@@ -45,14 +46,8 @@ def newton_schulz_cubic(g: torch.Tensor, steps: int = 40) -> torch.Tensor:
 
 
 def muon_step(
-    params: list[torch.Tensor],
-    grads: list[torch.Tensor],
-    bufs: list[torch.Tensor],
-    *,
-    lr: float,
-    momentum: float = 0.95,
-    weight_decay: float = 0.1,
-    orthogonalize: Callable[[torch.Tensor], torch.Tensor] = newton_schulz5,
+    params: list[Tensor], grads: list[Tensor], bufs: list[Tensor], *, lr: float, momentum: float = 0.95,
+    weight_decay: float = 0.1, orthogonalize: Callable[[Tensor], Tensor] = newton_schulz5,
 ) -> None:
     """The same update as ``naive_muon_step``, with parameters of equal shape stacked and
     orthogonalised in one batched call."""

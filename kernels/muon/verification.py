@@ -10,24 +10,18 @@ from __future__ import annotations
 
 import torch
 
-from kernels.checks import (
-    Check,
-    Outcome,
-    Setting,
-    Verification,
-    against,
-    compare,
-    compare_all,
-    within,
-    worst,
-)
+from kernels.checks import Verification, check
+from kernels.families import FAR_FROM_UNIT
+from kernels.measures import Outcome, Setting, against, compare, compare_all, within, worst
 from kernels.muon.naive import naive_muon_step, polar_svd, quintic_spectral
 from kernels.muon.newton_schulz import muon_step, newton_schulz5, newton_schulz_cubic
 
 SHAPES = ((64, 96), (96, 64), (100, 37), (37, 37))
 
 
+@check("cubic-ns-is-polar", 1e-4)
 def cubic_converges_to_polar(s: Setting) -> Outcome:
+    """The cubic Newton-Schulz iteration converges to the SVD polar factor U V^T."""
     results = []
     for i, shape in enumerate(SHAPES):
         g = s.randn(*shape, gen=s.generator(i))
@@ -35,7 +29,10 @@ def cubic_converges_to_polar(s: Setting) -> Outcome:
     return worst(results)
 
 
+@check("ns5-band-and-vectors", 1e-4, measure="abs")
 def quintic_band_and_vectors(s: Setting) -> Outcome:
+    """Five tuned quintic steps (bf16) keep G's singular vectors and put every
+    singular value in (0.5, 1.5)."""
     results = []
     low, high = 1.0, 1.0
     for i, shape in enumerate(SHAPES):
@@ -57,19 +54,28 @@ def quintic_band_and_vectors(s: Setting) -> Outcome:
     )
 
 
+@check("ns5-spectral", 1e-4, covers=(FAR_FROM_UNIT,))
 def quintic_is_spectral(s: Setting) -> Outcome:
-    """Newton–Schulz (float32) against the same polynomial applied to G's singular values."""
+    """Five quintic Newton-Schulz steps (float32) equal the polynomial p(s) = as +
+    bs^3 + cs^5 applied five times to G's normalised singular values, with G's
+    singular vectors, also for a gradient of entries of order 1e-5."""
     results = []
-    for i, shape in enumerate(SHAPES):
-        g = s.randn(*shape, gen=s.generator(40 + i))
-        results.append(compare(quintic_spectral(g), newton_schulz5(g[None], dtype=torch.float32)[0], f"{shape}"))
+    for i, (shape, scale) in enumerate([(sh, 1.0) for sh in SHAPES] + [(SHAPES[0], 1e-5)]):
+        g = s.randn(*shape, gen=s.generator(40 + i), scale=scale)
+        out = newton_schulz5(g[None], dtype=torch.float32)[0]
+        results.append(compare(quintic_spectral(g), out, f"{shape} x{scale:g}"))
     return worst(results)
 
 
+@check("update-rms-0.2", 1e-2)
 def update_rms(s: Setting) -> Outcome:
-    """Measured on the update the optimizer applies: one Muon step (bf16 Newton–Schulz, no
-    weight decay) against 0.2·sqrt(max(A, B)) times the RMS of the spectral prediction,
-    and with the SVD polar factor against exactly 0.2."""
+    """With Moonlight's scale 0.2·sqrt(max(A,B)) the update the optimizer applies
+    has RMS 0.2·lr with the SVD polar factor, and with bf16 Newton-Schulz the RMS
+    its spectrum predicts.
+
+    Measured on the update the optimizer applies: one Muon step (bf16 Newton–Schulz, no
+        weight decay) against 0.2·sqrt(max(A, B)) times the RMS of the spectral prediction,
+        and with the SVD polar factor against exactly 0.2."""
     results = []
     measured = []
     lr = 0.01
@@ -96,7 +102,10 @@ def update_rms(s: Setting) -> Outcome:
     )
 
 
+@check("batched-step-vs-loop", 1e-5)
 def batched_step_matches_loop(s: Setting) -> Outcome:
+    """The batched optimizer step equals the per-parameter loop: parameters and
+    momentum after 3 steps."""
     gen = s.generator(30)
     shapes = [(48, 32), (32, 48), (48, 32), (20, 20), (48, 32)]
     start = [s.randn(*sh, gen=gen) for sh in shapes]
@@ -123,45 +132,9 @@ def batched_step_matches_loop(s: Setting) -> Outcome:
 
 
 VERIFICATION = Verification(
-    technique="muon",
-    compares="Newton-Schulz iterations against the SVD polar factor; the batched Muon step "
-    "(same-shape "
-    "parameters stacked) against the one-parameter-at-a-time loop over 3 steps",
+    "muon",
+    __doc__ or "",
+    (cubic_converges_to_polar, quintic_band_and_vectors, quintic_is_spectral, update_rms, batched_step_matches_loop),
     shapes=tuple("x".join(map(str, sh)) for sh in SHAPES),
     dtype="float32",
-    checks=(
-        Check(
-            "cubic-ns-is-polar",
-            "The cubic Newton-Schulz iteration converges to the SVD polar factor U V^T.",
-            cubic_converges_to_polar,
-            tolerance=1e-4,
-        ),
-        Check(
-            "ns5-band-and-vectors",
-            "Five tuned quintic steps (bf16) keep G's singular vectors and put every singular value in (0.5, 1.5).",
-            quintic_band_and_vectors,
-            tolerance=1e-4,
-            measure="abs",
-        ),
-        Check(
-            "ns5-spectral",
-            "Five quintic Newton-Schulz steps (float32) equal the polynomial p(s) = as + bs^3 + cs^5 "
-            "applied five times to G's normalised singular values, with G's singular vectors.",
-            quintic_is_spectral,
-            tolerance=1e-4,
-        ),
-        Check(
-            "update-rms-0.2",
-            "With Moonlight's scale 0.2·sqrt(max(A,B)) the update the optimizer applies has RMS 0.2·lr "
-            "with the SVD polar factor, and with bf16 Newton-Schulz the RMS its spectrum predicts.",
-            update_rms,
-            tolerance=1e-2,
-        ),
-        Check(
-            "batched-step-vs-loop",
-            "The batched optimizer step equals the per-parameter loop: parameters and momentum after 3 steps.",
-            batched_step_matches_loop,
-            tolerance=1e-5,
-        ),
-    ),
 )

@@ -40,4 +40,14 @@ MUTANTS = (
         'k)',
         "paged-vs-contiguous",
     ),
+    Mutant(
+        "waste-of-a-full-block",
+        "the wasted slots are computed as bs − L mod bs, which reports a whole block wasted when a "
+        "sequence exactly fills its last block",
+        "kernels.paged_attention.paged:BlockPool.wasted_slots",
+        "return len(self.tables[seq]) * self.block_size - self.lengths[seq]",
+        "return self.block_size - self.lengths[seq] % self.block_size",
+        "blocks-and-waste",
+        kind="expected-value",
+    ),
 )

@@ -8,9 +8,7 @@ import torch
 __all__ = ["contiguous_decode"]
 
 
-def contiguous_decode(
-    q: torch.Tensor, keys: list[torch.Tensor], values: list[torch.Tensor]
-) -> torch.Tensor:
+def contiguous_decode(q: torch.Tensor, keys: list[torch.Tensor], values: list[torch.Tensor]) -> torch.Tensor:
     """q: [N, H, D], one query per sequence; keys[i], values[i]: [L_i, H, D] → [N, H, D]."""
     N, H, D = q.shape
     out = []

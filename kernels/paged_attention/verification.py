@@ -12,20 +12,14 @@ import math
 
 import torch
 
-from kernels.checks import (
-    Check,
-    Outcome,
-    Setting,
-    Verification,
-    compare,
-    count,
-    within,
-    worst,
-)
+from kernels.checks import Verification, check
+from kernels.families import BATCH_OF_ONE, UNEVEN_SIZES
+from kernels.measures import Outcome, Setting, compare, count, within, worst
 from kernels.paged_attention.naive import contiguous_decode
 from kernels.paged_attention.paged import BlockPool, paged_decode
 
-LENGTHS = (1, 15, 16, 17, 45, 100)  # tokens per sequence: around and between block boundaries
+#: tokens per sequence: around and between block boundaries (17: one past a block; 1: a lone token)
+LENGTHS = (1, 15, 16, 17, 45, 100)
 BLOCK, H, D = 16, 3, 24
 
 
@@ -47,12 +41,16 @@ def _fill(
     return pool, keys, values, q
 
 
+@check("paged-vs-contiguous", 1e-5, covers=(UNEVEN_SIZES, BATCH_OF_ONE))
 def paged_matches_contiguous(s: Setting) -> Outcome:
+    """Attention through the block table equals attention over the contiguous cache."""
     pool, keys, values, q = _fill(s)
     return compare(contiguous_decode(q, keys, values), paged_decode(q, pool))
 
 
+@check("block-permutation", 0.0, measure="abs")
 def block_permutation_invariance(s: Setting) -> Outcome:
+    """The output does not change when the physical blocks are permuted."""
     pool, _, _, q = _fill(s)
     shuffled = torch.randperm(pool.num_blocks, generator=s.generator(1)).tolist()
     other, _, _, _ = _fill(s, order=shuffled)
@@ -63,41 +61,23 @@ def block_permutation_invariance(s: Setting) -> Outcome:
     )
 
 
+@check("blocks-and-waste", 0.0, measure="abs", covers=(UNEVEN_SIZES, BATCH_OF_ONE))
 def blocks_and_waste(s: Setting) -> Outcome:
+    """A sequence of L tokens holds ceil(L/bs) blocks and wastes fewer than bs slots."""
     pool, _, _, _ = _fill(s)
     results = []
     for i, n in enumerate(LENGTHS):
-        results.append(count(len(pool.tables[i]), math.ceil(n / BLOCK), f"L={n}: blocks"))
-        results.append(within(pool.wasted_slots(i), BLOCK - 1, f"L={n}: {pool.wasted_slots(i)} wasted slots"))
-    worst_waste = max(pool.wasted_slots(i) for i in range(len(LENGTHS)))
-    return worst(results, f"⌈L/bs⌉ blocks for every sequence; most wasted slots {worst_waste} < bs = {BLOCK}")
+        blocks = math.ceil(n / BLOCK)
+        waste = blocks * BLOCK - n
+        results.append(count(len(pool.tables[i]), blocks, f"L={n}: blocks"))
+        results.append(count(pool.wasted_slots(i), waste, f"L={n}: {pool.wasted_slots(i)} wasted slots reported"))
+        results.append(within(len(pool.tables[i]) * BLOCK - n, BLOCK - 1, f"L={n}: slots past the last token"))
+    return worst(results, f"⌈L/bs⌉ blocks for every sequence; waste ⌈L/bs⌉·bs − L < bs = {BLOCK}")
 
 
 VERIFICATION = Verification(
-    technique="paged-attention",
-    compares="decode attention gathered through per-sequence block tables against attention over "
-    "contiguous keys and values",
+    "paged-attention",
+    __doc__ or "",
+    (paged_matches_contiguous, block_permutation_invariance, blocks_and_waste),
     shapes=tuple(f"L{n}-bs{BLOCK}-H{H}-D{D}" for n in LENGTHS),
-    checks=(
-        Check(
-            "paged-vs-contiguous",
-            "Attention through the block table equals attention over the contiguous cache.",
-            paged_matches_contiguous,
-            tolerance=1e-5,
-        ),
-        Check(
-            "block-permutation",
-            "The output does not change when the physical blocks are permuted.",
-            block_permutation_invariance,
-            tolerance=0.0,
-            measure="abs",
-        ),
-        Check(
-            "blocks-and-waste",
-            "A sequence of L tokens holds ceil(L/bs) blocks and wastes fewer than bs slots.",
-            blocks_and_waste,
-            tolerance=0.0,
-            measure="abs",
-        ),
-    ),
 )

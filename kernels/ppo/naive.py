@@ -29,9 +29,7 @@ def naive_gae(
     return torch.stack(adv)
 
 
-def naive_clipped_loss(
-    logp: torch.Tensor, logp_old: torch.Tensor, adv: torch.Tensor, eps: float = 0.2
-) -> torch.Tensor:
+def naive_clipped_loss(logp: torch.Tensor, logp_old: torch.Tensor, adv: torch.Tensor, eps: float = 0.2) -> torch.Tensor:
     total = logp.new_zeros(())
     for t in range(logp.shape[0]):
         ratio = torch.exp(logp[t] - logp_old[t])

@@ -10,45 +10,48 @@ from __future__ import annotations
 
 import torch
 
-from kernels.checks import (
-    Check,
-    Outcome,
-    Setting,
-    Verification,
-    compare_all,
-    compare_forms,
-    count,
-    gradients,
-    worst,
-)
+from kernels.checks import Verification, check
+from kernels.families import BATCH_OF_ONE
+from kernels.measures import Outcome, Setting, compare_all, compare_forms, count, gradients, worst
 from kernels.ppo.naive import naive_clipped_loss, naive_gae
 from kernels.ppo.vectorized import clipped_loss, gae
 
 T, GAMMA, LAM = 75, 0.99, 0.95
 
 
-def _rollout(s: Setting, offset: int):  # type: ignore[no-untyped-def]
+def _rollout(s: Setting, offset: int, steps: int = T):  # type: ignore[no-untyped-def]
     gen = s.generator(offset)
-    rewards, values = s.randn(T, gen=gen), s.randn(T + 1, gen=gen)
-    dones = (s.rand(T, gen=gen) < 0.08).to(s.dtype)
+    rewards, values = s.randn(steps, gen=gen), s.randn(steps + 1, gen=gen)
+    dones = (s.rand(steps, gen=gen) < 0.08).to(s.dtype)
     return rewards, values, dones
 
 
+@check("gae-vs-loop", 1e-5, gradients=True, covers=(BATCH_OF_ONE,))
 def gae_matches_loop(s: Setting) -> Outcome:
-    rewards, values, dones = _rollout(s, 0)
-    out = compare_forms(
-        lambda r, v: naive_gae(r, v, dones, GAMMA, LAM),
-        lambda r, v: gae(r, v, dones, GAMMA, LAM),
-        (rewards, values),
-        (s.randn(T, gen=s.generator(1)),),
-        outputs=("advantages",),
-        grads=("rewards", "values"),
-    )
-    ends = int(dones.sum())
-    return Outcome(out.max_abs, out.max_rel, f"{out.detail}; {ends} episode ends in {T} steps")
+    """GAE in one matrix product equals the backward recursion, across episode ends,
+    with gradients, also for a rollout of one step."""
+    results = []
+    for steps in (T, 1):
+        rewards, values, dones = _rollout(s, 0, steps)
+        out = compare_forms(
+            lambda r, v, d=dones: naive_gae(r, v, d, GAMMA, LAM),
+            lambda r, v, d=dones: gae(r, v, d, GAMMA, LAM),
+            (rewards, values),
+            (s.randn(steps, gen=s.generator(1)),),
+            outputs=("advantages",),
+            grads=("rewards", "values"),
+            tag=f"T{steps}",
+        )
+        results.append(
+            Outcome(out.max_abs, out.max_rel, f"{out.detail}; {int(dones.sum())} episode ends in {steps} steps")
+        )
+    return worst(results)
 
 
+@check("gae-limits", 1e-5)
 def limits(s: Setting) -> Outcome:
+    """lambda = 0 gives the TD residual; gamma = lambda = 1 gives the return minus
+    the value."""
     rewards, values, _ = _rollout(s, 2)
     none = torch.zeros_like(rewards)
     td = rewards + GAMMA * values[1:] - values[:-1]
@@ -65,7 +68,10 @@ def limits(s: Setting) -> Outcome:
     )
 
 
+@check("clipped-surrogate", 1e-5, gradients=True)
 def clipped_loss_matches(s: Setting) -> Outcome:
+    """The batched clipped loss equals the token loop and clipped tokens get no
+    gradient."""
     gen = s.generator(3)
     logp_old = -s.rand(T, gen=gen) * 2
     logp = logp_old + s.randn(T, gen=gen, scale=0.3)
@@ -85,32 +91,8 @@ def clipped_loss_matches(s: Setting) -> Outcome:
 
 
 VERIFICATION = Verification(
-    technique="ppo",
-    compares="GAE as a masked triangular matrix product against the backward loop over time "
-    "(with episode "
-    "ends), and the batched clipped surrogate against the token loop: values and gradients",
+    "ppo",
+    __doc__ or "",
+    (gae_matches_loop, limits, clipped_loss_matches),
     shapes=(f"T{T}, gamma {GAMMA}, lambda {LAM}",),
-    gradients=True,
-    checks=(
-        Check(
-            "gae-vs-loop",
-            "GAE in one matrix product equals the backward recursion, across episode ends, with gradients.",
-            gae_matches_loop,
-            tolerance=1e-5,
-            gradients=True,
-        ),
-        Check(
-            "gae-limits",
-            "lambda = 0 gives the TD residual; gamma = lambda = 1 gives the return minus the value.",
-            limits,
-            tolerance=1e-5,
-        ),
-        Check(
-            "clipped-surrogate",
-            "The batched clipped loss equals the token loop and clipped tokens get no gradient.",
-            clipped_loss_matches,
-            tolerance=1e-5,
-            gradients=True,
-        ),
-    ),
 )

@@ -10,16 +10,9 @@ from __future__ import annotations
 
 import torch
 
-from kernels.checks import (
-    Check,
-    Outcome,
-    Setting,
-    Verification,
-    compare_all,
-    count,
-    gradients,
-    worst,
-)
+from kernels.checks import Verification, check
+from kernels.families import NON_DEFAULT_SCALE
+from kernels.measures import Outcome, Setting, compare_all, count, gradients, worst
 from kernels.qat.builtin import fake_quant
 from kernels.qat.naive import fake_quant_ste
 
@@ -49,7 +42,10 @@ def _x(s: Setting, offset: int, case: Case = PER_TENSOR) -> torch.Tensor:
     return torch.cat([s.randn(*SHAPE, gen=s.generator(offset), scale=4.0), edges])
 
 
+@check("ste-vs-torch", 0.0, measure="abs", gradients=True, covers=(NON_DEFAULT_SCALE,))
 def ste_matches_builtin(s: Setting) -> Outcome:
+    """The hand-written STE equals torch's fake-quantise operators, values and
+    gradients, exactly."""
     results = []
     for i, (name, scale, zp, lo, hi, axis) in enumerate(CASES):
         x = _x(s, i, CASES[i])
@@ -61,7 +57,9 @@ def ste_matches_builtin(s: Setting) -> Outcome:
     return worst(results)
 
 
+@check("on-the-grid", 1e-4, measure="abs", covers=(NON_DEFAULT_SCALE,))
 def on_the_grid(s: Setting) -> Outcome:
+    """Every fake-quantised value lies on the quantisation grid, inside the range."""
     results = []
     for i, (name, scale, zp, lo, hi, axis) in enumerate(CASES):
         out = fake_quant_ste(_x(s, 20 + i, CASES[i]), scale, zp, lo, hi, axis)
@@ -77,7 +75,9 @@ def on_the_grid(s: Setting) -> Outcome:
     return worst(results, "every output is (integer level − z)·s with the level inside the range")
 
 
+@check("gradient-mask", 0.0, measure="abs", gradients=True)
 def gradient_is_range_mask(s: Setting) -> Outcome:
+    """The gradient is 1 inside the range and 0 outside."""
     name, scale, zp, lo, hi, axis = PER_TENSOR
     x = _x(s, 30)
     # A unit cotangent: the gradient is then the Jacobian's diagonal, the mask itself.
@@ -91,35 +91,8 @@ def gradient_is_range_mask(s: Setting) -> Outcome:
 
 
 VERIFICATION = Verification(
-    technique="qat",
-    compares="hand-written straight-through fake quantisation against "
-    "torch.fake_quantize_per_tensor_affine "
-    "and torch.fake_quantize_per_channel_affine: values and gradients",
+    "qat",
+    __doc__ or "",
+    (ste_matches_builtin, on_the_grid, gradient_is_range_mask),
     shapes=("x".join(map(str, SHAPE)) + f" random, {2 * len(EDGES)} rows on the range edges",),
-    gradients=True,
-    checks=(
-        Check(
-            "ste-vs-torch",
-            "The hand-written STE equals torch's fake-quantise operators, values and gradients, exactly.",
-            ste_matches_builtin,
-            tolerance=0.0,
-            measure="abs",
-            gradients=True,
-        ),
-        Check(
-            "on-the-grid",
-            "Every fake-quantised value lies on the quantisation grid, inside the range.",
-            on_the_grid,
-            tolerance=1e-4,
-            measure="abs",
-        ),
-        Check(
-            "gradient-mask",
-            "The gradient is 1 inside the range and 0 outside.",
-            gradient_is_range_mask,
-            tolerance=0.0,
-            measure="abs",
-            gradients=True,
-        ),
-    ),
 )

@@ -38,5 +38,6 @@ MUTANTS = (
         "g, u = x.float().chunk(2, dim=-1)",
         "g, u = x.chunk(2, dim=-1)",
         "bf16-fp32-compute",
+        kind="low-precision",
     ),
 )

@@ -20,7 +20,5 @@ def naive_situ(
     gate: torch.Tensor, up: torch.Tensor, beta: float = BETA, beta_linear: float = BETA_LINEAR
 ) -> torch.Tensor:
     g, u = gate.float(), up.float()
-    out = (
-        beta * torch.tanh(g / beta) * torch.sigmoid(g) * (beta_linear * torch.tanh(u / beta_linear))
-    )
+    out = beta * torch.tanh(g / beta) * torch.sigmoid(g) * (beta_linear * torch.tanh(u / beta_linear))
     return out.to(gate.dtype)

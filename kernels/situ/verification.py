@@ -13,16 +13,9 @@ import itertools
 import torch
 import torch.nn.functional as F
 
-from kernels.checks import (
-    Check,
-    Outcome,
-    Setting,
-    Verification,
-    compare,
-    compare_forms,
-    within,
-    worst,
-)
+from kernels.checks import Verification, check
+from kernels.families import FAR_FROM_UNIT
+from kernels.measures import Outcome, Setting, compare, compare_forms, within, worst
 from kernels.situ.fused import situ_and_mul
 from kernels.situ.naive import BETA, BETA_LINEAR, naive_situ
 
@@ -31,7 +24,10 @@ SHAPES = ((3, 37, 48), (2, 45, 20), (1, 7, 16))
 SCALES = (6.0, 6.0, 1e37)
 
 
+@check("fused-vs-formula", 1e-6, gradients=True, covers=(FAR_FROM_UNIT,))
 def fused_matches_formula(s: Setting) -> Outcome:
+    """The fused SiTU-GLU equals the formula, outputs and gradients (random
+    cotangents), also for inputs near float32's largest values."""
     results = []
     for i, (shape, scale) in enumerate(zip(SHAPES, SCALES, strict=True)):
         x = s.randn(*shape[:-1], 2 * shape[-1], gen=s.generator(i), scale=scale)
@@ -48,13 +44,18 @@ def fused_matches_formula(s: Setting) -> Outcome:
     return worst(results)
 
 
+@check("bounded", 0.0, measure="abs", covers=(FAR_FROM_UNIT,))
 def bounded(s: Setting) -> Outcome:
+    """|SiTU(g, u)| <= 4 · 25 = 100 for any input (strictly below in exact
+    arithmetic; float32 tanh saturates at the bound)."""
     x = s.randn(4096, 2, gen=s.generator(20), scale=1e4)
     peak = situ_and_mul(x).abs().max().item()
     return within(peak, BETA * BETA_LINEAR, f"max |out| {peak:.4g} over inputs of scale 1e4; bound 100")
 
 
+@check("tends-to-swiglu", 1e-5)
 def tends_to_swiglu(s: Setting) -> Outcome:
+    """As beta grows SiTU tends to SiLU(g)·u."""
     x = s.randn(2000, 2, gen=s.generator(30), scale=3.0)
     g, u = x.unbind(-1)
     swiglu = (F.silu(g) * u)[:, None]
@@ -67,7 +68,9 @@ def tends_to_swiglu(s: Setting) -> Outcome:
     return Outcome(last.max_abs, last.max_rel, detail)
 
 
+@check("bf16-fp32-compute", 0.0, measure="abs")
 def bf16_computed_in_fp32(s: Setting) -> Outcome:
+    """bfloat16 inputs are computed in float32 and rounded once."""
     x = s.randn(37, 96, gen=s.generator(40), scale=4.0).to(torch.bfloat16)
     gate, up = x.float().chunk(2, -1)
     expected = naive_situ(gate, up).to(torch.bfloat16)
@@ -75,41 +78,8 @@ def bf16_computed_in_fp32(s: Setting) -> Outcome:
 
 
 VERIFICATION = Verification(
-    technique="situ",
-    compares="fused situ_and_mul with a hand-written backward against the elementwise formula "
-    "under "
-    "autograd: outputs and input gradients",
+    "situ",
+    __doc__ or "",
+    (fused_matches_formula, bounded, tends_to_swiglu, bf16_computed_in_fp32),
     shapes=tuple("x".join(map(str, s)) for s in SHAPES),
-    gradients=True,
-    checks=(
-        Check(
-            "fused-vs-formula",
-            "The fused SiTU-GLU equals the formula, outputs and gradients (random cotangents), also "
-            "for inputs near float32's largest values.",
-            fused_matches_formula,
-            tolerance=1e-6,
-            gradients=True,
-        ),
-        Check(
-            "bounded",
-            "|SiTU(g, u)| <= 4 · 25 = 100 for any input (strictly below in exact "
-            "arithmetic; float32 tanh saturates at the bound).",
-            bounded,
-            tolerance=0.0,
-            measure="abs",
-        ),
-        Check(
-            "tends-to-swiglu",
-            "As beta grows SiTU tends to SiLU(g)·u.",
-            tends_to_swiglu,
-            tolerance=1e-5,
-        ),
-        Check(
-            "bf16-fp32-compute",
-            "bfloat16 inputs are computed in float32 and rounded once.",
-            bf16_computed_in_fp32,
-            tolerance=0.0,
-            measure="abs",
-        ),
-    ),
 )

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import torch
 import torch.nn.functional as F
+from torch import Tensor
 
 from kernels.experts import Experts
 from kernels.hpc_ops.fused import fused_moe
@@ -13,9 +14,7 @@ from kernels.hpc_ops.fused import fused_moe
 __all__ = ["noisy_topk_gates", "noisy_topk_moe"]
 
 
-def noisy_topk_gates(
-    x: torch.Tensor, w_gate: torch.Tensor, w_noise: torch.Tensor, noise: torch.Tensor, k: int
-) -> tuple[torch.Tensor, torch.Tensor]:
+def noisy_topk_gates(x: Tensor, w_gate: Tensor, w_noise: Tensor, noise: Tensor, k: int) -> tuple[Tensor, Tensor]:
     """(gates [T, E] with exactly k non-zero per row, chosen experts [T, k])."""
     h = x @ w_gate.T + noise * F.softplus(x @ w_noise.T)
     chosen = torch.sort(h, dim=-1, descending=True, stable=True).indices[:, :k]
@@ -24,13 +23,8 @@ def noisy_topk_gates(
 
 
 def noisy_topk_moe(
-    x: torch.Tensor,
-    w_gate: torch.Tensor,
-    w_noise: torch.Tensor,
-    noise: torch.Tensor,
-    experts: Experts,
-    k: int,
-) -> tuple[torch.Tensor, torch.Tensor]:
+    x: Tensor, w_gate: Tensor, w_noise: Tensor, noise: Tensor, experts: Experts, k: int,
+) -> tuple[Tensor, Tensor]:
     gates, chosen = noisy_topk_gates(x, w_gate, w_noise, noise, k)
     out, _ = fused_moe(x, chosen, gates.gather(1, chosen), experts)
     return out, gates

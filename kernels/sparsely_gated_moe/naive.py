@@ -3,26 +3,25 @@ gate logits, softmax over those, and run the chosen experts.
 
     H(x)_i = (x W_g)_i + ε_i · softplus((x W_noise)_i),   ε ~ N(0, 1)
     G(x) = softmax(KeepTopK(H(x), k))   (the others set to −∞, so their gate is 0)
+
+The experts are SwiGLU feed-forwards written with the pinned formula.
 """
 
 from __future__ import annotations
 
 import torch
 import torch.nn.functional as F
+from torch import Tensor
 
-from kernels.experts import Experts, apply_expert
+from kernels.experts import Experts
+from kernels.formulas import swiglu_expert
 
 __all__ = ["naive_noisy_topk_moe"]
 
 
 def naive_noisy_topk_moe(
-    x: torch.Tensor,
-    w_gate: torch.Tensor,
-    w_noise: torch.Tensor,
-    noise: torch.Tensor,
-    experts: Experts,
-    k: int,
-) -> tuple[torch.Tensor, torch.Tensor]:
+    x: Tensor, w_gate: Tensor, w_noise: Tensor, noise: Tensor, experts: Experts, k: int,
+) -> tuple[Tensor, Tensor]:
     """x [T, d]; w_gate, w_noise [E, d]; noise [T, E] (the ε draws). Returns (out, gates [T, E])."""
     rows, gates = [], []
     for t in range(x.shape[0]):
@@ -34,6 +33,6 @@ def naive_noisy_topk_moe(
         gates.append(g)
         acc = torch.zeros_like(x[t])
         for e in keep.tolist():
-            acc = acc + g[e] * apply_expert(x[t : t + 1], experts, e)[0]
+            acc = acc + g[e] * swiglu_expert(x[t : t + 1], experts.w1[e], experts.w3[e], experts.w2[e])[0]
         rows.append(acc)
     return torch.stack(rows), torch.stack(gates)

@@ -39,4 +39,23 @@ MUTANTS = (
         "residual = (q64 - p64).clamp(min=0)",
         "law-monte-carlo",
     ),
+    Mutant(
+        "accept-from-a-fixed-seed",
+        "the accept step draws its uniforms from a generator seeded inside the function, so trial i of "
+        "every call compares against the same uniform",
+        f"{_D}:speculative_sample",
+        "accept = torch.rand(trials, generator=gen, dtype=torch.float64)",
+        "accept = torch.rand(trials, generator=torch.Generator().manual_seed(0), dtype=torch.float64)",
+        "law-over-seeds",
+        kind="statistics",
+    ),
+    Mutant(
+        "resample-ignores-generator",
+        "after a rejection the token is resampled from torch's global stream, not the caller's generator",
+        f"{_D}:speculative_sample",
+        "fallback = torch.multinomial(residual / residual.sum(), trials, replacement=True, generator=gen)",
+        "fallback = torch.multinomial(residual / residual.sum(), trials, replacement=True)",
+        "sampler-threads-generator",
+        kind="statistics",
+    ),
 )

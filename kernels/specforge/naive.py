@@ -16,9 +16,7 @@ import torch
 __all__ = ["naive_draft_loss", "output_law"]
 
 
-def naive_draft_loss(
-    draft_logits: torch.Tensor, target_probs: torch.Tensor, mask: torch.Tensor
-) -> torch.Tensor:
+def naive_draft_loss(draft_logits: torch.Tensor, target_probs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     """draft_logits, target_probs: [steps, B, T, V]; mask: [steps, B, T]."""
     per_step = []
     for k in range(draft_logits.shape[0]):

@@ -39,4 +39,33 @@ MUTANTS = (
         "payload = x[perm.tokens]\n    routed = unpermute(\n        grouped_apply(payload @ layer.down.T, ",
         "latent-is-half",
     ),
+    Mutant(
+        "rmsnorm-epsilon-outside-root",
+        "the shared RMSNorm adds its epsilon after the square root: invisible at unit scale, "
+        "wrong when the routed sum is of order 1e-4",
+        "kernels.stable_latentmoe.layer:rms_norm",
+        "torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps)",
+        "1 / (x.pow(2).mean(-1, keepdim=True).sqrt() + eps)",
+        "grouped-vs-loop",
+        kind="adversarial-input",
+    ),
+    Mutant(
+        "situ-halves-swapped",
+        "the shared SiTU activation concatenates [up, gate] instead of [gate, up], so the "
+        "bounded linear branch gates and the sigmoid branch carries the value",
+        "kernels.stable_latentmoe.layer:situ_act",
+        "torch.cat([gate, up], dim=-1)",
+        "torch.cat([up, gate], dim=-1)",
+        "grouped-vs-loop",
+        kind="independent-reference",
+    ),
+    Mutant(
+        "bias-in-the-weights",
+        "the shared router renormalises the biased scores, so the selection bias leaks into the weights",
+        "kernels.stable_latentmoe.layer:route",
+        "picked = scores.gather(1, chosen)",
+        "picked = (scores + layer.bias).gather(1, chosen)",
+        "grouped-vs-loop",
+        kind="independent-reference",
+    ),
 )

@@ -41,4 +41,32 @@ MUTANTS = (
         "gate = probs.detach().gather(1, choice[:, None])[:, 0] * keep",
         "dispatch-vs-loop",
     ),
+    Mutant(
+        "swiglu-gate-without-silu",
+        "the shared SwiGLU of every MoE expert gates with σ(x W₁) instead of silu(x W₁) = x W₁·σ(x W₁)",
+        "kernels.experts:swiglu",
+        "return F.silu(gate) * up",
+        "return torch.sigmoid(gate) * up",
+        "dispatch-vs-loop",
+        kind="independent-reference",
+    ),
+    Mutant(
+        "capacity-without-factor",
+        "the capacity drops its factor: ⌈T/E⌉ slots per expert instead of ⌈T·c/E⌉",
+        "kernels.switch_transformer.dispatch:capacity",
+        "math.ceil(tokens / experts * factor)",
+        "math.ceil(tokens / experts)",
+        "capacity",
+        kind="expected-value",
+    ),
+    Mutant(
+        "counts-lose-idle-experts",
+        "the per-expert counts are a bincount of the kept choices, which stops at the last expert "
+        "that received a token: idle trailing experts vanish from the counts",
+        _DISPATCH,
+        "return out, (onehot * keep[:, None]).sum(0)",
+        "return out, torch.bincount(choice[keep])",
+        "dispatch-vs-loop",
+        kind="adversarial-input",
+    ),
 )

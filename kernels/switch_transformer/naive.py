@@ -1,12 +1,14 @@
 """Switch routing, the obvious way: tokens in arrival order, each to its top-1 expert
 while that expert has room; a token that finds its expert full is dropped (the layer
-adds nothing for it and the residual carries it)."""
+adds nothing for it and the residual carries it). The experts are SwiGLU feed-forwards,
+written with the pinned formula of :mod:`kernels.formulas`."""
 
 from __future__ import annotations
 
 import torch
 
-from kernels.experts import Experts, apply_expert
+from kernels.experts import Experts
+from kernels.formulas import swiglu_expert
 
 __all__ = ["naive_switch"]
 
@@ -22,7 +24,8 @@ def naive_switch(
         e = int(probs[t].argmax())
         if used[e] < capacity:
             used[e] += 1
-            rows.append(probs[t, e] * apply_expert(x[t : t + 1], experts, e)[0])
+            y = swiglu_expert(x[t : t + 1], experts.w1[e], experts.w3[e], experts.w2[e])[0]
+            rows.append(probs[t, e] * y)
         else:
             rows.append(torch.zeros_like(x[t]))
     return torch.stack(rows), used

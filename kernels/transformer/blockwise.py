@@ -9,20 +9,15 @@ per query block is alive at a time. Blocks need not divide T or S.
 from __future__ import annotations
 
 import torch
+from torch import Tensor
 
 __all__ = ["blockwise_attention", "decode"]
 
 
 def blockwise_attention(
-    q: torch.Tensor,
-    k: torch.Tensor,
-    v: torch.Tensor,
-    *,
-    causal: bool = True,
-    scale: float | None = None,
-    block_q: int = 32,
+    q: Tensor, k: Tensor, v: Tensor, *, causal: bool = True, scale: float | None = None, block_q: int = 32,
     block_k: int = 32,
-) -> torch.Tensor:
+) -> Tensor:
     """Same arguments and result as ``naive_attention``."""
     out_dtype = v.dtype
     q, k, v = (x.float().transpose(1, 2) for x in (q, k, v))  # [B, H, T|S, D]

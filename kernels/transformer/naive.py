@@ -9,13 +9,12 @@ step sees the whole cache) attends to keys j ≤ i + (S − T).
 from __future__ import annotations
 
 import torch
+from torch import Tensor
 
 __all__ = ["naive_attention", "naive_probabilities"]
 
 
-def naive_probabilities(
-    q: torch.Tensor, k: torch.Tensor, *, causal: bool = True, scale: float | None = None
-) -> torch.Tensor:
+def naive_probabilities(q: Tensor, k: Tensor, *, causal: bool = True, scale: float | None = None) -> Tensor:
     """The attention matrix P: [B, H, T, S], row by row."""
     q, k = q.float(), k.float()
     B, T, H, D = q.shape
@@ -33,14 +32,7 @@ def naive_probabilities(
     return torch.stack(rows, dim=2)
 
 
-def naive_attention(
-    q: torch.Tensor,
-    k: torch.Tensor,
-    v: torch.Tensor,
-    *,
-    causal: bool = True,
-    scale: float | None = None,
-) -> torch.Tensor:
+def naive_attention(q: Tensor, k: Tensor, v: Tensor, *, causal: bool = True, scale: float | None = None) -> Tensor:
     """q: [B, T, H, D]; k, v: [B, S, H, D] → o: [B, T, H, D]."""
     p = naive_probabilities(q, k, causal=causal, scale=scale)
     outputs = [torch.einsum("bhs,bshd->bhd", p[:, :, i], v.float()) for i in range(q.shape[1])]

@@ -15,7 +15,8 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from kernels.checks import Check, Outcome, Setting, Verification, compare_all
+from kernels.checks import Check, Verification
+from kernels.measures import Outcome, Setting, compare_all
 
 #: (rows, cols, scale): the last has logits of several hundred, where e^x overflows
 #: float32 unless the row maximum is subtracted first.
@@ -45,7 +46,7 @@ def _isolated(name: str) -> Outcome:
     if (name, mutants) not in _ISOLATED:
         root = Path(__file__).resolve().parents[2]
         code = (
-            "import json, sys; from kernels.checks import Setting; from kernels.mutation import Mutant, applied; "
+            "import json, sys; from kernels.measures import Setting; from kernels.mutation import Mutant, applied; "
             "from kernels.triton_lang import verification as v; "
             "planted = [Mutant(**m) for m in json.loads(sys.argv[1])]\n"
             "with applied(planted):\n"
@@ -105,13 +106,9 @@ def matmul_matches(s: Setting) -> Outcome:
 CHECKED = ("softmax_matches", "matmul_matches")
 
 VERIFICATION = Verification(
-    technique="triton",
-    compares="Triton kernels (fused row softmax, tiled matmul with masked edges) against torch "
-    "loops; "
-    "TRITON_INTERPRET=1 on the CPU, compiled on a GPU",
-    shapes=tuple(f"softmax {r}x{c}" for r, c, _ in SOFTMAX) + tuple(f"matmul {m}x{k}x{n}" for m, k, n in MATMUL),
-    requires=("triton",),
-    checks=(
+    "triton",
+    __doc__ or "",
+    (
         Check(
             "softmax",
             "The Triton fused softmax equals a row-by-row softmax, also for widths that are not a power of two.",
@@ -125,4 +122,6 @@ VERIFICATION = Verification(
             tolerance=1e-5,
         ),
     ),
+    shapes=tuple(f"softmax {r}x{c}" for r, c, _ in SOFTMAX) + tuple(f"matmul {m}x{k}x{n}" for m, k, n in MATMUL),
+    requires=("triton",),
 )

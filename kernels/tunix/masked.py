@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import torch
 
-from kernels.tunix.rollout import MODEL, VOCAB, Policy, Rollout
+from kernels.tunix.rollout import MODEL, VOCAB, Policy, Rollout, policy_logits
 
 __all__ = ["episode_loss", "loss_mask", "policy_loss"]
 
@@ -18,7 +18,7 @@ def loss_mask(episode: Rollout) -> torch.Tensor:
 
 def episode_loss(logits: torch.Tensor, episode: Rollout, advantage: float) -> torch.Tensor:
     """logits [L−1, V]: the policy's predictions for tokens 1..L−1
-    (``policy.logits(tokens[:-1])``)."""
+    (``policy_logits(policy, tokens[:-1])``)."""
     allowed = torch.zeros(
         len(episode.tokens) - 1, len(VOCAB), dtype=torch.bool, device=logits.device
     )
@@ -35,4 +35,4 @@ def episode_loss(logits: torch.Tensor, episode: Rollout, advantage: float) -> to
 
 
 def policy_loss(policy: Policy, episode: Rollout, advantage: float) -> torch.Tensor:
-    return episode_loss(policy.logits(episode.tokens[:-1]), episode, advantage)
+    return episode_loss(policy_logits(policy, episode.tokens[:-1]), episode, advantage)

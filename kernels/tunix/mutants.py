@@ -40,4 +40,22 @@ MUTANTS = (
         'if op == "*"',
         "tool-and-determinism",
     ),
+    Mutant(
+        "recurrence-transposed",
+        "the shared policy's recurrence multiplies the state by Uᵀ instead of U",
+        "kernels.tunix.rollout:policy_logits",
+        "policy.recur @ h",
+        "policy.recur.T @ h",
+        "masked-vs-loop",
+        kind="independent-reference",
+    ),
+    Mutant(
+        "rollout-ignores-generator",
+        "the rollout samples the model's tokens from torch's global stream, not the caller's generator",
+        "kernels.tunix.rollout:rollout",
+        "torch.multinomial(masked.softmax(-1), 1, generator=gen)",
+        "torch.multinomial(masked.softmax(-1), 1)",
+        "tool-and-determinism",
+        kind="statistics",
+    ),
 )

@@ -24,6 +24,7 @@ __all__ = [
     "Rollout",
     "calculator",
     "init_policy",
+    "policy_logits",
     "rollout",
 ]
 
@@ -43,14 +44,15 @@ class Policy:
     def tensors(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         return self.embed, self.recur, self.head
 
-    def logits(self, tokens: list[int] | torch.Tensor) -> torch.Tensor:
-        """Next-token logits after each prefix: [len(tokens), V]."""
-        h = self.embed.new_zeros(self.embed.shape[1])
-        out = []
-        for tok in tokens:
-            h = torch.tanh(self.embed[int(tok)] + self.recur @ h)
-            out.append(self.head @ h)
-        return torch.stack(out)
+
+def policy_logits(policy: Policy, tokens: list[int] | torch.Tensor) -> torch.Tensor:
+    """Next-token logits after each prefix: [len(tokens), V]."""
+    h = policy.embed.new_zeros(policy.embed.shape[1])
+    out = []
+    for tok in tokens:
+        h = torch.tanh(policy.embed[int(tok)] + policy.recur @ h)
+        out.append(policy.head @ h)
+    return torch.stack(out)
 
 
 def init_policy(d: int, gen: torch.Generator, device: torch.device, dtype: torch.dtype) -> Policy:
@@ -91,7 +93,7 @@ def rollout(policy: Policy, turns: int, gen: torch.Generator) -> Rollout:
 
     def choose(allowed: list[int]) -> int:
         with torch.no_grad():
-            logits = policy.logits(episode.tokens)[-1].double().cpu()
+            logits = policy_logits(policy, episode.tokens)[-1].double().cpu()
         masked = torch.full_like(logits, float("-inf"))
         masked[allowed] = logits[allowed]
         token = int(torch.multinomial(masked.softmax(-1), 1, generator=gen))

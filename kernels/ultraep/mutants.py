@@ -34,4 +34,24 @@ MUTANTS = (
         "out = out.index_add(0, idx, apply_expert(x[idx], w, 0) / sum(r[0] == e for r in replicas))",
         "replica-gradients-sum",
     ),
+    Mutant(
+        "idle-experts-lose-their-replica",
+        "rerouting creates replicas only for experts that received tokens, so an idle expert's "
+        "replica slot holds no physical replica and the placement no longer matches the plan",
+        f"{_R}:reroute",
+        "for r in range(n):",
+        "for r in range(n if tokens else 0):",
+        "rerouted-load",
+        kind="adversarial-input",
+    ),
+    Mutant(
+        "expert-gate-and-up-swapped",
+        "the shared expert gates with the up projection and carries the gate projection: "
+        "(silu(x W₃) ⊙ x W₁) W₂",
+        "kernels.experts:apply_expert",
+        "act(x @ experts.w1[e].T, x @ experts.w3[e].T)",
+        "act(x @ experts.w3[e].T, x @ experts.w1[e].T)",
+        "replica-gradients-sum",
+        kind="independent-reference",
+    ),
 )

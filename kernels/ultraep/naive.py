@@ -1,6 +1,6 @@
 """Hot-expert replication, the obvious way: try every way of handing out the spare
 replica slots and keep one that minimises the largest per-replica load; and the expert
-run once on all of its tokens, unreplicated."""
+run once on all of its tokens, unreplicated (a SwiGLU feed-forward, the pinned formula)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ import itertools
 
 import torch
 
-from kernels.experts import Experts, apply_expert
+from kernels.experts import Experts
+from kernels.formulas import swiglu_expert
 
 __all__ = ["brute_force_replicas", "unreplicated_expert"]
 
@@ -24,4 +25,4 @@ def brute_force_replicas(loads: list[float], spare: int) -> float:
 
 
 def unreplicated_expert(x: torch.Tensor, experts: Experts, e: int) -> torch.Tensor:
-    return apply_expert(x, experts, e)
+    return swiglu_expert(x, experts.w1[e], experts.w3[e], experts.w2[e])

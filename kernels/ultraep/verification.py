@@ -12,19 +12,27 @@ from typing import cast
 
 import torch
 
-from kernels.checks import Check, Outcome, Setting, Verification, against, compare_all, count, worst
+from kernels.checks import Verification, check
 from kernels.experts import Experts, init_experts
+from kernels.families import IDLE_EXPERTS
+from kernels.measures import Outcome, Setting, against, compare_all, count, worst
 from kernels.ultraep.naive import brute_force_replicas, unreplicated_expert
 from kernels.ultraep.replicate import max_load, replicate, replicated_forward, reroute
 
 E, D = 5, 12
 
 
+@check("greedy-vs-brute-force", 1e-12, measure="abs", covers=(IDLE_EXPERTS,))
 def greedy_is_optimal(s: Setting) -> Outcome:
+    """Greedy replication reaches the smallest possible maximum per-replica load, also
+    with idle experts beside an overloaded one."""
     gen = torch.Generator().manual_seed(s.seed)
     results = []
     for trial in range(30):
         loads = [float(v) for v in torch.randint(1, 200, (E,), generator=gen)]
+        if trial % 3 == 0:  # idle experts beside overloaded ones
+            loads[-2:] = [0.0, 0.0]
+            loads[0] = 900.0
         spare = trial % 6
         results.append(
             against(
@@ -39,15 +47,17 @@ def greedy_is_optimal(s: Setting) -> Outcome:
 def _assignment(gen: torch.Generator, tokens: int, experts: int) -> list[list[int]]:
     """Tokens routed to experts with a skewed popularity: the token ids per expert."""
     popularity = torch.softmax(torch.randn(experts, generator=gen, dtype=torch.float64) * 1.5, 0)
+    popularity[-2:] = 0.0  # the last two experts are idle
     choice = torch.multinomial(popularity, tokens, replacement=True, generator=gen).tolist()
     return [[t for t in range(tokens) if choice[t] == e] for e in range(experts)]
 
 
+@check("rerouted-load", 0.0, measure="abs", covers=(IDLE_EXPERTS,))
 def rerouted_load(s: Setting) -> Outcome:
-    """Measured on the assignment rerouting produces: the tokens each physical replica
-    receives. The largest of them must be ceil(load/replicas) of the hottest expert (the
-    split is even), must never grow as replicas are added, and every token must land on
-    exactly one replica of its own expert."""
+    """On the assignment rerouting produces, the busiest replica receives
+    ceil(load/replicas) tokens of the hottest expert, never more as replicas are added;
+    every replica slot is a physical replica, idle experts' included, and every token
+    lands on exactly one replica of its expert."""
     gen = torch.Generator().manual_seed(s.seed + 1)
     results = []
     increases = trials = 0
@@ -64,6 +74,7 @@ def rerouted_load(s: Setting) -> Outcome:
             results.append(
                 against(measured, even, f"{spare} spare: busiest replica {measured} tokens, even split {even}")
             )
+            results.append(count(len(replicas), sum(counts), f"{spare} spare: physical replicas"))
             placed = sorted((e, t) for e, toks in replicas for t in toks)
             expected = sorted((e, t) for e, toks in enumerate(per_expert) for t in toks)
             results.append(count(int(placed != expected), 0, "every token on exactly one replica of its expert"))
@@ -72,10 +83,17 @@ def rerouted_load(s: Setting) -> Outcome:
                 trials += 1
             previous = measured
     results.append(count(increases, 0, f"{trials} replica additions, the busiest replica never grew"))
-    return worst(results, f"busiest replica = ceil(load/replicas) and never grows over {trials} additions")
+    return worst(
+        results,
+        f"busiest replica = ceil(load/replicas) and never grows over {trials} additions; one physical "
+        "replica per replica slot, idle experts included",
+    )
 
 
+@check("replica-gradients-sum", 1e-5, gradients=True)
 def replicas_sum_to_unreplicated(s: Setting) -> Outcome:
+    """Rerouted replicas give the unreplicated outputs, and their weight gradients sum
+    to the unreplicated gradient."""
     gen = s.generator(2)
     experts = init_experts(E, D, 2 * D, gen, s.device, s.dtype)
     T = 61
@@ -112,36 +130,8 @@ def replicas_sum_to_unreplicated(s: Setting) -> Outcome:
 
 
 VERIFICATION = Verification(
-    technique="ultraep",
-    compares="greedy hot-expert replication against brute force; rerouted execution on replicas "
-    "against the "
-    "unreplicated experts (outputs and summed replica gradients)",
+    "ultraep",
+    __doc__ or "",
+    (greedy_is_optimal, rerouted_load, replicas_sum_to_unreplicated),
     shapes=(f"{E} experts, d{D}, 61 tokens, 4 spare replicas", "30 + 50 random load vectors"),
-    gradients=True,
-    checks=(
-        Check(
-            "greedy-vs-brute-force",
-            "Greedy replication reaches the smallest possible maximum per-replica load.",
-            greedy_is_optimal,
-            tolerance=1e-12,
-            measure="abs",
-        ),
-        Check(
-            "rerouted-load",
-            "On the assignment rerouting produces, the busiest replica receives ceil(load/replicas) "
-            "tokens of the hottest expert, never more as replicas are added, and every token lands "
-            "on exactly one replica of its expert.",
-            rerouted_load,
-            tolerance=0.0,
-            measure="abs",
-        ),
-        Check(
-            "replica-gradients-sum",
-            "Rerouted replicas give the unreplicated outputs, and their weight "
-            "gradients sum to the unreplicated gradient.",
-            replicas_sum_to_unreplicated,
-            tolerance=1e-5,
-            gradients=True,
-        ),
-    ),
 )

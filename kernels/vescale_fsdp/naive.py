@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import torch
 
+from kernels.formulas import adam
+
 __all__ = ["block_absmax", "replicated_adam"]
 
 
@@ -16,10 +18,8 @@ def block_absmax(t: torch.Tensor, block: int) -> torch.Tensor:
 
 
 def replicated_adam(p: torch.Tensor, g: torch.Tensor, steps: int) -> torch.Tensor:
-    from kernels.fsdp1.model import adam_step
-
-    p = p.clone()
+    """``steps`` steps of Adam (the pinned formula) on the whole tensor, gradient g·t at step t."""
     m, v = torch.zeros_like(p), torch.zeros_like(p)
     for step in range(1, steps + 1):
-        adam_step(p, m, v, g * step, step)
+        p, m, v = adam(p, m, v, g * step, step)
     return p

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import torch
 
-from kernels.checks import Check, Outcome, Setting, Verification, compare, compare_all, count, worst
+from kernels.checks import Verification, check
+from kernels.families import UNEVEN_SIZES
 from kernels.fsdp1.flat import FlatParam
 from kernels.fsdp1.model import adam_step
+from kernels.measures import Outcome, Setting, compare, compare_all, count, worst
 from kernels.vescale_fsdp.naive import block_absmax, replicated_adam
 from kernels.vescale_fsdp.ragged import RaggedShard
 
@@ -26,7 +28,10 @@ def _tensor(s: Setting) -> torch.Tensor:
     return s.randn(*SHAPE, gen=s.generator(0))
 
 
+@check("sizes-and-round-trip", 0.0, measure="abs", covers=(UNEVEN_SIZES,))
 def sizes_and_round_trip(s: Setting) -> Outcome:
+    """Local numel is proportional to the local units (a rank may hold none), and Ragged
+    -> Replicate round-trips exactly."""
     t = _tensor(s)
     results = []
     for units in LAYOUTS:
@@ -53,10 +58,12 @@ def _cuts(shards: list[torch.Tensor], unit: int) -> int:
     return int((edges % unit != 0).sum())
 
 
+@check("muon-matrices-stay-whole", 1e-6, covers=(UNEVEN_SIZES,))
 def muon_matrices_stay_whole(s: Setting) -> Outcome:
-    """Muon-style parameters: Newton–Schulz needs each matrix whole. With one unit per
-    matrix, each rank orthogonalises the matrices it holds on its own, and the result
-    equals orthogonalising the replicated ones; FSDP1's even shards would cut them."""
+    """With one unit per matrix, no shard boundary falls inside a Muon-style parameter,
+    and Newton-Schulz run per rank on the matrices it holds equals the replicated result.
+
+    Newton–Schulz needs each matrix whole; FSDP1's even shards would cut them."""
     from kernels.muon.newton_schulz import newton_schulz5
 
     rows, cols, n = 6, 10, 5
@@ -83,7 +90,10 @@ def muon_matrices_stay_whole(s: Setting) -> Outcome:
     )
 
 
+@check("sharded-step", 1e-6, covers=(UNEVEN_SIZES,))
 def sharded_step(s: Setting) -> Outcome:
+    """An elementwise optimizer step on ragged shards equals the replicated step (Adam
+    written apart: to float32 rounding)."""
     t = _tensor(s)
     g = s.randn(*SHAPE, gen=s.generator(1))
     ref = replicated_adam(t, g, steps=3)
@@ -99,7 +109,11 @@ def sharded_step(s: Setting) -> Outcome:
     return compare_all(pairs)
 
 
+@check("blocks-stay-whole", 0.0, measure="abs", covers=(UNEVEN_SIZES,))
 def blocks_stay_whole(s: Setting) -> Outcome:
+    """Units never straddle ranks (measured from the shards' sizes): blockwise
+    quantisation scales computed per shard equal the global ones; equal units are
+    FSDP1's even shards."""
     t = _tensor(s)
     ref = block_absmax(t, BLOCK)
     pairs = []
@@ -126,40 +140,8 @@ def blocks_stay_whole(s: Setting) -> Outcome:
 
 
 VERIFICATION = Verification(
-    technique="vescale-fsdp",
-    compares="RaggedShard (uneven local_units of contiguous memory) against the replicated "
-    "tensor: round trip, "
-    "sharded Adam step, per-shard blockwise quantisation scales",
+    "vescale-fsdp",
+    __doc__ or "",
+    (sizes_and_round_trip, sharded_step, muon_matrices_stay_whole, blocks_stay_whole),
     shapes=(f"{SHAPE[0]}x{SHAPE[1]} in units of {BLOCK}", "layouts " + " ".join(map(str, LAYOUTS))),
-    checks=(
-        Check(
-            "sizes-and-round-trip",
-            "Local numel is proportional to the local units, and Ragged -> Replicate round-trips exactly.",
-            sizes_and_round_trip,
-            tolerance=0.0,
-            measure="abs",
-        ),
-        Check(
-            "sharded-step",
-            "An elementwise optimizer step on ragged shards equals the replicated step.",
-            sharded_step,
-            tolerance=0.0,
-            measure="abs",
-        ),
-        Check(
-            "muon-matrices-stay-whole",
-            "With one unit per matrix, no shard boundary falls inside a Muon-style parameter, and "
-            "Newton-Schulz run per rank on the matrices it holds equals the replicated result.",
-            muon_matrices_stay_whole,
-            tolerance=1e-6,
-        ),
-        Check(
-            "blocks-stay-whole",
-            "Units never straddle ranks (measured from the shards' sizes): blockwise quantisation "
-            "scales computed per shard equal the global ones; equal units are FSDP1's even shards.",
-            blocks_stay_whole,
-            tolerance=0.0,
-            measure="abs",
-        ),
-    ),
 )

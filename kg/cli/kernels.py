@@ -15,6 +15,8 @@ import typer
 from kg.cli import state
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from rich.progress import Progress
 
     from kernels.registry import Entry
@@ -128,14 +130,20 @@ def list_(fmt: FormatOpt = Format.table) -> None:
     )
 
 
-def _select(store: GraphStore, names: list[str], record: bool) -> list[Entry]:
-    """Registry entries for the names given (forgiving: aliases work once the graph is built)."""
+def _select(reader: Callable[[], GraphStore], names: list[str], record: bool) -> list[Entry]:
+    """Registry entries for the names given (forgiving: aliases work once the graph is built).
+    The store is opened only to resolve a name that is not a registry id, or to record, so
+    a run of registry ids without recording needs no store at all."""
     from kernels.registry import entries, entry
-    from kg.resolve import resolve_technique, technique_names
 
     if not names:
         return entries()
     ids = {e.technique for e in entries()}
+    if not record and all(name in ids for name in names):
+        return list(dict.fromkeys(entry(name) for name in names))
+    from kg.resolve import resolve_technique, technique_names
+
+    store = reader()
     known = technique_names(store)
     chosen = []
     for name in names:
@@ -174,10 +182,10 @@ def _verify_table(
         for c in r.checks:
             rows.append(
                 {
-                    "check": f"  {c.name}",
+                    "check": f"  {c.name}" + ("" if c.dtype == "float32" else f" ({_SHORT.get(c.dtype, c.dtype)})"),
                     "error": _fmt_error(c.error),
                     "tolerance": f"{'0' if c.tolerance == 0 else f'{c.tolerance:.0e}'} {c.measure}",
-                    "result": "pass" if c.passed else "FAIL",
+                    "result": {"passed": "pass", "failed": "FAIL", "broken": "BROKEN"}[c.status],
                     "time": f"{c.seconds:.2f}",
                 }
             )
@@ -199,10 +207,42 @@ def _verify_table(
                     out.print(f"  [dim]{c.detail}[/]")
     for e in reasoned:
         out.print(f"[dim]{e.technique}: no kernel. {e.rationale}[/]")
+    broken = sum(len(r.broken) for r in runs)
     verdict = "[green]all passed[/]" if not failed else f"[red]{len(failed)} failed[/]"
+    if broken:
+        verdict += f", [red]{broken} checks broken (raised instead of measuring)[/]"
     where = "recorded in the graph (kernels)" if record else "not recorded"
     checks = sum(len(r.checks) for r in runs)
     out.print(f"{len(runs)} kernels, {checks} checks on {device} in {elapsed:.1f} s: {verdict}; {where}")
+
+
+_SHORT = {"bfloat16": "bf16", "float16": "fp16", "float64": "fp64"}
+
+
+def _cuda_missing(device: Device, fmt: Format, what: str) -> bool:
+    """True (after saying so) when CUDA was asked for and this machine has none: the run
+    is skipped, not failed, so a script can ask for the GPU run everywhere."""
+    if device is not Device.cuda:
+        return False
+    from kernels.verify import cuda_available
+
+    if cuda_available():
+        return False
+    from kg.cli.output import console, emit_json
+
+    reason = "CUDA was requested but torch sees no GPU on this machine; nothing was run"
+    if fmt is Format.json:
+        emit_json({"device": "cuda", "skipped": reason, "what": what})
+    else:
+        console().print(f"[yellow]skipped[/]: {reason} (kg kernels {what} --device cpu runs the same checks)")
+    return True
+
+
+def _families(runs: list[Run]) -> dict[str, list[str]]:
+    """Each adversarial input family, with the techniques that have a check covering it."""
+    from kernels.families import FAMILIES
+
+    return {f: [r.technique for r in runs if f in r.families] for f in FAMILIES}
 
 
 @app.command("mutants")
@@ -212,6 +252,7 @@ def mutants(
     verbose: Annotated[
         bool, typer.Option("--verbose", "-v", help="One row per mutant instead of per technique.")
     ] = False,
+    device: Annotated[Device, typer.Option(help="Run the checks on the CPU or on a CUDA GPU.")] = Device.cpu,
 ) -> None:
     """Plant each declared mutant (a realistic bug) and report how many the checks kill.
 
@@ -223,8 +264,9 @@ def mutants(
     from kg.cli.output import console, emit, emit_json
 
     state().json_errors = fmt is Format.json
-    store = state().reader()
-    selected = [e for e in _select(store, list(techniques or []), record=False) if e.has_code]
+    if _cuda_missing(device, fmt, "mutants"):
+        return
+    selected = [e for e in _select(state().reader, list(techniques or []), record=False) if e.has_code]
     state().close_reader()  # the mutants run for minutes and read nothing more
 
     from kernels.mutation import MutantRun, declared_mutants, run_mutant
@@ -236,7 +278,7 @@ def mutants(
         task = progress.add_task("", total=len(planned))
         for e, m in planned:
             progress.update(task, description=f"{e.technique} / {m.name}")
-            results.append(run_mutant(e, m))
+            results.append(run_mutant(e, m, device=device.value))
             progress.advance(task)
     elapsed = time.perf_counter() - started
     killed = sum(r.killed for r in results)
@@ -254,10 +296,21 @@ def mutants(
                 "survivors": ", ".join(r.mutant for r in mine if not r.killed),
             }
         )
+    from kernels.mutation import KINDS
+
+    per_kind = [
+        {
+            "kind": kind,
+            "mutants": sum(r.kind == kind for r in results),
+            "killed": sum(r.killed for r in results if r.kind == kind),
+        }
+        for kind in KINDS
+    ]
     per_mutant = [
         {
             "technique": r.technique,
             "mutant": r.mutant,
+            "kind": r.kind,
             "check": r.check,
             "verdict": r.verdict,
             "killed_by": r.killed_by,
@@ -277,6 +330,7 @@ def mutants(
                 "rate": round(rate, 4),
                 "seconds": round(elapsed, 3),
                 "techniques": per_technique,
+                "kinds": per_kind,
                 "runs": per_mutant,
             }
         )
@@ -297,6 +351,8 @@ def mutants(
                 title="Mutants killed by the declared checks",
             )
         out = console()
+        kinds = ", ".join(f"{k['kind']} {k['killed']}/{k['mutants']}" for k in per_kind if k["mutants"])
+        out.print(f"by kind: {kinds}")
         for r in results:
             if not r.killed:
                 out.print(f"[red]✗ {r.technique} / {r.mutant}[/] {r.verdict}: {r.bug}")
@@ -313,12 +369,14 @@ def verify(
     fmt: FormatOpt = Format.table,
     record: Annotated[bool, typer.Option(help="Record the runs in the graph (named graph kernels).")] = True,
     dtype: Annotated[
-        Dtype,
+        Dtype | None,
         typer.Option(
-            help="Run the checks that declare a tolerance for it in float16 or bfloat16 (FLA's and "
-            "Liger's tolerances, judged by relative RMS error); the others run in float32."
+            help="Only this dtype: the checks that declare a tolerance for float16 or bfloat16 run "
+            "there (FLA's and Liger's tolerances, judged by relative RMS error), the others in "
+            "float32. Default: float32 and every half precision a check claims.",
+            show_default=False,
         ),
-    ] = Dtype.float32,
+    ] = None,
     verbose: Annotated[
         bool, typer.Option("--verbose", "-v", help="Also print each check's claim and what it measured.")
     ] = False,
@@ -334,8 +392,10 @@ def verify(
     if as_json:
         fmt = Format.json
     state().json_errors = fmt is Format.json
+    if _cuda_missing(device, fmt, "verify"):
+        return
     # No lock while the checks run (minutes): read the selection, let go, lock only to record.
-    selected = _select(state().reader(), list(techniques or []), record)
+    selected = _select(state().reader, list(techniques or []), record)
     state().close_reader()
 
     from kernels.verify import resolve_device, verify_many
@@ -350,7 +410,7 @@ def verify(
             runs = verify_many(
                 with_code,
                 device=device.value,
-                dtype=dtype.value,
+                dtype=dtype.value if dtype else None,
                 on_start=lambda e: progress.update(task, description=e.technique),
                 on_done=lambda r: progress.advance(task),
             )
@@ -365,11 +425,13 @@ def verify(
         emit_json(
             {
                 "device": device.value,
-                "dtype": dtype.value,
+                "dtype": dtype.value if dtype else "all",
                 "recorded": record,
                 "seconds": round(elapsed, 3),
                 "passed": len(runs) - len(failed),
                 "failed": len(failed),
+                "broken": sum(len(r.broken) for r in runs),
+                "families": _families(runs),
                 "runs": [r.to_dict() for r in runs],
                 "none": [{"technique": e.technique, "rationale": e.rationale} for e in reasoned],
             }
@@ -384,7 +446,8 @@ def verify(
                 "max_rel": _fmt_error(c.max_rel),
                 "measure": c.measure,
                 "tolerance": f"{c.tolerance:.0e}",
-                "result": "pass" if c.passed else "FAIL",
+                "result": {"passed": "pass", "failed": "FAIL", "broken": "BROKEN"}[c.status],
+                "covers": " ".join(c.covers),
                 "seconds": f"{c.seconds:.3f}",
                 "claim": c.claim,
                 "detail": c.detail,

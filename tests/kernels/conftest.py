@@ -26,6 +26,6 @@ if importlib.util.find_spec("triton") is not None and os.environ.get("TRITON_INT
 @pytest.fixture
 def setting():
     """The default check setting: CPU, float32, seed 42."""
-    from kernels.checks import Setting
+    from kernels.measures import Setting
 
     return Setting()

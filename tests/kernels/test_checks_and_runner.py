@@ -8,16 +8,8 @@ import pytest
 import torch
 
 import kernels.verify as runner
-from kernels.checks import (
-    Check,
-    Outcome,
-    Setting,
-    Verification,
-    against,
-    compare,
-    compare_all,
-    within,
-)
+from kernels.checks import Check, Verification
+from kernels.measures import Outcome, Setting, against, compare, compare_all, within
 from kernels.registry import Entry
 from kg.errors import KernelError
 
@@ -25,8 +17,8 @@ from kg.errors import KernelError
 def test_compare_reports_max_abs_and_normwise_relative_error() -> None:
     out = compare(torch.tensor([1.0, -4.0]), torch.tensor([1.5, -4.0]))
     assert out.max_abs == pytest.approx(0.5) and out.max_rel == pytest.approx(0.125)
-    with pytest.raises(ValueError, match="shapes differ"):
-        compare(torch.zeros(2), torch.zeros(3))
+    wrong_shape = compare(torch.zeros(2), torch.zeros(3))  # a measured failure, not an exception
+    assert math.isinf(wrong_shape.max_abs) and "shapes differ" in wrong_shape.detail
     named = compare_all([("a", torch.ones(2), torch.ones(2)), ("b", torch.ones(2), torch.full((2,), 1.1))])
     assert named.detail == "worst of 2: b" and named.max_abs == pytest.approx(0.1, rel=1e-5)
 
@@ -47,7 +39,7 @@ def test_setting_draws_the_same_numbers_whatever_the_device_dtype() -> None:
 
 
 def _declared(*checks: Check, requires: tuple[str, ...] = ()) -> Verification:
-    return Verification("demo", "what is compared", ("B1",), checks, requires=requires)
+    return Verification("demo", "what is compared", checks, shapes=("B1",), requires=requires)
 
 
 def test_a_crashing_check_is_a_failed_check_with_the_error(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -61,8 +53,11 @@ def test_a_crashing_check_is_a_failed_check_with_the_error(monkeypatch: pytest.M
     monkeypatch.setattr(runner, "load_verification", lambda e: declared)
     run = runner.verify(Entry("demo", "kernel", "kernels.demo"))
     assert [c.passed for c in run.checks] == [True, False] and not run.passed
+    assert [c.status for c in run.checks] == ["passed", "broken"] and run.broken == [run.checks[1]]
     assert "RuntimeError: shape mismatch" in run.checks[1].detail and math.isnan(run.checks[1].max_abs)
-    assert run.to_dict()["checks"][1]["max_abs"] == "nan"
+    report = run.to_dict()
+    assert report["checks"][1]["max_abs"] == "nan" and report["checks"][1]["status"] == "broken"
+    assert report["broken"] == 1
 
 
 def test_missing_optional_dependency_and_unknown_check_are_clear(
@@ -110,7 +105,15 @@ def test_half_precision_runs_the_checks_that_declare_it_and_judges_them_like_fla
     assert (fla.dtype, fla.measure, fla.tolerance, fla.passed) == ("float16", "rms", 0.005, True)
     assert (plain.dtype, plain.measure, plain.tolerance) == ("float32", "rel", 1.0) and run.dtype == "float16"
     # in float32 the same check is judged by its own measure and tolerance: max rel 0.5 fails
-    assert not runner.verify(Entry("demo", "kernel", "kernels.demo")).checks[0].passed
+    assert not runner.verify(Entry("demo", "kernel", "kernels.demo"), dtype="float32").checks[0].passed
+    # by default every check runs in float32 and again in each half precision it claims
+    default = runner.verify(Entry("demo", "kernel", "kernels.demo"))
+    assert [(c.name, c.dtype) for c in default.checks] == [
+        ("fla", "float32"),
+        ("fla", "float16"),
+        ("fp32-only", "float32"),
+    ]
+    assert default.dtype == "float32+float16" and not default.passed
     assert runner.resolve_dtype("bf16") == "bfloat16"
     with pytest.raises(KernelError, match="unknown dtype") as err:
         runner.resolve_dtype("int8")
@@ -125,10 +128,75 @@ def test_compare_reports_non_finite_output_as_an_infinite_error() -> None:
 
 
 def test_default_cotangents_are_random_and_scale_a_scalar_loss() -> None:
-    from kernels.checks import gradients, random_cotangents
+    from kernels.measures import gradients, random_cotangents
 
     loss, field = random_cotangents([torch.zeros(()), torch.zeros(3, 4)])
     assert 0.5 <= abs(loss.item()) <= 2.0 and loss.item() != 1.0
     assert field.std() > 0.1 and not torch.equal(field, torch.ones_like(field))
     _, (grad,) = gradients(lambda x: (x * 2).sum(), (torch.ones(3),))
     assert torch.allclose(grad, torch.full((3,), 2 * loss.item()))  # the same draw: shapes decide
+
+
+def test_a_check_that_raises_does_not_hide_a_part_that_fails_on_its_numbers() -> None:
+    from kernels.measures import numbers_first
+
+    def boom() -> Outcome:
+        raise RuntimeError("index out of range")
+
+    failed = numbers_first([boom, lambda: Outcome(3.0, 3.0, "counts differ")], limit=0.0)
+    assert failed.max_abs == 3.0 and "RuntimeError: index out of range" in failed.detail
+    with pytest.raises(RuntimeError, match="index out of range"):  # no number fails: the check is broken
+        numbers_first([boom, lambda: Outcome(0.0, 0.0)], limit=0.0)
+
+
+def test_a_declared_check_takes_its_claim_from_its_docstring_and_names_known_families() -> None:
+    from kernels.checks import case, check
+
+    @check("demo", 1e-6, covers=("batch-of-one",))
+    def demo(s: Setting) -> Outcome:
+        """A one-line claim
+        that wraps.
+
+        Details that are not the claim."""
+        return Outcome(0.0, 0.0)
+
+    assert demo.claim == "A one-line claim that wraps." and demo.covers == ("batch-of-one",)
+    with pytest.raises(ValueError, match="unknown families"):
+        Check("x", "claim", demo.run, 0.0, covers=("no-such-family",))
+    with pytest.raises(ValueError, match="unknown families"):
+        case("no-such-family", T=1)
+    c = case("uneven-sizes", T=33, C=16)
+    assert (c.T, c.get("scale"), c.id) == (33, None, "T33-C16 [uneven-sizes]")
+
+
+def test_a_comparison_covers_its_cases_families_and_skips_far_from_unit_inputs_in_half() -> None:
+    from kernels.checks import case, comparison
+
+    seen: list[str] = []
+
+    def draw(s: Setting, c, gen):  # type: ignore[no-untyped-def]
+        seen.append(c.id)
+        return (s.randn(3, gen=gen, scale=c.x),)
+
+    cases = (case(x=1.0), case("far-from-unit-scale", x=1e4))
+    declared = comparison("demo", "claim", lambda c, x: x * 2, lambda c, x: x + x, draw, cases, grads=("x",))
+    assert declared.covers == ("far-from-unit-scale",) and declared.gradients
+    assert declared.run(Setting()).max_abs == 0.0 and seen == ["x1.0", "x10000.0 [far-from-unit-scale]"]
+    seen.clear()
+    declared.run(Setting(dtype=torch.bfloat16))
+    assert seen == ["x1.0"]
+
+
+def test_naive_forms_written_with_the_pinned_formulas_run_their_pins(monkeypatch: pytest.MonkeyPatch) -> None:
+    import kernels.formulas as formulas
+    from kernels.registry import entry
+
+    checks = runner.declared_checks(entry("switch-transformer"), runner.load_verification(entry("switch-transformer")))  # type: ignore[arg-type]
+    pins = checks[-1]
+    assert pins.name == "reference-formulas" and "swiglu_expert" in pins.claim and "silu" in pins.claim
+    assert pins.passed(pins.run(Setting()))
+    monkeypatch.setattr(formulas, "silu", lambda z: z * torch.sigmoid(z * 1.001))  # a slightly wrong SiLU
+    assert not pins.passed(pins.run(Setting()))
+    assert "reference-formulas" not in [
+        c.name for c in runner.declared_checks(entry("qat"), runner.load_verification(entry("qat")))
+    ]  # type: ignore[arg-type]

@@ -53,10 +53,11 @@ def test_simulated_collectives_count_ring_traffic() -> None:
     assert ranks.all_gather([torch.ones(2)] * 4)[0].numel() == 8 and ranks.sent == 32
 
 
-def test_zero_refuses_parameters_that_do_not_divide_over_the_ranks() -> None:
-    shape = MLPShape()
-    with pytest.raises(ValueError, match="pad the flat parameters"):
-        zero_train(torch.zeros(shape.numel), shape, [], world=3, stage=2)
+def test_zero_pads_parameters_that_do_not_divide_over_the_ranks() -> None:
+    shape = MLPShape(out=5)  # Ψ = 340 = 3·113 + 1
+    ranks = zero_train(torch.arange(shape.numel, dtype=torch.float32), shape, [], world=3, stage=2)
+    assert [r.master.numel() for r in ranks] == [114] * 3
+    assert ranks[2].master[-3:].tolist() == [339.0, 0.0, 0.0]  # the last element, then two of padding
 
 
 def test_zero_memory_formula_at_the_papers_scale() -> None:
