@@ -26,6 +26,9 @@ import torch
 
 __all__ = ["Comm", "Ranks", "ThreadComm", "simulate"]
 
+#: Seconds a rank waits at a collective for the others before the simulation gives up.
+TIMEOUT = 60.0
+
 
 def _sum(parts: list[torch.Tensor]) -> torch.Tensor:
     total = parts[0]
@@ -84,7 +87,7 @@ class _Group:
 
     def __post_init__(self) -> None:
         self.slots = [None] * self.world
-        self.barrier = threading.Barrier(self.world, timeout=60)
+        self.barrier = threading.Barrier(self.world, timeout=TIMEOUT)
 
     def exchange(self, rank: int, t: torch.Tensor) -> list[torch.Tensor]:
         """Every rank's tensor, in rank order; the second barrier keeps a fast rank from
@@ -146,4 +149,9 @@ def simulate(world: int, fn: Callable[..., Any], *args: Any) -> list[Any]:
         t.join()
     if errors:
         raise errors[0]
+    if group.barrier.broken:
+        raise RuntimeError(
+            f"simulated ranks waited {TIMEOUT:.0f} s at a collective that not every rank reached; "
+            "collectives inside a backward pass cannot run on CUDA here (its autograd runs every rank's backward "
+            "on one thread per device): run such ranks with CPU tensors")
     return results

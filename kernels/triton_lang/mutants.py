@@ -19,8 +19,8 @@ MUTANTS = (
         "overwrite-accumulator",
         "the matmul tile is assigned instead of accumulated over the K blocks",
         f"{_SOURCE}:matmul_kernel",
-        "acc += tl.dot(a, b)",
-        "acc = tl.dot(a, b)",
+        'acc += tl.dot(a, b, input_precision="ieee")',
+        'acc = tl.dot(a, b, input_precision="ieee")',
         "matmul",
     ),
     Mutant(

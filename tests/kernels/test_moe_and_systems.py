@@ -9,7 +9,8 @@ from kernel_helpers import assert_close
 from kernels.experts import init_experts
 from kernels.hpc_ops.fused import fused_moe, permute
 from kernels.hpc_ops.naive import naive_moe
-from kernels.simulated import Ranks
+from kernels import simulated
+from kernels.simulated import Ranks, simulate
 from kernels.switch_transformer.dispatch import capacity, switch_dispatch
 from kernels.switch_transformer.naive import naive_switch
 from kernels.ultraep.replicate import replicate
@@ -51,6 +52,18 @@ def test_simulated_collectives_count_ring_traffic() -> None:
     assert ranks.all_reduce(parts)[2].tolist() == [6.0] * 8 and ranks.sent == 16
     assert [t.tolist() for t in ranks.reduce_scatter(parts)][1] == [6.0, 6.0] and ranks.sent == 24
     assert ranks.all_gather([torch.ones(2)] * 4)[0].numel() == 8 and ranks.sent == 32
+
+
+def test_simulated_ranks_that_never_meet_fail_with_the_reason(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A rank that waits at a collective nobody else reaches (as every rank does when CUDA's
+    # autograd runs their backward passes on one thread) is an error that says why, not None.
+    monkeypatch.setattr(simulated, "TIMEOUT", 0.2)
+
+    def lonely(comm: simulated.Comm) -> torch.Tensor | None:
+        return comm.all_reduce(torch.ones(2)) if comm.rank == 0 else None
+
+    with pytest.raises(RuntimeError, match="collective that not every rank reached"):
+        simulate(2, lonely)
 
 
 def test_zero_pads_parameters_that_do_not_divide_over_the_ranks() -> None:
