@@ -6,10 +6,10 @@ import pytest
 import torch
 from kernel_helpers import assert_close
 
+from kernels import simulated
 from kernels.experts import init_experts
 from kernels.hpc_ops.fused import fused_moe, permute
 from kernels.hpc_ops.naive import naive_moe
-from kernels import simulated
 from kernels.simulated import Ranks, simulate
 from kernels.switch_transformer.dispatch import capacity, switch_dispatch
 from kernels.switch_transformer.naive import naive_switch
