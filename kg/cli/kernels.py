@@ -276,10 +276,18 @@ def mutants(
     results: list[MutantRun] = []
     with _progress("mutants", fmt) as progress:
         task = progress.add_task("", total=len(planned))
-        for e, m in planned:
-            progress.update(task, description=f"{e.technique} / {m.name}")
-            results.append(run_mutant(e, m, device=device.value))
-            progress.advance(task)
+
+        def done(run: MutantRun) -> None:
+            results.append(run)
+            progress.update(task, description=f"{run.technique} / {run.mutant}", advance=1)
+
+        if device is Device.cuda:  # a device-side assert would end every later mutant: one process per stretch
+            from kernels.isolated import run_isolated
+
+            run_isolated(planned, device.value, done)
+        else:
+            for e, m in planned:
+                done(run_mutant(e, m, device=device.value))
     elapsed = time.perf_counter() - started
     killed = sum(r.killed for r in results)
     rate = killed / len(results) if results else 1.0

@@ -7,8 +7,8 @@ import inspect
 
 import pytest
 
-from kernels.mutation import Mutant, applied, declared_mutants, run_mutant
-from kernels.registry import Entry, entries
+from kernels.mutation import Mutant, MutantRun, applied, declared_mutants, run_mutant
+from kernels.registry import Entry, entries, entry
 from kg.errors import KernelError
 
 WITH_CODE = [e for e in entries() if e.has_code]
@@ -90,3 +90,21 @@ def test_gloo_ranks_run_the_mutated_code_not_a_copy() -> None:
     with applied(mutant):
         (check,) = verify(item, only=["gloo-processes"]).checks
     assert not check.passed and not check.raised, check.detail
+
+
+def test_mutants_in_child_processes_report_like_in_process_and_a_dead_child_is_a_crash() -> None:
+    # On CUDA the mutants run in child processes (a device-side assert ends a process's
+    # CUDA context); the same runner on the CPU gives the verdicts the in-process run gives.
+    from dataclasses import replace
+
+    from kernels.isolated import run_isolated
+
+    gqa = entry("gqa")
+    first, second = declared_mutants(gqa)[:2]
+    ghost = replace(second, name="no-such-mutant")  # the child cannot find it and dies
+    runs: list[MutantRun] = []
+    run_isolated([(gqa, first), (gqa, ghost), (gqa, second)], "cpu", runs.append)
+    assert [r.mutant for r in runs] == [first.name, "no-such-mutant", second.name]
+    assert runs[0].verdict == run_mutant(gqa, first).verdict == "killed"
+    assert runs[1].verdict == "crashed" and "process died" in runs[1].detail
+    assert runs[2].verdict == "killed"
