@@ -23,7 +23,7 @@ import importlib.util
 import math
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from kernels.registry import Entry
@@ -299,9 +299,17 @@ def _run_check(check: Check, declared: Verification, requested: str, device: tor
     rms: float | None = None
     try:
         outcome = check.run(setting)
-        _sync(device)
-        seconds = time.perf_counter() - t0
         passed = check.passed(outcome, tolerance, "rms" if in_dtype in HALF else None)
+        try:
+            _sync(device)
+        except Exception as exc:
+            # A device-side assert (an index out of range in a CUDA kernel) surfaces at the
+            # next synchronisation, after the numbers already read back: numbers that fail
+            # still fail the check; numbers that pass do not make it pass.
+            if passed:
+                raise
+            outcome = replace(outcome, detail=f"{outcome.detail}; then the device failed: {type(exc).__name__}")
+        seconds = time.perf_counter() - t0
         max_abs, max_rel, detail = outcome.max_abs, outcome.max_rel, outcome.detail
         rms = outcome.rms
     except Exception as exc:  # noqa: BLE001 - a crashing kernel is a failed check

@@ -149,6 +149,37 @@ def test_a_check_that_raises_does_not_hide_a_part_that_fails_on_its_numbers() ->
         numbers_first([boom, lambda: Outcome(0.0, 0.0)], limit=0.0)
 
 
+def test_numbers_read_before_a_device_error_still_fail_the_check(monkeypatch: pytest.MonkeyPatch) -> None:
+    # On CUDA an out-of-range index is a device-side assert that surfaces at the next
+    # synchronisation: numbers already read that fail still fail; passing ones do not pass.
+    from kernels.checks import check
+
+    def lost(device: object) -> None:
+        calls.append(device)
+        if len(calls) > 1:  # the synchronisation before the check is fine, the one after it fails
+            raise RuntimeError("CUDA error: device-side assert triggered")
+
+    calls: list[object] = []
+    monkeypatch.setattr(runner, "_sync", lost)
+
+    @check("demo", 1e-6)
+    def wrong(s: Setting) -> Outcome:
+        """Numbers that fail."""
+        return Outcome(0.5, 0.5, "out differs")
+
+    @check("demo", 1e-6)
+    def right(s: Setting) -> Outcome:
+        """Numbers that pass."""
+        return Outcome(0.0, 0.0)
+
+    declared = Verification("demo", "", (wrong,))
+    failed = runner._run_check(wrong, declared, "float32", torch.device("cpu"))
+    assert not failed.passed and not failed.raised and "device failed" in failed.detail
+    calls.clear()
+    broken = runner._run_check(right, declared, "float32", torch.device("cpu"))
+    assert broken.raised and "device-side assert" in broken.detail
+
+
 def test_a_declared_check_takes_its_claim_from_its_docstring_and_names_known_families() -> None:
     from kernels.checks import case, check
 
