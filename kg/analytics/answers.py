@@ -52,10 +52,10 @@ from kg.vocab import XSD
 if TYPE_CHECKING:
     import duckdb
 
-    from kg.paging import Page, SortKey
+    from kg.paging import Answer, Page, SortKey
     from kg.results import Term
     from kg.store.base import GraphStore
-    from queries import Answer, Bound, NamedQuery
+    from queries import Bound, NamedQuery
 
 __all__ = ["ANSWERS_VERSION", "TWINS", "ReadingOverview", "Twin", "duckdb_answer", "freshness", "materialise",
            "reading_overview", "reading_patched", "tables_answer", "tables_made", "technique_paper_counts"]
@@ -1026,9 +1026,8 @@ def tables_answer(
 def _answer(con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any], kinds: Mapping[str, Kind],
             key: Sequence[SortKey], limit: int | None, note: str, plain: bool) -> Answer:
     """The rows of ``sql`` as a page of terms (or plain values), or written whole in a
-    results format without a term per cell (:attr:`queries.Answer.write`): one or the other."""
-    from kg.paging import page_rows
-    from queries import Answer
+    results format without a term per cell (:attr:`kg.paging.Answer.write`): one or the other."""
+    from kg.paging import Answer, page_rows
 
     page = page_rows(list(kinds), _rows(con, sql, params, kinds, _plain if plain else _term), key, limit)
 

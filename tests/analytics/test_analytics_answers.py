@@ -7,6 +7,7 @@ from collections import Counter
 
 import pytest
 
+import kg.answer
 import queries
 from kg.analytics.answers import TWINS
 from kg.reading import resolve_paper, set_status
@@ -31,7 +32,7 @@ CONCATS = {"types": " ", "authors": "\n", "venues": "\n", "categories": " | ", "
 
 
 def _rows(store, name: str, params: dict[str, str], *, analytics: bool):
-    found = queries.answer(store, queries.get(name), params, Resolver(store), analytics=analytics)
+    found = kg.answer.answer(store, queries.get(name), params, Resolver(store), analytics=analytics)
     return found, list(found.page)
 
 
@@ -74,18 +75,18 @@ def test_a_twin_answers_the_rows_of_its_sparql_query(analysed_store, name: str, 
 @pytest.mark.parametrize("name", ["bibliography", "lineage-papers"])
 def test_a_cursor_from_the_tables_continues_on_sparql_and_back(analysed_store, name: str) -> None:
     named = queries.get(name)  # both choose a page's rows by their keys first
-    whole = list(queries.answer(analysed_store, named, analytics=False, limit=100_000).page)
-    first = queries.answer(analysed_store, named, limit=7, analytics=True)
+    whole = list(kg.answer.answer(analysed_store, named, analytics=False, limit=100_000).page)
+    first = kg.answer.answer(analysed_store, named, limit=7, analytics=True)
     assert first.source == "duckdb"
     rows = list(first.page)
-    second = queries.answer(analysed_store, named, limit=7, after=first.page.next, analytics=False)
+    second = kg.answer.answer(analysed_store, named, limit=7, after=first.page.next, analytics=False)
     rows += list(second.page)
-    third = queries.answer(analysed_store, named, limit=7, after=second.page.next, analytics=True)
+    third = kg.answer.answer(analysed_store, named, limit=7, after=second.page.next, analytics=True)
     rows += list(third.page)
     key = [first.page.variables.index(k.variable) for k in named.page]
     assert [[r[i] for i in key] for r in rows] == [[r[i] for i in key] for r in whole[:21]]
     if "ORDER BY" in named.text:  # the whole answer in the query's order too
-        unpaged = list(queries.answer(analysed_store, named, analytics=True).page)
+        unpaged = list(kg.answer.answer(analysed_store, named, analytics=True).page)
         assert [[r[i] for i in key] for r in unpaged] == [[r[i] for i in key] for r in whole]
 
 
@@ -143,12 +144,12 @@ def test_pages_of_a_stored_answer_give_each_row_once_in_order_and_other_paramete
     from kg.analytics.materialize import connect, database_path
 
     named = queries.get("reading-queue")
-    sparql = queries.answer(analysed_store, named, analytics=False)
+    sparql = kg.answer.answer(analysed_store, named, analytics=False)
     variables, whole = sparql.page.variables, list(sparql.page)
     assert len(whole) > 8
     rows, after = [], None
     while True:
-        page = queries.answer(analysed_store, named, limit=4, after=after)
+        page = kg.answer.answer(analysed_store, named, limit=4, after=after)
         assert page.source == "duckdb"
         rows += list(page.page)
         after = page.page.next

@@ -160,6 +160,7 @@ def test_past_the_limits_of_a_patch_the_answers_are_made_whole(analysed_store: A
 
 def test_an_interrupted_incremental_build_leaves_the_file_as_it_was(analysed_store: Any, db_of: Any,
                                                                    tmp_path: Path) -> None:
+    import kg.answer
     import queries
     from kg.analytics.answers import tables_answer
 
@@ -167,7 +168,7 @@ def test_an_interrupted_incremental_build_leaves_the_file_as_it_was(analysed_sto
     db = db_of(Path(store.location))
     before = answer_tables(db)
     named = queries.get("reading-queue")
-    first = queries.answer(store, named, limit=20, analytics=True)
+    first = kg.answer.answer(store, named, limit=20, analytics=True)
     assert first.source == "duckdb"
     set_status(store, resolve_paper(store, "Ring Attention"), "read", at=at(1))
     set_status(store, resolve_paper(store, "GPipe"), "to-read", at=at(2))
@@ -183,7 +184,7 @@ def test_an_interrupted_incremental_build_leaves_the_file_as_it_was(analysed_sto
     assert con.execute("SELECT count(*) FROM builds").fetchall() == [(1,)]
     unchanged = tables_answer(con, db, named, {}, limit=20, after=None, store=store)  # (closes con)
     assert unchanged is not None and list(unchanged.page) == list(first.page)
-    stale = queries.answer(store, named, limit=20, analytics=True)
+    stale = kg.answer.answer(store, named, limit=20, analytics=True)
     assert stale.source == "sparql" and "stale" in stale.note  # the file is not fresh: never its rows
     report = build(store, db)
     assert report.mode == "incremental" and set(report.patched) == STATUS_ANSWERS

@@ -13,7 +13,7 @@ from typing import Any
 
 from pyoxigraph import NamedNode
 
-import queries
+import kg.answer
 from kg.graphs import PROVENANCE, READING, graph_name
 from kg.iris import status_iri
 from kg.reading import KNOWN_STATUSES, reading_index, reading_rows
@@ -419,7 +419,7 @@ def kernel_record(store: GraphStore, technique: NamedNode) -> dict[str, Any]:
     """The reference kernel, its runs (newest first) and the checks of the latest run."""
     status = kernel_status(store, [technique]).get(technique.value, str(KernelState.not_run))
     found = store.select(_KERNEL, {"t": technique}).records()
-    runs = _records(queries.run(store, "kernel-runs", {"technique": technique.value}))
+    runs = _records(kg.answer.run(store, "kernel-runs", {"technique": technique.value}))
     latest = runs[0] if runs else None
     checks = store.select(_CHECKS, {"run": NamedNode(latest["run"])}).records() if latest else []
     text, style, title = KERNEL_BADGES[status]
@@ -429,7 +429,7 @@ def kernel_record(store: GraphStore, technique: NamedNode) -> dict[str, Any]:
 
 def provenance(store: GraphStore, subject: str) -> list[dict[str, Any]]:
     """Each fact about ``subject`` with the named graph, run and time it comes from."""
-    rows = _records(queries.run(store, "fact-provenance", {"subject": subject}))
+    rows = _records(kg.answer.run(store, "fact-provenance", {"subject": subject}))
     out = []
     for r in rows:
         if r["graph"] == PROVENANCE.value:
@@ -456,7 +456,7 @@ def technique_citations(store: GraphStore, technique: NamedNode, *, limit: int =
 
     if not has_citations(store):
         return {"available": False, "citedBy": [], "suggestions": []}
-    result = queries.run(store, "cited-by-technique", {"technique": technique.value, "intent": "methodology"})
+    result = kg.answer.run(store, "cited-by-technique", {"technique": technique.value, "intent": "methodology"})
     assert isinstance(result, Solutions)
     cited_by = result.records()
     suggestions = [{**s.as_dict(), "lines": [e.line() for e in s.evidence[:3]], "more": max(0, len(s.evidence) - 3)}
@@ -591,7 +591,7 @@ def reading_page(store: GraphStore, *, status: str = "", category: str = "", ana
                 return data
             if data["total"] >= stale_above:  # say so; the papers shown are read from the store
                 return {**data, "stale": why}
-    progress = _records(queries.run(store, "reading-progress", resolve=Resolver(store)))
+    progress = _records(kg.answer.run(store, "reading-progress", resolve=Resolver(store)))
     index = reading_index(store)
     groups: dict[str, ReadingCategory] = {}
     for p in progress:
