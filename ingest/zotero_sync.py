@@ -92,7 +92,7 @@ from kg.vocab import (
     text,
 )
 
-__all__ = ["Change", "ConflictRecord", "SyncOptions", "SyncReport", "conflict_rows", "sync"]
+__all__ = ["Change", "ConflictRecord", "SyncOptions", "SyncReport", "conflict_rows", "ingest", "sync"]
 
 RDF_JSON = RDF.JSON
 #: Graphs whose changes the sync must look at: the reading state, the reading list, the
@@ -1517,3 +1517,14 @@ def conflict_rows(store: GraphStore, library: LibrarySpec | None = None) -> list
             "losing_value": json.loads(str(_plain(row["losing"]))), "at": str(_plain(row["at"])),
         })
     return out
+
+
+def ingest(store: GraphStore, api: ZoteroAPI, *, options: SyncOptions | None = None,
+           progress: Callable[[str, int, int], None] | None = None) -> SyncReport:
+    """``kg ingest zotero``: read the library into the graph (items, creators, tags,
+    collections, child notes, reading statuses), incrementally from the last library
+    version seen. Nothing is written to Zotero."""
+    from dataclasses import replace
+
+    opts = replace(options or SyncOptions(), direction="pull")
+    return sync(store, api, opts, progress=progress)

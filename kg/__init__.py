@@ -12,10 +12,10 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
+from kg.version import __version__
+
 if TYPE_CHECKING:
     from rdflib import Dataset
-
-__version__ = "0.1.0"
 
 __all__ = ["__version__", "open_graph"]
 

@@ -877,7 +877,8 @@ def freshness(store: GraphStore, path: Path, *, stale: bool = False) -> tuple[du
     """A read-only connection to the analytics file when it is fresh, else None and why;
     with ``stale``, also a connection to tables some graphs changed since (and why they
     are stale), for a page that says so."""
-    from kg.analytics.files import connect, engine, graph_states, schema_current
+    from kg.analytics.files import connect, engine, graph_states
+    from kg.analytics.schema import schema_current
 
     if not path.exists():
         return None, "no analytics tables yet (kg analytics build makes them)"

@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kg.analytics.files import IN_USE, GraphState, connect, database_path, graph_states, record_code
+from kg.analytics.schema import MACROS, schema_version
 from kg.analytics.staging import KEYS, stage
 from kg.analytics.tables import SHARED_KEYS, TABLES, ordered
 from kg.errors import AnalyticsError
@@ -51,7 +52,6 @@ if TYPE_CHECKING:
     from kg.store.copies import ImportCopy
 
 __all__ = [
-    "SCHEMA_VERSION",
     "BuildReport",
     "GraphState",
     "build",
@@ -63,34 +63,6 @@ __all__ = [
 ]
 
 
-#: Helpers of the table SQL, and leave to write tables in parallel where their SQL does not
-#: ask for an order (session-only: nothing of this is stored in the file).
-_MACROS = """
-CREATE OR REPLACE TEMP MACRO kg_time(x) AS
-  CAST(timezone('UTC', TRY_CAST(x AS TIMESTAMPTZ)) AS TIMESTAMP);
-CREATE OR REPLACE TEMP MACRO kg_int(x) AS TRY_CAST(x AS BIGINT);
-CREATE OR REPLACE TEMP MACRO kg_double(x) AS TRY_CAST(x AS DOUBLE);
-CREATE OR REPLACE TEMP MACRO kg_bool(x) AS lower(x) IN ('true', '1');
-CREATE OR REPLACE TEMP MACRO kg_local(iri) AS regexp_extract(iri, '[^/#]+$');
-SET preserve_insertion_order = false;
-CREATE OR REPLACE TEMP MACRO kg_lit_end(t) AS length(t) - strpos(reverse(t), '"') + 1;
-CREATE OR REPLACE TEMP MACRO kg_body(t) AS CASE
-  WHEN ends_with(t, '"') THEN t[2:-2] ELSE t[2:kg_lit_end(t) - 1] END;
-CREATE OR REPLACE TEMP MACRO kg_value(t) AS CASE
-  WHEN t IS NULL OR t = '' THEN NULL
-  WHEN t[1] = '<' THEN t[2:-2]
-  WHEN t[1] = '"' THEN (CASE WHEN contains(t, '\\') THEN kg_unescape(kg_body(t)) ELSE kg_body(t) END)
-  ELSE t END;
-CREATE OR REPLACE TEMP MACRO kg_type(t) AS CASE
-  WHEN t IS NULL OR t = '' OR t[1] = '<' THEN NULL
-  WHEN starts_with(t, '_:') THEN '_'
-  WHEN t[1] = '"' THEN (CASE WHEN ends_with(t, '"') THEN ''
-                             WHEN t[kg_lit_end(t) + 1] = '@' THEN t[kg_lit_end(t) + 1:]
-                             ELSE t[kg_lit_end(t) + 4:-2] END)
-  WHEN t IN ('true', 'false') THEN 'http://www.w3.org/2001/XMLSchema#boolean'
-  WHEN contains(t, '.') THEN 'http://www.w3.org/2001/XMLSchema#decimal'
-  ELSE 'http://www.w3.org/2001/XMLSchema#integer' END;
-"""
 
 
 #: The memory DuckDB may use in a build before it spills to disk: while it stages the
@@ -113,29 +85,12 @@ def session(con: duckdb.DuckDBPyConnection) -> None:
         con.create_function("kg_unescape", unescape, [VARCHAR], VARCHAR, side_effects=False)
     except duckdb.Error:  # already there on this connection
         pass
-    con.execute(_MACROS)
+    con.execute(MACROS)
     # DuckDB takes 80% of the machine's memory by default; the build spills past this
     # instead (beside the file), so that the whole build stays below 4 GB at 9M triples.
     con.execute(f"SET memory_limit = '{BUILD_MEMORY}'")
 
-#: The layout of the staging schema and of the record tables; change it when they change.
-_LAYOUT = ("facts(g int, s, k enum, o, n, d) from TSV or copies / graphs(id, ..., copy_digest) / materialisations"
-           " / builds")
-
-
-def _schema_version() -> str:
-    """A digest of the layout, the macros, the staging keys and every table's SQL: a file
-    made by other code is rebuilt from scratch instead of being updated piecemeal."""
-    import hashlib
-
-    digest = hashlib.sha256()
-    texts = [_LAYOUT, _MACROS, *(k.name + k.pattern for k in KEYS.values())]
-    for text in texts + [t.name + t.sql for t in TABLES]:
-        digest.update(text.encode())
-    return digest.hexdigest()[:16]
-
-
-SCHEMA_VERSION = _schema_version()
+SCHEMA_VERSION = schema_version()
 
 Progress = Callable[[str, int, int], None]
 

@@ -34,10 +34,10 @@ from starlette.responses import HTMLResponse
 from starlette.routing import BaseRoute, Route
 
 import queries
-from kg import __version__
 from kg.server.security import EndpointCORS, HostGuard, URLLimit
 from kg.server.sparql import QueryRunner, ServerSettings, sparql_routes, worker_pool
 from kg.store.base import GraphStore
+from kg.version import __version__
 
 __all__ = ["QueryRunner", "ServerSettings", "create_app"]
 

@@ -16,33 +16,29 @@ it was, and the store applies the one request atomically.
 from __future__ import annotations
 
 import abc
-import datetime as dt
-import hashlib
-import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import IO, TYPE_CHECKING
 
 import pyoxigraph as ox
 
-from kg import __version__
 from kg.errors import QueryError
 from kg.graphs import PROVENANCE, USER_GRAPHS, GraphKind, graph_kind
 from kg.paging import SortKey
 from kg.results import QueryResult, Solutions, Term
 from kg.sparqltext import inject_values
-from kg.vocab import DCTERMS, ID, PREFIXES, PROV, RDF, RDFS, SCHEMA, TKG, datetime_literal, integer, text
+from kg.store.provenance import Activity, content_hash, now, ntriples, provenance_update
+from kg.vocab import PREFIXES
 
 if TYPE_CHECKING:
     from kg.snapshots import Snapshot, Snapshots
     from kg.store.copies import ImportCopy
 
+#: Activity and content_hash are part of the store's interface (kg.store.provenance makes them).
 __all__ = ["Activity", "Dataset", "GraphInfo", "GraphStore", "Progress", "SolutionStream", "Transaction",
            "content_hash", "prefix_block"]
-
-SOFTWARE_AGENT = ID["agent/techkg-" + __version__]
 
 #: How far a long step has come: ``(step, done, total)``, ``total`` 0 when it is not known.
 #: :meth:`GraphStore.load_file`'s steps: ``reading`` (megabytes of the file), then into an
@@ -61,57 +57,6 @@ def prefix_block(query: str) -> str:
         if f"prefix {name}:" not in lowered
     ]
     return "\n".join(lines) + "\n"
-
-
-def content_hash(triples: Iterable[ox.Triple]) -> str:
-    """Order-independent SHA-256 of a set of triples (stable when they hold no blank nodes)."""
-    lines = sorted({f"{t.subject} {t.predicate} {t.object} ." for t in triples})
-    digest = hashlib.sha256()
-    for line in lines:
-        digest.update(line.encode())
-        digest.update(b"\n")
-    return digest.hexdigest()
-
-
-def _ntriples(triples: Iterable[ox.Triple]) -> str:
-    return "\n".join(f"{t.subject} {t.predicate} {t.object} ." for t in triples)
-
-
-def _now() -> dt.datetime:
-    return dt.datetime.now(dt.UTC)
-
-
-@dataclass
-class Activity:
-    """One run that writes to the store: ``kg build``, an ingest, a sync, a verification.
-
-    ``used`` lists what it read (files, URLs without credentials); ``stats`` holds the
-    counts it reports (added, updated, unchanged, missing, failed).
-    """
-
-    label: str
-    used: list[str] = field(default_factory=list)
-    stats: dict[str, int] = field(default_factory=dict)
-    started: dt.datetime = field(default_factory=_now)
-    iri: ox.NamedNode = field(default_factory=lambda: ID["activity/" + uuid.uuid4().hex])
-
-    def triples(self, ended: dt.datetime) -> list[ox.Triple]:
-        a = self.iri
-        out = [
-            ox.Triple(a, RDF.type, PROV.Activity),
-            ox.Triple(a, RDFS.label, text(self.label, None)),
-            ox.Triple(a, PROV.startedAtTime, datetime_literal(self.started)),
-            ox.Triple(a, PROV.endedAtTime, datetime_literal(ended)),
-            ox.Triple(a, PROV.wasAssociatedWith, SOFTWARE_AGENT),
-            ox.Triple(SOFTWARE_AGENT, RDF.type, PROV.SoftwareAgent),
-            ox.Triple(SOFTWARE_AGENT, RDFS.label, text("TechKG", None)),
-            ox.Triple(SOFTWARE_AGENT, SCHEMA.softwareVersion, text(__version__, None)),
-        ]
-        for used in self.used:
-            out.append(ox.Triple(a, PROV.used, source_node(used)))
-        for key, value in sorted(self.stats.items()):
-            out.append(ox.Triple(a, TKG[key], integer(value)))
-        return out
 
 
 @dataclass
@@ -332,7 +277,7 @@ class GraphStore(abc.ABC):
         update ``then``, as one atomic update, with no provenance of its own (``kg restore``
         brings back the provenance it had). The embedded store stages the triples first."""
         ops = [f"DROP SILENT GRAPH {g}" for g in [*graphs, *drop]]
-        ops += [f"INSERT DATA {{ GRAPH {g} {{\n{_ntriples(t)}\n}} }}" for g, t in graphs.items() if t]
+        ops += [f"INSERT DATA {{ GRAPH {g} {{\n{ntriples(t)}\n}} }}" for g, t in graphs.items() if t]
         if then:
             ops.append(then)
         self.update(prefix_block(then) + " ;\n".join(ops))
@@ -343,53 +288,6 @@ class GraphStore(abc.ABC):
         if isinstance(activity, str):
             activity = Activity(activity)
         return Transaction(self, activity)
-
-
-def source_node(used: str) -> ox.NamedNode:
-    """The IRI of something a run read: a URL as it is, a local path as a file: URI."""
-    if "://" in used or used.startswith("urn:"):
-        return ox.NamedNode(used)
-    return ox.NamedNode(Path(used).resolve().as_uri())
-
-
-def provenance_update(
-    activity: Activity,
-    graphs: Mapping[ox.NamedNode, tuple[str | None, int | None]],
-    ended: dt.datetime,
-    *,
-    sources: Mapping[ox.NamedNode, Sequence[str]] | None = None,
-    dropped: Iterable[ox.NamedNode] = (),
-) -> str:
-    """Update operations that record ``activity`` as the last generator of ``graphs``
-    (with the files or URLs each was made from, ``sources``), and forget ``dropped`` graphs.
-
-    Each graph's previous generating activity is removed once no graph refers to it,
-    so the provenance graph holds one record per graph, not one per run.
-    """
-    ops = []
-    for graph in [*graphs, *dropped]:
-        ops.append(
-            f"""DELETE {{ GRAPH {PROVENANCE} {{ ?act ?p ?o }} }}
-WHERE {{ GRAPH {PROVENANCE} {{ {graph} prov:wasGeneratedBy ?act . ?act ?p ?o .
-  FILTER NOT EXISTS {{ ?other prov:wasGeneratedBy ?act . FILTER(?other != {graph}) }} }} }}"""
-        )
-        ops.append(f"DELETE WHERE {{ GRAPH {PROVENANCE} {{ {graph} ?p ?o }} }}")
-    triples = activity.triples(ended)
-    stamp = datetime_literal(ended)
-    for graph, (digest, count) in graphs.items():
-        triples += [
-            ox.Triple(graph, RDF.type, PROV.Bundle),
-            ox.Triple(graph, PROV.wasGeneratedBy, activity.iri),
-            ox.Triple(graph, DCTERMS.modified, stamp),
-        ]
-        if digest is not None:
-            triples.append(ox.Triple(graph, TKG.contentHash, text(digest, None)))
-        if count is not None:
-            triples.append(ox.Triple(graph, TKG.tripleCount, integer(count)))
-        for used in (sources or {}).get(graph, ()):
-            triples.append(ox.Triple(graph, PROV.hadPrimarySource, source_node(used)))
-    ops.append(f"INSERT DATA {{ GRAPH {PROVENANCE} {{\n{_ntriples(triples)}\n}} }}")
-    return " ;\n".join(ops)
 
 
 class Transaction:
@@ -432,7 +330,7 @@ class Transaction:
             return False
         self._ops.append(f"DROP SILENT GRAPH {graph}")
         if content:
-            self._ops.append(f"INSERT DATA {{ GRAPH {graph} {{\n{_ntriples(content)}\n}} }}")
+            self._ops.append(f"INSERT DATA {{ GRAPH {graph} {{\n{ntriples(content)}\n}} }}")
         self._touched[graph] = (digest, len(set(content)))
         if sources:
             self._sources[graph] = list(sources)
@@ -453,13 +351,13 @@ class Transaction:
     def insert(self, graph: ox.NamedNode, triples: Iterable[ox.Triple]) -> None:
         content = list(triples)
         if content:
-            self._ops.append(f"INSERT DATA {{ GRAPH {graph} {{\n{_ntriples(content)}\n}} }}")
+            self._ops.append(f"INSERT DATA {{ GRAPH {graph} {{\n{ntriples(content)}\n}} }}")
             self._touched.setdefault(graph, (None, None))
 
     def delete(self, graph: ox.NamedNode, triples: Iterable[ox.Triple]) -> None:
         content = list(triples)
         if content:
-            self._ops.append(f"DELETE DATA {{ GRAPH {graph} {{\n{_ntriples(content)}\n}} }}")
+            self._ops.append(f"DELETE DATA {{ GRAPH {graph} {{\n{ntriples(content)}\n}} }}")
             self._touched.setdefault(graph, (None, None))
 
     def update(self, sparql: str, *, touches: Iterable[ox.NamedNode]) -> None:
@@ -485,7 +383,7 @@ class Transaction:
         self.committed = True
         if not self._ops and not self._after:
             return
-        ended = _now()
+        ended = now()
         touched = {g: v for g, v in self._touched.items() if g not in self._dropped}
         ops = list(self._ops)
         if touched or self._dropped:

@@ -26,9 +26,10 @@ from kg.results import QueryResult, Solutions, Term
 from kg.sparqlerrors import syntax_error
 from kg.sparqlguard import names_dataset
 from kg.sparqltext import inject_values
-from kg.store.base import Activity, Dataset, GraphStore, Progress, SolutionStream, prefix_block, provenance_update
+from kg.store.base import Activity, Dataset, GraphStore, Progress, SolutionStream, prefix_block
 from kg.store.copies import Copies, ImportCopy
 from kg.store.folder import SERVE_FILE, ReaderLease, StoreFolder, WriterLock
+from kg.store.provenance import provenance_update
 from kg.vocab import PREFIXES
 
 __all__ = ["OxigraphStore", "SERVE_FILE", "Notice"]

@@ -164,7 +164,7 @@ class StoreFolder:
         self._write_marker()
 
     def _write_marker(self) -> None:
-        from kg import __version__
+        from kg.version import __version__
 
         try:
             _write_json_atomically(self.path / MARKER, {

@@ -61,7 +61,7 @@ from urllib.parse import urljoin, urlsplit, urlunsplit
 import httpx
 import pyoxigraph as ox
 
-from kg import __version__, rdfxml
+from kg import rdfxml
 from kg.errors import KGError, QueryError, RDFImportError, RemoteStoreError, StoreError
 from kg.graphs import PROVENANCE, is_own_graph
 from kg.results import QueryResult, Solutions, Term
@@ -80,7 +80,7 @@ from kg.sparqltext import (
     values_as_filters,
 )
 from kg.store import staging
-from kg.store.base import Activity, Dataset, GraphStore, Progress, prefix_block, provenance_update
+from kg.store.base import Activity, Dataset, GraphStore, Progress, prefix_block
 from kg.store.capabilities import (
     ORDER_BY_ALIAS_PROBE,
     SAME_TERM_PROBE,
@@ -89,6 +89,8 @@ from kg.store.capabilities import (
     row_probe,
 )
 from kg.store.embedded import _file_digest, _open
+from kg.store.provenance import provenance_update
+from kg.version import __version__
 from kg.vocab import PROV
 
 __all__ = ["EndpointSpec", "RemoteStore", "parse_spec"]
