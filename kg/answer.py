@@ -5,8 +5,9 @@ kernels), the server (``/queries/NAME``) and the workbench, the exporters and
 :mod:`kg.views`. It decides who answers, pages and streams the rows, and says which way
 it went (:attr:`kg.paging.Answer.source`, ``note`` and ``fallback``):
 
-- a SELECT with a DuckDB *twin* (:mod:`kg.analytics.answers`) is answered from the
-  analytics tables while they are fresh, else by SPARQL on the store, with the reason;
+- a SELECT with a DuckDB *twin* (:mod:`kg.analytics.twins`) is answered from the
+  analytics tables while they are fresh (:mod:`kg.analytics.answers`), else by SPARQL on
+  the store, with the reason;
 - ``kg query`` on an embedded store asks the memo beside the tables first
   (:mod:`kg.analytics.memo`), which can answer without opening the store at all;
 - everything else is SPARQL on the store, its parameters bound as RDF terms (never

@@ -21,8 +21,8 @@ from pathlib import Path
 
 from kg.errors import ExportError, KGError
 from kg.graphs import PROVENANCE, USER_GRAPHS, graph_name
-from kg.snapshots import kept_before, read_header, read_quads, write_quads
 from kg.store.base import Activity, GraphStore
+from kg.store.snapshots import kept_before, read_header, read_quads, write_quads
 from kg.version import __version__
 
 __all__ = ["BACKUP_HEADER", "BackupReport", "RestoreReport", "backup", "restore"]

@@ -142,9 +142,9 @@ def decode_cursor(cursor: str, key: Sequence[SortKey]) -> list[Term | None]:
 
 
 def _code(query: str) -> str:
-    from kg.sparqltext import _code_only
+    from kg.sparqltext import code_only
 
-    return _code_only(query)
+    return code_only(query)
 
 
 def _depth_zero(code: str) -> list[bool]:

@@ -1,4 +1,4 @@
-"""``kg undo``: the user's graphs put back as the newest snapshot has them (:mod:`kg.snapshots`
+"""``kg undo``: the user's graphs put back as the newest snapshot has them (:mod:`kg.store.snapshots`
 takes the snapshots; this module uses them).
 
 The state it replaces is itself kept as a snapshot under ``snapshots/undone/`` (``kg
@@ -16,8 +16,8 @@ import pyoxigraph as ox
 
 from kg.errors import KGError, NotFoundError
 from kg.graphs import PROVENANCE, USER_GRAPHS, graph_name
-from kg.snapshots import Snapshot, Snapshots, snapshots_for, user_hashes
 from kg.store.base import Activity, GraphStore
+from kg.store.snapshots import Snapshot, Snapshots, snapshots_for, user_hashes
 
 __all__ = ["UndoReport", "describe_graphs", "later_changes", "undo"]
 

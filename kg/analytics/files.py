@@ -52,7 +52,7 @@ def database_path(spec: str | None = None) -> Path:
     if value == ":memory:" or value.startswith(("http://", "https://")):
         from platformdirs import user_data_path
 
-        from kg.store.remote import redact
+        from kg.store.endpoint import redact
 
         if value != ":memory:":
             value = redact(value.split(";", 1)[0].strip())

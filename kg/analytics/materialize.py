@@ -7,7 +7,7 @@ the one the last build saw. Only the graphs that changed are staged again
 one (``GraphStore.import_copy``; a graph whose copy's digest differs from the one it was
 last read from counts as changed), from the store otherwise. Only the tables those
 graphs feed are made again, together with the tables built from them, and the answer
-tables (:mod:`kg.analytics.answers`) that read a kind of fact those graphs hold or held.
+tables (:mod:`kg.analytics.stored`) that read a kind of fact those graphs hold or held.
 Where the graphs read again are small (:data:`COMPARE_FACTS`: the reading graph after a
 status change), their old and new facts are compared, so that only the answers that
 read a kind of fact that differs are made again, and those that read only the reading
@@ -110,7 +110,7 @@ class BuildReport:
     message: str = ""
     #: Seconds spent reading the graph (staging), making tables, and recording and saving.
     phases: dict[str, float] = field(default_factory=dict)
-    #: The answer tables (kg.analytics.answers) made again, and their rows.
+    #: The answer tables (kg.analytics.stored) made again, and their rows.
     answers: dict[str, int] = field(default_factory=dict)
     #: The answer tables patched after reading-status changes (only the rows of the papers
     #: whose status changed made again), and how many rows those papers have now.
@@ -387,7 +387,7 @@ def _build(
     ids = {g: gid for g, (_sig, _name, gid) in previous.items()}
     for g in changed:
         ids.setdefault(g, max(ids.values(), default=0) + 1)
-    from kg.analytics.answers import answers_current, materialise
+    from kg.analytics.stored import answers_current, materialise
 
     missing_tables = {t.name for t in TABLES} - _existing_tables(con)
     if not changed and not removed and not missing_tables and answers_current(con):
@@ -523,8 +523,8 @@ def _recorded_facts(con: duckdb.DuckDBPyConnection, graph_ids: list[int]) -> int
 def _changes(con: duckdb.DuckDBPyConnection, graph_ids: list[int]) -> tuple[set[str], list[str]]:
     """Between ``facts_before`` and the facts the graphs ``graph_ids`` hold now: the kinds
     of fact (staging keys) that differ, and the papers (subjects) whose reading-state facts
-    (:data:`kg.analytics.answers.STATUS_KEYS`) do."""
-    from kg.analytics.answers import STATUS_KEYS
+    (:data:`kg.analytics.stored.STATUS_KEYS`) do."""
+    from kg.analytics.stored import STATUS_KEYS
 
     now = "SELECT g, s, k, o, n, d FROM staging.facts WHERE g IN (SELECT unnest(?::INTEGER[]))"
     con.execute(f"""CREATE OR REPLACE TEMP TABLE facts_changed AS

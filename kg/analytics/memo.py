@@ -88,7 +88,7 @@ def recall(spec: str | None, named: NamedQuery) -> Memo | None:
     """The memo of the tables that can answer ``named`` without the store, while it still
     holds (see above); None where the store must answer (then :func:`view_before`, the
     store, :func:`remember`)."""
-    from kg.analytics.answers import TWINS
+    from kg.analytics.twins import TWINS
 
     folder = store_dir(spec)
     if folder is None or named.name not in TWINS:
@@ -108,7 +108,8 @@ def answer(memo: Memo, named: NamedQuery, bound: Mapping[str, Bound], *, limit: 
     a page's cursor values) from the tables the memo found fresh; None where the store must
     answer after all (a parameter the tables do not narrow by, a file being built, a view
     or file that changed as it opened)."""
-    from kg.analytics.answers import TWINS, tables_answer
+    from kg.analytics.answers import tables_answer
+    from kg.analytics.twins import TWINS
 
     if set(bound) - set(TWINS[named.name].params):
         return None

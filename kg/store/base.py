@@ -24,7 +24,7 @@ from typing import IO, TYPE_CHECKING
 
 import pyoxigraph as ox
 
-from kg.errors import QueryError
+from kg.errors import QueryError, RDFImportError
 from kg.graphs import PROVENANCE, USER_GRAPHS, GraphKind, graph_kind
 from kg.paging import SortKey
 from kg.results import QueryResult, Solutions, Term
@@ -33,12 +33,12 @@ from kg.store.provenance import Activity, content_hash, now, ntriples, provenanc
 from kg.vocab import PREFIXES
 
 if TYPE_CHECKING:
-    from kg.snapshots import Snapshot, Snapshots
     from kg.store.copies import ImportCopy
+    from kg.store.snapshots import Snapshot, Snapshots
 
 #: Activity and content_hash are part of the store's interface (kg.store.provenance makes them).
 __all__ = ["Activity", "Dataset", "GraphInfo", "GraphStore", "Progress", "SolutionStream", "Transaction",
-           "content_hash", "prefix_block"]
+           "content_hash", "prefix_block", "unparsable"]
 
 #: How far a long step has come: ``(step, done, total)``, ``total`` 0 when it is not known.
 #: :meth:`GraphStore.load_file`'s steps: ``reading`` (megabytes of the file), then into an
@@ -46,6 +46,14 @@ __all__ = ["Activity", "Dataset", "GraphInfo", "GraphStore", "Progress", "Soluti
 #: it replaces), ``removing`` and ``adding`` (triples); for a store on a server, ``parsing``
 #: (triples).
 Progress = Callable[[str, int, int], None]
+
+
+def unparsable(path: Path, fmt: ox.RdfFormat, exc: BaseException) -> RDFImportError:
+    """The error :meth:`GraphStore.load_file` raises, on every backend, for a file that does
+    not parse as ``fmt``."""
+    return RDFImportError(f"could not load it as {fmt.name}: {exc}", path=str(path),
+                          hint="Nothing was changed in the store. Fix the file, or pass --syntax if the "
+                          "file extension does not match its syntax.")
 
 
 def prefix_block(query: str) -> str:
@@ -310,7 +318,7 @@ class Transaction:
         self._after: list[str] = []
         self.committed = False
         #: Where the snapshot of the user's graphs goes when this transaction replaces or
-        #: drops one of them (None: the store's snapshot folder; see kg.snapshots).
+        #: drops one of them (None: the store's snapshot folder; see kg.store.snapshots).
         self.snapshot_to: Snapshots | None = None
         #: The snapshot taken at commit, if one was.
         self.snapshot_taken: Snapshot | None = None
@@ -377,7 +385,7 @@ class Transaction:
 
     def commit(self) -> None:
         """Apply the changes as one update. When they replace or drop a user-owned graph,
-        a snapshot of the user's graphs is written first (see :mod:`kg.snapshots`)."""
+        a snapshot of the user's graphs is written first (see :mod:`kg.store.snapshots`)."""
         if self.committed:
             return
         self.committed = True
@@ -395,7 +403,7 @@ class Transaction:
         if not self._replaced_user or not any(self.store.count(g) for g in USER_GRAPHS):
             self.store.commit_operations(ops, graphs)  # nothing of the user's to lose: no snapshot
             return
-        from kg.snapshots import kept_before
+        from kg.store.snapshots import kept_before
 
         with kept_before(self.store, self.activity, folder=self.snapshot_to) as snapshot:
             self.snapshot_taken = snapshot

@@ -2,7 +2,7 @@
 graph it generated (when, its content hash, its triple count, what it was made from).
 
 The store's transactions write these records (:mod:`kg.store.base`); snapshots compare
-the user's graphs by their content hashes (:mod:`kg.snapshots`).
+the user's graphs by their content hashes (:mod:`kg.store.snapshots`).
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ import pytest
 
 import kg.answer
 import queries
-from kg.analytics.answers import TWINS
+from kg.analytics.twins import TWINS
 from kg.reading import resolve_paper, set_status
 from kg.resolve import Resolver
 
@@ -118,15 +118,15 @@ def test_the_tables_draw_no_progress_bar_among_the_rows_a_query_writes(analysed_
 def test_each_default_answer_is_stored_whole_in_its_page_key_order(analysed_db) -> None:
     """kg analytics build keeps the whole answer of each twin run without parameters, sorted
     by the page key, so that a first page is the table's first rows (no scan, no sort)."""
-    from kg.analytics.answers import _defaults, _order, answers_current
     from kg.analytics.materialize import connect
+    from kg.analytics.stored import answers_current, default_params, order_sql
 
     con = connect(analysed_db, read_only=True)
     try:
         assert answers_current(con)
         stored = {r[0] for r in con.execute(
             "SELECT table_name FROM duckdb_tables() WHERE schema_name = 'answers'").fetchall()}
-        defaulted = {name for name in TWINS if _defaults(name) is not None}
+        defaulted = {name for name in TWINS if default_params(name) is not None}
         assert stored == defaulted | {name for name, twin in TWINS.items() if twin.stored is not None}
         assert {"bibliography", "reading-queue", "lineage-papers", "read-without-note"} <= defaulted
         assert "new-since" in stored  # its dated rows, read with the day given (checked against SPARQL above)
@@ -134,14 +134,14 @@ def test_each_default_answer_is_stored_whole_in_its_page_key_order(analysed_db) 
             table = f'answers."{name}"'
             as_stored = con.execute(f"SELECT * FROM {table}").fetchall()
             assert as_stored, name
-            assert as_stored == con.execute(f"SELECT * FROM {table} ORDER BY {_order(queries.get(name))}").fetchall()
+            assert as_stored == con.execute(f"SELECT * FROM {table} ORDER BY {order_sql(queries.get(name))}").fetchall()
     finally:
         con.close()
 
 
 def test_pages_of_a_stored_answer_give_each_row_once_in_order_and_other_parameters_skip_it(analysed_store) -> None:
-    from kg.analytics.answers import _answer_table, _defaults
     from kg.analytics.materialize import connect, database_path
+    from kg.analytics.stored import answer_table, default_params
 
     named = queries.get("reading-queue")
     sparql = kg.answer.answer(analysed_store, named, analytics=False)
@@ -159,8 +159,8 @@ def test_pages_of_a_stored_answer_give_each_row_once_in_order_and_other_paramete
     assert [[r[i] for i in key] for r in rows] == [[r[i] for i in key] for r in whole]
     con = connect(database_path(analysed_store.location), read_only=True)
     try:
-        assert _answer_table(con, "reading-queue", _defaults("reading-queue") or {}) is not None
-        assert _answer_table(con, "reading-queue", {"section": "distributed"}) is None
+        assert answer_table(con, "reading-queue", default_params("reading-queue") or {}) is not None
+        assert answer_table(con, "reading-queue", {"section": "distributed"}) is None
     finally:
         con.close()
 
@@ -187,10 +187,10 @@ def test_the_note_folds_at_the_terminal_width_and_the_next_page_command_stays_wh
                                               ("bibliography", {})])
 def test_without_answer_tables_of_this_version_the_twin_sql_gives_the_same_rows(analysed_store, monkeypatch,
                                                                                 name: str, params) -> None:
-    from kg.analytics import answers
+    from kg.analytics import stored as answer_tables
 
     stored, stored_rows = _rows(analysed_store, name, params, analytics=True)
-    monkeypatch.setattr(answers, "answers_current", lambda con: False)
+    monkeypatch.setattr(answer_tables, "answers_current", lambda con: False)
     computed, computed_rows = _rows(analysed_store, name, params, analytics=True)
     assert stored.source == computed.source == "duckdb"
     assert stored_rows and Counter(stored_rows) == Counter(computed_rows)

@@ -9,8 +9,8 @@ import pytest
 
 import kg.answer
 import queries
-from kg.analytics.answers import TWINS
 from kg.analytics.encoding import term, write_columns
+from kg.analytics.twins import TWINS
 from kg.resolve import Resolver
 from kg.results import RESULT_FORMATS, write_solutions
 

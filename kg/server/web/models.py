@@ -258,8 +258,9 @@ def count_papers(store: GraphStore, cards: list[dict[str, Any]], *, analytics: b
         return cards
     counted: dict[str, tuple[int, int, int]] | None = None
     if analytics:
-        from kg.analytics.answers import freshness, technique_paper_counts
+        from kg.analytics.answers import freshness
         from kg.analytics.materialize import database_path
+        from kg.analytics.overview import technique_paper_counts
 
         con, why = freshness(store, database_path(store.location), stale=True)
         if con is not None:
@@ -664,7 +665,7 @@ def _reading_from_tables(store: GraphStore, con: Any, *, status: str, category: 
     the papers shown are read from the store. ``kept`` (``get(key, make)``, as the workbench's
     caches) keeps the tables' own overview for the build they hold: it takes a second or more
     on a long list, and the statuses changed since are moved on it. Closes ``con``."""
-    from kg.analytics.answers import RESERVE, reading_overview, reading_patched, tables_made
+    from kg.analytics.overview import RESERVE, reading_overview, reading_patched, tables_made
 
     wanted = fold(category).strip()
     limit = PAPERS_IN_ONE_CATEGORY if wanted else PAPERS_PER_CATEGORY
