@@ -3,6 +3,10 @@
 Command modules import only typer at module level; everything heavy (the store,
 rdflib, pyshacl, duckdb, torch) is imported inside the command that needs it, so
 ``kg --help`` stays fast.
+
+What belongs here: the commands, their options and what they print (:mod:`kg.cli.output`).
+What does not: the work a command does, which lives in the core, a source or a consumer
+and is called from here. Nothing imports ``kg.cli``: it is the top of the layers.
 """
 
 from __future__ import annotations
