@@ -1,7 +1,7 @@
 # make demo   set everything up, build the graph on the default embedded store, verify three kernels,
 #             show a lineage and a comparison, and draw the lineage to .kg-demo/lineage.svg
 # make picture  redraw the README's docs/lineage.svg the same way, from a fresh store
-# make test   set everything up, run ruff and mypy, then the test suite
+# make test   set everything up, run ruff, mypy and the import contracts (lint-imports), then the test suite
 # make bench  run the benchmarks in bench/ (slow; prints ratios against baselines)
 # make notebooks  run notebooks/*.ipynb against a fresh store and save them with their outputs
 
@@ -23,6 +23,7 @@ demo: setup
 test: setup
 	$(VENV)/ruff check .
 	$(VENV)/mypy kg ingest exports queries kernels bench
+	$(VENV)/lint-imports --no-cache --no-logo
 	$(VENV)/python -m pytest -n 2 --dist loadgroup
 
 bench: setup

@@ -248,6 +248,7 @@ def main() -> None:
     import pyoxigraph as ox
 
     import queries
+    from kg.answer import run
     from kg.build import build
     from kg.store.embedded import OxigraphStore
 
@@ -279,7 +280,7 @@ def main() -> None:
         deepest = corpus.deepest
         closure = _time(lambda: store.select(closure_query(deepest)), args.runs)
         descendants = _time(lambda: store.select(descendants_query(ROOT_TECHNIQUE)), args.runs)
-        named_queue = _time(lambda: queries.run(store, "reading-queue-lineage", {"technique": ROOT_TECHNIQUE}),
+        named_queue = _time(lambda: run(store, "reading-queue-lineage", {"technique": ROOT_TECHNIQUE}),
                             max(5, args.runs // 4))
         plain_queue = _time(lambda: store.select(plain_queue_query(ROOT_TECHNIQUE)), 3)
         store.close()

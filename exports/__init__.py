@@ -5,6 +5,11 @@ graph in the standard RDF syntaxes, and BibTeX.
 and function that renders a :class:`~exports.lineage.Lineage` to bytes; modules are
 imported only when their format is used, so listing the formats stays cheap. The
 contract tests in ``tests/exports`` run against every registered format.
+
+What belongs here: an exporter (one module per format, registered here) and what they
+share (:mod:`~exports.lineage` reads the lineage through the answer layer, kg.answer).
+What does not: writing the graph, or anything of the server or the CLI; the workbench
+draws its lineage through these exporters.
 """
 
 from __future__ import annotations

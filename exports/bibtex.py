@@ -34,7 +34,7 @@ from typing import Any
 
 import pyoxigraph as ox
 
-import queries
+import kg.answer
 from kg.graphs import graph_iri
 from kg.results import Solutions
 from kg.store.base import Activity, GraphStore
@@ -372,11 +372,11 @@ def bibliography(store: GraphStore, *, papers: Iterable[str] | None = None,
     """Entries for ``papers`` (IRIs, in that order), or for the reading list in its order.
     Papers without a key get one, stored in the graph."""
     if papers is None:
-        chosen = sorted(_records(queries.run(store, "bibliography")),
+        chosen = sorted(_records(kg.answer.run(store, "bibliography")),
                         key=lambda r: (r["position"] is None, r["position"] or 0, str(r["title"] or "")))
     else:
         chosen = [row for p in dict.fromkeys(papers)
-                  for row in _records(queries.run(store, "bibliography-entry", {"paper": p}))]
+                  for row in _records(kg.answer.run(store, "bibliography-entry", {"paper": p}))]
     authors = {r["paper"]: _ordered_authors(r["authors"]) for r in chosen}
     keys = citation_keys(store, chosen, authors)
     entries = []

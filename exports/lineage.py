@@ -28,7 +28,7 @@ from typing import Any
 import networkx as nx
 from pyoxigraph import NamedNode
 
-import queries
+import kg.answer
 from kg.errors import ExportError
 from kg.resolve import Resolver, resolve_technique
 from kg.results import Solutions
@@ -195,7 +195,7 @@ def build_lineage(store: GraphStore, options: LineageOptions | None = None) -> L
     keep = _reach(skeleton, options, root)
     rows: list[dict[str, Any]] | None = None
     if options.categories:  # every technique's category, before the fold
-        rows = queries.records(store, "lineage-nodes")
+        rows = kg.answer.records(store, "lineage-nodes")
         keep = _in_categories(store, rows, keep, options, root)
     folded: dict[str, int] = {}
     if options.clustered and root is None:
@@ -241,7 +241,7 @@ def build_lineage(store: GraphStore, options: LineageOptions | None = None) -> L
         if row["repository"]:
             repositories[row["repository"]] = {"technique": iri, "stars": row["stars"]}
 
-    relations = queries.records(store, "lineage-relations", {"child": sorted(graph)} if narrowed else None)
+    relations = kg.answer.records(store, "lineage-relations", {"child": sorted(graph)} if narrowed else None)
     for edge in relations:
         if edge["parent"] in graph and edge["child"] in graph:
             graph.add_edge(edge["parent"], edge["child"], key=edge["relation"], **_scalar({
@@ -306,8 +306,8 @@ def _node_rows(store: GraphStore, keep: set[str], everything: int) -> list[dict[
     """The lineage-nodes rows of ``keep``: bound to them when they are a small part of the
     ``everything`` techniques (each bound technique is a few lookups), else all rows."""
     if len(keep) < everything // 2:
-        return queries.records(store, "lineage-nodes", {"technique": sorted(keep)}) if keep else []
-    return queries.records(store, "lineage-nodes")
+        return kg.answer.records(store, "lineage-nodes", {"technique": sorted(keep)}) if keep else []
+    return kg.answer.records(store, "lineage-nodes")
 
 
 def _reach(skeleton: nx.DiGraph, options: LineageOptions, root: str | None) -> set[str]:
@@ -379,7 +379,7 @@ def _papers(store: GraphStore, graph: nx.MultiDiGraph, *, with_statuses: bool, p
         links_of_few = _LINKS_OF_FEW.replace("$STATUS", _LINK_STATUS if with_statuses else "")
         link_rows = store.select(links_of_few, {"technique": list(map(NamedNode, techniques))}).records()
     else:
-        link_rows = queries.records(store, "lineage-paper-links", {"technique": techniques})
+        link_rows = kg.answer.records(store, "lineage-paper-links", {"technique": techniques})
     for row in link_rows:
         technique = row["technique"]
         if technique not in graph:

@@ -31,9 +31,10 @@ import httpx
 from arxiv import _feed
 from pyoxigraph import NamedNode, Triple
 
-from ingest.http import commit_cache, describe_status, expect_xml, safe_url, send, stats_for
+from ingest.http import commit_cache, describe_status, expect_xml, send, stats_for
 from ingest.merge import Bundle, IngestReport, merge
 from ingest.safexml import parse_lxml
+from ingest.secrets import safe_url
 from kg.errors import IngestError, OfflineError
 from kg.graphs import ARXIV, CATALOG, CITATIONS, READING
 from kg.iris import ArxivId, normalize_doi, parse_arxiv_id, person_iri, skolem

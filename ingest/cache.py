@@ -31,7 +31,8 @@ from pathlib import Path
 
 import httpx
 
-from ingest.http import HttpStats, safe_url
+from ingest.secrets import safe_url
+from ingest.stats import HttpStats
 from kg.errors import OfflineError
 
 __all__ = ["CacheTransport", "CachedResponse", "HttpCache", "cache_files", "default_cache_dir"]

@@ -43,8 +43,9 @@ from typing import Any
 from pyoxigraph import NamedNode, Triple
 
 from ingest.arxiv import known_papers
-from ingest.http import safe_url, stats_for
+from ingest.http import stats_for
 from ingest.merge import IngestReport
+from ingest.secrets import safe_url
 from ingest.semanticscholar import SOURCE, S2Edge, S2Paper, SemanticScholarSource, paper_id
 from kg.citations import CITATION_PREDICATES, INFLUENTIAL, INTENT_PROPERTIES, citation_node, context_node
 from kg.errors import IngestError, OfflineError

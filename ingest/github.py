@@ -32,17 +32,9 @@ from typing import Any
 import httpx
 from pyoxigraph import NamedNode, Triple
 
-from ingest.http import (
-    cache_for,
-    describe_status,
-    expect_json,
-    redact,
-    retry_after_seconds,
-    safe_url,
-    send,
-    stats_for,
-)
+from ingest.http import cache_for, describe_status, expect_json, retry_after_seconds, send, stats_for
 from ingest.merge import Bundle, IngestReport, merge
+from ingest.secrets import redact, safe_url
 from kg.errors import IngestError, OfflineError, RateLimitError
 from kg.graphs import GITHUB
 from kg.iris import parse_github_repo, repo_iri, skolem

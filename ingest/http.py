@@ -22,16 +22,18 @@
 
 Conventions every source follows (the Zotero sync included):
 
-- Tokens come from the environment through :func:`token_from_env`, which registers
-  them as secrets; :func:`redact` removes every registered secret from a text, and
-  :func:`safe_url` strips credentials from a URL. Only safe URLs go into messages,
-  the cache's metadata and ``prov:used``. The cache stores no request headers.
+- Tokens come from the environment through :func:`ingest.secrets.token_from_env`, which
+  registers them as secrets; :func:`ingest.secrets.redact` removes every registered
+  secret from a text, and :func:`ingest.secrets.safe_url` strips credentials from a URL.
+  Only safe URLs go into messages, the cache's metadata and ``prov:used``. The cache
+  stores no request headers.
 - Sources call :func:`send` rather than the client directly: it turns transport
   failures into :class:`kg.errors.IngestError` with a hint. :func:`expect_json`
   checks the content type and decodes JSON with a clear error for HTML error pages,
   wrong content types and malformed or truncated bodies.
-- :func:`stats_for` gives the request counters of a client built here (requests
-  sent, retries, 304s, answers from the cache), for the run summary.
+- :func:`stats_for` gives the request counters (:class:`ingest.stats.HttpStats`) of a
+  client built here (requests sent, retries, 304s, answers from the cache), for the run
+  summary.
 """
 
 from __future__ import annotations
@@ -47,18 +49,19 @@ import time
 import weakref
 import zlib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, TypeVar
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 import httpx
 
-from kg import __version__
+from ingest.secrets import redact, register_secret, registered_secrets, safe_url
+from ingest.stats import HttpStats
 from kg.errors import IngestError
+from kg.version import __version__
 
 __all__ = [
     "HOMEPAGE",
-    "HttpStats",
     "Politeness",
     "RetryPolicy",
     "RetryingTransport",
@@ -69,13 +72,9 @@ __all__ = [
     "describe_status",
     "expect_json",
     "expect_xml",
-    "redact",
-    "register_secret",
     "retry_after_seconds",
-    "safe_url",
     "send",
     "stats_for",
-    "token_from_env",
     "user_agent",
 ]
 
@@ -85,52 +84,7 @@ MAX_BODY = 64 << 20
 #: The encodings TechKG asks for, and decodes in bounded steps.
 ACCEPT_ENCODING = "gzip, deflate"
 _RETRY_STATUSES = frozenset({500, 502, 503, 504})
-_SENSITIVE_PARAMS = re.compile(r"(?i)^(.*token.*|.*key.*|.*secret.*|password|passwd|auth|sig|signature)$")
-_SECRETS: set[str] = set()
 _T = TypeVar("_T")
-_SECRETS_LOCK = threading.Lock()
-
-
-# -- secrets ---------------------------------------------------------------------------
-
-
-def register_secret(value: str | None) -> None:
-    """Remember ``value`` as a secret so that :func:`redact` hides it everywhere."""
-    if value and len(value) >= 4:
-        with _SECRETS_LOCK:
-            _SECRETS.add(value)
-
-
-def token_from_env(name: str) -> str | None:
-    """The token in environment variable ``name`` (``GITHUB_TOKEN``, ``ZOTERO_API_KEY``),
-    registered as a secret; None when unset or empty."""
-    value = os.environ.get(name, "").strip()
-    if not value:
-        return None
-    register_secret(value)
-    return value
-
-
-def redact(text: str) -> str:
-    """``text`` with every registered secret replaced by ``***``."""
-    with _SECRETS_LOCK:
-        secrets = sorted(_SECRETS, key=len, reverse=True)
-    for secret in secrets:
-        text = text.replace(secret, "***")
-    return text
-
-
-def safe_url(url: str | httpx.URL) -> str:
-    """``url`` without user:password and without query parameters that look like
-    credentials (``token``, ``key``, ``api_key``, ``secret`` ...); secrets redacted."""
-    parts = urlsplit(str(url))
-    netloc = parts.hostname or ""
-    if parts.port:
-        netloc += f":{parts.port}"
-    query = [(k, "***" if _SENSITIVE_PARAMS.match(k) else v)
-             for k, v in parse_qsl(parts.query, keep_blank_values=True)]
-    cleaned = urlunsplit((parts.scheme, netloc, parts.path, urlencode(query, safe=":,/*"), parts.fragment))
-    return redact(cleaned)
 
 
 def user_agent(contact: str | None = None) -> str:
@@ -180,31 +134,6 @@ class RetryPolicy:
     def backoff(self, attempt: int) -> float:
         delay = min(self.cap, self.base * 2.0**attempt)
         return delay / 2 + random.uniform(0, delay / 2)
-
-
-@dataclass
-class HttpStats:
-    """What a client did during a run."""
-
-    requests: int = 0
-    retries: int = 0
-    not_modified: int = 0
-    from_cache: int = 0
-    bodies: int = 0
-    bytes: int = 0
-    waited: float = 0.0
-    waits: list[float] = field(default_factory=list)
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"requests": self.requests, "retries": self.retries, "not_modified": self.not_modified,
-                "from_cache": self.from_cache, "bodies": self.bodies, "bytes": self.bytes,
-                "waited_seconds": round(self.waited, 3)}
-
-    def since(self, before: Mapping[str, Any]) -> dict[str, Any]:
-        """The counters accumulated since ``before`` (an earlier :meth:`as_dict`)."""
-        now = self.as_dict()
-        return {k: round(v - before.get(k, 0), 3) if isinstance(v, float) else v - before.get(k, 0)
-                for k, v in now.items()}
 
 
 _STATS: weakref.WeakKeyDictionary[httpx.Client, HttpStats] = weakref.WeakKeyDictionary()
@@ -591,8 +520,7 @@ def strip_credentials(headers: Any, source: Any, target: Any) -> None:
     """Remove every credential header (by its name, or a registered secret in its value) from
     ``headers`` (httpx or httpx2) when a redirect from ``source`` to ``target`` leaves the origin."""
     if _origin(source) != _origin(target):
-        with _SECRETS_LOCK:
-            secrets = list(_SECRETS)
+        secrets = registered_secrets()
         for name in {n for n, v in headers.multi_items() if n.lower() in CREDENTIAL_HEADERS
                      or _CREDENTIAL_NAME.search(n) or any(secret in v for secret in secrets)}:
             del headers[name]

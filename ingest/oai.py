@@ -35,9 +35,10 @@ from xml.etree.ElementTree import Element
 import httpx
 
 from ingest.arxiv import ArxivRecord, ingest_records
-from ingest.http import commit_cache, describe_status, expect_xml, safe_url, send, stats_for
+from ingest.http import commit_cache, describe_status, expect_xml, send, stats_for
 from ingest.merge import IngestReport
 from ingest.safexml import parse_defused
+from ingest.secrets import safe_url
 from kg.errors import IngestError
 from kg.iris import parse_arxiv_id
 from kg.store.base import GraphStore

@@ -41,17 +41,8 @@ from urllib.parse import quote
 
 import httpx
 
-from ingest.http import (
-    RetryPolicy,
-    describe_status,
-    expect_json,
-    redact,
-    register_secret,
-    safe_url,
-    send,
-    stats_for,
-    token_from_env,
-)
+from ingest.http import RetryPolicy, describe_status, expect_json, send, stats_for
+from ingest.secrets import redact, register_secret, safe_url, token_from_env
 from kg.citations import INTENTS, Context
 from kg.errors import IngestError
 from kg.iris import normalize_doi, parse_arxiv_id

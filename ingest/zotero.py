@@ -36,24 +36,15 @@ from typing import TYPE_CHECKING, Any
 import httpx2
 from pyoxigraph import NamedNode
 
-from ingest.http import (
-    HttpStats,
-    Politeness,
-    RetryingTransport,
-    RetryPolicy,
-    SafeRedirects,
-    redact,
-    register_secret,
-    safe_url,
-    user_agent,
-)
+from ingest.http import Politeness, RetryingTransport, RetryPolicy, SafeRedirects, user_agent
+from ingest.secrets import redact, register_secret, safe_url
+from ingest.stats import HttpStats
 from kg.errors import IngestError, RateLimitError, SyncError
 from kg.iris import doi_iri, normalize_doi, paper_iri, parse_arxiv_id
 from kg.reading import KNOWN_STATUSES, status_slug
 
 if TYPE_CHECKING:
-    from ingest.zotero_sync import SyncOptions, SyncReport
-    from kg.store.base import GraphStore
+    pass
 
 __all__ = [
     "DEFAULT_API_URL",
@@ -67,7 +58,6 @@ __all__ = [
     "api_key",
     "connect",
     "format_extra",
-    "ingest",
     "paper_iri_for",
     "parse_extra",
     "parse_item",
@@ -717,19 +707,3 @@ def paper_iri_for(item: ZoteroItem, library: LibrarySpec,
     if item.doi:
         return doi_iri(item.doi)
     return paper_iri(key=f"zotero-{library.slug}-{item.key.lower()}")
-
-
-# -- ingest -------------------------------------------------------------------------------
-
-
-def ingest(store: GraphStore, api: ZoteroAPI, *, options: SyncOptions | None = None,
-           progress: Callable[[str, int, int], None] | None = None) -> SyncReport:
-    """``kg ingest zotero``: read the library into the graph (items, creators, tags,
-    collections, child notes, reading statuses), incrementally from the last library
-    version seen. Nothing is written to Zotero."""
-    from dataclasses import replace
-
-    from ingest.zotero_sync import SyncOptions, sync
-
-    opts = replace(options or SyncOptions(), direction="pull")
-    return sync(store, api, opts, progress=progress)

@@ -4,6 +4,13 @@ The core (this package's vocabulary, store, catalog and reading state) knows not
 of its sources or consumers: ingesters, kernels, exports, analytics and the server
 depend on it, never the reverse.
 
+What belongs in ``kg/``: at its top level and in ``kg/store/``, the core (a new module
+there is core unless the import contracts in ``pyproject.toml`` place it higher); the
+answer layer (:mod:`kg.answer`) and the views built on it (:mod:`kg.views`); and, each in
+its own subpackage, the consumers that live here (``kg/analytics``, ``kg/server``) and the
+CLI (``kg/cli``). What does not: a source (``ingest/``), an exporter (``exports/``), a
+kernel (``kernels/``), a named query's text (``queries/``). docs/architecture.md draws it.
+
 For notebooks, :func:`open_graph` gives the graph as an rdflib ``Dataset``.
 """
 
@@ -12,10 +19,10 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
+from kg.version import __version__
+
 if TYPE_CHECKING:
     from rdflib import Dataset
-
-__version__ = "0.1.0"
 
 __all__ = ["__version__", "open_graph"]
 

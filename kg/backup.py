@@ -14,7 +14,7 @@ and keeps a snapshot of the user's graphs, so ``kg undo`` puts them back.
 
 A backup checks itself. Its header states how many graphs and triples it holds and that it
 ends with a checksum line (``checksum=sha256``); its last line is the SHA-256 of every quad
-line (:data:`kg.snapshots.END_LINE`). Before anything is replaced, a restore reads the whole
+line (:data:`kg.store.snapshots.END_LINE`). Before anything is replaced, a restore reads the whole
 file and refuses one whose checksum line is missing (cut short, even at a line boundary),
 whose quads do not match the checksum (changed), or whose graphs and triples disagree with
 its header: the store is left as it was. A backup written before the checksum existed
@@ -33,11 +33,11 @@ from pathlib import Path
 
 import pyoxigraph as ox
 
-from kg import __version__
 from kg.errors import ExportError, KGError
 from kg.graphs import PROVENANCE, USER_GRAPHS, graph_name
-from kg.snapshots import END_LINE, kept_before, open_binary, read_header, read_quads, write_quads
 from kg.store.base import Activity, GraphStore
+from kg.store.snapshots import END_LINE, kept_before, open_binary, read_header, read_quads, write_quads
+from kg.version import __version__
 
 __all__ = ["BACKUP_HEADER", "BackupReport", "RestoreReport", "backup", "restore"]
 

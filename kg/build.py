@@ -25,10 +25,11 @@ from typing import TYPE_CHECKING
 
 import pyoxigraph as ox
 
-from kg import __version__
 from kg.graphs import CATALOG, ONTOLOGY, PROVENANCE, READING_LIST, graph_name
-from kg.store.base import Activity, GraphStore, Transaction, source_node
+from kg.store.base import Activity, GraphStore, Transaction
+from kg.store.provenance import source_node
 from kg.validate import Violation, cache_for, validate_store
+from kg.version import __version__
 from kg.vocab import TKG, text
 
 if TYPE_CHECKING:  # a build with nothing to do parses nothing, so it imports neither

@@ -17,8 +17,9 @@ added by the reader, with its evidence. A rejected pair is never proposed again.
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from pyoxigraph import Literal, NamedNode, Triple
 
@@ -26,14 +27,43 @@ from kg.errors import KGError
 from kg.graphs import LINEAGE_DECISIONS
 from kg.iris import skolem
 from kg.store.base import Activity, GraphStore
-from kg.suggestions import DERIVES_FROM, Suggestion
 from kg.vocab import ID, LINEAGE_RELATIONS, PROV, RDF, RDFS, TKG, XSD, datetime_literal, text
 
-__all__ = ["READER", "Decision", "accept", "decision_iri", "decisions", "reject"]
+__all__ = ["READER", "Decision", "Proposal", "accept", "decision_iri", "decisions", "reject"]
 
 #: The agent that accepted edges are attributed to: the person using TechKG.
 READER = ID["agent/reader"]
 EVIDENCE_KEPT = 5
+
+
+class _Technique(Protocol):
+    @property
+    def iri(self) -> str: ...
+
+
+class _Evidence(Protocol):
+    @property
+    def citation(self) -> str | None: ...
+
+    def line(self) -> str: ...
+
+
+class Proposal(Protocol):
+    """What a decision records of the suggestion it decides (a :class:`kg.suggestions.Suggestion`):
+    named by its shape, since kg.suggestions reads the decisions made before."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def child(self) -> _Technique: ...
+    @property
+    def parent(self) -> _Technique: ...
+    @property
+    def relation(self) -> str: ...
+    @property
+    def score(self) -> float: ...
+    @property
+    def evidence(self) -> Sequence[_Evidence]: ...
 
 
 @dataclass(frozen=True)
@@ -79,7 +109,7 @@ def decisions(store: GraphStore) -> dict[tuple[str, str], Decision]:
             for key, v in found.items()}
 
 
-def _forget(suggestion: Suggestion) -> str:
+def _forget(suggestion: Proposal) -> str:
     """The update that deletes an earlier decision on the same pair and any edge it added."""
     d = decision_iri(suggestion.id)
     q = _derivation(suggestion.child.iri, suggestion.parent.iri)
@@ -93,7 +123,7 @@ def _forget(suggestion: Suggestion) -> str:
             f"DELETE WHERE {{ GRAPH {g} {{ {q} ?p ?o }} }}")
 
 
-def _decision_triples(suggestion: Suggestion, verdict: str, relation: str | None,
+def _decision_triples(suggestion: Proposal, verdict: str, relation: str | None,
                       at: dt.datetime) -> list[Triple]:
     d = decision_iri(suggestion.id)
     t = [Triple(d, RDF.type, TKG.LineageDecision), Triple(d, TKG.suggestion, text(suggestion.id, None)),
@@ -115,7 +145,7 @@ def _decision_triples(suggestion: Suggestion, verdict: str, relation: str | None
 def _check_relation(relation: str) -> str:
     wanted = relation.strip()
     by_fold = {r.casefold(): r for r in LINEAGE_RELATIONS}
-    by_fold.update({"derives-from": DERIVES_FROM, "derived-from": DERIVES_FROM, "ports-to": "portsTo",
+    by_fold.update({"derives-from": "derivesFrom", "derived-from": "derivesFrom", "ports-to": "portsTo",
                     "builds-on": "buildsOn"})
     if wanted.casefold() not in by_fold:
         raise KGError(f"{relation!r} is not a lineage relation",
@@ -123,7 +153,7 @@ def _check_relation(relation: str) -> str:
     return by_fold[wanted.casefold()]
 
 
-def accept(store: GraphStore, suggestion: Suggestion, *, relation: str | None = None,
+def accept(store: GraphStore, suggestion: Proposal, *, relation: str | None = None,
            at: dt.datetime | None = None) -> Decision:
     """Accept ``suggestion`` as a lineage edge (with ``relation``, default the proposed one)."""
     chosen = _check_relation(relation) if relation else suggestion.relation
@@ -147,7 +177,7 @@ def accept(store: GraphStore, suggestion: Suggestion, *, relation: str | None = 
                     datetime_literal(at).value, tuple(e.line() for e in suggestion.evidence[:EVIDENCE_KEPT]))
 
 
-def reject(store: GraphStore, suggestion: Suggestion, *, at: dt.datetime | None = None) -> Decision:
+def reject(store: GraphStore, suggestion: Proposal, *, at: dt.datetime | None = None) -> Decision:
     """Reject ``suggestion``: it is never proposed again (an edge accepted earlier goes)."""
     at = at or dt.datetime.now(dt.UTC)
     activity = Activity("kg suggest reject", stats={"updated": 1})

@@ -27,6 +27,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
+from typing import IO
 
 import pyoxigraph as ox
 
@@ -34,6 +35,7 @@ from kg.errors import ParameterError
 from kg.results import Term
 
 __all__ = [
+    "Answer",
     "Page",
     "SortKey",
     "after_filter",
@@ -140,9 +142,9 @@ def decode_cursor(cursor: str, key: Sequence[SortKey]) -> list[Term | None]:
 
 
 def _code(query: str) -> str:
-    from kg.sparqltext import _code_only
+    from kg.sparqltext import code_only
 
-    return _code_only(query)
+    return code_only(query)
 
 
 def _depth_zero(code: str) -> list[bool]:
@@ -373,3 +375,36 @@ def page_rows(variables: list[str], rows: Iterator[tuple[Term | None, ...]], key
 
     page.rows = take()
     return page
+
+
+@dataclass
+class Answer:
+    """A named query's rows as they come (:class:`Page`), and what answered it: made by the
+    answer layer (:mod:`kg.answer`) from the store, or by kg.analytics from its tables."""
+
+    page: Page
+    #: "sparql" (the store) or "duckdb" (the analytics tables, when they are fresh).
+    source: str = "sparql"
+    #: One line that says where the rows come from, for the user.
+    note: str = ""
+    #: Why fresh analytics tables did not answer a query that has a DuckDB twin ("" if none).
+    fallback: str = ""
+    #: Where the rows can be written whole in a results format (kg.results.RESULT_FORMATS)
+    #: straight from where they are, without a term per cell: ``write(fmt, out)`` gives the
+    #: bytes kg.results.write_solutions writes for ``page``, sets ``page.next`` as reading
+    #: the page does, and returns the row count. Use it or read ``page``, not both.
+    write: Callable[[str, IO[bytes]], int] | None = None
+
+    def write_all(self, fmt: str, out: IO[bytes]) -> int:
+        """Write the rows to ``out`` in ``fmt`` as they come (``kg query -f FMT`` and a whole
+        ``/queries/NAME``: the same bytes; a JSON or XML document ends with a newline);
+        the row count."""
+        from kg.results import write_solutions
+
+        if self.write is not None:
+            count = self.write(fmt, out)
+        else:
+            count = write_solutions(self.page.variables, self.page, fmt, out)
+        if fmt in ("json", "xml"):
+            out.write(b"\n")
+        return count

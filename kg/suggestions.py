@@ -469,13 +469,17 @@ class LineageFacts:
 
 
 def lineage_facts(store: GraphStore) -> LineageFacts:
-    """The facts of :func:`lineage_report`, read from the store by SPARQL."""
-    from kg.views import lineage_edges
+    """The facts of :func:`lineage_report`, read from the store by SPARQL (the edges by the
+    named query ``lineage-edges``, run here rather than through the answer layer, kg.answer:
+    kg.analytics builds on this module, and the answer layer on kg.analytics)."""
+    import queries
 
     known = with_categories(techniques(store), categories(store))
     records = citations_of(store, of_techniques=True) if any(info.papers for info in known.values()) else []
-    return LineageFacts(known, records, [EdgeFact(e.child, e.parent, e.relation, e.basis)
-                                         for e in lineage_edges(store)])
+    text, bindings = queries.prepare(queries.get("lineage-edges"), {})
+    edges = store.select(text, bindings).records()
+    return LineageFacts(known, records, [EdgeFact(r["child"], r["parent"], r["relation"], r["basis"] or "stated")
+                                         for r in edges])
 
 
 def lineage_report(store: GraphStore | None, technique: NamedNode | None = None, *, min_score: float = 0.0,

@@ -13,7 +13,7 @@ from typing import Any
 
 from pyoxigraph import NamedNode
 
-import queries
+import kg.answer
 from kg.catalog import DIMENSIONS
 from kg.graphs import graph_name
 from kg.resolve import technique_names
@@ -43,15 +43,15 @@ def technique_card(store: GraphStore, technique: NamedNode, *, edges: list[Edge]
     """Everything ``kg show`` prints about one technique (``edges``: the store's lineage
     edges, when the caller has read them already)."""
     params = {"technique": technique.value}
-    rows = _records(queries.run(store, "technique", params))
+    rows = _records(kg.answer.run(store, "technique", params))
     if not rows:
         return {}
     card = rows[0]
-    dims = {r["property"]: r["value"] for r in _records(queries.run(store, "technique-dimensions", params))}
+    dims = {r["property"]: r["value"] for r in _records(kg.answer.run(store, "technique-dimensions", params))}
     card["dimensions"] = [
         (label, dims.get(prop.value)) for key, prop, label in DIMENSIONS if prop.value in dims
     ]
-    card["papers"] = _records(queries.run(store, "technique-papers", params))
+    card["papers"] = _records(kg.answer.run(store, "technique-papers", params))
     edges = lineage_edges(store) if edges is None else edges
     card["parents"] = [(e.parent_name, e.relation) for e in edges if e.child == technique.value]
     card["children"] = [(e.child_name, e.relation) for e in edges if e.parent == technique.value]
@@ -88,7 +88,7 @@ def lineage_edges(store: GraphStore) -> list[Edge]:
     return [
         Edge(r["child"], r["childName"], r["parent"], r["parentName"], r["relation"],
              r["basis"] or "stated", r["note"])
-        for r in _records(queries.run(store, "lineage-edges"))
+        for r in _records(kg.answer.run(store, "lineage-edges"))
     ]
 
 

@@ -22,6 +22,13 @@ Types: iri, technique, paper, category, string, integer, decimal, boolean, date,
 datetime, status. A type followed by ``[]`` (``technique[]``) takes a list of values,
 given comma-separated or by repeating the parameter; the block then holds one row per
 value. A parameter marked ``(optional)`` stays unbound when it is not given.
+
+What belongs here: the ``.rq`` files, their loader (:func:`get`, :func:`all_queries`) and
+the binder (:func:`bind`, :func:`prepare`): data and the checks of what a caller passes.
+What does not: running a query or deciding who answers it (the store or the DuckDB
+tables) and paging its rows: that is the answer layer, :mod:`kg.answer`. This package
+imports only the core's vocabulary, errors and query text helpers, never the store,
+kg.analytics, kg.server or kg.cli.
 """
 
 from __future__ import annotations
@@ -33,30 +40,24 @@ from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from functools import cache
 from importlib import resources
-from typing import IO, Any
 
 import pyoxigraph as ox
 
 from kg.errors import ParameterError, QueryError
-from kg.paging import Page, SortKey, decode_cursor, page_rows, parse_key, projection
-from kg.results import QueryResult, Term
+from kg.paging import SortKey, parse_key, projection
 from kg.sparqltext import inject_values
-from kg.store.base import GraphStore
 from kg.vocab import XSD
 
 __all__ = [
     "PARAM_TYPES",
-    "Answer",
     "Bound",
     "NamedQuery",
     "Param",
+    "Resolver",
     "all_queries",
-    "answer",
     "bind",
     "get",
     "prepare",
-    "records",
-    "run",
 ]
 
 PARAM_TYPES: dict[str, str] = {
@@ -303,108 +304,3 @@ def prepare(
     lists = {k: v for k, v in bound.items() if isinstance(v, list)}
     single = {k: v for k, v in bound.items() if not isinstance(v, list)}
     return inject_values(query.text, lists), single
-
-
-@dataclass
-class Answer:
-    """A named query's rows as they come (:class:`kg.paging.Page`), and what answered it."""
-
-    page: Page
-    #: "sparql" (the store) or "duckdb" (the analytics tables, when they are fresh).
-    source: str = "sparql"
-    #: One line that says where the rows come from, for the user.
-    note: str = ""
-    #: Why fresh analytics tables did not answer a query that has a DuckDB twin ("" if none).
-    fallback: str = ""
-    #: Where the rows can be written whole in a results format (kg.results.RESULT_FORMATS)
-    #: straight from where they are, without a term per cell: ``write(fmt, out)`` gives the
-    #: bytes kg.results.write_solutions writes for ``page``, sets ``page.next`` as reading
-    #: the page does, and returns the row count. Use it or read ``page``, not both.
-    write: Callable[[str, IO[bytes]], int] | None = None
-
-    def write_all(self, fmt: str, out: IO[bytes]) -> int:
-        """Write the rows to ``out`` in ``fmt`` as they come (``kg query -f FMT`` and a whole
-        ``/queries/NAME``: the same bytes; a JSON or XML document ends with a newline);
-        the row count."""
-        from kg.results import write_solutions
-
-        if self.write is not None:
-            count = self.write(fmt, out)
-        else:
-            count = write_solutions(self.page.variables, self.page, fmt, out)
-        if fmt in ("json", "xml"):
-            out.write(b"\n")
-        return count
-
-
-def asked(
-    named: NamedQuery, params: Mapping[str, str | Sequence[str]] | None, resolve: Resolver | None, *,
-    limit: int | None, after: str | None,
-) -> tuple[dict[str, Bound], list[Term | None] | None, bool]:
-    """What :func:`answer` is asked: the bound parameters, the cursor's values (None
-    without ``after``) and whether one page is asked for; raises for what cannot be asked."""
-    if named.kind != "select":
-        raise QueryError(f"{named.name} is a {named.kind.upper()} query, not a SELECT",
-                         hint="Run it with kg query NAME (turtle, ntriples or jsonld).")
-    if after is not None and not named.page:
-        raise ParameterError(f"{named.name} is not read page by page: it takes no --after", parameter="after",
-                             hint="Use --limit alone to cut its rows short.")
-    if limit is not None and limit < 1:
-        raise ParameterError("--limit must be at least 1", parameter="limit", expected="a positive integer")
-    cursor = decode_cursor(after, named.page) if after is not None else None
-    paged = bool(named.page) and (limit is not None or cursor is not None)
-    return bind(named, params or {}, resolve), cursor, paged
-
-
-def answer(
-    store: GraphStore,
-    named: NamedQuery,
-    params: Mapping[str, str | Sequence[str]] | None = None,
-    resolve: Resolver | None = None,
-    *,
-    limit: int | None = None,
-    after: str | None = None,
-    analytics: bool = True,
-) -> Answer:
-    """Run a SELECT named query and stream its rows: a page of at most ``limit`` rows
-    after the cursor ``after`` for a query with a page key (``limit`` alone truncates
-    one without). With ``analytics``, a query that has a DuckDB twin is answered from the
-    analytics tables when they are fresh (see kg.analytics.answers), else by SPARQL."""
-    bound, cursor, paged = asked(named, params, resolve, limit=limit, after=after)
-    fallback = ""
-    if analytics:
-        from kg.analytics.answers import duckdb_answer
-
-        found = duckdb_answer(store, named, bound, limit=limit, after=cursor if paged else None)
-        if isinstance(found, Answer):
-            return found
-        fallback = found or ""
-    # Bound before a page wraps the query, so that the values reach its own groups.
-    text = inject_values(named.text, bound)
-    stream = store.page(text, named.page, limit, cursor) if paged else store.stream_ordered(text)
-    note = f"answered by SPARQL on {store.location}" + (f": {fallback}" if fallback else "")
-    return Answer(page_rows(stream.variables, stream.rows, named.page if paged else (), limit), note=note,
-                  fallback=fallback)
-
-
-def records(store: GraphStore, name: str, params: Mapping[str, str | Sequence[str]] | None = None,
-            resolve: Resolver | None = None) -> list[dict[str, Any]]:
-    """A SELECT named query's rows as plain values (see kg.results.python_value), answered
-    like :func:`answer`: from fresh analytics tables where the query has a twin."""
-    from kg.analytics.answers import duckdb_answer
-    from kg.results import python_value
-
-    named = get(name)
-    if named.kind == "select":
-        found = duckdb_answer(store, named, bind(named, params or {}, resolve), limit=None, after=None, plain=True)
-        if isinstance(found, Answer):
-            return [dict(zip(found.page.variables, row, strict=True)) for row in found.page]
-    stream = answer(store, named, params, resolve, analytics=False).page
-    return [{v: python_value(t) for v, t in zip(stream.variables, row, strict=True)} for row in stream]
-
-
-def run(store: GraphStore, name: str, params: Mapping[str, str | Sequence[str]] | None = None,
-        resolve: Resolver | None = None, *, max_rows: int | None = None) -> QueryResult:
-    """Run the named query ``name`` on ``store`` with ``params`` bound as RDF terms."""
-    text, bindings = prepare(get(name), params or {}, resolve)
-    return store.query(text, bindings, max_rows=max_rows)

@@ -11,17 +11,14 @@ import pyoxigraph as ox
 import pytest
 
 import queries
-from kg.sparqltext import (
+from kg.sparqlrewrite import (
     binds_after_optionals,
     constants,
-    inject_values,
     order_outside,
-    paged,
-    query_form,
-    query_parts,
     same_term_as_equality,
     values_as_filters,
 )
+from kg.sparqltext import inject_values, paged, query_form, query_parts
 from kg.store import staging
 
 EX = "http://example.org/"
@@ -201,7 +198,7 @@ def test_values_blocks_survive_pages_and_constants_together(fresh_store) -> None
 
 
 def test_values_blocks_turn_back_into_the_constants_of_their_bindings() -> None:
-    from kg.sparqltext import values_as_constants
+    from kg.sparqlrewrite import values_as_constants
 
     for name, bindings in (("ancestors", {"technique": KDA}), ("reading-queue-lineage", {"technique": [KDA]})):
         text = queries.get(name).text

@@ -10,6 +10,9 @@ servers on 127.0.0.1. Tests, notebooks and benchmarks point the real clients at 
 
 Each is a :class:`ingest.emulators.loopback.LoopbackServer`: a new emulator gives its
 request handler class and inherits start, stop, the context manager and ``url``.
+
+What belongs here: an emulator per API, as the API documents and behaves. What does not:
+a recorded answer (``../shared/fixtures``, replayed by ``tests/``) or code of the sources.
 """
 
 from __future__ import annotations

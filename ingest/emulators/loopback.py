@@ -1,12 +1,16 @@
-"""What every emulator shares: a threaded HTTP server on loopback that starts and stops with it."""
+"""What every emulator shares: a threaded HTTP server on loopback that starts and stops with it,
+a quiet request handler, and a connection reset as a crashing server gives one."""
 
 from __future__ import annotations
 
+import socket
+import struct
 import threading
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Self
+from typing import Any, Generic, Protocol, Self, TypeVar
 
-__all__ = ["LoopbackServer"]
+__all__ = ["FaultQueue", "LoopbackServer", "QuietHandler", "reset_connection"]
 
 
 class _Server(ThreadingHTTPServer):
@@ -56,3 +60,74 @@ class LoopbackServer:
     def url(self) -> str:
         """The emulator's base URL: what the client takes as its endpoint or ``--api-url``."""
         return f"http://{self.host}:{self.port}"
+
+
+class QuietHandler(BaseHTTPRequestHandler):
+    """A request handler that logs nothing and answers GET and POST with :meth:`serve`."""
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
+        return
+
+    def do_GET(self) -> None:
+        self.serve("GET")
+
+    def do_POST(self) -> None:
+        self.serve("POST")
+
+    def serve(self, method: str) -> None:
+        raise NotImplementedError
+
+
+def reset_connection(handler: BaseHTTPRequestHandler) -> None:
+    """Close ``handler``'s connection with a TCP reset (no FIN), as a crashing server does."""
+    handler.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    handler.connection.close()
+    handler.close_connection = True
+
+
+class _Countdown(Protocol):
+    times: int
+    skip: int
+
+
+F = TypeVar("F", bound=_Countdown)
+
+
+class FaultQueue(Generic[F]):
+    """Faults an emulator injects into the next matching requests: each applies ``times``
+    times, after letting ``skip`` matching requests through."""
+
+    def __init__(self) -> None:
+        self._faults: list[F] = []
+        self._lock = threading.Lock()
+
+    def clear(self) -> None:
+        with self._lock:
+            self._faults.clear()
+
+    @property
+    def pending(self) -> int:
+        with self._lock:
+            return sum(f.times for f in self._faults)
+
+    def _queue(self, fault: F) -> None:
+        with self._lock:
+            self._faults.append(fault)
+
+    def _take(self, applies: Callable[[F], bool], *, first: bool = False) -> list[F]:
+        """The faults that apply to a request (``first``: the first one only), each using up
+        one of its ``times`` (a skipped one, one of its ``skip``)."""
+        out = []
+        with self._lock:
+            for fault in self._faults:
+                if fault.times <= 0 or not applies(fault):
+                    continue
+                if fault.skip > 0:
+                    fault.skip -= 1
+                    continue
+                fault.times -= 1
+                out.append(fault)
+                if first:
+                    break
+            self._faults = [f for f in self._faults if f.times > 0]
+        return out

@@ -2,9 +2,13 @@
 reading and of the field, and charts of the answers.
 
 A consumer of the store (the core never imports it); the CLI wires it up as
-``kg analytics``. The graph stays the source of truth: the DuckDB file can be deleted at
-any time and is rebuilt from the graph, with a message, when it is missing, corrupt or
-was written by other code.
+``kg analytics``, and the answer layer (:mod:`kg.answer`) asks it for the named queries
+it can answer. What belongs here: the DuckDB file, its tables and the SQL over them. What
+does not: deciding who answers a named query (kg.answer) or printing (kg.cli).
+
+The graph stays the source of truth: the DuckDB file can be deleted at any time and is
+rebuilt from the graph, with a message, when it is missing, corrupt or was written by
+other code.
 
 Where the file lives (:func:`database_path`): ``$KG_ANALYTICS_DB`` if set; for an
 embedded store in ``DIR``, the file ``DIR.analytics.duckdb`` beside the store directory

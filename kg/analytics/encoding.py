@@ -11,7 +11,7 @@ escapes, unicode, unbound values and numbers). A cell whose plain value is not i
 and written by kg.results, the one path that defines the output.
 
 A cell is ``(kind, value, marker)`` as the twins' SQL gives it (see
-kg.analytics.answers): :func:`term` says which term it stands for.
+kg.analytics.twins): :func:`term` says which term it stands for.
 """
 
 from __future__ import annotations

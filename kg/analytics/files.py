@@ -5,13 +5,9 @@ A reader (``kg query NAME`` answered from the tables, the web pages, ``kg sugges
 imports this module, not the builder (:mod:`~kg.analytics.materialize`, which imports the
 staging keys, every table's SQL and the catalog): a fifth of a second before the first row.
 
-Whether the file's layout is this code's: the builder writes the schema version (a digest
-of the layout and of every table's SQL, :data:`kg.analytics.materialize.SCHEMA_VERSION`)
-and :func:`code_digest`, a digest of the source of the modules that SQL is made from. A
-reader whose own code digest is the one stored runs the very code that made the file, so
-the schema is its own without working the version out; any other reader (an edited or
-upgraded module) imports the builder and compares the schema versions
-(:func:`schema_current`).
+Whether the file's layout is this code's: the builder writes the schema version and
+:func:`code_digest`, a digest of the source of the modules that SQL is made from; a reader
+compares them with its own (:func:`kg.analytics.schema.schema_current`).
 """
 
 from __future__ import annotations
@@ -34,7 +30,7 @@ if TYPE_CHECKING:
     from kg.store.base import GraphStore
 
 __all__ = ["GraphState", "code_digest", "connect", "current_view", "database_path", "graph_states", "identity",
-           "schema_current", "staged_graphs", "store_dir"]
+           "staged_graphs", "store_dir"]
 
 
 def database_path(spec: str | None = None) -> Path:
@@ -56,7 +52,7 @@ def database_path(spec: str | None = None) -> Path:
     if value == ":memory:" or value.startswith(("http://", "https://")):
         from platformdirs import user_data_path
 
-        from kg.store.remote import redact
+        from kg.store.endpoint import redact
 
         if value != ":memory:":
             value = redact(value.split(";", 1)[0].strip())
@@ -231,16 +227,6 @@ def code_digest() -> str:
     for file in files:
         digest.update(file.relative_to(package).as_posix().encode() + b"\0" + file.read_bytes() + b"\0")
     return digest.hexdigest()[:16]
-
-
-def schema_current(stored: dict[str, str]) -> bool:
-    """Whether a file whose ``staging.meta`` holds ``stored`` has this code's layout: made
-    by this very code (its digest), or else by code of the same schema version."""
-    if stored.get("code_digest") == code_digest() and "schema_version" in stored:
-        return True
-    from kg.analytics.materialize import SCHEMA_VERSION
-
-    return stored.get("schema_version") == SCHEMA_VERSION
 
 
 def record_code(con: duckdb.DuckDBPyConnection) -> None:

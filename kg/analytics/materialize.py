@@ -7,7 +7,7 @@ the one the last build saw. Only the graphs that changed are staged again
 one (``GraphStore.import_copy``; a graph whose copy's digest differs from the one it was
 last read from counts as changed), from the store otherwise. Only the tables those
 graphs feed are made again, together with the tables built from them, and the answer
-tables (:mod:`kg.analytics.answers`) that read a kind of fact those graphs hold or held.
+tables (:mod:`kg.analytics.stored`) that read a kind of fact those graphs hold or held.
 Where the graphs read again are small (:data:`COMPARE_FACTS`: the reading graph after a
 status change), their old and new facts are compared, so that only the answers that
 read a kind of fact that differs are made again, and those that read only the reading
@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kg.analytics.files import IN_USE, GraphState, connect, database_path, graph_states, record_code
+from kg.analytics.schema import MACROS, schema_version
 from kg.analytics.staging import KEYS, stage
 from kg.analytics.tables import SHARED_KEYS, TABLES, ordered
 from kg.errors import AnalyticsError
@@ -51,7 +52,6 @@ if TYPE_CHECKING:
     from kg.store.copies import ImportCopy
 
 __all__ = [
-    "SCHEMA_VERSION",
     "BuildReport",
     "GraphState",
     "build",
@@ -63,34 +63,6 @@ __all__ = [
 ]
 
 
-#: Helpers of the table SQL, and leave to write tables in parallel where their SQL does not
-#: ask for an order (session-only: nothing of this is stored in the file).
-_MACROS = """
-CREATE OR REPLACE TEMP MACRO kg_time(x) AS
-  CAST(timezone('UTC', TRY_CAST(x AS TIMESTAMPTZ)) AS TIMESTAMP);
-CREATE OR REPLACE TEMP MACRO kg_int(x) AS TRY_CAST(x AS BIGINT);
-CREATE OR REPLACE TEMP MACRO kg_double(x) AS TRY_CAST(x AS DOUBLE);
-CREATE OR REPLACE TEMP MACRO kg_bool(x) AS lower(x) IN ('true', '1');
-CREATE OR REPLACE TEMP MACRO kg_local(iri) AS regexp_extract(iri, '[^/#]+$');
-SET preserve_insertion_order = false;
-CREATE OR REPLACE TEMP MACRO kg_lit_end(t) AS length(t) - strpos(reverse(t), '"') + 1;
-CREATE OR REPLACE TEMP MACRO kg_body(t) AS CASE
-  WHEN ends_with(t, '"') THEN t[2:-2] ELSE t[2:kg_lit_end(t) - 1] END;
-CREATE OR REPLACE TEMP MACRO kg_value(t) AS CASE
-  WHEN t IS NULL OR t = '' THEN NULL
-  WHEN t[1] = '<' THEN t[2:-2]
-  WHEN t[1] = '"' THEN (CASE WHEN contains(t, '\\') THEN kg_unescape(kg_body(t)) ELSE kg_body(t) END)
-  ELSE t END;
-CREATE OR REPLACE TEMP MACRO kg_type(t) AS CASE
-  WHEN t IS NULL OR t = '' OR t[1] = '<' THEN NULL
-  WHEN starts_with(t, '_:') THEN '_'
-  WHEN t[1] = '"' THEN (CASE WHEN ends_with(t, '"') THEN ''
-                             WHEN t[kg_lit_end(t) + 1] = '@' THEN t[kg_lit_end(t) + 1:]
-                             ELSE t[kg_lit_end(t) + 4:-2] END)
-  WHEN t IN ('true', 'false') THEN 'http://www.w3.org/2001/XMLSchema#boolean'
-  WHEN contains(t, '.') THEN 'http://www.w3.org/2001/XMLSchema#decimal'
-  ELSE 'http://www.w3.org/2001/XMLSchema#integer' END;
-"""
 
 
 #: The memory DuckDB may use in a build before it spills to disk: while it stages the
@@ -113,29 +85,12 @@ def session(con: duckdb.DuckDBPyConnection) -> None:
         con.create_function("kg_unescape", unescape, [VARCHAR], VARCHAR, side_effects=False)
     except duckdb.Error:  # already there on this connection
         pass
-    con.execute(_MACROS)
+    con.execute(MACROS)
     # DuckDB takes 80% of the machine's memory by default; the build spills past this
     # instead (beside the file), so that the whole build stays below 4 GB at 9M triples.
     con.execute(f"SET memory_limit = '{BUILD_MEMORY}'")
 
-#: The layout of the staging schema and of the record tables; change it when they change.
-_LAYOUT = ("facts(g int, s, k enum, o, n, d) from TSV or copies / graphs(id, ..., copy_digest) / materialisations"
-           " / builds")
-
-
-def _schema_version() -> str:
-    """A digest of the layout, the macros, the staging keys and every table's SQL: a file
-    made by other code is rebuilt from scratch instead of being updated piecemeal."""
-    import hashlib
-
-    digest = hashlib.sha256()
-    texts = [_LAYOUT, _MACROS, *(k.name + k.pattern for k in KEYS.values())]
-    for text in texts + [t.name + t.sql for t in TABLES]:
-        digest.update(text.encode())
-    return digest.hexdigest()[:16]
-
-
-SCHEMA_VERSION = _schema_version()
+SCHEMA_VERSION = schema_version()
 
 Progress = Callable[[str, int, int], None]
 
@@ -155,7 +110,7 @@ class BuildReport:
     message: str = ""
     #: Seconds spent reading the graph (staging), making tables, and recording and saving.
     phases: dict[str, float] = field(default_factory=dict)
-    #: The answer tables (kg.analytics.answers) made again, and their rows.
+    #: The answer tables (kg.analytics.stored) made again, and their rows.
     answers: dict[str, int] = field(default_factory=dict)
     #: The answer tables patched after reading-status changes (only the rows of the papers
     #: whose status changed made again), and how many rows those papers have now.
@@ -432,7 +387,7 @@ def _build(
     ids = {g: gid for g, (_sig, _name, gid) in previous.items()}
     for g in changed:
         ids.setdefault(g, max(ids.values(), default=0) + 1)
-    from kg.analytics.answers import answers_current, materialise
+    from kg.analytics.stored import answers_current, materialise
 
     missing_tables = {t.name for t in TABLES} - _existing_tables(con)
     if not changed and not removed and not missing_tables and answers_current(con):
@@ -568,8 +523,8 @@ def _recorded_facts(con: duckdb.DuckDBPyConnection, graph_ids: list[int]) -> int
 def _changes(con: duckdb.DuckDBPyConnection, graph_ids: list[int]) -> tuple[set[str], list[str]]:
     """Between ``facts_before`` and the facts the graphs ``graph_ids`` hold now: the kinds
     of fact (staging keys) that differ, and the papers (subjects) whose reading-state facts
-    (:data:`kg.analytics.answers.STATUS_KEYS`) do."""
-    from kg.analytics.answers import STATUS_KEYS
+    (:data:`kg.analytics.stored.STATUS_KEYS`) do."""
+    from kg.analytics.stored import STATUS_KEYS
 
     now = "SELECT g, s, k, o, n, d FROM staging.facts WHERE g IN (SELECT unnest(?::INTEGER[]))"
     con.execute(f"""CREATE OR REPLACE TEMP TABLE facts_changed AS

@@ -11,10 +11,11 @@ view they were found in is still the current one, STALE is absent, the analytics
 is the same file (unchanged) and the code is the same (:func:`kg.analytics.files.code_digest`).
 
 A memo beside the analytics file (``<file>.query.json``) keeps that: the store, its view,
-the file's identity, the code digest and the resolved values. :func:`answer` answers from
-the tables when all of them still hold and every parameter value is in the memo; anything
-else (a write, a build, other code, a value not met yet) goes to the store, and
-:func:`remember` writes the memo again when the tables answered there. kg suggest keeps
+the file's identity, the code digest and the resolved values. :func:`recall` gives the memo
+while all of them still hold, and :func:`answer` answers from the tables when every
+parameter value is in the memo; anything else (a write, a build, other code, a value not met
+yet) goes to the store, and :func:`remember` writes the memo again when the tables answered
+there. The answer layer (:func:`kg.answer.answer_at`) takes these steps in this order. kg suggest keeps
 a memo of its own for the same reasons (:mod:`kg.analytics.suggest`).
 """
 
@@ -24,6 +25,7 @@ import contextlib
 import json
 import os
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -32,9 +34,11 @@ from kg.analytics.files import code_digest, connect, current_view, database_path
 if TYPE_CHECKING:
     import pyoxigraph as ox
 
-    from queries import Answer, NamedQuery, Resolver
+    from kg.paging import Answer
+    from kg.results import Term
+    from queries import Bound, NamedQuery, Resolver
 
-__all__ = ["Recorder", "answer", "memo_path", "remember", "view_before"]
+__all__ = ["Memo", "Recorder", "Unresolved", "answer", "memo_path", "recall", "remember", "view_before"]
 
 
 def memo_path(path: Path) -> Path:
@@ -54,15 +58,37 @@ def _key(kind: str, value: str) -> str:
     return f"{kind}\0{value}"
 
 
-class _Unresolved(Exception):
+class Unresolved(Exception):
     """A parameter value the memo has not met: the store resolves it."""
 
 
-def answer(spec: str | None, named: NamedQuery, raw: Mapping[str, str | Sequence[str]], *,
-           limit: int | None, after: str | None) -> Answer | None:
-    """The answer of ``named`` from fresh tables, by the memo (see above); None where the
-    store must answer (then :func:`view_before`, the store, :func:`remember`)."""
-    from kg.analytics.answers import TWINS, tables_answer
+@dataclass(frozen=True)
+class Memo:
+    """What the memo holds while it still holds (:func:`recall`): the analytics file, the
+    store's view it was written in, and the parameter values resolved there."""
+
+    folder: Path
+    path: Path
+    view: str
+    identity: Any
+    resolved: Mapping[str, str]
+
+    def resolve(self, kind: str, value: str) -> ox.NamedNode:
+        """A parameter resolver (queries.Resolver) from the memo; :class:`Unresolved`
+        for a value it has not met."""
+        import pyoxigraph as ox
+
+        found = self.resolved.get(_key(kind, value))
+        if found is None:
+            raise Unresolved
+        return ox.NamedNode(found)
+
+
+def recall(spec: str | None, named: NamedQuery) -> Memo | None:
+    """The memo of the tables that can answer ``named`` without the store, while it still
+    holds (see above); None where the store must answer (then :func:`view_before`, the
+    store, :func:`remember`)."""
+    from kg.analytics.twins import TWINS
 
     folder = store_dir(spec)
     if folder is None or named.name not in TWINS:
@@ -73,33 +99,28 @@ def answer(spec: str | None, named: NamedQuery, raw: Mapping[str, str | Sequence
     if (view is None or memo.get("view") != view or memo.get("store") != str(folder)
             or memo.get("code") != code_digest() or memo.get("analytics") != identity(path)):
         return None
-    resolved: dict[str, str] = memo.get("resolved", {})
+    return Memo(folder, path, view, memo.get("analytics"), memo.get("resolved", {}))
 
-    def resolve(kind: str, value: str) -> ox.NamedNode:
-        import pyoxigraph as ox
 
-        found = resolved.get(_key(kind, value))
-        if found is None:
-            raise _Unresolved
-        return ox.NamedNode(found)
+def answer(memo: Memo, named: NamedQuery, bound: Mapping[str, Bound], *, limit: int | None,
+           after: Sequence[Term | None] | None) -> Answer | None:
+    """The answer of ``named`` (its parameters ``bound`` by :meth:`Memo.resolve`, ``after``
+    a page's cursor values) from the tables the memo found fresh; None where the store must
+    answer after all (a parameter the tables do not narrow by, a file being built, a view
+    or file that changed as it opened)."""
+    from kg.analytics.answers import tables_answer
+    from kg.analytics.twins import TWINS
 
-    import queries
-    from kg.errors import KGError
-
-    try:
-        bound, cursor, paged = queries.asked(named, raw, resolve, limit=limit, after=after)
-    except (_Unresolved, KGError):
-        return None  # the store's path says what is wrong, with its hint
     if set(bound) - set(TWINS[named.name].params):
         return None
     try:
-        con = connect(path, read_only=True)
+        con = connect(memo.path, read_only=True)
     except Exception:  # noqa: BLE001 - being built, or unreadable: the store decides
         return None
-    if identity(path) != memo.get("analytics") or current_view(folder) != view:  # changed as it opened
+    if identity(memo.path) != memo.identity or current_view(memo.folder) != memo.view:  # changed as it opened
         con.close()
         return None
-    return tables_answer(con, path, named, bound, limit=limit, after=cursor if paged else None, store=None)
+    return tables_answer(con, memo.path, named, bound, limit=limit, after=after, store=None)
 
 
 def view_before(spec: str | None) -> str | None:

@@ -3,6 +3,10 @@
 Command modules import only typer at module level; everything heavy (the store,
 rdflib, pyshacl, duckdb, torch) is imported inside the command that needs it, so
 ``kg --help`` stays fast.
+
+What belongs here: the commands, their options and what they print (:mod:`kg.cli.output`).
+What does not: the work a command does, which lives in the core, a source or a consumer
+and is called from here. Nothing imports ``kg.cli``: it is the top of the layers.
 """
 
 from __future__ import annotations
@@ -31,10 +35,22 @@ class State:
     """Options shared by every command."""
 
     store_spec: str | None = None
-    json_errors: bool = False
     wait: float = 10.0
     _store: GraphStore | None = field(default=None, repr=False)
     _reader: GraphStore | None = field(default=None, repr=False)
+
+    @property
+    def json_errors(self) -> bool:
+        """Whether an error that ends the command is printed as JSON (the command prints JSON)."""
+        from kg.cli.output import ERRORS
+
+        return ERRORS.as_json
+
+    @json_errors.setter
+    def json_errors(self, value: bool) -> None:
+        from kg.cli.output import ERRORS
+
+        ERRORS.as_json = value
 
     def store(self) -> GraphStore:
         """The store, opened for writing on first use (waiting up to ``--wait`` seconds
@@ -96,7 +112,7 @@ def state() -> State:
 
 def _version(value: bool) -> None:
     if value:
-        from kg import __version__
+        from kg.version import __version__
 
         typer.echo(f"kg (TechKG) {__version__}, Python {sys.version.split()[0]}")
         raise typer.Exit()

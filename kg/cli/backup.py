@@ -85,8 +85,8 @@ def undo(
     the last command that replaced or dropped one of them."""
     from kg.cli.output import console, emit, emit_json
     from kg.errors import KGError
-    from kg.snapshots import describe_graphs
-    from kg.snapshots import undo as run
+    from kg.undo import describe_graphs
+    from kg.undo import undo as run
 
     state().json_errors = fmt is TableFormat.json
     store = state().store()

@@ -221,7 +221,8 @@ def github(
     repositories, and record a dated snapshot of the counts. GITHUB_TOKEN (from the environment) enables
     GraphQL, 100 repositories per query. A failed run writes nothing."""
     from ingest.github import DEFAULT_API_URL, GithubSource, ingest_github
-    from ingest.http import build_client, token_from_env
+    from ingest.http import build_client
+    from ingest.secrets import token_from_env
 
     state().json_errors = fmt is Format.json
     token = token_from_env("GITHUB_TOKEN")

@@ -57,10 +57,10 @@ TechniquesArg = Annotated[
 
 def _latest_runs(store: GraphStore) -> dict[str, dict[str, Any]]:
     """technique IRI → its newest run (ended, passed, device, checks, passed checks)."""
-    import queries
+    from kg.answer import run
     from kg.results import Solutions
 
-    result = queries.run(store, "kernel-runs")
+    result = run(store, "kernel-runs")
     assert isinstance(result, Solutions)
     latest: dict[str, dict[str, Any]] = {}
     for row in result.records():

@@ -33,6 +33,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "FORMATS",
+    "ERRORS",
+    "ErrorFormat",
     "Format",
     "FormatOpt",
     "JsonFlag",
@@ -65,10 +67,20 @@ JsonFlag = Annotated[bool, typer.Option("--json", hidden=True, help="Same as -f 
 CsvFlag = Annotated[bool, typer.Option("--csv", hidden=True, help="Same as -f csv.")]
 
 
+@dataclass
+class ErrorFormat:
+    """How an error that ends the command is printed: as JSON where the command prints JSON
+    (``kg.cli.State.json_errors`` reads and sets this)."""
+
+    as_json: bool = False
+
+
+ERRORS = ErrorFormat()
+
+
 def pick_format(fmt: Format | str, *, as_json: bool = False, as_csv: bool = False) -> Format:
     """The format a command prints in (``--json``/``--csv`` are old spellings of ``-f``), with
     errors reported as JSON when the output is JSON."""
-    from kg.cli import state
     from kg.errors import KGError
 
     chosen = Format(str(fmt))
@@ -79,7 +91,7 @@ def pick_format(fmt: Format | str, *, as_json: bool = False, as_csv: bool = Fals
         if chosen not in (Format.table, alias):
             raise KGError(f"--{alias.value} and -f {chosen.value} disagree", hint=f"Pass only -f {chosen.value}.")
         chosen = alias
-    state().json_errors = chosen is Format.json
+    ERRORS.as_json = chosen is Format.json
     return chosen
 
 

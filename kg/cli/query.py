@@ -10,7 +10,8 @@ import typer
 from kg.cli import state
 
 if TYPE_CHECKING:
-    from queries import Answer, NamedQuery
+    from kg.answer import Answer
+    from queries import NamedQuery
 
 __all__ = ["query", "register"]
 
@@ -219,28 +220,11 @@ _SELECT_FORMATS = ("table", "json", "csv", "tsv", "xml", "jsonl")
 
 def _answer(named: NamedQuery, raw: dict[str, list[str]], *, limit: int | None, after: str | None,
             analytics: bool) -> Answer:
-    """A SELECT's answer: from fresh analytics tables without opening the store where the
-    memo says they still are (kg.analytics.memo), else as the store decides."""
-    import queries
+    """A SELECT's answer, as the answer layer decides (kg.answer.answer_at): the store is
+    opened only when fresh analytics tables cannot answer without it."""
+    from kg.answer import answer_at
 
-    spec = state().store_spec
-    if analytics:
-        from kg.analytics import memo
-
-        found = memo.answer(spec, named, raw, limit=limit, after=after)
-        if found is not None:
-            return found
-        view = memo.view_before(spec)
-    from kg.resolve import Resolver
-
-    store = state().reader()
-    if not analytics:
-        return queries.answer(store, named, raw, Resolver(store), limit=limit, after=after, analytics=False)
-    recorder = memo.Recorder(Resolver(store))
-    found = queries.answer(store, named, raw, recorder, limit=limit, after=after)
-    if found.source == "duckdb":
-        memo.remember(spec, view, recorder.resolved)
-    return found
+    return answer_at(state().store_spec, state().reader, named, raw, limit=limit, after=after, analytics=analytics)
 
 
 def _table(named: NamedQuery, found: Answer, limit: int | None) -> None:

@@ -128,7 +128,8 @@ def _citations(store: GraphStore, cfg: SourceConfig, fmt: Format, outcome: Outco
 
 def _github(store: GraphStore, cfg: SourceConfig, fmt: Format, outcome: Outcome) -> None:
     from ingest.github import DEFAULT_API_URL, GithubSource, ingest_github
-    from ingest.http import build_client, token_from_env
+    from ingest.http import build_client
+    from ingest.secrets import token_from_env
     from kg.cli.ingest import _cache, _keep_current, _progress
 
     token = token_from_env("GITHUB_TOKEN")

@@ -133,8 +133,7 @@ def _short(value: Any) -> str:
 
 
 def _run(api: ZoteroAPI, options: SyncOptions, fmt: Format, *, pull: bool) -> SyncReport:
-    from ingest.zotero import ingest
-    from ingest.zotero_sync import sync
+    from ingest.zotero_sync import ingest, sync
 
     store = state().store()
     label = f"reading Zotero {api.library}" if pull else f"syncing with Zotero {api.library}"

@@ -78,7 +78,7 @@ def index_root(spec: str | None) -> Path:
         from platformdirs import user_data_path
 
         from kg.iris import slugify
-        from kg.store.remote import redact
+        from kg.store.endpoint import redact
 
         name = slugify(redact(value.split(";", 1)[0].strip()))
         return user_data_path("techkg", appauthor=False) / "search" / name

@@ -17,6 +17,11 @@ process the server's timeout) and ``pool`` (the query workers: call
 Every request passes :class:`kg.server.security.HostGuard` (DNS rebinding) and
 :class:`~kg.server.security.URLLimit` (414 for an over-long URL); CORS
 applies to the machine endpoints only, for ``settings.cors_origins``.
+
+What belongs here: the HTTP side of TechKG (endpoints, query workers, security, the
+workbench in :mod:`kg.server.web`). What does not: answering a named query (it asks
+:mod:`kg.answer`), drawing a lineage (the workbench asks ``exports/``, the one consumer
+another consumer may use) or anything of the CLI (``kg serve`` starts the server).
 """
 
 from __future__ import annotations
@@ -34,10 +39,10 @@ from starlette.responses import HTMLResponse
 from starlette.routing import BaseRoute, Route
 
 import queries
-from kg import __version__
 from kg.server.security import EndpointCORS, HostGuard, URLLimit
 from kg.server.sparql import QueryRunner, ServerSettings, sparql_routes, worker_pool
 from kg.store.base import GraphStore
+from kg.version import __version__
 
 __all__ = ["QueryRunner", "ServerSettings", "create_app"]
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import IO
 
+import kg.answer
 import queries
 from kg.errors import KGError
 from kg.graphs import graph_iri
@@ -126,7 +127,7 @@ def _named(store: GraphStore, job: NamedJob) -> Outcome | Streamed:
     whole = job.page is None and job.after is None
     if whole and isinstance(job.choices[0], EndpointError):
         raise job.choices[0]  # before the query runs: its rows would have nowhere to go
-    found = queries.answer(store, named, job.params, Resolver(store), limit=job.page, after=job.after)
+    found = kg.answer.answer(store, named, job.params, Resolver(store), limit=job.page, after=job.after)
     headers = {"source": found.source}
     if found.fallback:
         headers["fallback"] = found.fallback

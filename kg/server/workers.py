@@ -100,7 +100,7 @@ class SnapshotView:
 
 @dataclass(frozen=True)
 class RemoteView:
-    """A remote SPARQL endpoint (a :class:`kg.store.remote.EndpointSpec`) and its token."""
+    """A remote SPARQL endpoint (a :class:`kg.store.endpoint.EndpointSpec`) and its token."""
 
     spec: Any
     token: str | None = field(default=None, repr=False)

@@ -2,6 +2,13 @@
 
 ``open_store`` picks the backend from one string, the value of ``--store`` or
 ``KG_STORE``: a directory for the embedded store, or an endpoint URL.
+
+What belongs here: the store interface and its transactions (:mod:`~kg.store.base`), the
+backends (:mod:`~kg.store.embedded`, :mod:`~kg.store.remote` with
+:mod:`~kg.store.remote_read` and :mod:`~kg.store.endpoint`), what a write records
+(:mod:`~kg.store.provenance`, :mod:`~kg.store.snapshots`) and how large writes stay atomic
+(:mod:`~kg.store.bulk`, :mod:`~kg.store.staging`, :mod:`~kg.store.copies`). What does not:
+what the graph means (kg.vocab, kg.graphs, the catalog) or anything that reads it for a user.
 """
 
 from __future__ import annotations

@@ -16,33 +16,29 @@ it was, and the store applies the one request atomically.
 from __future__ import annotations
 
 import abc
-import datetime as dt
-import hashlib
-import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import IO, TYPE_CHECKING
 
 import pyoxigraph as ox
 
-from kg import __version__
-from kg.errors import QueryError
+from kg.errors import QueryError, RDFImportError
 from kg.graphs import PROVENANCE, USER_GRAPHS, GraphKind, graph_kind
 from kg.paging import SortKey
 from kg.results import QueryResult, Solutions, Term
 from kg.sparqltext import inject_values
-from kg.vocab import DCTERMS, ID, PREFIXES, PROV, RDF, RDFS, SCHEMA, TKG, datetime_literal, integer, text
+from kg.store.provenance import Activity, content_hash, now, ntriples, provenance_update
+from kg.vocab import PREFIXES
 
 if TYPE_CHECKING:
-    from kg.snapshots import Snapshot, Snapshots
     from kg.store.copies import ImportCopy
+    from kg.store.snapshots import Snapshot, Snapshots
 
+#: Activity and content_hash are part of the store's interface (kg.store.provenance makes them).
 __all__ = ["Activity", "Dataset", "GraphInfo", "GraphStore", "Progress", "SolutionStream", "Transaction",
-           "content_hash", "prefix_block"]
-
-SOFTWARE_AGENT = ID["agent/techkg-" + __version__]
+           "content_hash", "prefix_block", "unparsable"]
 
 #: How far a long step has come: ``(step, done, total)``, ``total`` 0 when it is not known.
 #: :meth:`GraphStore.load_file`'s steps: ``reading`` (megabytes of the file), then into an
@@ -50,6 +46,14 @@ SOFTWARE_AGENT = ID["agent/techkg-" + __version__]
 #: it replaces), ``removing`` and ``adding`` (triples); for a store on a server, ``parsing``
 #: (triples).
 Progress = Callable[[str, int, int], None]
+
+
+def unparsable(path: Path, fmt: ox.RdfFormat, exc: BaseException) -> RDFImportError:
+    """The error :meth:`GraphStore.load_file` raises, on every backend, for a file that does
+    not parse as ``fmt``."""
+    return RDFImportError(f"could not load it as {fmt.name}: {exc}", path=str(path),
+                          hint="Nothing was changed in the store. Fix the file, or pass --syntax if the "
+                          "file extension does not match its syntax.")
 
 
 def prefix_block(query: str) -> str:
@@ -61,57 +65,6 @@ def prefix_block(query: str) -> str:
         if f"prefix {name}:" not in lowered
     ]
     return "\n".join(lines) + "\n"
-
-
-def content_hash(triples: Iterable[ox.Triple]) -> str:
-    """Order-independent SHA-256 of a set of triples (stable when they hold no blank nodes)."""
-    lines = sorted({f"{t.subject} {t.predicate} {t.object} ." for t in triples})
-    digest = hashlib.sha256()
-    for line in lines:
-        digest.update(line.encode())
-        digest.update(b"\n")
-    return digest.hexdigest()
-
-
-def _ntriples(triples: Iterable[ox.Triple]) -> str:
-    return "\n".join(f"{t.subject} {t.predicate} {t.object} ." for t in triples)
-
-
-def _now() -> dt.datetime:
-    return dt.datetime.now(dt.UTC)
-
-
-@dataclass
-class Activity:
-    """One run that writes to the store: ``kg build``, an ingest, a sync, a verification.
-
-    ``used`` lists what it read (files, URLs without credentials); ``stats`` holds the
-    counts it reports (added, updated, unchanged, missing, failed).
-    """
-
-    label: str
-    used: list[str] = field(default_factory=list)
-    stats: dict[str, int] = field(default_factory=dict)
-    started: dt.datetime = field(default_factory=_now)
-    iri: ox.NamedNode = field(default_factory=lambda: ID["activity/" + uuid.uuid4().hex])
-
-    def triples(self, ended: dt.datetime) -> list[ox.Triple]:
-        a = self.iri
-        out = [
-            ox.Triple(a, RDF.type, PROV.Activity),
-            ox.Triple(a, RDFS.label, text(self.label, None)),
-            ox.Triple(a, PROV.startedAtTime, datetime_literal(self.started)),
-            ox.Triple(a, PROV.endedAtTime, datetime_literal(ended)),
-            ox.Triple(a, PROV.wasAssociatedWith, SOFTWARE_AGENT),
-            ox.Triple(SOFTWARE_AGENT, RDF.type, PROV.SoftwareAgent),
-            ox.Triple(SOFTWARE_AGENT, RDFS.label, text("TechKG", None)),
-            ox.Triple(SOFTWARE_AGENT, SCHEMA.softwareVersion, text(__version__, None)),
-        ]
-        for used in self.used:
-            out.append(ox.Triple(a, PROV.used, source_node(used)))
-        for key, value in sorted(self.stats.items()):
-            out.append(ox.Triple(a, TKG[key], integer(value)))
-        return out
 
 
 @dataclass
@@ -332,7 +285,7 @@ class GraphStore(abc.ABC):
         update ``then``, as one atomic update, with no provenance of its own (``kg restore``
         brings back the provenance it had). The embedded store stages the triples first."""
         ops = [f"DROP SILENT GRAPH {g}" for g in [*graphs, *drop]]
-        ops += [f"INSERT DATA {{ GRAPH {g} {{\n{_ntriples(t)}\n}} }}" for g, t in graphs.items() if t]
+        ops += [f"INSERT DATA {{ GRAPH {g} {{\n{ntriples(t)}\n}} }}" for g, t in graphs.items() if t]
         if then:
             ops.append(then)
         self.update(prefix_block(then) + " ;\n".join(ops))
@@ -343,53 +296,6 @@ class GraphStore(abc.ABC):
         if isinstance(activity, str):
             activity = Activity(activity)
         return Transaction(self, activity)
-
-
-def source_node(used: str) -> ox.NamedNode:
-    """The IRI of something a run read: a URL as it is, a local path as a file: URI."""
-    if "://" in used or used.startswith("urn:"):
-        return ox.NamedNode(used)
-    return ox.NamedNode(Path(used).resolve().as_uri())
-
-
-def provenance_update(
-    activity: Activity,
-    graphs: Mapping[ox.NamedNode, tuple[str | None, int | None]],
-    ended: dt.datetime,
-    *,
-    sources: Mapping[ox.NamedNode, Sequence[str]] | None = None,
-    dropped: Iterable[ox.NamedNode] = (),
-) -> str:
-    """Update operations that record ``activity`` as the last generator of ``graphs``
-    (with the files or URLs each was made from, ``sources``), and forget ``dropped`` graphs.
-
-    Each graph's previous generating activity is removed once no graph refers to it,
-    so the provenance graph holds one record per graph, not one per run.
-    """
-    ops = []
-    for graph in [*graphs, *dropped]:
-        ops.append(
-            f"""DELETE {{ GRAPH {PROVENANCE} {{ ?act ?p ?o }} }}
-WHERE {{ GRAPH {PROVENANCE} {{ {graph} prov:wasGeneratedBy ?act . ?act ?p ?o .
-  FILTER NOT EXISTS {{ ?other prov:wasGeneratedBy ?act . FILTER(?other != {graph}) }} }} }}"""
-        )
-        ops.append(f"DELETE WHERE {{ GRAPH {PROVENANCE} {{ {graph} ?p ?o }} }}")
-    triples = activity.triples(ended)
-    stamp = datetime_literal(ended)
-    for graph, (digest, count) in graphs.items():
-        triples += [
-            ox.Triple(graph, RDF.type, PROV.Bundle),
-            ox.Triple(graph, PROV.wasGeneratedBy, activity.iri),
-            ox.Triple(graph, DCTERMS.modified, stamp),
-        ]
-        if digest is not None:
-            triples.append(ox.Triple(graph, TKG.contentHash, text(digest, None)))
-        if count is not None:
-            triples.append(ox.Triple(graph, TKG.tripleCount, integer(count)))
-        for used in (sources or {}).get(graph, ()):
-            triples.append(ox.Triple(graph, PROV.hadPrimarySource, source_node(used)))
-    ops.append(f"INSERT DATA {{ GRAPH {PROVENANCE} {{\n{_ntriples(triples)}\n}} }}")
-    return " ;\n".join(ops)
 
 
 class Transaction:
@@ -412,7 +318,7 @@ class Transaction:
         self._after: list[str] = []
         self.committed = False
         #: Where the snapshot of the user's graphs goes when this transaction replaces or
-        #: drops one of them (None: the store's snapshot folder; see kg.snapshots).
+        #: drops one of them (None: the store's snapshot folder; see kg.store.snapshots).
         self.snapshot_to: Snapshots | None = None
         #: The snapshot taken at commit, if one was.
         self.snapshot_taken: Snapshot | None = None
@@ -432,7 +338,7 @@ class Transaction:
             return False
         self._ops.append(f"DROP SILENT GRAPH {graph}")
         if content:
-            self._ops.append(f"INSERT DATA {{ GRAPH {graph} {{\n{_ntriples(content)}\n}} }}")
+            self._ops.append(f"INSERT DATA {{ GRAPH {graph} {{\n{ntriples(content)}\n}} }}")
         self._touched[graph] = (digest, len(set(content)))
         if sources:
             self._sources[graph] = list(sources)
@@ -453,13 +359,13 @@ class Transaction:
     def insert(self, graph: ox.NamedNode, triples: Iterable[ox.Triple]) -> None:
         content = list(triples)
         if content:
-            self._ops.append(f"INSERT DATA {{ GRAPH {graph} {{\n{_ntriples(content)}\n}} }}")
+            self._ops.append(f"INSERT DATA {{ GRAPH {graph} {{\n{ntriples(content)}\n}} }}")
             self._touched.setdefault(graph, (None, None))
 
     def delete(self, graph: ox.NamedNode, triples: Iterable[ox.Triple]) -> None:
         content = list(triples)
         if content:
-            self._ops.append(f"DELETE DATA {{ GRAPH {graph} {{\n{_ntriples(content)}\n}} }}")
+            self._ops.append(f"DELETE DATA {{ GRAPH {graph} {{\n{ntriples(content)}\n}} }}")
             self._touched.setdefault(graph, (None, None))
 
     def update(self, sparql: str, *, touches: Iterable[ox.NamedNode]) -> None:
@@ -479,13 +385,13 @@ class Transaction:
 
     def commit(self) -> None:
         """Apply the changes as one update. When they replace or drop a user-owned graph,
-        a snapshot of the user's graphs is written first (see :mod:`kg.snapshots`)."""
+        a snapshot of the user's graphs is written first (see :mod:`kg.store.snapshots`)."""
         if self.committed:
             return
         self.committed = True
         if not self._ops and not self._after:
             return
-        ended = _now()
+        ended = now()
         touched = {g: v for g, v in self._touched.items() if g not in self._dropped}
         ops = list(self._ops)
         if touched or self._dropped:
@@ -497,7 +403,7 @@ class Transaction:
         if not self._replaced_user or not any(self.store.count(g) for g in USER_GRAPHS):
             self.store.commit_operations(ops, graphs)  # nothing of the user's to lose: no snapshot
             return
-        from kg.snapshots import kept_before
+        from kg.store.snapshots import kept_before
 
         with kept_before(self.store, self.activity, folder=self.snapshot_to) as snapshot:
             self.snapshot_taken = snapshot

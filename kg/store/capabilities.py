@@ -6,7 +6,7 @@ advance, so :class:`Capabilities` holds the same kind of declarations for the se
 behind one :class:`~kg.store.remote.RemoteStore`, each settled the first time it
 matters (by the server's name, by a small probe query, or by what an answer shows)
 and then kept for the life of the store. The remote store reads them to decide how
-to write and which rewrites of :mod:`kg.sparqltext` a query needs.
+to write and which rewrites of :mod:`kg.sparqlrewrite` a query needs.
 
 The probes need no data: they bind constants with VALUES, so they give the same
 answer on an empty store as on a full one.
@@ -82,7 +82,7 @@ class Capabilities:
     #: written as a constant: such a server misjoins VALUES elsewhere too (Virtuoso drops
     #: an OPTIONAL that follows one holding a BIND, beside a VALUES block).
     values_bind: bool | None = None
-    #: Whether a BIND may end an OPTIONAL group (where not: kg.sparqltext.binds_after_optionals).
+    #: Whether a BIND may end an OPTIONAL group (where not: kg.sparqlrewrite.binds_after_optionals).
     optional_bind: bool | None = None
     #: Whether the server's own TSV results write every term whole (where not, TechKG
     #: fetches SPARQL results and writes the TSV).
@@ -90,7 +90,7 @@ class Capabilities:
     #: Whether ORDER BY may use an expression over an aggregate's alias.
     order_by_alias: bool | None = None
     #: Whether sameTerm against a constant can be trusted (where not, it is written as the
-    #: equality it means: kg.sparqltext.same_term_as_equality).
+    #: equality it means: kg.sparqlrewrite.same_term_as_equality).
     same_term: bool | None = None
     #: Whether one update request of several operations is applied all or nothing (where
     #: not, a transaction of several operations is always staged).

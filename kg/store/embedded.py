@@ -28,9 +28,10 @@ from kg.results import QueryResult, Solutions, Term
 from kg.sparqlerrors import syntax_error
 from kg.sparqlguard import names_dataset
 from kg.sparqltext import inject_values
-from kg.store.base import Activity, Dataset, GraphStore, Progress, SolutionStream, prefix_block, provenance_update
+from kg.store.base import Activity, Dataset, GraphStore, Progress, SolutionStream, prefix_block, unparsable
 from kg.store.copies import Copies, ImportCopy
 from kg.store.folder import SERVE_FILE, ReaderLease, StoreFolder, WriterLock
+from kg.store.provenance import provenance_update
 from kg.vocab import PREFIXES
 
 __all__ = ["OxigraphStore", "SERVE_FILE", "Notice"]
@@ -231,7 +232,7 @@ class OxigraphStore(GraphStore):
             if found is not None:
                 messages.append(found[0])
                 actions.append(found[1])
-        from kg.snapshots import snapshots_for
+        from kg.store.snapshots import snapshots_for
 
         messages += snapshots_for(self).resolve_pending(self)  # settles them as it goes: quick
         stale = self._folder.views_stale()
@@ -440,12 +441,7 @@ class OxigraphStore(GraphStore):
 
             raise parser_gave_up(path, exc) from None
         except (SyntaxError, ValueError, EOFError, gzip.BadGzipFile, UnicodeDecodeError) as exc:
-            raise RDFImportError(
-                f"could not load it as {fmt.name}: {exc}",
-                path=str(path),
-                hint="Nothing was changed in the store. Fix the file, or pass --syntax if the "
-                "file extension does not match its syntax.",
-            ) from None
+            raise unparsable(path, fmt, exc) from None
         except OSError as exc:
             raise RDFImportError(f"could not load it: {exc}", path=str(path),
                                  hint="Nothing was changed in the store. Check the file and the disk.") from None

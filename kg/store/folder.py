@@ -175,7 +175,7 @@ class StoreFolder:
                 hint=f"Point --store (or KG_STORE) at {outer} itself, or at a directory outside it.")
 
     def _write_marker(self) -> None:
-        from kg import __version__
+        from kg.version import __version__
 
         try:
             _write_json_atomically(self.path / MARKER, {

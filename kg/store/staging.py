@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 import pyoxigraph as ox
 
-from kg.sparqltext import _code_only
+from kg.sparqltext import code_only
 
 __all__ = [
     "LEASE",
@@ -86,7 +86,7 @@ def retarget(operation: str, graphs: Mapping[ox.NamedNode, ox.NamedNode]) -> str
     IRI in a graph position is replaced; IRIs elsewhere (a triple about a graph, in the
     provenance graph for instance) stay as they are."""
     names = {str(g): str(s) for g, s in graphs.items()}
-    code = _code_only(operation, iris=True)
+    code = code_only(operation, iris=True)
     out, last = [], 0
     for m in _GRAPH_POSITION.finditer(code):
         iri = m.group(2)
@@ -151,7 +151,7 @@ def blank_safe(operation: str) -> str:
     {}`` (one solution: each blank node is one new node), which servers that refuse
     blank nodes in data (Virtuoso 7: "not allowed in a constant") accept. Anything else
     is returned as it is."""
-    if operation.startswith("INSERT DATA {") and "_:" in _code_only(operation):
+    if operation.startswith("INSERT DATA {") and "_:" in code_only(operation):
         return "INSERT {" + operation[len("INSERT DATA {") :] + " WHERE {}"
     return operation
 
@@ -205,7 +205,7 @@ def plan(operations: Sequence[str], graphs: Iterable[ox.NamedNode], limit: int, 
             dropped = next((g for g in staging if op == f"DROP SILENT GRAPH {g}"), None)
             if dropped is not None and first.pop(dropped, False):
                 continue  # the transaction starts by dropping it: its staging graph starts empty
-            if _PREFIXED_GRAPH.search(_code_only(op, iris=True)):
+            if _PREFIXED_GRAPH.search(code_only(op, iris=True)):
                 raise ValueError(f"cannot stage an update that names a graph by a prefixed name: {op[:200]}")
             add(retarget(op, staging), max(1, op.count("\n")))
             if dropped is not None:  # dropping the staging graph dropped its lease too

@@ -7,8 +7,9 @@ from collections import Counter
 
 import pytest
 
+import kg.answer
 import queries
-from kg.analytics.answers import TWINS
+from kg.analytics.twins import TWINS
 from kg.reading import resolve_paper, set_status
 from kg.resolve import Resolver
 
@@ -31,7 +32,7 @@ CONCATS = {"types": " ", "authors": "\n", "venues": "\n", "categories": " | ", "
 
 
 def _rows(store, name: str, params: dict[str, str], *, analytics: bool):
-    found = queries.answer(store, queries.get(name), params, Resolver(store), analytics=analytics)
+    found = kg.answer.answer(store, queries.get(name), params, Resolver(store), analytics=analytics)
     return found, list(found.page)
 
 
@@ -74,18 +75,18 @@ def test_a_twin_answers_the_rows_of_its_sparql_query(analysed_store, name: str, 
 @pytest.mark.parametrize("name", ["bibliography", "lineage-papers"])
 def test_a_cursor_from_the_tables_continues_on_sparql_and_back(analysed_store, name: str) -> None:
     named = queries.get(name)  # both choose a page's rows by their keys first
-    whole = list(queries.answer(analysed_store, named, analytics=False, limit=100_000).page)
-    first = queries.answer(analysed_store, named, limit=7, analytics=True)
+    whole = list(kg.answer.answer(analysed_store, named, analytics=False, limit=100_000).page)
+    first = kg.answer.answer(analysed_store, named, limit=7, analytics=True)
     assert first.source == "duckdb"
     rows = list(first.page)
-    second = queries.answer(analysed_store, named, limit=7, after=first.page.next, analytics=False)
+    second = kg.answer.answer(analysed_store, named, limit=7, after=first.page.next, analytics=False)
     rows += list(second.page)
-    third = queries.answer(analysed_store, named, limit=7, after=second.page.next, analytics=True)
+    third = kg.answer.answer(analysed_store, named, limit=7, after=second.page.next, analytics=True)
     rows += list(third.page)
     key = [first.page.variables.index(k.variable) for k in named.page]
     assert [[r[i] for i in key] for r in rows] == [[r[i] for i in key] for r in whole[:21]]
     if "ORDER BY" in named.text:  # the whole answer in the query's order too
-        unpaged = list(queries.answer(analysed_store, named, analytics=True).page)
+        unpaged = list(kg.answer.answer(analysed_store, named, analytics=True).page)
         assert [[r[i] for i in key] for r in unpaged] == [[r[i] for i in key] for r in whole]
 
 
@@ -117,15 +118,15 @@ def test_the_tables_draw_no_progress_bar_among_the_rows_a_query_writes(analysed_
 def test_each_default_answer_is_stored_whole_in_its_page_key_order(analysed_db) -> None:
     """kg analytics build keeps the whole answer of each twin run without parameters, sorted
     by the page key, so that a first page is the table's first rows (no scan, no sort)."""
-    from kg.analytics.answers import _defaults, _order, answers_current
     from kg.analytics.materialize import connect
+    from kg.analytics.stored import answers_current, default_params, order_sql
 
     con = connect(analysed_db, read_only=True)
     try:
         assert answers_current(con)
         stored = {r[0] for r in con.execute(
             "SELECT table_name FROM duckdb_tables() WHERE schema_name = 'answers'").fetchall()}
-        defaulted = {name for name in TWINS if _defaults(name) is not None}
+        defaulted = {name for name in TWINS if default_params(name) is not None}
         assert stored == defaulted | {name for name, twin in TWINS.items() if twin.stored is not None}
         assert {"bibliography", "reading-queue", "lineage-papers", "read-without-note"} <= defaulted
         assert "new-since" in stored  # its dated rows, read with the day given (checked against SPARQL above)
@@ -133,22 +134,22 @@ def test_each_default_answer_is_stored_whole_in_its_page_key_order(analysed_db) 
             table = f'answers."{name}"'
             as_stored = con.execute(f"SELECT * FROM {table}").fetchall()
             assert as_stored, name
-            assert as_stored == con.execute(f"SELECT * FROM {table} ORDER BY {_order(queries.get(name))}").fetchall()
+            assert as_stored == con.execute(f"SELECT * FROM {table} ORDER BY {order_sql(queries.get(name))}").fetchall()
     finally:
         con.close()
 
 
 def test_pages_of_a_stored_answer_give_each_row_once_in_order_and_other_parameters_skip_it(analysed_store) -> None:
-    from kg.analytics.answers import _answer_table, _defaults
     from kg.analytics.materialize import connect, database_path
+    from kg.analytics.stored import answer_table, default_params
 
     named = queries.get("reading-queue")
-    sparql = queries.answer(analysed_store, named, analytics=False)
+    sparql = kg.answer.answer(analysed_store, named, analytics=False)
     variables, whole = sparql.page.variables, list(sparql.page)
     assert len(whole) > 8
     rows, after = [], None
     while True:
-        page = queries.answer(analysed_store, named, limit=4, after=after)
+        page = kg.answer.answer(analysed_store, named, limit=4, after=after)
         assert page.source == "duckdb"
         rows += list(page.page)
         after = page.page.next
@@ -158,8 +159,8 @@ def test_pages_of_a_stored_answer_give_each_row_once_in_order_and_other_paramete
     assert [[r[i] for i in key] for r in rows] == [[r[i] for i in key] for r in whole]
     con = connect(database_path(analysed_store.location), read_only=True)
     try:
-        assert _answer_table(con, "reading-queue", _defaults("reading-queue") or {}) is not None
-        assert _answer_table(con, "reading-queue", {"section": "distributed"}) is None
+        assert answer_table(con, "reading-queue", default_params("reading-queue") or {}) is not None
+        assert answer_table(con, "reading-queue", {"section": "distributed"}) is None
     finally:
         con.close()
 
@@ -186,10 +187,10 @@ def test_the_note_folds_at_the_terminal_width_and_the_next_page_command_stays_wh
                                               ("bibliography", {})])
 def test_without_answer_tables_of_this_version_the_twin_sql_gives_the_same_rows(analysed_store, monkeypatch,
                                                                                 name: str, params) -> None:
-    from kg.analytics import answers
+    from kg.analytics import stored as answer_tables
 
     stored, stored_rows = _rows(analysed_store, name, params, analytics=True)
-    monkeypatch.setattr(answers, "answers_current", lambda con: False)
+    monkeypatch.setattr(answer_tables, "answers_current", lambda con: False)
     computed, computed_rows = _rows(analysed_store, name, params, analytics=True)
     assert stored.source == computed.source == "duckdb"
     assert stored_rows and Counter(stored_rows) == Counter(computed_rows)

@@ -43,13 +43,13 @@ def test_after_status_changes_the_tables_and_the_changes_give_the_page_the_store
                                                                                        reserve: int) -> None:
     from pyoxigraph import NamedNode
 
-    import kg.analytics.answers
+    import kg.analytics.overview
     from kg.graphs import READING
     from kg.reading import set_status, status_removal
     from kg.store.base import Activity
 
     monkeypatch.setattr(models, "PAPERS_PER_CATEGORY", 4)
-    monkeypatch.setattr(kg.analytics.answers, "RESERVE", reserve)
+    monkeypatch.setattr(kg.analytics.overview, "RESERVE", reserve)
     before = models.reading_page(analysed_store)
     # papers whose one status is the reading state's (where another graph has one too, the
     # store's own reading page shows either; the tables rank the reading state's first)

@@ -12,7 +12,8 @@ import pytest
 from pyoxigraph import NamedNode
 
 from kg.analytics import build, connect
-from kg.analytics.answers import TWINS, _defaults
+from kg.analytics.stored import default_params
+from kg.analytics.twins import TWINS
 from kg.graphs import READING, graph_iri
 from kg.reading import resolve_paper, set_status, status_removal
 from kg.store.base import Activity
@@ -29,7 +30,7 @@ def answer_tables(db: Path) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for name in TWINS:
             rows = con.execute(f'SELECT * FROM answers."{name}"').fetchall()
-            out[name] = rows if _defaults(name) is not None else sorted(rows, key=repr)
+            out[name] = rows if default_params(name) is not None else sorted(rows, key=repr)
         out["(types)"] = con.execute(
             "SELECT table_name, column_name, data_type FROM duckdb_columns() WHERE schema_name = 'answers' "
             "ORDER BY table_name, column_index").fetchall()
@@ -137,7 +138,7 @@ def test_another_graph_changed_with_a_status_remakes_the_answers_that_read_it(an
 @pytest.mark.parametrize("limit", ["COMPARE_FACTS", "COMPARE_FACTS grown past", "PATCH_PAPERS"])
 def test_past_the_limits_of_a_patch_the_answers_are_made_whole(analysed_store: Any, db_of: Any, tmp_path: Path,
                                                                monkeypatch: Any, limit: str) -> None:
-    from kg.analytics import answers, materialize
+    from kg.analytics import materialize, stored
 
     store = analysed_store
     db = db_of(Path(store.location))
@@ -145,7 +146,7 @@ def test_past_the_limits_of_a_patch_the_answers_are_made_whole(analysed_store: A
     con = connect(db, read_only=True)
     reading = con.execute("SELECT facts FROM staging.graphs WHERE name = 'reading'").fetchall()[0][0]
     con.close()
-    monkeypatch.setattr(materialize if limit.startswith("COMPARE") else answers, limit.split()[0],
+    monkeypatch.setattr(materialize if limit.startswith("COMPARE") else stored, limit.split()[0],
                         reading if limit.endswith("grown past") else 0)
     set_status(store, resolve_paper(store, "Ring Attention"), "read", at=at(1))
     set_status(store, resolve_paper(store, "GPipe"), "to-read", at=at(2))
@@ -160,6 +161,7 @@ def test_past_the_limits_of_a_patch_the_answers_are_made_whole(analysed_store: A
 
 def test_an_interrupted_incremental_build_leaves_the_file_as_it_was(analysed_store: Any, db_of: Any,
                                                                    tmp_path: Path) -> None:
+    import kg.answer
     import queries
     from kg.analytics.answers import tables_answer
 
@@ -167,7 +169,7 @@ def test_an_interrupted_incremental_build_leaves_the_file_as_it_was(analysed_sto
     db = db_of(Path(store.location))
     before = answer_tables(db)
     named = queries.get("reading-queue")
-    first = queries.answer(store, named, limit=20, analytics=True)
+    first = kg.answer.answer(store, named, limit=20, analytics=True)
     assert first.source == "duckdb"
     set_status(store, resolve_paper(store, "Ring Attention"), "read", at=at(1))
     set_status(store, resolve_paper(store, "GPipe"), "to-read", at=at(2))
@@ -183,7 +185,7 @@ def test_an_interrupted_incremental_build_leaves_the_file_as_it_was(analysed_sto
     assert con.execute("SELECT count(*) FROM builds").fetchall() == [(1,)]
     unchanged = tables_answer(con, db, named, {}, limit=20, after=None, store=store)  # (closes con)
     assert unchanged is not None and list(unchanged.page) == list(first.page)
-    stale = queries.answer(store, named, limit=20, analytics=True)
+    stale = kg.answer.answer(store, named, limit=20, analytics=True)
     assert stale.source == "sparql" and "stale" in stale.note  # the file is not fresh: never its rows
     report = build(store, db)
     assert report.mode == "incremental" and set(report.patched) == STATUS_ANSWERS

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from kg.analytics import connect
-from kg.analytics.answers import TWINS
 from kg.analytics.materialize import _fresh
 from kg.analytics.tables import table
+from kg.analytics.twins import TWINS
 
 PERSON = "https://example.org/person/1"
 PAPER = "https://example.org/paper/1"

@@ -7,9 +7,10 @@ import io
 
 import pytest
 
+import kg.answer
 import queries
-from kg.analytics.answers import TWINS
 from kg.analytics.encoding import term, write_columns
+from kg.analytics.twins import TWINS
 from kg.resolve import Resolver
 from kg.results import RESULT_FORMATS, write_solutions
 
@@ -92,8 +93,8 @@ def test_a_twin_writes_the_bytes_of_its_rows_as_terms_in_every_format(analysed_s
         for limit in (None, 3):
             if limit is not None and not named.page:
                 continue
-            by_terms = queries.answer(analysed_store, named, params, Resolver(analysed_store), limit=limit)
-            direct = queries.answer(analysed_store, named, params, Resolver(analysed_store), limit=limit)
+            by_terms = kg.answer.answer(analysed_store, named, params, Resolver(analysed_store), limit=limit)
+            direct = kg.answer.answer(analysed_store, named, params, Resolver(analysed_store), limit=limit)
             assert by_terms.source == direct.source == "duckdb" and direct.write is not None
             expected, got = io.BytesIO(), io.BytesIO()
             count = write_solutions(by_terms.page.variables, by_terms.page, fmt, expected)

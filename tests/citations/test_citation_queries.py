@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-import queries
+import kg.answer
 from ingest.citations import ingest_citations
 from kg.resolve import Resolver
 from kg.results import Solutions
@@ -19,7 +19,7 @@ def cited(built_store, source):
 
 
 def records(store, name: str, **params: str) -> list[dict]:
-    result = queries.run(store, name, params, Resolver(store))
+    result = kg.answer.run(store, name, params, Resolver(store))
     assert isinstance(result, Solutions)
     return result.records()
 

@@ -225,6 +225,7 @@ def opened(tour: dict[str, dict[str, Outcome]], store_specs: dict[str, str]) -> 
 
 
 def answer(store: Any, name: str) -> Any:
+    import kg.answer
     import queries
     from kg.resolve import Resolver
     from kg.results import Solutions
@@ -232,7 +233,7 @@ def answer(store: Any, name: str) -> Any:
     named = queries.get(name)
     raw = {p.name: PARAMS[p.type] for p in named.params if p.required}
     raw.update({k: v for k, v in OVERRIDES.get(name, {}).items() if named.param(k)})
-    result = queries.run(store, name, raw, Resolver(store))
+    result = kg.answer.run(store, name, raw, Resolver(store))
     if isinstance(result, Solutions):
         return normalised(result.records())
     if isinstance(result, list):

@@ -127,7 +127,7 @@ def test_bad_options_are_refused_with_a_hint(built_store) -> None:
 
 
 def test_a_neighbourhood_read_bound_to_its_techniques_is_the_same_as_cut_from_the_whole(built_store) -> None:
-    import queries
+    import kg.answer
 
     whole = build_lineage(built_store)
     near = build_lineage(built_store, LineageOptions(root="gated-deltanet", depth=1))
@@ -136,7 +136,7 @@ def test_a_neighbourhood_read_bound_to_its_techniques_is_the_same_as_cut_from_th
         assert attrs == whole.graph.nodes[node]
     assert sorted(near.graph.edges(keys=True, data=True)) == sorted(
         (u, v, k, d) for u, v, k, d in whole.graph.edges(keys=True, data=True) if u in near.graph and v in near.graph)
-    bound = queries.records(built_store, "lineage-nodes", {"technique": [iri("gated-deltanet"), iri("kda")]})
+    bound = kg.answer.records(built_store, "lineage-nodes", {"technique": [iri("gated-deltanet"), iri("kda")]})
     assert sorted(r["id"] for r in bound) == ["gated-deltanet", "kda"]
 
 

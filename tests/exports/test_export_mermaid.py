@@ -69,3 +69,13 @@ def test_labels_escape_mermaid_syntax() -> None:
     escaped = label('a "b" <c> #d; {e} [f] |g|')
     assert not set('"<>{}[]|') & set(escaped)
     assert escaped.startswith("a #quot;b#quot; #lt;c#gt; #35;d;")
+
+
+def test_the_architecture_map_in_the_docs_renders_with_mermaid(page: Any) -> None:
+    """docs/architecture.md's picture (rendered on the repository page) is valid Mermaid."""
+    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    (picture,) = [block.split("```", 1)[0] for block in text.split("```mermaid\n")[1:]]
+    result = render_in_browser(page, picture)
+    assert result["ok"], result.get("error")
+    assert result["clusters"] == 3 and result["nodes"] >= 12
+    assert any("kg/answer.py" in lbl for lbl in result["labels"])

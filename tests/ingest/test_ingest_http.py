@@ -14,14 +14,12 @@ from ingest.http import (
     RetryPolicy,
     build_client,
     expect_json,
-    redact,
-    register_secret,
     retry_after_seconds,
-    safe_url,
     send,
     stats_for,
     user_agent,
 )
+from ingest.secrets import redact, register_secret, safe_url
 from kg.errors import IngestError
 from tests.ingest.replay import ReplayServer, reset, status
 

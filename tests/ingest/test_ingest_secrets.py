@@ -12,7 +12,8 @@ import pytest
 
 from ingest.cache import HttpCache, cache_files
 from ingest.github import GithubSource, ingest_github
-from ingest.http import Politeness, RetryPolicy, build_client, token_from_env
+from ingest.http import Politeness, RetryPolicy, build_client
+from ingest.secrets import token_from_env
 from kg.errors import IngestError
 from tests.ingest.replay import ReplayServer, status
 

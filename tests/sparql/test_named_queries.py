@@ -10,6 +10,7 @@ from collections.abc import Iterator
 import pyoxigraph as ox
 import pytest
 
+import kg.answer
 import queries
 from kg.errors import NotFoundError, ParameterError
 from kg.graphs import graph_iri
@@ -52,7 +53,7 @@ def sample_params(named: queries.NamedQuery) -> dict[str, str]:
 
 
 def run(store, name: str, **params: str):
-    return queries.run(store, name, params, Resolver(store))
+    return kg.answer.run(store, name, params, Resolver(store))
 
 
 def records(store, name: str, **params: str) -> list[dict[str, object]]:
@@ -304,16 +305,16 @@ def test_a_parameter_value_cannot_change_the_query(store, value: str) -> None:
 def test_a_missing_or_mistyped_parameter_names_it_and_its_type() -> None:
     store = None
     with pytest.raises(ParameterError) as missing:
-        queries.run(store, "ancestors", {})  # type: ignore[arg-type]
+        kg.answer.run(store, "ancestors", {})  # type: ignore[arg-type]
     assert missing.value.parameter == "technique" and "technique (a technique name" in str(missing.value)
     with pytest.raises(ParameterError) as wrong:
-        queries.run(store, "stale-repositories", {"months": "six"})  # type: ignore[arg-type]
+        kg.answer.run(store, "stale-repositories", {"months": "six"})  # type: ignore[arg-type]
     assert "'months'" in str(wrong.value) and "integer" in wrong.value.expected
     with pytest.raises(ParameterError, match="no parameter 'depth'") as unknown:
-        queries.run(store, "ancestors", {"technique": "KDA", "depth": "2"})  # type: ignore[arg-type]
+        kg.answer.run(store, "ancestors", {"technique": "KDA", "depth": "2"})  # type: ignore[arg-type]
     assert "technique" in unknown.value.hint
     with pytest.raises(ParameterError, match="one value, not 2"):
-        queries.run(store, "new-since", {"since": ["2024-01-01", "2025-01-01"]})  # type: ignore[arg-type]
+        kg.answer.run(store, "new-since", {"since": ["2024-01-01", "2025-01-01"]})  # type: ignore[arg-type]
     for bad in ("2024-13-01", "yesterday"):
         with pytest.raises(ParameterError, match="date"):
-            queries.run(store, "new-since", {"since": bad})  # type: ignore[arg-type]
+            kg.answer.run(store, "new-since", {"since": bad})  # type: ignore[arg-type]

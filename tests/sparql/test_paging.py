@@ -10,6 +10,7 @@ import re
 import httpx
 import pytest
 
+import kg.answer
 import queries
 from kg.errors import ParameterError
 from kg.paging import SortKey, decode_cursor, page_rows, paged_query, parse_key, projection
@@ -102,7 +103,7 @@ def test_rows_inserted_or_removed_between_pages_are_seen_once_or_not_at_all(fres
     for i in range(20):  # read-without-note sorts by DESC(?readAt): many ties on the time
         _read(fresh_store, f"p{i:02d}", f"2026-0{1 + i // 5}-01T00:00:00Z", f"Paper {i}")
     named = queries.get("read-without-note")
-    first = queries.answer(fresh_store, named, limit=6, analytics=False)
+    first = kg.answer.answer(fresh_store, named, limit=6, analytics=False)
     rows = list(first.page)
     variables = first.page.variables
     assert first.page.next and len(rows) == 6
@@ -113,13 +114,13 @@ def test_rows_inserted_or_removed_between_pages_are_seen_once_or_not_at_all(fres
     fresh_store.update(f"DELETE WHERE {{ GRAPH <{G}> {{ <{EX}paper/p00> ?p ?o }} }}")  # not shown yet: gone
     cursor = first.page.next
     while cursor:
-        page = queries.answer(fresh_store, named, limit=6, after=cursor, analytics=False).page
+        page = kg.answer.answer(fresh_store, named, limit=6, after=cursor, analytics=False).page
         seen += _keyed(list(page), variables)
         cursor = page.next
     assert len(seen) == len(set(seen)), "a row came twice"
     expected = [f"{EX}paper/p{i:02d}" for i in range(19, 0, -1)] + [f"{EX}paper/p99", f"{EX}paper/oldest"]
     assert sorted(seen) == sorted(expected)
-    full = list(queries.answer(fresh_store, named, analytics=False).page)
+    full = list(kg.answer.answer(fresh_store, named, analytics=False).page)
     at, paper = variables.index("readAt"), variables.index("paper")
     full.sort(key=lambda r: r[paper].value)  # type: ignore[union-attr]
     full.sort(key=lambda r: r[at].value, reverse=True)  # type: ignore[union-attr]  # stable: ties by paper
@@ -128,10 +129,10 @@ def test_rows_inserted_or_removed_between_pages_are_seen_once_or_not_at_all(fres
 
 def test_a_bad_cursor_or_paging_a_query_without_a_key_is_refused(fresh_store) -> None:
     with pytest.raises(ParameterError, match="not a cursor") as err:
-        queries.answer(fresh_store, queries.get("read-without-note"), limit=2, after="nonsense")
+        kg.answer.answer(fresh_store, queries.get("read-without-note"), limit=2, after="nonsense")
     assert "previous page" in (err.value.hint or "")
     with pytest.raises(ParameterError, match="not read page by page"):
-        queries.answer(fresh_store, queries.get("reading-progress"), after="W10")
+        kg.answer.answer(fresh_store, queries.get("reading-progress"), after="W10")
 
 
 def test_every_query_that_can_grow_with_the_corpus_has_a_page_key() -> None:
@@ -201,11 +202,11 @@ def test_paging_keeps_the_query_meaning_with_bound_parameters(fresh_store) -> No
                      f"<https://w3id.org/techkg/ns#stars> {i * 10} .")
     fresh_store.update(f"INSERT DATA {{ GRAPH <{G}> {{ {' '.join(lines)} }} }}")
     named = queries.get("repositories")
-    whole = list(queries.answer(fresh_store, named, {"minStars": "50"}, Resolver(fresh_store), analytics=False).page)
+    whole = list(kg.answer.answer(fresh_store, named, {"minStars": "50"}, Resolver(fresh_store), analytics=False).page)
     assert len(whole) == 7
     got, cursor = [], None
     while True:
-        page = queries.answer(fresh_store, named, {"minStars": "50"}, Resolver(fresh_store), limit=3, after=cursor,
+        page = kg.answer.answer(fresh_store, named, {"minStars": "50"}, Resolver(fresh_store), limit=3, after=cursor,
                               analytics=False).page
         got += list(page)
         if not (cursor := page.next):

@@ -17,7 +17,8 @@ from kg.errors import QueryError, RDFImportError, RemoteStoreError, StoreError
 from kg.graphs import PROVENANCE, graph_iri
 from kg.store import open_store
 from kg.store.base import Activity
-from kg.store.remote import RemoteStore, parse_spec
+from kg.store.endpoint import parse_spec
+from kg.store.remote import RemoteStore
 from tests.servers import free_port
 
 G = graph_iri("test")

@@ -10,8 +10,8 @@ import pyoxigraph as ox
 
 from kg.build import default_reading_list
 from kg.graphs import PROVENANCE, USER_GRAPHS
-from kg.snapshots import SNAPSHOT_LIMIT, Snapshots
 from kg.store.embedded import OxigraphStore
+from kg.store.snapshots import SNAPSHOT_LIMIT, Snapshots
 from tests.store.lists import my_list
 
 
@@ -137,7 +137,7 @@ def test_only_the_last_twenty_snapshots_are_kept(kg_cli, built_store_path: Path,
 
 
 def test_snapshots_of_a_remote_store_live_in_the_users_data_directory(tmp_path: Path) -> None:
-    from kg.snapshots import snapshots_for
+    from kg.store.snapshots import snapshots_for
 
     class Remote:  # only what snapshots_for looks at
         location = "http://127.0.0.1:7878/query"

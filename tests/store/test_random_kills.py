@@ -88,8 +88,8 @@ class Run:
         from kg.cli.importing import import_graph
         from kg.errors import KGError
         from kg.reading import import_reading_list, parse_status, resolve_paper, set_status
-        from kg.snapshots import undo
         from kg.store.base import Activity
+        from kg.undo import undo
 
         try:
             if args[:2] == ("reading", "set"):

@@ -40,9 +40,10 @@ from kg.decisions import accept, reject
 from kg.errors import NotFoundError
 from kg.graphs import LINEAGE_DECISIONS, READING, READING_LIST, USER_GRAPHS, ZOTERO_SYNC
 from kg.reading import import_reading_list, resolve_paper, set_status
-from kg.snapshots import SNAPSHOT_LIMIT, snapshots_for, undo
 from kg.store.embedded import OxigraphStore
+from kg.store.snapshots import SNAPSHOT_LIMIT, snapshots_for
 from kg.suggestions import Suggestion, suggestion_id, techniques
+from kg.undo import undo
 from kg.vocab import LINEAGE_RELATIONS, TKG
 from tests.store.lists import my_list
 from tests.sync.conftest import FAST, KEY

@@ -16,11 +16,11 @@ from ingest.zotero import (
     LibrarySpec,
     ZoteroAPI,
     api_key,
-    ingest,
     paper_iri_for,
     parse_item,
     status_from_zotero,
 )
+from ingest.zotero_sync import ingest
 from kg.errors import SyncError
 from kg.graphs import READING, ZOTERO
 from kg.reading import current_statuses

@@ -26,6 +26,11 @@ a CDN):
 
 Every page reads the graph through the named queries or the store interface, in the
 server's worker threads. Writes are guarded by :mod:`kg.server.web.guard`.
+
+What belongs here: the pages (:mod:`~kg.server.web.pages`), what each shows
+(:mod:`~kg.server.web.models`), who may write and the warm-up. What does not: the
+machine endpoints (kg.server) or the rules a write follows (the core: kg.reading,
+kg.decisions).
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ from typing import Any
 
 from pyoxigraph import NamedNode
 
-import queries
+import kg.answer
 from kg.graphs import PROVENANCE, READING, graph_name
 from kg.iris import status_iri
 from kg.reading import KNOWN_STATUSES, reading_index, reading_rows
@@ -258,8 +258,9 @@ def count_papers(store: GraphStore, cards: list[dict[str, Any]], *, analytics: b
         return cards
     counted: dict[str, tuple[int, int, int]] | None = None
     if analytics:
-        from kg.analytics.answers import freshness, technique_paper_counts
+        from kg.analytics.answers import freshness
         from kg.analytics.materialize import database_path
+        from kg.analytics.overview import technique_paper_counts
 
         con, why = freshness(store, database_path(store.location), stale=True)
         if con is not None:
@@ -419,7 +420,7 @@ def kernel_record(store: GraphStore, technique: NamedNode) -> dict[str, Any]:
     """The reference kernel, its runs (newest first) and the checks of the latest run."""
     status = kernel_status(store, [technique]).get(technique.value, str(KernelState.not_run))
     found = store.select(_KERNEL, {"t": technique}).records()
-    runs = _records(queries.run(store, "kernel-runs", {"technique": technique.value}))
+    runs = _records(kg.answer.run(store, "kernel-runs", {"technique": technique.value}))
     latest = runs[0] if runs else None
     checks = store.select(_CHECKS, {"run": NamedNode(latest["run"])}).records() if latest else []
     text, style, title = KERNEL_BADGES[status]
@@ -429,7 +430,7 @@ def kernel_record(store: GraphStore, technique: NamedNode) -> dict[str, Any]:
 
 def provenance(store: GraphStore, subject: str) -> list[dict[str, Any]]:
     """Each fact about ``subject`` with the named graph, run and time it comes from."""
-    rows = _records(queries.run(store, "fact-provenance", {"subject": subject}))
+    rows = _records(kg.answer.run(store, "fact-provenance", {"subject": subject}))
     out = []
     for r in rows:
         if r["graph"] == PROVENANCE.value:
@@ -456,7 +457,7 @@ def technique_citations(store: GraphStore, technique: NamedNode, *, limit: int =
 
     if not has_citations(store):
         return {"available": False, "citedBy": [], "suggestions": []}
-    result = queries.run(store, "cited-by-technique", {"technique": technique.value, "intent": "methodology"})
+    result = kg.answer.run(store, "cited-by-technique", {"technique": technique.value, "intent": "methodology"})
     assert isinstance(result, Solutions)
     cited_by = result.records()
     suggestions = [{**s.as_dict(), "lines": [e.line() for e in s.evidence[:3]], "more": max(0, len(s.evidence) - 3)}
@@ -591,7 +592,7 @@ def reading_page(store: GraphStore, *, status: str = "", category: str = "", ana
                 return data
             if data["total"] >= stale_above:  # say so; the papers shown are read from the store
                 return {**data, "stale": why}
-    progress = _records(queries.run(store, "reading-progress", resolve=Resolver(store)))
+    progress = _records(kg.answer.run(store, "reading-progress", resolve=Resolver(store)))
     index = reading_index(store)
     groups: dict[str, ReadingCategory] = {}
     for p in progress:
@@ -664,7 +665,7 @@ def _reading_from_tables(store: GraphStore, con: Any, *, status: str, category: 
     the papers shown are read from the store. ``kept`` (``get(key, make)``, as the workbench's
     caches) keeps the tables' own overview for the build they hold: it takes a second or more
     on a long list, and the statuses changed since are moved on it. Closes ``con``."""
-    from kg.analytics.answers import RESERVE, reading_overview, reading_patched, tables_made
+    from kg.analytics.overview import RESERVE, reading_overview, reading_patched, tables_made
 
     wanted = fold(category).strip()
     limit = PAPERS_IN_ONE_CATEGORY if wanted else PAPERS_PER_CATEGORY

@@ -18,7 +18,11 @@ commit it is marked ``kept``. If the process is killed in between, the next writ
 resolves it: kept when the transaction's activity is in the provenance graph (the commit
 happened), removed otherwise. ``kg undo`` restores the newest kept snapshot, keeps the
 state it replaces in ``snapshots/undone/`` (put it back with ``kg restore FILE``) and
-removes the snapshot it used.
+removes the snapshot it used (:mod:`kg.undo`).
+
+This module names the store only by what it reads of it (:class:`SnapshotStore`): the
+store's transactions call it (:meth:`kg.store.base.Transaction.commit`), so it cannot
+import them back.
 """
 
 from __future__ import annotations
@@ -32,30 +36,47 @@ import os
 import shutil
 import tempfile
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from glob import escape as glob_escape
 from pathlib import Path
-from typing import IO, cast
+from typing import IO, TYPE_CHECKING, Protocol, cast
 
 import pyoxigraph as ox
 
-from kg.errors import KGError, NotFoundError
 from kg.graphs import PROVENANCE, USER_GRAPHS, graph_name
 from kg.pauses import pause_point
-from kg.store.base import Activity, GraphStore, content_hash
+from kg.store.provenance import Activity, content_hash
+
+if TYPE_CHECKING:
+    from kg.results import Term
 
 __all__ = [
     "SNAPSHOT_LIMIT",
     "Snapshot",
+    "SnapshotStore",
     "Snapshots",
-    "UndoReport",
-    "snapshots_for",
     "kept_before",
-    "undo",
+    "read_header",
+    "read_quads",
+    "snapshots_for",
+    "user_hashes",
+    "write_quads",
 ]
 
 SNAPSHOT_LIMIT = 20
+
+
+class SnapshotStore(Protocol):
+    """What a snapshot reads of a store (every :class:`kg.store.base.GraphStore` has it):
+    named without importing the store, whose transactions call this module."""
+
+    @property
+    def location(self) -> str: ...
+
+    def triples(self, graph: ox.NamedNode | None = None) -> list[ox.Triple]: ...
+
+    def ask(self, sparql: str, bindings: Mapping[str, Term] | None = None) -> bool: ...
 HEADER = "# techkg-snapshot"
 _MEMORY_FOLDERS: dict[int, Path] = {}
 
@@ -134,7 +155,7 @@ class Snapshots:
     def kept(self) -> list[Snapshot]:
         return [s for s in self.all() if s.state == "kept"]
 
-    def take(self, store: GraphStore, activity: Activity) -> Snapshot:
+    def take(self, store: SnapshotStore, activity: Activity) -> Snapshot:
         """Write the user's graphs as they are now; the snapshot is pending until :meth:`keep`."""
         self.folder.mkdir(parents=True, exist_ok=True)
         now = dt.datetime.now(dt.UTC)
@@ -147,7 +168,7 @@ class Snapshots:
         snap.save()
         return snap
 
-    def keep(self, snap: Snapshot, store: GraphStore) -> None:
+    def keep(self, snap: Snapshot, store: SnapshotStore) -> None:
         """Mark ``snap`` kept once its command committed (and prune to the last 20)."""
         snap.state = "kept"
         snap.after = user_hashes(store)
@@ -155,7 +176,7 @@ class Snapshots:
         for old in self.kept()[SNAPSHOT_LIMIT:]:
             old.remove()
 
-    def resolve_pending(self, store: GraphStore) -> list[str]:
+    def resolve_pending(self, store: SnapshotStore) -> list[str]:
         """Settle snapshots left pending by a killed process; say what was done."""
         said = []
         if self.folder.is_dir():
@@ -181,7 +202,7 @@ class Snapshots:
 
 
 @contextlib.contextmanager
-def kept_before(store: GraphStore, activity: Activity, *, folder: Snapshots | None = None) -> Iterator[Snapshot]:
+def kept_before(store: SnapshotStore, activity: Activity, *, folder: Snapshots | None = None) -> Iterator[Snapshot]:
     """Snapshot the user's graphs, run the block (the one write that changes them), then
     keep the snapshot. If the block raises, the snapshot is removed: nothing changed."""
     snapshots = folder or snapshots_for(store)
@@ -196,7 +217,7 @@ def kept_before(store: GraphStore, activity: Activity, *, folder: Snapshots | No
     snapshots.keep(snap, store)
 
 
-def snapshots_for(store: GraphStore) -> Snapshots:
+def snapshots_for(store: SnapshotStore) -> Snapshots:
     """The snapshot folder of ``store`` (see the module documentation for where)."""
     path = getattr(store, "path", None)
     if isinstance(path, Path):
@@ -219,7 +240,7 @@ def snapshots_for(store: GraphStore) -> Snapshots:
     return Snapshots(folder)
 
 
-def _committed(store: GraphStore, activity: str) -> bool:
+def _committed(store: SnapshotStore, activity: str) -> bool:
     return store.ask(f"ASK {{ GRAPH {PROVENANCE} {{ <{activity}> a prov:Activity }} }}")
 
 
@@ -317,79 +338,6 @@ def read_quads(path: Path) -> dict[ox.NamedNode, list[ox.Triple]]:
     return graphs
 
 
-# -- kg undo ---------------------------------------------------------------------------
-
-
-@dataclass
-class UndoReport:
-    snapshot: Snapshot
-    restored: dict[str, int]
-    discarded: list[str]
-    kept_as: Path | None
-    changed: bool
-
-
-def user_hashes(store: GraphStore) -> dict[str, str]:
+def user_hashes(store: SnapshotStore) -> dict[str, str]:
     """Each user graph → a hash of its content."""
     return {g.value: content_hash(store.triples(g)) for g in USER_GRAPHS}
-
-
-def later_changes(store: GraphStore, snap: Snapshot) -> list[str]:
-    """What changed a user graph after the command ``snap`` was taken for (by content:
-    an undo that put a graph back as it was is no change)."""
-    now = user_hashes(store)
-    changed = [g for g, digest in now.items() if digest != snap.after.get(g, digest)]
-    if not changed:
-        return []
-    rows = store.select(
-        f"""SELECT ?g ?label ?ended WHERE {{ GRAPH {PROVENANCE} {{ ?g prov:wasGeneratedBy ?act .
-              ?act rdfs:label ?label OPTIONAL {{ ?act prov:endedAtTime ?ended }} }} }}""",
-        {"g": [ox.NamedNode(g) for g in changed]},
-    ).records()
-    said = {str(r["g"]): f"{graph_name(ox.NamedNode(r['g']))} by `{r['label']}` at {str(r['ended'] or '')[:19]}"
-            for r in rows}
-    return sorted(said.get(g, f"{graph_name(ox.NamedNode(g))} (emptied)") for g in changed)
-
-
-def undo(store: GraphStore, *, yes: bool = False) -> UndoReport:
-    """Put the user's graphs back as the newest snapshot has them."""
-    snaps = snapshots_for(store)
-    snaps.resolve_pending(store)
-    kept = snaps.kept()
-    if not kept:
-        raise NotFoundError("there is nothing to undo: no command has replaced your graphs yet",
-                            hint="Snapshots are taken before a command replaces or drops your reading list, "
-                            f"reading state or sync state; they are kept in {snaps.folder}.")
-    snap = kept[0]
-    discarded = later_changes(store, snap)
-    if discarded and not yes:
-        raise KGError(
-            f"your graphs changed after {snap.describe()}: " + "; ".join(discarded),
-            hint="kg undo would discard those changes too. Pass --yes to undo anyway (the state it replaces "
-            "is kept under snapshots/undone/, and kg restore FILE puts it back).",
-        )
-    content = snap.content()
-    activity = Activity("kg undo", used=[str(snap.path)])
-    snap.state, snap.undoer = "undoing", activity.iri.value
-    snap.save()
-    try:
-        with store.transaction(activity) as tx:
-            tx.snapshot_to = Snapshots(snaps.folder / "undone")
-            for graph in USER_GRAPHS:
-                triples = content.get(graph, [])
-                if triples:
-                    tx.replace_graph(graph, triples)
-                else:
-                    tx.drop_graph(graph)
-    except BaseException:
-        snap.state, snap.undoer = "kept", None
-        snap.save()
-        raise
-    snap.remove()
-    taken = tx.snapshot_taken
-    return UndoReport(snapshot=snap, restored={graph_name(g): len(t) for g, t in content.items()},
-                      discarded=discarded, kept_as=taken.path if taken else None, changed=bool(tx.touched))
-
-
-def describe_graphs(counts: Iterable[tuple[str, int]]) -> str:
-    return ", ".join(f"{name} ({n} triples)" for name, n in counts) or "no graph (they were empty)"

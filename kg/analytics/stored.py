@@ -1,0 +1,276 @@
+"""Answer tables: ``kg analytics build`` keeps each twin's whole answer with its parameters
+at their defaults (those of ``kg query NAME`` with no ``-p``), stored in the order of the
+query's page key, as ``answers."NAME"`` (:func:`materialise`). Such a query reads that
+table instead of working its answer out: a first page is the table's first rows, the next
+page those after the cursor (``WHERE key > ...``, in the table's order), and the whole
+answer a scan, with no sort. A twin without a default answer (a required parameter, rows
+from the store) and a query with other parameters run the twin's SQL; such a twin may keep
+the costly part of it, without parameters, as its answer table all the same
+(:attr:`~kg.analytics.twins.Twin.stored`: new-since's dated rows with their labels,
+filtered by the day given; reading-queue-lineage's queued papers with the techniques they
+use, narrowed to the lineage given).
+
+An incremental build remakes only the answer tables whose SQL names a kind of fact that
+changed: that the changed graphs held or hold, or, where these graphs are small (the
+reading graph), that differs between their old and new facts. After reading-status
+changes alone, an answer whose rows each show one paper's status
+(:attr:`~kg.analytics.twins.Twin.by_paper`) is patched instead: the rows of the papers
+whose status changed are made again by its SQL narrowed to them, written over their old
+rows in place where they keep their place in the stored order (:func:`_patch`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from kg.analytics.twins import TWINS, Twin
+
+if TYPE_CHECKING:
+    import duckdb
+
+    from queries import Bound, NamedQuery
+
+__all__ = [
+    "ANSWERS_VERSION",
+    "PATCH_PAPERS",
+    "STATUS_KEYS",
+    "answer_table",
+    "answers_current",
+    "default_params",
+    "materialise",
+    "order_sql",
+    "reads",
+    "stored_table",
+    "twin_params",
+    "used_params",
+]
+
+
+def _answers_version() -> str:
+    """A digest of every twin's SQL: answer tables made by other SQL are not read."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for name, twin in sorted(TWINS.items()):
+        digest.update(f"{name}\0{twin.sql}\0{twin.stored}\0{sorted(twin.kinds.items())}".encode())
+    return digest.hexdigest()[:16]
+
+
+ANSWERS_VERSION = _answers_version()
+
+
+def order_sql(named: NamedQuery) -> str:
+    return ", ".join(f'"{k.variable}" {"DESC NULLS LAST" if k.descending else "ASC NULLS FIRST"}'
+                     for k in named.page)
+
+
+def twin_params(twin: Twin, bound: Mapping[str, Bound]) -> dict[str, Any]:
+    """The SQL's parameters for the query's ``bound`` ones (every row: ``$page`` NULL)."""
+    return {**{name: convert(bound[name]) if name in bound else None for name, convert in dict(twin.params).items()},
+            "page": None}
+
+
+def used_params(sql: str, params: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in params.items() if re.search(rf"\${k}\b", sql)}
+
+
+def default_params(name: str) -> dict[str, Any] | None:
+    """The twin's SQL parameters when the query is run with none given; None when it
+    has no such answer (a required parameter, or rows asked of the store)."""
+    import queries
+    from kg.errors import KGError
+
+    twin = TWINS[name]
+    if twin.extra is not None:
+        return None
+    try:
+        bound = queries.bind(queries.get(name), {})
+    except KGError:
+        return None
+    return twin_params(twin, bound)
+
+
+def reads(twin: Twin) -> set[str]:
+    """The staging keys (kinds of fact) a twin's SQL names, each as a quoted string."""
+    from kg.analytics.staging import KEYS
+
+    text = re.sub(r"--[^\n]*", "", f"{twin.sql}\n{twin.stored or ''}")  # comments (an apostrophe) out
+    return set(re.findall(r"'((?:[^']|'')*)'", text)) & set(KEYS)
+
+
+#: The facts a status change writes about a paper (:func:`kg.reading.status_change`): its
+#: status, when that changed, and when the paper first got one.
+STATUS_KEYS = frozenset({"tkg:readingStatus", "tkg:statusChangedAt", "tkg:addedAt"})
+#: A build patches the answer tables for at most this many papers whose reading state
+#: changed; for more, it makes them again whole.
+PATCH_PAPERS = 5000
+
+
+def materialise(con: duckdb.DuckDBPyConnection, progress: Callable[[str, int, int], None] | None = None, *,
+                changed_keys: set[str] | None = None,
+                papers: Sequence[str] | None = None) -> tuple[dict[str, int], dict[str, int]]:
+    """(Re)make the answer tables from the staged facts (in the build's transaction): all
+    of them, or (``changed_keys``, the kinds of fact that changed) those that read any of
+    them, and any that this version did not make. With ``papers``, the papers whose
+    reading-state facts (:data:`STATUS_KEYS`) changed, an answer that reads no other kind
+    of fact that changed and says which paper each row is about (:attr:`Twin.by_paper`)
+    is patched instead: only these papers' rows are made again (:func:`_patch`).
+    Returns the answers made whole and those patched, each with its rows (made again)."""
+    if not answers_current(con):
+        changed_keys = None
+    existing = {r[0] for r in con.execute(
+        "SELECT table_name FROM duckdb_tables() WHERE schema_name = 'answers'").fetchall()}
+    con.execute("CREATE SCHEMA IF NOT EXISTS answers")
+    # The build lets DuckDB write tables in any order; these keep the ORDER BY's.
+    con.execute("SET preserve_insertion_order = true")
+    # (not reset when it fails: the build rolls back and closes the connection; a statement
+    # in an aborted transaction would only hide DuckDB's error behind its own)
+    made, patched = _materialise(con, progress, changed_keys, papers, existing)
+    con.execute("SET preserve_insertion_order = false")
+    con.execute("INSERT OR REPLACE INTO staging.meta VALUES ('answers_version', ?)", [ANSWERS_VERSION])
+    if progress:
+        progress("answers", len(TWINS), len(TWINS))
+    return made, patched
+
+
+def _materialise(con: duckdb.DuckDBPyConnection, progress: Callable[[str, int, int], None] | None,
+                 changed_keys: set[str] | None, papers: Sequence[str] | None,
+                 existing: set[str]) -> tuple[dict[str, int], dict[str, int]]:
+    import queries
+
+    made: dict[str, int] = {}
+    patched: dict[str, int] = {}
+    for i, (name, twin) in enumerate(TWINS.items()):
+        if progress:
+            progress("answers", i, len(TWINS))
+        if changed_keys is not None and name in existing:
+            read = reads(twin) & changed_keys
+            if not read:
+                continue
+            if (papers is not None and len(papers) <= PATCH_PAPERS and twin.by_paper is not None
+                    and read <= STATUS_KEYS):
+                patched[name] = _patch(con, name, twin, papers)
+                continue
+        params = default_params(name)
+        if twin.stored is not None:
+            con.execute(f'CREATE OR REPLACE TABLE answers."{name}" AS {twin.stored}',
+                        used_params(twin.stored, {"page": None}))
+            made[name] = int(con.execute(f'SELECT count(*) FROM answers."{name}"').fetchall()[0][0])
+        if params is None:
+            if twin.stored is None:
+                con.execute(f'DROP TABLE IF EXISTS answers."{name}"')
+            continue
+        order = order_sql(queries.get(name))
+        sql = f"SELECT * FROM ({twin.sql}) AS answer" + (f" ORDER BY {order}" if order else "")
+        con.execute(f'CREATE OR REPLACE TABLE answers."{name}" AS {sql}', used_params(sql, params))
+        made[name] = int(con.execute(f'SELECT count(*) FROM answers."{name}"').fetchall()[0][0])
+    return made, patched
+
+
+def _patch(con: duckdb.DuckDBPyConnection, name: str, twin: Twin, papers: Sequence[str]) -> int:
+    """Make the rows of ``papers`` in the answer table of ``name`` again, from the twin's
+    SQL narrowed to them (``$page``); the other rows stay as they are. Returns how many
+    rows these papers have now.
+
+    A table without an order (:attr:`Twin.stored`) loses their old rows and gets the new
+    ones. A table in the order of the page key keeps it, row for row as a build that makes
+    it whole would store it: each new row is written over one of the papers' old rows, in
+    place (a status changed: the row stays where it was), the old rows left over are
+    deleted (deleting keeps the order), and the table is sorted again only when a new row
+    does not fit between its neighbours or the papers have more rows than before."""
+    import queries
+
+    table = f'answers."{name}"'
+    params = default_params(name)  # the table holds the answer without parameters, else the stored rows
+    sql = twin.sql if params is not None else twin.stored
+    assert sql is not None and twin.by_paper is not None
+    order = order_sql(queries.get(name)) if params is not None else ""
+    con.execute(f"""CREATE OR REPLACE TEMP TABLE answer_patch AS
+                    SELECT row_number() OVER ({f"ORDER BY {order}" if order else ""}) AS __row, *
+                    FROM ({sql}) AS answer""", used_params(sql, {**(params or {}), "page": list(papers)}))
+    count = int(con.execute("SELECT count(*) FROM answer_patch").fetchall()[0][0])
+    mine = f'"{twin.by_paper}" IN (SELECT unnest(CAST($papers AS VARCHAR[])))'
+    if not order:
+        con.execute(f"DELETE FROM {table} WHERE {mine}", {"papers": list(papers)})
+        con.execute(f"INSERT INTO {table} SELECT * EXCLUDE (__row) FROM answer_patch")
+    else:
+        _patch_in_order(con, name, order, mine, papers, count)
+    con.execute("DROP TABLE answer_patch")  # (a failed build's rollback takes it away)
+    return count
+
+
+def _patch_in_order(con: duckdb.DuckDBPyConnection, name: str, order: str, mine: str, papers: Sequence[str],
+                    count: int) -> None:
+    """The ``count`` rows of ``answer_patch`` (numbered in ``order``) in the place of the
+    rows ``mine`` (those of ``papers``) in the answer table of ``name``, which stays in
+    ``order`` (see :func:`_patch`)."""
+    table = f'answers."{name}"'
+    old = [r[0] for r in con.execute(f"SELECT rowid FROM {table} WHERE {mine} ORDER BY rowid",
+                                     {"papers": list(papers)}).fetchall()]
+    if count > len(old):  # rows to insert: the table is written again, in order
+        con.execute(f"""CREATE OR REPLACE TABLE {table} AS
+                        SELECT * FROM (SELECT * FROM {table} WHERE rowid NOT IN (SELECT unnest(CAST($old AS BIGINT[])))
+                                       UNION ALL SELECT * EXCLUDE (__row) FROM answer_patch) AS answer
+                        ORDER BY {order}""", {"old": old})
+        return
+    written, gone = old[:count], old[count:]
+    if written:
+        columns = [r[0] for r in con.execute(
+            "SELECT column_name FROM duckdb_columns() WHERE schema_name = 'answers' AND table_name = ? "
+            "ORDER BY column_index", [name]).fetchall()]
+        assignments = ", ".join(f'"{c}" = new."{c}"' for c in columns)
+        con.execute(f"""UPDATE {table} AS answer SET {assignments}
+                        FROM (SELECT *, CAST($written AS BIGINT[])[__row] AS __at FROM answer_patch) AS new
+                        WHERE answer.rowid = new.__at""", {"written": written})
+    if gone:
+        con.execute(f"DELETE FROM {table} WHERE rowid IN (SELECT unnest(CAST($gone AS BIGINT[])))", {"gone": gone})
+    if written and not _in_order(con, table, order, written):
+        con.execute(f"CREATE OR REPLACE TABLE {table} AS SELECT * FROM {table} ORDER BY {order}")
+
+
+def _in_order(con: duckdb.DuckDBPyConnection, table: str, order: str, written: Sequence[int]) -> bool:
+    """Whether ``table``, in ``order`` but perhaps for the rows at the rowids ``written``,
+    is in order: each of these rows comes after the row stored before it and before the
+    row stored after it (at the nearest rowids: deleted rows leave gaps)."""
+    near = [r[0] for r in con.execute(f"""
+        WITH written AS (SELECT unnest(CAST($written AS BIGINT[])) AS id),
+          ids AS (SELECT rowid AS id FROM {table})
+        SELECT id FROM written
+        UNION SELECT ids.id FROM written ASOF JOIN ids ON written.id > ids.id
+        UNION SELECT ids.id FROM written ASOF JOIN ids ON written.id < ids.id""",
+                                      {"written": list(written)}).fetchall()]
+    misplaced = con.execute(f"""
+        SELECT count(*) FROM (
+          SELECT row_number() OVER (ORDER BY __at) AS stored, row_number() OVER (ORDER BY {order}, __at) AS sorted
+          FROM (SELECT rowid AS __at, * FROM {table} WHERE rowid IN (SELECT unnest(CAST($near AS BIGINT[])))))
+        WHERE stored <> sorted""", {"near": near}).fetchall()[0][0]
+    return int(misplaced) == 0
+
+
+def answers_current(con: duckdb.DuckDBPyConnection) -> bool:
+    """Whether the file's answer tables were made by this version's twins."""
+    from kg.analytics.files import engine
+
+    try:
+        rows = con.execute("SELECT value FROM staging.meta WHERE key = 'answers_version'").fetchall()
+    except engine().Error:
+        return False
+    return rows == [(ANSWERS_VERSION,)]
+
+
+def stored_table(con: duckdb.DuckDBPyConnection, name: str) -> str | None:
+    """The answer table of ``name`` when this version made it."""
+    if not answers_current(con):
+        return None
+    found = con.execute("SELECT 1 FROM duckdb_tables() WHERE schema_name = 'answers' AND table_name = ?",
+                        [name]).fetchall()
+    return f'answers."{name}"' if found else None
+
+
+def answer_table(con: duckdb.DuckDBPyConnection, name: str, params: Mapping[str, Any]) -> str | None:
+    """The answer table that holds this very answer, if there is one."""
+    if TWINS[name].stored is not None or params != default_params(name):
+        return None
+    return stored_table(con, name)
