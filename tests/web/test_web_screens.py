@@ -12,19 +12,11 @@ from typing import Any
 
 import pytest
 
-from tests.web.conftest import SHOTS, Served
+from tests.web.conftest import MAIN_PAGES, SHOTS, Served
 
 pytestmark = pytest.mark.browser
 
-PAGES = {
-    "techniques": "/",
-    "technique": "/techniques/gated-deltanet",
-    "compare": "/compare?t=gdn&t=kda&t=mamba2",
-    "lineage": "/lineage",
-    "reading": "/reading",
-    "query": "/query?name=descendants",
-    "not-found": "/techniques/gated-deltanetz",
-}
+PAGES = {**MAIN_PAGES, "not-found": "/techniques/gated-deltanetz"}
 WIDTHS = (1400, 800)
 HEIGHT = 900
 
