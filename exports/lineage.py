@@ -30,6 +30,7 @@ from pyoxigraph import NamedNode
 
 import kg.answer
 from kg.errors import ExportError
+from kg.iris import paper_link
 from kg.resolve import Resolver, resolve_technique
 from kg.results import Solutions
 from kg.store.base import GraphStore
@@ -130,11 +131,7 @@ class PaperRef:
     @property
     def link(self) -> str:
         """Where a reader opens it: arXiv, DOI, a page, or the IRI itself."""
-        if self.arxiv:
-            return f"https://arxiv.org/abs/{self.arxiv}"
-        if self.doi:
-            return f"https://doi.org/{self.doi}"
-        return self.url or self.iri
+        return paper_link(self.arxiv, self.doi, self.url or self.iri)
 
 
 @dataclass

@@ -25,6 +25,7 @@ __all__ = [
     "normalize_doi",
     "org_iri",
     "paper_iri",
+    "paper_link",
     "parse_arxiv_id",
     "parse_github_repo",
     "person_iri",
@@ -168,6 +169,15 @@ def paper_iri(*, arxiv: str | None = None, doi: str | None = None, key: str | No
     if key:
         return ID["paper/" + slugify(key)]
     raise ValueError("a paper needs an arXiv id, a DOI or a key")
+
+
+def paper_link(arxiv: str | None, doi: str | None, otherwise: str) -> str:
+    """Where a reader opens a paper: its arXiv page, its DOI, else ``otherwise`` (a page, the IRI)."""
+    if arxiv:
+        return f"https://arxiv.org/abs/{arxiv}"
+    if doi:
+        return f"https://doi.org/{doi}"
+    return otherwise
 
 
 def skolem(*parts: str) -> NamedNode:

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from pyoxigraph import Literal, NamedNode
 
 from kg.graphs import CITATIONS, READING
+from kg.iris import paper_link
 from kg.sparqltext import values_block
 from kg.vocab import CITO, TKG
 
@@ -88,11 +89,7 @@ class ReadingSuggestion:
 
     @property
     def link(self) -> str:
-        if self.arxiv:
-            return f"https://arxiv.org/abs/{self.arxiv}"
-        if self.doi:
-            return f"https://doi.org/{self.doi}"
-        return self.paper
+        return paper_link(self.arxiv, self.doi, self.paper)
 
     @property
     def summary(self) -> str:

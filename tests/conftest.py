@@ -9,7 +9,7 @@ import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -21,6 +21,10 @@ ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"
 SEEDS = SHARED / "seeds"
 FIXTURES = SHARED / "fixtures"
+#: Debian's Chromium, which the browser tests drive through Playwright (never a download).
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
 
 
 @pytest.fixture(autouse=True)
@@ -56,16 +60,37 @@ def built_store_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
+def opened_copy(source: Path, target: Path) -> Iterator[OxigraphStore]:
+    """The store at ``source`` copied to ``target`` and open, closed afterwards (a fixture's body)."""
+    from kg.store.embedded import OxigraphStore
+
+    shutil.copytree(source, target)
+    store = OxigraphStore(target)
+    yield store
+    store.close()
+
+
+def nquads(path: Path) -> bytes:
+    """Every graph of the store at ``path`` as N-Quads, to look for what must not be there."""
+    import io
+
+    import pyoxigraph as ox
+
+    from kg.store.embedded import OxigraphStore
+
+    store = OxigraphStore(path)
+    try:
+        out = io.BytesIO()
+        store.dump(out, fmt=ox.RdfFormat.N_QUADS)
+        return out.getvalue()
+    finally:
+        store.close()
+
+
 @pytest.fixture
 def built_store(built_store_dir: Path, tmp_path: Path) -> Iterator[OxigraphStore]:
     """A private copy of the built store, open."""
-    from kg.store.embedded import OxigraphStore
-
-    path = tmp_path / "store"
-    shutil.copytree(built_store_dir, path)
-    store = OxigraphStore(path)
-    yield store
-    store.close()
+    yield from opened_copy(built_store_dir, tmp_path / "store")
 
 
 @pytest.fixture
@@ -127,3 +152,16 @@ def catalog_copy(tmp_path: Path) -> Iterator[Path]:
     target = tmp_path / "data"
     shutil.copytree(data_dir(), target)
     yield target
+
+
+@pytest.fixture(scope="module")
+def chromium() -> Iterator[Any]:
+    """A headless Chromium driven by Playwright (Debian's chromium, not a download)."""
+    if not CHROMIUM.exists():
+        pytest.skip("Debian's chromium is not installed (scripts/setup installs it)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()

@@ -41,7 +41,6 @@ import hashlib
 import json
 import re
 import socket
-import struct
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -50,7 +49,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from ingest.emulators.loopback import LoopbackServer
+from ingest.emulators.loopback import FaultQueue, LoopbackServer, QuietHandler, reset_connection
 
 __all__ = ["EmulatedPaper", "Faults", "RequestRecord", "SemanticScholarEmulator", "paper_key"]
 
@@ -138,17 +137,12 @@ class _Fault:
     seconds: float = 0.0
 
 
-class Faults:
+class Faults(FaultQueue[_Fault]):
     """Faults for the next matching requests; ``path`` is a regular expression searched in
     the path, ``method`` limits them to GET or POST, ``skip`` lets that many through first."""
 
-    def __init__(self) -> None:
-        self._faults: list[_Fault] = []
-        self._lock = threading.Lock()
-
     def _add(self, kind: str, path: str | None, method: str | None, times: int, skip: int, **kw: Any) -> None:
-        with self._lock:
-            self._faults.append(_Fault(kind, re.compile(path) if path else None, method, times, skip, **kw))
+        self._queue(_Fault(kind, re.compile(path) if path else None, method, times, skip, **kw))
 
     def status(self, code: int, body: Mapping[str, Any] | str | None = None, *, times: int = 1,
                path: str | None = None, method: str | None = None, skip: int = 0,
@@ -181,29 +175,11 @@ class Faults:
     def delay(self, seconds: float, *, times: int = 1, path: str | None = None, method: str | None = None) -> None:
         self._add("delay", path, method, times, 0, seconds=seconds)
 
-    def clear(self) -> None:
-        with self._lock:
-            self._faults.clear()
-
-    @property
-    def pending(self) -> int:
-        with self._lock:
-            return sum(f.times for f in self._faults)
-
     def take(self, method: str, path: str) -> _Fault | None:
-        with self._lock:
-            for fault in self._faults:
-                if fault.times <= 0 or (fault.method and fault.method != method):
-                    continue
-                if fault.pattern is not None and not fault.pattern.search(path):
-                    continue
-                if fault.skip > 0:
-                    fault.skip -= 1
-                    continue
-                fault.times -= 1
-                self._faults = [f for f in self._faults if f.times > 0]
-                return fault
-        return None
+        """The fault for this request, if one applies (it uses up one of its ``times``)."""
+        found = self._take(lambda f: (not f.method or f.method == method)
+                           and (f.pattern is None or bool(f.pattern.search(path))), first=True)
+        return found[0] if found else None
 
 
 class _ApiError(Exception):
@@ -570,24 +546,15 @@ def _bulk_matcher(text: str) -> Callable[[str], bool]:
     return matches
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(QuietHandler):
     emulator: SemanticScholarEmulator
     protocol_version = "HTTP/1.1"
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
-        return
 
     def setup(self) -> None:
         super().setup()
         # Headers and body go out in two writes: without this, Nagle's algorithm and the
         # client's delayed ACK hold each answer back by some 40 ms.
         self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-
-    def do_GET(self) -> None:
-        self._serve("GET")
-
-    def do_POST(self) -> None:
-        self._serve("POST")
 
     def _send(self, status: int, content: bytes, headers: Mapping[str, str], *, truncate: bool = False) -> None:
         self.send_response(status)
@@ -606,7 +573,7 @@ class _Handler(BaseHTTPRequestHandler):
         if truncate:
             self.close_connection = True
 
-    def _serve(self, method: str) -> None:
+    def serve(self, method: str) -> None:
         emu = self.emulator
         parts = urlsplit(self.path)
         length = int(self.headers.get("Content-Length") or 0)
@@ -619,9 +586,7 @@ class _Handler(BaseHTTPRequestHandler):
         fault = emu.faults.take(method, parts.path)
         if fault is not None and fault.kind == "reset":
             record.status = -1
-            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-            self.connection.close()
-            self.close_connection = True
+            reset_connection(self)
             return
         if fault is not None and fault.kind == "delay":
             time.sleep(fault.seconds)

@@ -58,6 +58,7 @@ __all__ = [
     "KEYS",
     "MAX_AUTHOR_POSITION",
     "PREDICATES",
+    "REPOSITORY_COUNTS",
     "SPLIT_ABOVE",
     "Key",
     "Task",
@@ -73,6 +74,10 @@ MAX_AUTHOR_POSITION = 2000
 _MEMBER = "rdf:_n"
 #: The key of every rdf:type of a bibo:Document.
 DOCUMENT_TYPES = "types"
+
+#: A repository's counts (and last push), which each of its snapshots records too.
+REPOSITORY_COUNTS: tuple[str, ...] = (
+    "tkg:stars", "tkg:forks", "tkg:openIssues", "tkg:watchers", "tkg:contributors", "tkg:pushedAt")
 
 #: Classes whose instances the tables need: the key is ``a:<class>``.
 CLASSES: tuple[str, ...] = (
@@ -160,12 +165,7 @@ PREDICATES: tuple[str, ...] = (
     "rdfs:label",
     # repositories
     "schema:name",
-    "tkg:stars",
-    "tkg:forks",
-    "tkg:openIssues",
-    "tkg:watchers",
-    "tkg:contributors",
-    "tkg:pushedAt",
+    *REPOSITORY_COUNTS,
     "tkg:archived",
     "tkg:latestRelease",
     "tkg:latestReleaseDate",

@@ -19,7 +19,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from kg.analytics.staging import KEYS
+from kg.analytics.staging import KEYS, REPOSITORY_COUNTS
 from kg.graphs import CITATIONS, graph_name
 
 __all__ = ["SHARED_KEYS", "TABLES", "Table", "ordered", "table"]
@@ -36,12 +36,7 @@ SHARED_KEYS: frozenset[str] = frozenset(
         "rdfs:comment",
         "foaf:name",
         "tkg:firstAuthor",
-        "tkg:stars",
-        "tkg:forks",
-        "tkg:openIssues",
-        "tkg:watchers",
-        "tkg:contributors",
-        "tkg:pushedAt",
+        *REPOSITORY_COUNTS,
         "tkg:passed",
         "prov:startedAtTime",
         "prov:endedAtTime",
@@ -92,6 +87,16 @@ def _pivot(cls: Sequence[str], subject: str, columns: Sequence[tuple[str, str]])
                        gr.modified AS source_modified
                 FROM {subject}_e AS e LEFT JOIN {subject}_p AS p USING (s)
                 JOIN staging.graphs AS gr ON gr.id = e.g)"""
+
+
+def _owned(cls: Sequence[str], subject: str, columns: Sequence[tuple[str, str]], key: str, owned: str,
+           owner: str) -> str:
+    """:func:`_pivot` of entities that belong to another (a snapshot to its repository, a
+    kernel to its technique), with ``owner``: each ``owned`` entity's ``owner``, the subject of
+    its ``key`` fact (the best graph's; of its values, the least)."""
+    return f"""{_pivot(cls, subject, columns)},
+  owner AS (SELECT o AS {owned}, arg_min(s, (priority, s)) AS {owner} FROM staging.ranked
+            WHERE k = '{key}' GROUP BY o)"""
 
 
 def _link(key: str, left: str, right: str) -> str:
@@ -572,9 +577,7 @@ FROM r ORDER BY repository""",
         "repository_snapshots",
         "A repository's counts as seen by each ingest run, one row per snapshot.",
         f"""
-WITH {_pivot(["tkg:RepositorySnapshot"], "sn", _SNAPSHOT)},
-  owner AS (SELECT o AS snapshot, arg_min(s, (priority, s)) AS repository FROM staging.ranked
-            WHERE k = 'tkg:snapshot' GROUP BY o)
+WITH {_owned(["tkg:RepositorySnapshot"], "sn", _SNAPSHOT, "tkg:snapshot", "snapshot", "repository")}
 SELECT sn AS snapshot, owner.repository, kg_time(taken_at) AS taken_at, kg_int(stars) AS stars,
        kg_int(forks) AS forks, kg_int(open_issues) AS open_issues, kg_int(watchers) AS watchers,
        kg_int(contributors) AS contributors, kg_time(pushed_at) AS pushed_at,
@@ -693,9 +696,7 @@ GROUP BY x.organisation, y.organisation""",
         "kernels",
         "Reference kernels: kernel, executable reference, or none with the reason.",
         f"""
-WITH {_pivot(["tkg:ReferenceKernel"], "kn", _KERNEL)},
-  owner AS (SELECT o AS kernel, arg_min(s, (priority, s)) AS technique FROM staging.ranked
-            WHERE k = 'tkg:referenceKernel' GROUP BY o)
+WITH {_owned(["tkg:ReferenceKernel"], "kn", _KERNEL, "tkg:referenceKernel", "kernel", "technique")}
 SELECT kn AS kernel, owner.technique, t.technique_id, form, module_path, rationale,
        kn.source_graph, kn.source_modified
 FROM kn LEFT JOIN owner ON owner.kernel = kn.kn
@@ -718,9 +719,7 @@ FROM r LEFT JOIN techniques AS t ON t.technique = r.technique ORDER BY ended_at,
         "verification_checks",
         "The numerical checks of each verification run, with their errors and tolerances.",
         f"""
-WITH {_pivot(["tkg:CheckResult"], "c", _CHECK)},
-  owner AS (SELECT o AS check_result, arg_min(s, (priority, s)) AS run FROM staging.ranked
-            WHERE k = 'tkg:check' GROUP BY o)
+WITH {_owned(["tkg:CheckResult"], "c", _CHECK, "tkg:check", "check_result", "run")}
 SELECT c AS check_result, owner.run, name, claim, kg_bool(passed) AS passed,
        kg_double(max_abs_error) AS max_abs_error, kg_double(max_rel_error) AS max_rel_error,
        kg_double(tolerance) AS tolerance, kg_double(duration_seconds) AS duration_seconds,

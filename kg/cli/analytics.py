@@ -8,6 +8,9 @@ missing or corrupt file is rebuilt from the graph with a message.
 
 from __future__ import annotations
 
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Optional
@@ -250,160 +253,79 @@ def build_(
     )
 
 
-@app.command()
-def progress(
-    by: Annotated[
-        Scheme,
-        typer.Option("--by", help="Categories: reading-list sections or technique categories."),
-    ] = Scheme.reading,
-    period: Annotated[
-        Period, typer.Option("--period", help="Time unit of the timeline.")
-    ] = Period.month,
-    as_of: AsOfOpt = None,
-    chart: ChartOpt = None,
-    fmt: ReportFormatOpt = Format.table,
-    json_out: JsonFlag = False,
-    csv_out: CsvFlag = False,
-    section: SectionOpt = None,
-    refresh: RefreshOpt = True,
-) -> None:
-    """Reading progress per category and over time, the backlog, and the days from added to read."""
-    _analysis(
-        "progress",
-        refresh=refresh,
-        fmt=fmt,
-        json_out=json_out,
-        csv_out=csv_out,
-        section=section,
-        chart=chart,
-        by=by.value,
-        period=period.value,
-        as_of=as_of,
-    )
-
-
-@app.command()
-def papers(
-    top: TopOpt = 10,
-    chart: ChartOpt = None,
-    fmt: ReportFormatOpt = Format.table,
-    json_out: JsonFlag = False,
-    csv_out: CsvFlag = False,
-    section: SectionOpt = None,
-    refresh: RefreshOpt = True,
-    influential: Annotated[bool, typer.Option(
+#: The options of the analyses' commands: name → (annotation, default).
+_OPTIONS: dict[str, tuple[Any, Any]] = {
+    "by": (Annotated[Scheme, typer.Option(
+        "--by", help="Categories: reading-list sections or technique categories.")], Scheme.reading),
+    "period": (Annotated[Period, typer.Option("--period", help="Time unit of the timeline.")], Period.month),
+    "top": (TopOpt, 10),
+    "stale_days": (Annotated[int, typer.Option(
+        "--stale-days", min=1, help="No push for this long counts as stale.")], 180),
+    "as_of": (AsOfOpt, None),
+    "all_": (Annotated[bool, typer.Option("--all", help="Include techniques not on the comparison page.")], False),
+    "chart": (ChartOpt, None),
+    "fmt": (ReportFormatOpt, Format.table),
+    "json_out": (JsonFlag, False),
+    "csv_out": (CsvFlag, False),
+    "section": (SectionOpt, None),
+    "refresh": (RefreshOpt, True),
+    "influential": (Annotated[bool, typer.Option(
         "--influential", help="Instead: the papers cited most influentially or for their method, and the citations "
-                              "per intent (from kg ingest citations).")] = False,
-) -> None:
-    """Papers per year, per technique category and per organisation."""
-    _analysis(
-        "influence" if influential else "papers",
-        refresh=refresh,
-        fmt=fmt,
-        json_out=json_out,
-        csv_out=csv_out,
-        section=section,
-        chart=chart,
-        top=top,
-    )
+                              "per intent (from kg ingest citations).")], False),
+}
+#: The options every analysis takes, in the order its help lists them.
+_SHARED = ("fmt", "json_out", "csv_out", "section", "refresh")
 
 
-@app.command()
-def lineage(
-    top: TopOpt = 10,
-    fmt: ReportFormatOpt = Format.table,
-    json_out: JsonFlag = False,
-    csv_out: CsvFlag = False,
-    section: SectionOpt = None,
-    refresh: RefreshOpt = True,
-) -> None:
-    """Lineage statistics: depth, fan-out, most derived-from techniques, longest chains."""
-    _analysis(
-        "lineage",
-        refresh=refresh,
-        fmt=fmt,
-        json_out=json_out,
-        csv_out=csv_out,
-        section=section,
-        chart=None,
-        top=top,
-    )
+@dataclass(frozen=True)
+class _Analysis:
+    """One ``kg analytics NAME`` command: the analysis of kg.analytics.analyses it runs, its
+    help, and its options in the order its help lists them (those not shared, nor ``chart``,
+    become the analysis' keyword arguments)."""
+
+    name: str
+    help: str
+    options: tuple[str, ...]
 
 
-@app.command()
-def adoption(
-    top: TopOpt = 10,
-    stale_days: Annotated[
-        int, typer.Option("--stale-days", min=1, help="No push for this long counts as stale.")
-    ] = 180,
-    as_of: AsOfOpt = None,
-    chart: ChartOpt = None,
-    fmt: ReportFormatOpt = Format.table,
-    json_out: JsonFlag = False,
-    csv_out: CsvFlag = False,
-    section: SectionOpt = None,
-    refresh: RefreshOpt = True,
-) -> None:
-    """Repository stars and growth between snapshots; the most active and the stale ones."""
-    _analysis(
-        "adoption",
-        refresh=refresh,
-        fmt=fmt,
-        json_out=json_out,
-        csv_out=csv_out,
-        section=section,
-        chart=chart,
-        top=top,
-        stale_days=stale_days,
-        as_of=as_of,
-    )
+_ANALYSES = (
+    _Analysis("progress", "Reading progress per category and over time, the backlog, and the days from added to read.",
+              ("by", "period", "as_of", "chart", *_SHARED)),
+    _Analysis("papers", "Papers per year, per technique category and per organisation.",
+              ("top", "chart", *_SHARED, "influential")),
+    _Analysis("lineage", "Lineage statistics: depth, fan-out, most derived-from techniques, longest chains.",
+              ("top", *_SHARED)),
+    _Analysis("adoption", "Repository stars and growth between snapshots; the most active and the stale ones.",
+              ("top", "stale_days", "as_of", "chart", *_SHARED)),
+    _Analysis("authors", "The most prolific authors and organisations, and co-authorship between organisations.",
+              ("top", *_SHARED)),
+    _Analysis("kernels", "Reference-kernel coverage per category: verified, failing, not run and none.",
+              ("all_", "chart", *_SHARED)),
+)
 
 
-@app.command()
-def authors(
-    top: TopOpt = 10,
-    fmt: ReportFormatOpt = Format.table,
-    json_out: JsonFlag = False,
-    csv_out: CsvFlag = False,
-    section: SectionOpt = None,
-    refresh: RefreshOpt = True,
-) -> None:
-    """The most prolific authors and organisations, and co-authorship between organisations."""
-    _analysis(
-        "authors",
-        refresh=refresh,
-        fmt=fmt,
-        json_out=json_out,
-        csv_out=csv_out,
-        section=section,
-        chart=None,
-        top=top,
-    )
+def _analysis_command(spec: _Analysis) -> Callable[..., None]:
+    """The command function of ``spec``, with the signature typer reads its options from."""
+
+    def command(**given: Any) -> None:
+        name = "influence" if given.pop("influential", False) else spec.name  # papers --influential
+        fmt, json_out, csv_out, section, refresh = (given.pop(option) for option in _SHARED)
+        chart = given.pop("chart", None)
+        arguments = {option.rstrip("_"): value.value if isinstance(value, StrEnum) else value
+                     for option, value in given.items()}
+        _analysis(name, refresh=refresh, fmt=fmt, json_out=json_out, csv_out=csv_out, section=section, chart=chart,
+                  **arguments)
+
+    command.__signature__ = inspect.Signature([  # type: ignore[attr-defined]
+        inspect.Parameter(option, inspect.Parameter.KEYWORD_ONLY, annotation=_OPTIONS[option][0],
+                          default=_OPTIONS[option][1]) for option in spec.options])
+    command.__name__ = spec.name
+    command.__doc__ = spec.help
+    return command
 
 
-@app.command()
-def kernels(
-    all_: Annotated[
-        bool, typer.Option("--all", help="Include techniques not on the comparison page.")
-    ] = False,
-    chart: ChartOpt = None,
-    fmt: ReportFormatOpt = Format.table,
-    json_out: JsonFlag = False,
-    csv_out: CsvFlag = False,
-    section: SectionOpt = None,
-    refresh: RefreshOpt = True,
-) -> None:
-    """Reference-kernel coverage per category: verified, failing, not run and none."""
-    _analysis(
-        "kernels",
-        refresh=refresh,
-        fmt=fmt,
-        json_out=json_out,
-        csv_out=csv_out,
-        section=section,
-        chart=chart,
-        all=all_,
-    )
+for _spec in _ANALYSES:
+    app.command(_spec.name)(_analysis_command(_spec))
 
 
 @app.command()

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Optional
 import typer
 
 from kg.cli import state
+from kg.cli.output import Format
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -21,12 +22,6 @@ __all__ = ["app"]
 app = typer.Typer(help="Pull papers, authors, citations and repository metadata from arXiv, Semantic Scholar, "
                        "GitHub and Zotero.",
                   no_args_is_help=True)
-
-
-class Format(StrEnum):
-    table = "table"
-    json = "json"
-    csv = "csv"
 
 
 class MetadataPrefix(StrEnum):

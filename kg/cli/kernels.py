@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from kg.cli import state
+from kg.cli.output import Format
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -29,12 +30,6 @@ app = typer.Typer(
     help="Reference kernels: each technique's kernel status, and running their verifications.",
     no_args_is_help=True,
 )
-
-
-class Format(StrEnum):
-    table = "table"
-    json = "json"
-    csv = "csv"
 
 
 class Device(StrEnum):

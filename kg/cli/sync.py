@@ -9,9 +9,10 @@ from typing import TYPE_CHECKING, Annotated, Any, Optional
 import typer
 
 from kg.cli import state
-from kg.cli.ingest import ContactOpt, Format, FormatOpt, TimeoutOpt
+from kg.cli.ingest import ContactOpt, FormatOpt, TimeoutOpt
 from kg.cli.ingest import _progress as progress_bar
 from kg.cli.ingest import app as ingest_app
+from kg.cli.output import Format
 
 if TYPE_CHECKING:
     from ingest.zotero import ZoteroAPI

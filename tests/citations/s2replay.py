@@ -29,7 +29,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 import yaml
 
-from ingest.emulators.loopback import LoopbackServer
+from ingest.emulators.loopback import LoopbackServer, QuietHandler
 from ingest.emulators.semanticscholar import EDGE_FIELDS, PAPER_FIELDS
 
 __all__ = ["S2Replay"]
@@ -111,20 +111,11 @@ class S2Replay(LoopbackServer):
         return 404, b'{"message":"Not Found"}', "application/json"
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(QuietHandler):
     replay: S2Replay
     protocol_version = "HTTP/1.1"
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
-        return
-
-    def do_GET(self) -> None:
-        self._serve("GET")
-
-    def do_POST(self) -> None:
-        self._serve("POST")
-
-    def _serve(self, method: str) -> None:
+    def serve(self, method: str) -> None:
         parts = urlsplit(self.path)
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length) if length else b""

@@ -2,27 +2,12 @@
 
 from __future__ import annotations
 
-import io
 import json
 import logging
-from pathlib import Path
-
-import pyoxigraph as ox
 
 from ingest.cache import cache_files
 from tests.citations.conftest import KEY
-
-
-def _dump(path: Path) -> bytes:
-    from kg.store.embedded import OxigraphStore
-
-    store = OxigraphStore(path)
-    try:
-        out = io.BytesIO()
-        store.dump(out, fmt=ox.RdfFormat.N_QUADS)
-        return out.getvalue()
-    finally:
-        store.close()
+from tests.conftest import nquads
 
 
 def test_the_key_is_sent_as_x_api_key_and_written_nowhere(kg_cli, emulator, built_store_path, tmp_path) -> None:
@@ -37,7 +22,7 @@ def test_the_key_is_sent_as_x_api_key_and_written_nowhere(kg_cli, emulator, buil
     assert emulator.requests and all(r.with_key for r in emulator.requests)
     for run in runs:
         assert KEY not in run.stdout and KEY not in run.stderr
-    assert KEY.encode() not in _dump(built_store_path)
+    assert KEY.encode() not in nquads(built_store_path)
     files = cache_files(cache)
     assert files and all(KEY.encode() not in f.read_bytes() for f in files)
     summary = json.loads(runs[1].stdout)
@@ -47,13 +32,13 @@ def test_the_key_is_sent_as_x_api_key_and_written_nowhere(kg_cli, emulator, buil
 
 
 def test_a_refused_key_fails_with_a_hint_and_writes_nothing(kg_cli, emulator, built_store_path) -> None:
-    before = _dump(built_store_path)
+    before = nquads(built_store_path)
     bad = "s2-wrong-key-000000000000"
     run = kg_cli("ingest", "citations", "--api-url", emulator.url, "--delay", "0", store=built_store_path,
                  env={"S2_API_KEY": bad})
     assert run.returncode == 1 and "HTTP 403" in run.stderr and "S2_API_KEY" in run.stderr
     assert bad not in run.stderr and bad not in run.stdout
-    assert _dump(built_store_path) == before
+    assert nquads(built_store_path) == before
     as_json = kg_cli("ingest", "citations", "--api-url", emulator.url, "--delay", "0", "-f", "json",
                      store=built_store_path, env={"S2_API_KEY": bad})
     error = json.loads(as_json.stdout)

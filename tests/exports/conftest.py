@@ -12,14 +12,13 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import opened_copy
+
 #: A name that tries every escaping mistake: markup, quotes, braces, entity-like text,
 #: Mermaid/DOT syntax, LaTeX specials, a backslash and non-ASCII including Chinese.
 HOSTILE = '<script>alert("x")</script> {b} "q" \'a\' & #35; |p| [s] 注意力 ünï `t` %d ~ \\n'
 HOSTILE_TITLE = 'Gated {Delta} & <b>Networks</b> 100% "Mamba2" #1 a_b ~ 注意力'
 NOTE_TEXT = "SECRET-NOTE-TEXT only the reader may see"
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -55,11 +54,7 @@ def private_store_dir(built_store_dir: Path, tmp_path_factory: pytest.TempPathFa
 
 @pytest.fixture
 def private_store(private_store_dir: Path, tmp_path: Path) -> Iterator[Any]:
-    path = tmp_path / "store"
-    shutil.copytree(private_store_dir, path)
-    store = open_store(path)
-    yield store
-    store.close()
+    yield from opened_copy(private_store_dir, tmp_path / "store")
 
 
 @pytest.fixture(scope="session")
@@ -93,24 +88,7 @@ def hostile_store_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def hostile_store(hostile_store_dir: Path, tmp_path: Path) -> Iterator[Any]:
-    path = tmp_path / "hostile-store"
-    shutil.copytree(hostile_store_dir, path)
-    store = open_store(path)
-    yield store
-    store.close()
-
-
-@pytest.fixture(scope="module")
-def chromium() -> Iterator[Any]:
-    """A headless Chromium driven by Playwright (Debian's chromium, not a download)."""
-    if not CHROMIUM.exists():
-        pytest.skip("Debian's chromium is not installed (scripts/setup installs it)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
+    yield from opened_copy(hostile_store_dir, tmp_path / "hostile-store")
 
 
 @pytest.fixture

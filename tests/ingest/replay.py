@@ -37,8 +37,6 @@ import datetime as dt
 import hashlib
 import json
 import re
-import socket
-import struct
 import threading
 import time
 from collections import defaultdict
@@ -52,7 +50,7 @@ from urllib.parse import parse_qs, parse_qsl, urlsplit
 
 from lxml import etree
 
-from ingest.emulators.loopback import LoopbackServer
+from ingest.emulators.loopback import LoopbackServer, QuietHandler, reset_connection
 
 __all__ = ["Fault", "ReplayServer", "Seen", "body", "delay", "drip", "reset", "status", "truncate"]
 
@@ -633,18 +631,9 @@ class ReplayServer(LoopbackServer):
         return Answer(404, b"not found", [("Content-Type", "text/plain")])
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(QuietHandler):
     replay: ReplayServer
     protocol_version = "HTTP/1.0"
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
-        return
-
-    def do_GET(self) -> None:
-        self._serve("GET")
-
-    def do_POST(self) -> None:
-        self._serve("POST")
 
     def _drip(self, answer: Any, fault: Fault) -> None:
         head = f"HTTP/1.1 {answer.status} OK\r\n" + "".join(f"{k}: {v}\r\n" for k, v in answer.headers)
@@ -662,7 +651,7 @@ class _Handler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError, OSError):
             pass
 
-    def _serve(self, method: str) -> None:
+    def serve(self, method: str) -> None:
         parts = urlsplit(self.path)
         length = int(self.headers.get("Content-Length") or 0)
         payload = self.rfile.read(length) if length else b""
@@ -673,9 +662,7 @@ class _Handler(BaseHTTPRequestHandler):
         fault = self.replay._next_fault(method, parts.path)
         if fault is not None and fault.kind == "reset":
             seen.status = -1
-            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-            self.connection.close()
-            self.close_connection = True
+            reset_connection(self)
             return
         if fault is not None and fault.kind == "delay":
             time.sleep(fault.seconds)

@@ -15,21 +15,10 @@ from ingest.github import GithubSource, ingest_github
 from ingest.http import Politeness, RetryPolicy, build_client
 from ingest.secrets import token_from_env
 from kg.errors import IngestError
+from tests.conftest import nquads
 from tests.ingest.replay import ReplayServer, status
 
 REPOS = ["PyGithub/PyGithub", "akfish/PyGithub", "protoncoin/protoncoin", "nobody/no-such-repo"]
-
-
-def _store_dump(path: Path) -> bytes:
-    from kg.store.embedded import OxigraphStore
-
-    store = OxigraphStore(path)
-    try:
-        out = io.BytesIO()
-        store.dump(out, fmt=ox.RdfFormat.N_QUADS)
-        return out.getvalue()
-    finally:
-        store.close()
 
 
 def test_a_planted_token_is_used_but_never_written_anywhere(kg_cli, replay: ReplayServer, tmp_path: Path) -> None:
@@ -51,7 +40,7 @@ def test_a_planted_token_is_used_but_never_written_anywhere(kg_cli, replay: Repl
     planted = token.encode()
     for run in runs:
         assert token not in run.stdout and token not in run.stderr
-    assert planted not in _store_dump(store)
+    assert planted not in nquads(store)
     files = cache_files(cache)
     assert files and all(planted not in f.read_bytes() for f in files)
     assert all(token not in str(f) for f in files)

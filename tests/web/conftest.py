@@ -20,9 +20,6 @@ import pytest
 
 from tests.servers import KG, kg_serve, serving
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
 #: Where a few screenshots are copied for people to look at.
 SHOTS = Path("/tmp/web-shots")
 #: The name Kimi Delta Attention gets in the hostile catalog, one of its aliases and its paper's title.
@@ -31,6 +28,16 @@ HOSTILE_ALIAS = '"><img src=x onerror=alert(2)>'
 HOSTILE_TITLE = "Kimi <b>Linear</b> & </script><script>alert(3)</script>"
 #: The recorded repository (tests/ingest's replay server) that stands in for KDA's.
 RECORDED_REPO = "PyGithub/PyGithub"
+
+#: The workbench's main pages, each at a URL that shows it with content.
+MAIN_PAGES = {
+    "techniques": "/",
+    "technique": "/techniques/gated-deltanet",
+    "compare": "/compare?t=gdn&t=kda&t=mamba2",
+    "lineage": "/lineage",
+    "reading": "/reading",
+    "query": "/query?name=descendants",
+}
 
 
 def kg(*args: str, store: Path | str | None = None, env: dict[str, str] | None = None,
@@ -148,19 +155,6 @@ def writable_server(web_store_dir: Path, tmp_path: Path) -> Iterator[Served]:
 def hostile_server(hostile_store_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     with workbench_process(_copy(hostile_store_dir, tmp_path_factory.mktemp("hostile-served") / "store")) as served:
         yield served
-
-
-@pytest.fixture(scope="module")
-def chromium() -> Iterator[Any]:
-    """Debian's headless Chromium driven by Playwright."""
-    if not CHROMIUM.exists():
-        pytest.skip("Debian's chromium is not installed (scripts/setup installs it)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
 
 
 @dataclass

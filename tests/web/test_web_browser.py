@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.web.conftest import HOSTILE_ALIAS, HOSTILE_NAME, HOSTILE_TITLE, SHOTS, Served, kg
+from tests.web.conftest import HOSTILE_ALIAS, HOSTILE_NAME, HOSTILE_TITLE, MAIN_PAGES, SHOTS, Served, kg
 from tests.web.test_web_pages import gdn_checks
 
 pytestmark = pytest.mark.browser
@@ -217,14 +217,6 @@ def test_hostile_names_render_as_text_everywhere(hostile_server: Served, open_pa
     assert events.dialogs == [] and events.errors == [] and events.foreign == []
 
 
-PAGES = {
-    "techniques": "/",
-    "technique": "/techniques/gated-deltanet",
-    "compare": "/compare?t=gdn&t=kda&t=mamba2",
-    "lineage": "/lineage",
-    "reading": "/reading",
-    "query": "/query?name=descendants",
-}
 VIEWPORTS = {"laptop": (1366, 800), "phone": (390, 844)}
 
 
@@ -234,7 +226,7 @@ def test_screenshots_of_the_main_pages_fit_the_screen(server: Served, open_page,
     width, height = VIEWPORTS[viewport]
     page, events = open_page(server, width=width, height=height)
     SHOTS.mkdir(parents=True, exist_ok=True)
-    for name, path in PAGES.items():
+    for name, path in MAIN_PAGES.items():
         page.goto(path)
         page.wait_for_load_state("networkidle")
         overflow = page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")

@@ -12,21 +12,12 @@ from typing import Any
 
 import pytest
 
-from tests.web.conftest import SHOTS, Served
+from tests.web.conftest import MAIN_PAGES, SHOTS, Served
 
 pytestmark = pytest.mark.browser
 
-PAGES = {
-    "techniques": "/",
-    "technique": "/techniques/gated-deltanet",
-    "compare": "/compare?t=gdn&t=kda&t=mamba2",
-    "lineage": "/lineage",
-    "reading": "/reading",
-    "query": "/query?name=descendants",
-    "search": "/search?q=delta+rule",
-    "news": "/news?since=1y",
-    "not-found": "/techniques/gated-deltanetz",
-}
+PAGES = {**MAIN_PAGES, "search": "/search?q=delta+rule", "news": "/news?since=1y",
+         "not-found": "/techniques/gated-deltanetz"}
 WIDTHS = (1400, 800)
 HEIGHT = 900
 
