@@ -39,13 +39,6 @@ class Outcome:
                 "detail": self.detail}
 
 
-def _ingest_format(fmt: Format) -> Any:
-    """The ingest commands' own format enum (progress bars show for a table only)."""
-    from kg.cli.ingest import Format as IngestFormat
-
-    return IngestFormat(fmt.value)
-
-
 def _add(outcome: Outcome, report: Any) -> None:
     for key, value in report.counts().items():
         outcome.counts[key] = outcome.counts.get(key, 0) + value
@@ -71,7 +64,7 @@ def _arxiv(store: GraphStore, cfg: SourceConfig, fmt: Format, outcome: Outcome) 
             job = HarvestJob(cfg.get("api_url") or DEFAULT_OAI_URL, cfg.get("metadata_prefix", "arXivRaw"), name,
                              None, None)
             job = HarvestJob(job.base_url, job.metadata_prefix, name, harvester.watermark(job) or first, None)
-            with _progress(f"arXiv {name or 'all'} since {job.from_date}", _ingest_format(fmt)) as progress:
+            with _progress(f"arXiv {name or 'all'} since {job.from_date}", fmt) as progress:
                 report = ingest_oai(store, harvester, job, progress=progress)
             _keep_current(store, report, ("arxiv", "reading"))
             _add(outcome, report)
@@ -120,7 +113,7 @@ def _citations(store: GraphStore, cfg: SourceConfig, fmt: Format, outcome: Outco
     run = CitationRun(ids=ids, max_per_paper=cfg.get("max_per_paper"), references=cfg.get("references", True),
                       citations=cfg.get("citations", True), recommendations=cfg.get("recommendations", False),
                       label="kg refresh (citations)")
-    with client, _progress("citations of the techniques you follow", _ingest_format(fmt)) as progress:
+    with client, _progress("citations of the techniques you follow", fmt) as progress:
         report = ingest_citations(store, source, run, progress=progress)
     _keep_current(store, report, ("citations",))
     _add(outcome, report)
@@ -138,7 +131,7 @@ def _github(store: GraphStore, cfg: SourceConfig, fmt: Format, outcome: Outcome)
                           headers={"Accept": "application/vnd.github+json", "X-GitHub-Api-Version": "2022-11-28"},
                           cache=_cache(None, "github"))
     source = GithubSource(client=client, api_url=url, max_wait=float(cfg.get("max_wait", 60.0)))
-    with client, _progress("GitHub repositories", _ingest_format(fmt)) as progress:
+    with client, _progress("GitHub repositories", fmt) as progress:
         report = ingest_github(store, source, contributors=bool(cfg.get("contributors", False)), progress=progress)
     _keep_current(store, report, ("github",))
     _add(outcome, report)
@@ -150,7 +143,7 @@ def _zotero(store: GraphStore, cfg: SourceConfig, fmt: Format, outcome: Outcome)
     pull = cfg.get("mode", "sync") == "pull"
     options = _options(conflict=cfg.get("conflict", "newest"), status_format=cfg.get("status_format", "extra"))
     api = _api(cfg.get("library"), cfg.get("api_url"), None, float(cfg.get("timeout", 30.0)), need_key=not pull)
-    report = _run(api, options, _ingest_format(fmt), pull=pull)  # keeps the search index current itself
+    report = _run(api, options, fmt, pull=pull)  # keeps the search index current itself
     outcome.detail = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in report.counts().items() if v)[:200]
 
 
