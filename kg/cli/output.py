@@ -496,6 +496,7 @@ def print_error(error: KGError, *, as_json: bool = False) -> None:
     from rich.markup import escape
 
     out = err_console()
-    out.print(f"[bold red]error:[/] {escape(error.message)}")
+    wrap = out.is_terminal  # in a pipe or a log, one line per message: what grep finds
+    out.print(f"[bold red]error:[/] {escape(error.message)}", soft_wrap=not wrap)
     if error.hint:
-        out.print(f"[yellow]hint:[/] {escape(error.hint)}")
+        out.print(f"[yellow]hint:[/] {escape(error.hint)}", soft_wrap=not wrap)

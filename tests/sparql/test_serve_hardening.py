@@ -148,9 +148,14 @@ def _wait_until_a_worker_runs(pid: int, within: float = 30) -> None:
 
     deadline = time.monotonic() + within
     while time.monotonic() < deadline:
-        workers = [c for c in psutil.Process(pid).children(recursive=True) if c.ppid() != pid]
-        for worker in workers:
-            worker.cpu_percent(None)
+        workers = []
+        for child in psutil.Process(pid).children(recursive=True):
+            try:  # a short-lived child may end between the listing and the look
+                if child.ppid() != pid:
+                    child.cpu_percent(None)
+                    workers.append(child)
+            except psutil.Error:
+                pass
         time.sleep(0.3)
         use = []
         for worker in workers:
