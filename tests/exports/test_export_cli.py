@@ -14,7 +14,7 @@ def test_lineage_export_infers_the_format_and_never_overwrites_without_force(kg_
                                                                             tmp_path: Path) -> None:
     target = tmp_path / "lineage.svg"
     out = kg_cli("export", "lineage", "-o", str(target), store=built_store_path, check=True)
-    assert "44 techniques" in out.stderr and target.read_bytes().startswith(b"<?xml")
+    assert "45 techniques" in out.stderr and target.read_bytes().startswith(b"<?xml")
     before = target.read_bytes()
     again = kg_cli("export", "lineage", "--root", "KDA", "-o", str(target), store=built_store_path)
     assert again.returncode == 1 and "already exists" in again.stderr and "--force" in again.stderr
