@@ -53,7 +53,10 @@ def backup(store: GraphStore, target: Path, *, force: bool = False) -> BackupRep
         raise ExportError(f"cannot write {target}: the directory {target.parent} does not exist")
     graphs = {g: store.triples(g) for g in store.named_graphs() if not g.value.startswith(_STAGING)}
     created = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
-    header = (f"{BACKUP_HEADER} techkg={__version__} created={created} store={store.location} "
+    # A server's URL says which store this was; an embedded store's folder would only tie the
+    # file to this machine (kg.sources says the same of what runs read).
+    where = store.location if "://" in str(store.location) else "embedded"
+    header = (f"{BACKUP_HEADER} techkg={__version__} created={created} store={where} "
               f"graphs={len(graphs)} triples={sum(len(t) for t in graphs.values())}")
     try:
         write_quads(target, graphs, header=header)

@@ -206,7 +206,7 @@ def build(
 
 def _write(store: GraphStore, *, data: Path | None, reading_list: Path | None, inputs: str,
            accept_counts: bool, also: Callable[[Transaction], None] | None) -> BuildReport:
-    from kg.catalog import catalog_triples, load_catalog
+    from kg.catalog import catalog_triples, derivation_iri, load_catalog
     from kg.reading import import_reading_list, known_status_triples
 
     catalog = load_catalog(data)
@@ -222,9 +222,11 @@ def _write(store: GraphStore, *, data: Path | None, reading_list: Path | None, i
             activity.used.append(str(path))
             imported = import_reading_list(store, path, catalog, tx=tx, accept_counts=accept_counts)
         activity.stats["techniques"] = len(catalog.on_page())
-        # Which catalog file defines each node, so that kg provenance cites the file of a fact.
+        # Which catalog file defines each node, so that kg provenance cites the file of a fact
+        # (lineage.toml for the facts of a lineage edge: kg.provenance).
         defined = [*((t.where.path, t.iri) for t in catalog.techniques.values()),
-                   *((p.where.path, p.iri) for p in catalog.papers.values())]
+                   *((p.where.path, p.iri) for p in catalog.papers.values()),
+                   *((e.where.path, derivation_iri(e)) for e in catalog.edges)]
         stamps = [f"{CATALOG} {TKG.buildInputs} {text(inputs, None)} ."]
         stamps += [f"{source_node(path)} {TKG.defines} {node} ." for path, node in defined]
         tx.update_after(f"DELETE WHERE {{ GRAPH {PROVENANCE} {{ {CATALOG} tkg:buildInputs ?h }} }} ;\n"

@@ -518,12 +518,13 @@ def provenance(
     node: Annotated[str, typer.Argument(help="A node IRI, technique name, arXiv id or GitHub owner/name.")],
     fmt: FormatOpt = Format.table,
 ) -> None:
-    """Where each fact about a node came from: its named graph, the run that wrote it, what that run read, and when."""
+    """Where each fact about a node came from: its named graph, the run that wrote it and when, the file it was
+    read from, and the links that state it."""
     import pyoxigraph as ox
 
     from kg.cli.output import emit
     from kg.errors import NotFoundError
-    from kg.graphs import PROVENANCE, graph_name
+    from kg.graphs import graph_name
     from kg.iris import parse_arxiv_id
     from kg.resolve import resolve_technique
 
@@ -544,38 +545,68 @@ def provenance(
                     iri = repo_iri(node)
                 except ValueError:
                     raise NotFoundError(f"{node!r} is no node, technique, arXiv id or repository") from None
-    rows = store.select(
-        f"""SELECT ?node ?graph ?property ?value ?activity ?ended ?modified WHERE {{
-              GRAPH ?graph {{ ?node ?property ?value }}
-              FILTER(?graph != {PROVENANCE})
-              OPTIONAL {{ GRAPH {PROVENANCE} {{ ?graph prov:wasGeneratedBy ?act . ?act rdfs:label ?activity ;
-                           prov:endedAtTime ?ended }} }}
-              OPTIONAL {{ GRAPH {PROVENANCE} {{ ?graph dcterms:modified ?modified }} }}
-            }} ORDER BY ?graph ?property""",
-        {"node": iri},
-    ).records()
-    if not rows:
+    from kg.provenance import fact_provenance
+    from kg.sources import source_label
+
+    facts = fact_provenance(store, iri)
+    if not facts:
         raise NotFoundError(f"the graph holds no facts about {iri.value}")
-    # The source of a fact: the file that defines the node (catalog), else what the graph
-    # was made from, else what the run that wrote it read.
-    used: dict[str, set[str]] = {}
-    for row in store.select(f"""SELECT ?graph ?used WHERE {{ GRAPH {PROVENANCE} {{
-            {{ ?graph prov:hadPrimarySource ?used }} UNION
-            {{ ?graph prov:wasGeneratedBy ?act . ?act prov:used ?used
-               FILTER NOT EXISTS {{ ?graph prov:hadPrimarySource ?any }} }} }} }}""").records():
-        used.setdefault(row["graph"], set()).add(row["used"])
-    defined = {str(r["file"]) for r in store.select(
-        f"SELECT ?file WHERE {{ GRAPH {PROVENANCE} {{ ?file tkg:defines ?node }} }}", {"node": iri}).records()}
-    for r in rows:
-        sources = used.get(r["graph"], set())
-        r["source"] = " ".join(sorted(sources & defined or sources))
-        r["graph"] = graph_name(ox.NamedNode(r["graph"]))
-        if fmt is Format.table:
-            r["property"] = _compact(r["property"])
-            value = str(r["value"])
-            r["value"] = value if len(value) <= 80 else value[:77] + "..."
-    emit(rows, ["graph", "property", "value", "activity", "source", "modified"], fmt=fmt.value,
-         title=f"Provenance of {iri.value}")
+    if fmt is not Format.table:
+        emit([{"graph": graph_name(ox.NamedNode(f.graph)), "property": f.property, "value": f.value.value,
+               "activity": f.activity, "ended": f.ended, "modified": f.modified,
+               "source": [source_label(s) for s in f.sources], "stated_in": f.stated_in} for f in facts],
+             ["graph", "property", "value", "activity", "ended", "modified", "source", "stated_in"], fmt=fmt.value)
+        return
+    _print_provenance(iri, facts)
+
+
+def _print_provenance(iri: Any, facts: list[Any]) -> None:
+    """``kg provenance`` at any width: one short table per graph and source file, headed by
+    the run that wrote the graph, then the links that state the facts."""
+    import pyoxigraph as ox
+    from rich.markup import escape
+
+    from kg.cli.output import console, emit
+    from kg.graphs import graph_name
+    from kg.sources import source_label
+
+    groups: dict[tuple[str, str], list[Any]] = {}
+    for f in facts:
+        groups.setdefault((f.graph, " ".join(source_label(s) for s in f.sources)), []).append(f)
+    out = console()
+    out.print(f"[bold]Provenance of {escape(iri.value)}[/]: {len(facts)} facts")
+    stated: dict[str, list[str]] = {}
+    for (graph, source), group in groups.items():
+        head = group[0]
+        when = f", {head.ended[:16].replace('T', ' ')}" if head.ended else ""
+        by = f"{head.activity}{when}" if head.activity else "no run recorded"
+        from_ = f" · {source}" if source else ""
+        rows = [{"property": _compact(f.property), "value": _compact_value(f.value)} for f in group]
+        emit(rows, ["property", "value"], title=f"{graph_name(ox.NamedNode(graph))}{from_} · {by}",
+             short={"value": 120})
+        for f in group:
+            for link in f.stated_in:
+                what = "lineage" if f.lineage else _compact(f.property)
+                if what not in stated.setdefault(link, []):
+                    stated[link].append(what)
+    if stated:
+        emit([{"link": link, "states": ", ".join(props)} for link, props in sorted(stated.items())],
+             ["link", "states"], title="Where the facts are stated (sources named by the checked fact table)")
+
+
+def _compact_value(term: Any) -> str:
+    """A fact's value as the provenance table shows it: IRIs with their prefix, text as it is."""
+    import pyoxigraph as ox
+
+    from kg.vocab import PREFIXES
+
+    if isinstance(term, ox.NamedNode):
+        if "/.well-known/genid/" in term.value:  # a node of the catalog's own (an evidence link, a derivation)
+            return "_:" + term.value.rsplit("/", 1)[-1][:12]
+        for name, base in PREFIXES.items():
+            if term.value.startswith(base):
+                return f"{name}:{term.value[len(base):]}"
+    return str(term.value)
 
 
 def _compact(iri: str) -> str:

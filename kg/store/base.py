@@ -346,10 +346,11 @@ class GraphStore(abc.ABC):
 
 
 def source_node(used: str) -> ox.NamedNode:
-    """The IRI of something a run read: a URL as it is, a local path as a file: URI."""
-    if "://" in used or used.startswith("urn:"):
-        return ox.NamedNode(used)
-    return ox.NamedNode(Path(used).resolve().as_uri())
+    """The IRI of something a run read: a URL as it is, a local file as an IRI that is the
+    same on every installation (:func:`kg.sources.source_iri`)."""
+    from kg.sources import source_iri
+
+    return source_iri(used)
 
 
 def provenance_update(
@@ -439,6 +440,11 @@ class Transaction:
         if graph_kind(graph) is GraphKind.user:
             self._replaced_user.add(graph)
         return True
+
+    def add_sources(self, graph: ox.NamedNode, sources: Sequence[str]) -> None:
+        """Record ``sources`` (files or URLs) as what ``graph`` is made from, should this
+        transaction change it."""
+        self._sources.setdefault(graph, []).extend(s for s in sources if s not in self._sources.get(graph, ()))
 
     def drop_graph(self, graph: ox.NamedNode) -> bool:
         """Remove ``graph`` and its provenance record; False when it is empty already."""

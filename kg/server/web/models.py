@@ -428,17 +428,18 @@ def kernel_record(store: GraphStore, technique: NamedNode) -> dict[str, Any]:
 
 
 def provenance(store: GraphStore, subject: str) -> list[dict[str, Any]]:
-    """Each fact about ``subject`` with the named graph, run and time it comes from."""
-    rows = _records(queries.run(store, "fact-provenance", {"subject": subject}))
+    """Each fact about ``subject`` with the named graph, run and time it comes from, the
+    file it was read from and the links that state it (:func:`kg.provenance.fact_provenance`)."""
+    from kg.provenance import fact_provenance
+    from kg.sources import source_label
+
     out = []
-    for r in rows:
-        if r["graph"] == PROVENANCE.value:
-            continue
-        value = str(r["value"])
+    for f in fact_provenance(store, NamedNode(subject)):
+        value = str(f.value.value)
         out.append({
-            "property": _compact(r["property"]), "value": value if len(value) <= 160 else value[:157] + "…",
-            "graph": graph_name(NamedNode(r["graph"])), "run": r["label"] or "", "ended": r["ended"] or "",
-            "modified": r["modified"] or "", "used": [u for u in str(r["used"] or "").split() if u],
+            "property": _compact(f.property), "value": value if len(value) <= 160 else value[:157] + "…",
+            "graph": graph_name(NamedNode(f.graph)), "run": f.activity or "", "ended": f.ended or "",
+            "modified": f.modified or "", "used": [source_label(s) for s in f.sources], "stated_in": f.stated_in,
         })
     return out
 
