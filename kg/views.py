@@ -22,6 +22,7 @@ from kg.store.base import GraphStore
 
 __all__ = [
     "Edge",
+    "basis_note",
     "LineageNode",
     "compare",
     "comparison_markdown",
@@ -53,8 +54,9 @@ def technique_card(store: GraphStore, technique: NamedNode, *, edges: list[Edge]
     ]
     card["papers"] = _records(queries.run(store, "technique-papers", params))
     edges = lineage_edges(store) if edges is None else edges
-    card["parents"] = [(e.parent_name, e.relation) for e in edges if e.child == technique.value]
-    card["children"] = [(e.child_name, e.relation) for e in edges if e.parent == technique.value]
+    # (name, relation, basis): basis says how the edge is known (stated, inferred, accepted).
+    card["parents"] = [(e.parent_name, e.relation, e.basis) for e in edges if e.child == technique.value]
+    card["children"] = [(e.child_name, e.relation, e.basis) for e in edges if e.parent == technique.value]
     card["kernel"] = kernel_status(store, [technique]).get(technique.value, "not run")
     card["repository_stats"] = _repo_stats(store, card.get("repository"))
     return card
@@ -71,6 +73,14 @@ def _repo_stats(store: GraphStore, repository: str | None) -> dict[str, Any]:
     )
     record = rows.records()[0] if rows.rows else {}
     return {k: v for k, v in record.items() if v is not None and k != "repo"}
+
+
+def basis_note(basis: str | None, *, brackets: bool = False) -> str:
+    """How a lineage edge is known, where it is not simply stated by a source: "inferred"
+    (our reading; facts.md marks it so) or "added by you" (kg suggest accept); "" otherwise.
+    ``brackets``: as " (inferred)", to follow a name."""
+    note = {"inferred": "inferred", "accepted": "added by you"}.get(basis or "", "")
+    return f" ({note})" if note and brackets else note
 
 
 @dataclass(frozen=True)
@@ -186,7 +196,8 @@ def compare(store: GraphStore, techniques: list[NamedNode]) -> dict[str, Any]:
     chosen = {c["technique"] for c in cards}
     relations = []
     for c in cards:
-        rel = [f"{e.relation} {e.parent_name}" for e in edges if e.child == c["technique"] and e.parent in chosen]
+        rel = [f"{e.relation} {e.parent_name}{basis_note(e.basis, brackets=True)}"
+               for e in edges if e.child == c["technique"] and e.parent in chosen]
         relations.append("; ".join(rel) or "—")
     row("Lineage between them", relations)
     row("Reference kernel", [c["kernel"] for c in cards])

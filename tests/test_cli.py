@@ -94,7 +94,7 @@ def test_show_matches_names_forgivingly(kg_cli, built_store_path: Path) -> None:
     assert "Gated DeltaNet" in out.stdout and "Songlin Yang" in out.stdout
     card = json.loads(kg_cli("show", "gdn", "-f", "json", store=built_store_path, check=True).stdout)
     assert card["name"] == "Gated DeltaNet" and card["arxivId"] == "2412.06464"
-    assert ("Kimi Delta Attention", "refines") in [tuple(c) for c in card["children"]]
+    assert ("Kimi Delta Attention", "refines", "stated") in [tuple(c) for c in card["children"]]
 
 
 def test_unknown_technique_suggests_the_closest(kg_cli, built_store_path: Path) -> None:

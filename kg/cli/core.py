@@ -234,10 +234,20 @@ def _card_rows(card: dict[str, Any]) -> list[dict[str, Any]]:
     rows += [{"field": f"dimension: {label}", "value": value} for label, value in card["dimensions"]]
     rows += [{"field": f"repository {k}", "value": v}
              for k, v in (card.get("repository_stats") or {}).items() if v is not None]
-    rows += [{"field": "derives from", "value": f"{name} ({relation})"} for name, relation in card["parents"]]
-    rows += [{"field": "derived into", "value": f"{name} ({relation})"} for name, relation in card["children"]]
+    rows += [{"field": "derives from", "value": f"{name} ({_relation(relation, basis)})"}
+             for name, relation, basis in card["parents"]]
+    rows += [{"field": "derived into", "value": f"{name} ({_relation(relation, basis)})"}
+             for name, relation, basis in card["children"]]
     rows += [{"field": f"paper ({p['role']})", "value": p.get("title") or p["paper"]} for p in card["papers"]]
     return rows
+
+
+def _relation(relation: str, basis: str | None) -> str:
+    """A lineage relation with how it is known: "refines", "extends, inferred", "refines, added by you"."""
+    from kg.views import basis_note
+
+    note = basis_note(basis)
+    return f"{relation}, {note}" if note else relation
 
 
 def _print_card(card: dict[str, Any]) -> None:
@@ -291,8 +301,8 @@ def _print_card(card: dict[str, Any]) -> None:
         for label, value in card["dimensions"]:
             dims.add_row(e(label), e(plain_math(value)))
         out.print(dims)
-    lineage = [f"derives from {e(n)} ({r})" for n, r in card["parents"]]
-    lineage += [f"{e(n)} derives from it ({r})" for n, r in card["children"]]
+    lineage = [f"derives from {e(n)} ({e(_relation(r, b))})" for n, r, b in card["parents"]]
+    lineage += [f"{e(n)} derives from it ({e(_relation(r, b))})" for n, r, b in card["children"]]
     out.print("[bold]Lineage[/]  " + ("; ".join(lineage) if lineage else "none recorded"))
     if card["papers"]:
         out.print("[bold]Papers[/]")
@@ -322,9 +332,10 @@ def lineage(
     up, down = lineage_tree(store, node, direction=direction.value, depth=depth)
 
     def as_dict(n: LineageNode) -> dict[str, Any]:
-        out = {"iri": n.iri, "name": n.name, "relation": n.relation, "children": [as_dict(c) for c in n.children]}
+        out = {"iri": n.iri, "name": n.name, "relation": n.relation, "basis": n.basis,
+               "children": [as_dict(c) for c in n.children]}
         if n.basis == "accepted":  # added by the reader (kg suggest accept), with its evidence
-            out.update(basis=n.basis, note=n.note)
+            out.update(note=n.note)
         return out
 
     if fmt is LineageFormat.json:
@@ -336,20 +347,22 @@ def lineage(
 
         def walk(n: LineageNode, level: int, side: str) -> None:
             for child in n.children:
-                rows.append({"side": side, "depth": level, "technique": child.name, "relation": child.relation,
-                             "of": n.name, "iri": child.iri})
+                rows.append({"side": side, "depth": level, "technique": child.name,
+                             "relation": _relation(child.relation or "", child.basis) if fmt is LineageFormat.table
+                             else child.relation, "basis": child.basis, "of": n.name, "iri": child.iri})
                 walk(child, level + 1, side)
 
         walk(up, 1, "ancestor")
         walk(down, 1, "descendant")
-        columns = ["side", "depth", "technique", "relation", "of"] + (["iri"] if fmt is LineageFormat.csv else [])
+        columns = ["side", "depth", "technique", "relation", "of"] + (
+            ["basis", "iri"] if fmt is LineageFormat.csv else [])
         emit(rows, columns, fmt=fmt.value, title=f"Lineage of {up.name}: {len(rows)} steps")
         return
 
     def add(tree: Tree, n: LineageNode, arrow: str) -> None:
         for child in n.children:
-            mark = ", added by you" if child.basis == "accepted" else ""
-            branch = tree.add(f"{arrow} [bold]{escape(child.name)}[/] [dim]({child.relation}{mark})[/]")
+            relation = escape(_relation(child.relation or "", child.basis))
+            branch = tree.add(f"{arrow} [bold]{escape(child.name)}[/] [dim]({relation})[/]")
             if child.basis == "accepted" and child.note:
                 branch.add(f"[dim italic]{escape(child.note)}[/]")
             add(branch, child, arrow)

@@ -106,7 +106,16 @@ def test_the_technique_page_shows_its_verification_lineage_papers_and_provenance
     provenance = page[page.index('id="provenance"'):]
     assert "kg build" in provenance and "kg kernels verify" in provenance
     assert ">catalog<" in provenance and ">kernels<" in provenance
+    assert "kg/data/lineage.toml" in provenance and "kernels/registry.py" in provenance
+    assert 'stated in <a href="https://arxiv.org/abs/2412.06464"' in provenance
     assert "no GitHub snapshot yet" in page
+
+
+def test_an_inferred_lineage_edge_is_labelled_on_the_technique_page(server: Served) -> None:
+    page = get(server, "/techniques/stable-latentmoe").text
+    ancestors = page[page.index("<h2>Ancestors</h2>"):page.index("<h2>Descendants</h2>")]
+    assert ancestors.count('class="badge inferred"') == 2  # LatentMoE, and Sparsely-Gated MoE above it
+    assert 'class="badge inferred"' not in get(server, "/techniques/kda").text
 
 
 def test_a_technique_by_alias_redirects_and_an_unknown_one_suggests(server: Served) -> None:
