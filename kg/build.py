@@ -105,7 +105,9 @@ def up_to_date(store: GraphStore, inputs: str) -> bool:
 
 @dataclass
 class ReadingSummary:
-    """The reading list after a build: entries on it and their current statuses."""
+    """The reading list after a build, counted as every surface counts it (:mod:`kg.counts`):
+    ``entries`` papers with a status, ``listed`` of them from the list file (``source``) and
+    ``added`` one by one."""
 
     entries: int = 0
     read: int = 0
@@ -113,6 +115,8 @@ class ReadingSummary:
     with_note: int = 0
     categories: int = 0
     source: str | None = None
+    listed: int = 0
+    added: int = 0
 
 
 @dataclass
@@ -120,9 +124,11 @@ class BuildReport:
     techniques: int
     lineage_only_parents: int
     categories: int
+    #: Every paper in the graph, and those of the catalog's bibliography (kg.counts).
     papers: int
     lineage_edges: int
     reading: ReadingSummary
+    catalog_papers: int = 0
     #: The import, when this build imported a reading list (seeded or replaced).
     imported: ImportReport | None = None
     catalog: Catalog | None = None
@@ -151,25 +157,17 @@ def catalog_counts(store: GraphStore) -> dict[str, int]:
 
 
 def store_summary(store: GraphStore) -> tuple[dict[str, int], ReadingSummary]:
-    """The counts a build reports, read from the graph (for a build that did nothing)."""
-    counts = catalog_counts(store)
-    rows = store.select(
-        f"""SELECT (COUNT(DISTINCT ?p) AS ?entries) (COUNT(DISTINCT ?read) AS ?r) (COUNT(DISTINCT ?todo) AS ?t)
-                  (COUNT(DISTINCT ?noted) AS ?n) WHERE {{
-              GRAPH {READING_LIST} {{ ?p tkg:listedStatus ?listed }}
-              OPTIONAL {{ ?p tkg:readingStatus ?s }}
-              BIND(IF(?s = <https://w3id.org/techkg/id/status/read>, ?p, ?none) AS ?read)
-              BIND(IF(?s = <https://w3id.org/techkg/id/status/to-read>, ?p, ?none) AS ?todo)
-              OPTIONAL {{ ?p tkg:hasNote true BIND(?p AS ?noted) }} }}"""
-    ).records()[0]
-    categories = store.select(
-        f"SELECT (COUNT(DISTINCT ?c) AS ?n) WHERE {{ GRAPH {READING_LIST} {{ ?c a tkg:ReadingListCategory }} }}"
-    ).records()[0]["n"]
+    """The counts a build reports, read from the graph (:mod:`kg.counts`: the same counts as
+    ``kg stats`` and the workbench)."""
+    from kg.counts import catalog_paper_count, reading_counts
+
+    counts = {**catalog_counts(store), "catalog_papers": catalog_paper_count(store)}
+    r = reading_counts(store)
     sources = store.select(
         f"SELECT ?src WHERE {{ GRAPH {PROVENANCE} {{ {READING_LIST} prov:hadPrimarySource ?src }} }}"
     ).records()
-    reading = ReadingSummary(int(rows["entries"]), int(rows["r"]), int(rows["t"]), int(rows["n"]), int(categories),
-                             str(sources[0]["src"]) if sources else None)
+    reading = ReadingSummary(r.papers, r.read, r.to_read, r.with_note, r.categories,
+                             str(sources[0]["src"]) if sources else None, r.listed, r.added)
     return counts, reading
 
 
@@ -193,7 +191,8 @@ def build(
     if not force and up_to_date(store, inputs):
         counts, reading = store_summary(store)
         report = BuildReport(counts["techniques"], counts["lineage_only_parents"], counts["categories"],
-                             counts["papers"], counts["lineage_edges"], reading, up_to_date=True,
+                             counts["papers"], counts["lineage_edges"], reading,
+                             catalog_papers=counts["catalog_papers"], up_to_date=True,
                              triples=store.count(),
                              unchanged=[graph_name(g) for g in (ONTOLOGY, CATALOG, READING_LIST)])
     else:
@@ -234,7 +233,7 @@ def _write(store: GraphStore, *, data: Path | None, reading_list: Path | None, i
                         f"INSERT DATA {{ GRAPH {PROVENANCE} {{ {' '.join(stamps)} }} }}")
         if also is not None:
             also(tx)
-    _, reading = store_summary(store)
+    counts, reading = store_summary(store)
     if imported is not None:
         reading.source = imported.path
     on_page = len(catalog.on_page())
@@ -242,7 +241,8 @@ def _write(store: GraphStore, *, data: Path | None, reading_list: Path | None, i
         techniques=on_page,
         lineage_only_parents=len(catalog.techniques) - on_page,
         categories=len(catalog.categories),
-        papers=len(catalog.papers),
+        papers=counts["papers"],
+        catalog_papers=len(catalog.papers),
         lineage_edges=len(catalog.edges),
         reading=reading,
         imported=imported,

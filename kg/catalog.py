@@ -182,6 +182,8 @@ class Paper:
     venue: str | None = None
     kind: str = "article"
     note: str | None = None
+    #: The whole author list, in order, where a checked source gives it (else only first_author).
+    authors: list[str] = field(default_factory=list)
 
     @property
     def iri(self) -> NamedNode:
@@ -372,7 +374,7 @@ def _load_categories(path: Path) -> dict[str, Category]:
 
 def _load_papers(path: Path) -> dict[str, Paper]:
     data, raw = _read_toml(path)
-    allowed = {"key", "arxiv", "doi", "url", "title", "also_known_as", "first_author", "team", "year",
+    allowed = {"key", "arxiv", "doi", "url", "title", "also_known_as", "first_author", "authors", "team", "year",
                "date", "venue", "kind", "note"}
     out: dict[str, Paper] = {}
     iris: dict[str, str] = {}
@@ -402,8 +404,11 @@ def _load_papers(path: Path) -> dict[str, Paper]:
             key=key, title=t.string("title", required=True) or "", where=t.where, arxiv=arxiv,
             doi=t.string("doi"), url=t.string("url"), also_known_as=t.strs("also_known_as"),
             first_author=t.string("first_author"), team=t.string("team"), year=year, date=t.date("date"),
-            venue=t.string("venue"), kind=kind, note=t.string("note"),
+            venue=t.string("venue"), kind=kind, note=t.string("note"), authors=t.strs("authors"),
         )
+        if paper.authors and paper.first_author and paper.authors[0] != paper.first_author:
+            raise t.at("authors").error(f"the author list starts with {paper.authors[0]!r}, "
+                                        f"not with the first author {paper.first_author!r}")
         try:
             iri = paper.iri.value
         except ValueError as exc:
@@ -642,6 +647,15 @@ def paper_triples(paper: Paper) -> Iterator[Triple]:
             yield from triples
             yield Triple(node, DCTERMS.creator, agent)
             yield Triple(node, TKG.firstAuthor, agent)
+    if paper.authors:  # the whole list is known: exports name every author, and no "others"
+        seq = skolem("authors", paper.key)
+        yield Triple(node, BIBO.authorList, seq)
+        yield Triple(seq, RDF.type, RDF.Seq)
+        for position, name in enumerate(paper.authors, start=1):
+            agent, triples = _agent(name, FOAF.Person)
+            yield from triples
+            yield Triple(seq, RDF[f"_{position}"], agent)
+            yield Triple(node, DCTERMS.creator, agent)
 
 
 def names_triples(names: Names) -> Iterator[Triple]:

@@ -239,19 +239,22 @@ def reading_papers_summary(papers: list[dict[str, Any]]) -> str:
 
 
 def stats(store: GraphStore) -> dict[str, Any]:
-    """Counts for ``kg stats``: techniques, categories, papers, edges, reading progress, graphs."""
+    """Counts for ``kg stats``: techniques, categories, papers, edges, reading progress, graphs
+    (each as :mod:`kg.counts` defines it)."""
     from kg.build import catalog_counts
+    from kg.counts import catalog_paper_count, reading_counts
 
+    reading = reading_counts(store)
+    catalog = catalog_counts(store)
     counts = {
-        **catalog_counts(store),
+        **{k: v for k, v in catalog.items() if k != "lineage_edges"},
+        "catalog_papers": catalog_paper_count(store),
+        "reading_list": reading.papers,
+        "lineage_edges": catalog["lineage_edges"],
         "people": _count(store, "?t a foaf:Person"),
         "organisations": _count(store, "?t a foaf:Organization"),
         "repositories": _count(store, "?t a schema:SoftwareSourceCode"),
     }
-    by_status = store.select(
-        """SELECT ?slug (COUNT(DISTINCT ?p) AS ?n) WHERE { ?p tkg:readingStatus ?s .
-             BIND(REPLACE(STR(?s), "^.*/status/", "") AS ?slug) } GROUP BY ?slug ORDER BY ?slug"""
-    ).records()
     per_category = store.select(
         """SELECT ?label (COUNT(DISTINCT ?t) AS ?n) WHERE { ?t a tkg:Technique ; tkg:onComparisonPage true ;
              skos:broader ?c . ?c skos:prefLabel ?label ; tkg:position ?pos . FILTER(LANG(?label) = "en") }
@@ -263,7 +266,8 @@ def stats(store: GraphStore) -> dict[str, Any]:
     ]
     return {
         "counts": counts,
-        "reading": {r["slug"]: r["n"] for r in by_status},
+        "reading": dict(reading.statuses),
+        "reading_list": reading.as_dict(),
         "per_category": {r["label"]: r["n"] for r in per_category},
         "graphs": graphs,
         "triples": sum(g["triples"] for g in graphs),

@@ -168,8 +168,8 @@ WHERE (CAST($technique AS VARCHAR[]) IS NULL OR technique IN (SELECT unnest(CAST
   AND (CAST($paper AS VARCHAR[]) IS NULL OR paper IN (SELECT unnest(CAST($paper AS VARCHAR[]))))""",
     ),
     "bibliography": Twin(
-        f"""WITH papers AS (SELECT DISTINCT s AS paper FROM staging.facts WHERE k = 'tkg:readingCategory'
-                  AND {_page("s")}),
+        f"""WITH papers AS (SELECT DISTINCT s AS paper FROM staging.facts
+                  WHERE k IN ('tkg:readingCategory', 'tkg:readingStatus') AND {_page("s")}),
   facts AS (SELECT s, {_pick('dcterms:title', 't')}, {_pick('tkg:arxivId', 'a')}, {_pick('bibo:doi', 'doi')},
                    {_pick('foaf:page', 'u')}, {_pick('dcterms:issued', 'i')}, {_pick('tkg:venue', 'v')},
                    {_pick('tkg:arxivPrimaryCategory', 'pc')}, {_pick('tkg:citationKey', 'ck')},
@@ -210,7 +210,8 @@ FROM papers AS p LEFT JOIN facts ON facts.s = p.paper LEFT JOIN authors USING (p
          "team": "term",
          "primaryClass": "term", "position": "integer", "key": "term", "status": "string"},
         by_paper="paper",
-        keys=f"""WITH papers AS (SELECT DISTINCT s AS paper FROM staging.facts WHERE k = 'tkg:readingCategory'),
+        keys=f"""WITH papers AS (SELECT DISTINCT s AS paper FROM staging.facts
+                  WHERE k IN ('tkg:readingCategory', 'tkg:readingStatus')),
   facts AS (SELECT s, {_pick('dcterms:title', 't')},
                    min(TRY_CAST(o AS BIGINT)) FILTER (WHERE k = 'tkg:position') AS position
             FROM staging.ranked WHERE s IN (SELECT paper FROM papers) AND k IN ('dcterms:title', 'tkg:position')
@@ -758,6 +759,9 @@ def reading_overview(con: duckdb.DuckDBPyConnection, *, status: str, wanted: str
           USING (label)
         JOIN web_status AS s USING (paper) GROUP BY l.label, c.position, s.status""").fetchall()
     statuses = dict(con.execute("SELECT status, count(*) FROM web_status GROUP BY status").fetchall())
+    counts += [("Not in a category", None, slug, n) for slug, n in con.execute(  # kg.counts.UNCATEGORISED
+        "SELECT status, count(*) FROM web_status WHERE paper NOT IN (SELECT paper FROM web_listed) GROUP BY status"
+    ).fetchall()]
     # the first `limit` of each category by a bounded arg_min, not a sort of the whole list
     rows = con.execute(f"""
         WITH pos AS ({_PAPER_POSITIONS} GROUP BY s),
@@ -825,7 +829,7 @@ def reading_patched(con: duckdb.DuckDBPyConnection, base: ReadingOverview, now: 
         if old == new:
             continue
         move(statuses, old, new)
-        for label in labels or []:
+        for label in labels or ["Not in a category"]:
             move(categories.setdefault(label, (positions.get(label), {}))[1], old, new)
         key = (position is None, position or 0, "" if position is not None else str(title or ""), paper)
         was = old is not None and (not status or old == status)

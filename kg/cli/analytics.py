@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Optional
 import typer
 
 from kg.cli import state
+from kg.cli.export import PrivateOpt
 from kg.cli.output import CsvFlag, Format, FormatOpt, JsonFlag, pick_format
 
 if TYPE_CHECKING:
@@ -456,24 +457,31 @@ def export(
     force: Annotated[
         bool, typer.Option("--force", help="Replace Parquet files already in the folder.")
     ] = False,
+    include_private: PrivateOpt = False,
     fmt: FormatOpt = Format.table,
     json_out: JsonFlag = False,
     refresh: RefreshOpt = True,
 ) -> None:
-    """Write every analytics table as Parquet, for pandas, polars, the DuckDB CLI or Spark."""
+    """Write every analytics table as Parquet, for pandas, polars, the DuckDB CLI or Spark (your
+    reading state only with --include-private, as every export)."""
     from kg.analytics import connect
-    from kg.analytics.sql import export_parquet
+    from kg.analytics.sql import PRIVATE_TABLES, export_parquet
     from kg.cli.output import console, emit_machine
 
     fmt = pick_format(fmt, as_json=json_out)
     path = _database(refresh)
     con = connect(path, read_only=True)
     try:
-        written = export_parquet(con, parquet, force=force)
+        written = export_parquet(con, parquet, force=force, include_private=include_private)
     finally:
         con.close()
+    left_out = [] if include_private else list(PRIVATE_TABLES)
     rows = [{"table": t, "rows": n, "file": str(parquet / f"{t}.parquet")} for t, n in written.items()]
-    if not emit_machine(fmt, {"folder": str(parquet), "tables": written}, rows, ["table", "rows", "file"]):
+    if not emit_machine(fmt, {"folder": str(parquet), "tables": written, "left_out": left_out}, rows,
+                        ["table", "rows", "file"]):
         console().print(
             f"Wrote {len(written)} tables ({sum(written.values()):,} rows) as Parquet to {parquet}"
         )
+        if left_out:
+            console().print(f"[dim]Left out your reading state ({', '.join(left_out)}); "
+                            "pass --include-private to write it too.[/]")

@@ -91,9 +91,11 @@ def build(
         "lineage_only_parents": report.lineage_only_parents,
         "categories": report.categories,
         "papers": report.papers,
+        "catalog_papers": report.catalog_papers,
         "lineage_edges": report.lineage_edges,
-        "reading_list": {"source": r.source, "entries": r.entries, "read": r.read, "to_read": r.to_read,
-                         "with_note": r.with_note, "categories": r.categories},
+        "reading_list": {"source": _source_name(r.source), "entries": r.entries, "read": r.read,
+                         "to_read": r.to_read, "with_note": r.with_note, "categories": r.categories,
+                         "listed": r.listed, "added": r.added},
         "imported": None if imported is None else {
             "path": imported.path, "entries": imported.entries, "stated_counts": imported.stated_counts,
             "counts_match": imported.counts_match, "status_changes": imported.status_changes,
@@ -108,22 +110,47 @@ def build(
         out = console()
         out.print(f"[bold]Built the graph[/] in {store.location}" if not report.up_to_date else
                   f"[bold]Up to date[/]: no input changed since the last build of {store.location}")
-        out.print(f"  techniques      {report.techniques} on the comparison page "
-                  f"(+{report.lineage_only_parents} lineage-only parents) in {report.categories} categories")
-        out.print(f"  lineage edges   {report.lineage_edges}")
-        out.print(f"  papers          {report.papers} in the bibliography")
-        source = f" ({Path(r.source).name})" if r.source else ""
-        out.print(f"  reading list    {r.entries} entries: {r.read} read, {r.to_read} to read, "
-                  f"{r.with_note} with a note, {r.categories} categories{source}")
+        more = report.papers - report.catalog_papers
+        source = _source_name(r.source)
+        where = f"{r.listed} from {source or 'your list'}, {r.added} added one by one" if r.added else source
+        lines = [
+            ("techniques", f"{report.techniques} on the comparison page (+{report.lineage_only_parents} "
+                           f"lineage-only parents) in {report.categories} categories"),
+            ("lineage edges", str(report.lineage_edges)),
+            ("papers", f"{report.papers}" + (
+                f": {report.catalog_papers} of the catalog's bibliography, {more} from your list and sources"
+                if more else " (the catalog's bibliography)")),
+            ("reading list", f"{r.entries} papers: {r.read} read, {r.to_read} to read, {r.with_note} with a note, "
+                             f"{r.categories} categories" + (f" ({where})" if where else "")),
+        ]
+        _print_lines(out, lines)
         if imported is not None:
             _print_import(imported, out, indent="  ")
-        if not report.up_to_date:
-            out.print(f"  graphs written  {', '.join(report.changed) or 'none (everything was up to date)'}")
-        out.print(f"  triples         {report.triples}")
+        lines = [("graphs written", ", ".join(report.changed) or "none (everything was up to date)")] \
+            if not report.up_to_date else []
+        _print_lines(out, [*lines, ("triples", str(report.triples))])
         if validate:
             _print_violations(report.violations, out)
     if report.violations:
         raise _validation_error(report.violations)
+
+
+def _print_lines(out: Any, lines: list[tuple[str, str]]) -> None:
+    """Summary lines ``  label  value``: a value too long for the terminal folds under itself."""
+    import textwrap
+
+    for label, value in lines:
+        out.print(textwrap.fill(value, width=out.width, initial_indent=f"  {label:<14}  ", subsequent_indent=" " * 18,
+                                break_long_words=False, break_on_hyphens=False), markup=False, highlight=False)
+
+
+def _source_name(source: str | None) -> str | None:
+    """The reading list's file as a person names it: ``reading-list.md``."""
+    if not source:
+        return None
+    from kg.sources import source_label
+
+    return Path(source_label(source)).name
 
 
 def _print_import(report: Any, out: Any, *, indent: str = "") -> None:
@@ -197,16 +224,26 @@ def stats(
         emit(rows, ["id", "name", "category", "onPage"], fmt=fmt.value, title="Techniques")
         return
     data = compute(store)
-    if fmt is not Format.table:
-        if fmt is Format.json:
-            emit_json(data)
-        else:
-            emit([{"what": k, "count": v} for k, v in data["counts"].items()], fmt="csv")
+    if fmt is Format.json:
+        emit_json(data)
+        return
+    if fmt is Format.csv:  # every table in one sheet, told apart by its section
+        rows = [{"section": "graph", "name": k, "count": v} for k, v in data["counts"].items()]
+        rows += [{"section": "category", "name": k, "count": v} for k, v in data["per_category"].items()]
+        rows += [{"section": "reading status", "name": k, "count": v} for k, v in data["reading"].items()]
+        rows += [{"section": "named graph", "name": g["graph"], "count": g["triples"], "modified": g["modified"],
+                  "by": g["by"]} for g in data["graphs"]]
+        emit(rows, ["section", "name", "count", "modified", "by"], fmt="csv")
         return
     out = console()
     emit([{"what": k.replace("_", " "), "count": v} for k, v in data["counts"].items()], title="The graph")
     emit([{"category": k, "techniques": v} for k, v in data["per_category"].items()], title="Per category")
-    emit([{"status": k, "papers": v} for k, v in data["reading"].items()], title="Reading status")
+    r = data["reading_list"]
+    emit([{"status": k, "papers": v} for k, v in data["reading"].items()],
+         title=f"Reading status of the {r['papers']} papers on the reading list")
+    if r["added"]:
+        out.print(f"{r['listed']} from the imported list, {r['added']} added one by one; "
+                  f"{r['uncategorised']} in none of its categories")
     emit(data["graphs"], ["graph", "triples", "modified", "by"], title="Named graphs")
     out.print(f"{data['triples']} triples in {len(data['graphs'])} named graphs")
 
