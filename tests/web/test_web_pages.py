@@ -276,3 +276,21 @@ def gdn_checks(server: Served) -> int:
         f"SELECT (COUNT(?c) AS ?n) WHERE {{ ?run tkg:verifies <{TECHNIQUE}gated-deltanet> ; tkg:check ?c }}"
     )
     return int(rows[0]["n"])
+
+
+def test_papers_added_one_by_one_are_counted_and_named_on_the_reading_page(web_store_dir, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import shutil
+
+    from tests.web.conftest import workbench_process
+
+    store = tmp_path / "store"
+    shutil.copytree(web_store_dir, store)
+    kg("reading", "set", "2501.00001", "read", "--add", store=store)
+    kg("reading", "set", "2502.00002", "to-read", "--add", store=store)
+    with workbench_process(store) as served:
+        page = unescape(get(served, "/reading").text)
+    loose = page[page.index('data-category="Not in a category"'):]
+    assert 'data-read="1"' in loose[:400] and 'data-total="2"' in loose[:400]
+    assert '<span class="n-read">1</span> of 2 read' in loose
+    assert '<a href="https://arxiv.org/abs/2501.00001" rel="noopener noreferrer">arXiv:2501.00001</a>' in loose
+    assert ">https://arxiv.org/abs/2501.00001<" not in page

@@ -31,6 +31,7 @@ from starlette.responses import (
 
 import queries
 from kg.errors import KGError, NotFoundError
+from kg.iris import paper_label
 from kg.server.sparql import EndpointError, QueryRunner
 from kg.server.web import models
 from kg.server.web.guard import COOKIE, CSRF_COOKIE, WriteDenied, WriteGuard
@@ -169,6 +170,7 @@ def _environment() -> Environment:
     env.filters["history_chart"] = _history_chart
     env.filters["number"] = _number
     env.filters["technique_path"] = _technique_path
+    env.filters["paper_label"] = lambda iri, title=None: paper_label(str(iri), str(title) if title else None)
     env.globals["navigation"] = NAVIGATION
     env.globals["status_labels"] = models.STATUS_LABELS
     return env
