@@ -164,7 +164,11 @@ def _decide(ident: str, relation: str | None, verdict: str, fmt: Format) -> None
         emit([{**decision.as_dict(), "evidence": "; ".join(decision.evidence)}],
              ["id", "verdict", "child", "relation", "parent", "at", "evidence"], fmt="csv")
         return
-    if verdict == "accepted":
+    if decision.unchanged:
+        console().print(f"already accepted: {escape(item.child.name)} [bold]{decision.relation}[/] "
+                        f"{escape(item.parent.name)} (on {decision.at[:10]}); nothing changed. Another relation: "
+                        f"kg suggest accept {escape(item.id)} --as RELATION.")
+    elif verdict == "accepted":
         console().print(f"[green]accepted[/] {escape(item.child.name)} [bold]{decision.relation}[/] "
                         f"{escape(item.parent.name)}: it is in the lineage now, marked as added by you "
                         f"(kg lineage {escape(item.child.id)}).")
