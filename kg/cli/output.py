@@ -42,6 +42,7 @@ __all__ = [
     "emit_json",
     "emit_machine",
     "err_console",
+    "note",
     "pick_format",
     "progress_bar",
     "print_error",
@@ -131,6 +132,31 @@ def shorten(text: str, width: int) -> str:
     if " " in cut and not flat[width - 1].isspace():
         cut = cut.rsplit(" ", 1)[0]
     return cut.rstrip(" ,;:.") + "…"
+
+
+def terminal_width(stream: Any = None) -> int:
+    """The width to fold at: ``COLUMNS`` if set, else the terminal's (of ``stream``, default
+    stderr), else 80 (a pipe or a log)."""
+    import os
+
+    try:
+        return max(20, int(os.environ["COLUMNS"]))
+    except (KeyError, ValueError):
+        pass
+    try:
+        return os.get_terminal_size((stream or sys.stderr).fileno()).columns
+    except (OSError, ValueError, AttributeError):
+        return 80
+
+
+def note(*lines: str) -> None:
+    """Status notes on stderr (which source answered, what was left out), as plain text folded
+    at the terminal's width without splitting a word; no rich console, so it costs nothing."""
+    width = terminal_width()
+    folded = [part for line in lines
+              for part in (textwrap.wrap(line, width=width, break_long_words=False, break_on_hyphens=False) or [""])]
+    sys.stderr.write("".join(part + "\n" for part in folded))
+    sys.stderr.flush()
 
 
 def emit_json(data: Any) -> None:

@@ -289,16 +289,16 @@ def _next_page(named: NamedQuery, found: Answer, raw: dict[str, list[str]], limi
     if found.source == "sparql" and not found.fallback and found.page.next is None:
         return
     import shlex
-    import shutil
     import sys
     import textwrap
 
     # Plain text (no rich console to import: this is on the path of every page), the note
     # folded at the terminal's width, the command on one line to copy whole.
+    from kg.cli.output import terminal_width
+
     lines: list[str] = []
     if found.source != "sparql" or found.fallback:
-        lines += textwrap.wrap(found.note, width=shutil.get_terminal_size().columns, break_long_words=False,
-                               break_on_hyphens=False)
+        lines += textwrap.wrap(found.note, width=terminal_width(), break_long_words=False, break_on_hyphens=False)
     if found.page.next is not None:
         args = ["kg", "query", named.name,
                 *(f"-p {shlex.quote(k + '=' + v)}" for k, vs in raw.items() for v in vs)]
