@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import io
-import re
 import json
 import logging
+import re
 from pathlib import Path
 
 import pyoxigraph as ox
