@@ -16,8 +16,12 @@ and keeps a snapshot of the user's graphs, so ``kg undo`` puts them back.
 from __future__ import annotations
 
 import datetime as dt
+import gzip
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO
+
+import pyoxigraph as ox
 
 from kg import __version__
 from kg.errors import ExportError, KGError
@@ -45,24 +49,47 @@ class BackupReport:
         return sum(self.graphs.values())
 
 
-def backup(store: GraphStore, target: Path, *, force: bool = False) -> BackupReport:
-    """Write every named graph of ``store`` to ``target`` (gzipped N-Quads)."""
+def backup(store: GraphStore, target: Path | BinaryIO, *, force: bool = False) -> BackupReport:
+    """Write every named graph of ``store`` to ``target`` (gzipped N-Quads): a file, or a
+    binary stream (``kg backup -o -`` writes to standard output)."""
+    if not isinstance(target, Path):
+        return _backup_to(store, target)
     if target.exists() and not force:
         raise ExportError(f"{target} exists", hint="Pass --force to replace it, or choose another file name.")
     if not target.parent.is_dir():
         raise ExportError(f"cannot write {target}: the directory {target.parent} does not exist")
-    graphs = {g: store.triples(g) for g in store.named_graphs() if not g.value.startswith(_STAGING)}
-    created = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
-    # A server's URL says which store this was; an embedded store's folder would only tie the
-    # file to this machine (kg.sources says the same of what runs read).
-    where = store.location if "://" in str(store.location) else "embedded"
-    header = (f"{BACKUP_HEADER} techkg={__version__} created={created} store={where} "
-              f"graphs={len(graphs)} triples={sum(len(t) for t in graphs.values())}")
+    graphs, header = _graphs_and_header(store)
     try:
         write_quads(target, graphs, header=header)
     except OSError as exc:
         raise ExportError(f"cannot write {target}: {exc.strerror or exc}") from exc
     return BackupReport(str(target), {graph_name(g): len(t) for g, t in graphs.items()})
+
+
+def _graphs_and_header(store: GraphStore) -> tuple[dict[ox.NamedNode, list[ox.Triple]], str]:
+    """Every graph's triples and the backup's first line. A server's URL says which store it
+    was; an embedded store's folder would only tie the file to this machine (kg.sources)."""
+    graphs = {g: store.triples(g) for g in store.named_graphs() if not g.value.startswith(_STAGING)}
+    created = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+    where = store.location if "://" in str(store.location) else "embedded"
+    header = (f"{BACKUP_HEADER} techkg={__version__} created={created} store={where} "
+              f"graphs={len(graphs)} triples={sum(len(t) for t in graphs.values())}")
+    return graphs, header
+
+
+def _backup_to(store: GraphStore, stream: BinaryIO) -> BackupReport:
+    """The backup as gzipped N-Quads on ``stream``, graph by graph as they are read."""
+    graphs, header = _graphs_and_header(store)
+    try:
+        with gzip.GzipFile(fileobj=stream, mode="wb", compresslevel=6, mtime=0) as out:
+            out.write((header + "\n").encode())
+            for graph, triples in graphs.items():
+                out.write(ox.serialize([ox.Quad(t.subject, t.predicate, t.object, graph) for t in triples],
+                                       format=ox.RdfFormat.N_QUADS) or b"")
+        stream.flush()
+    except OSError as exc:
+        raise ExportError(f"cannot write the backup: {exc.strerror or exc}") from exc
+    return BackupReport("-", {graph_name(g): len(t) for g, t in graphs.items()})
 
 
 @dataclass

@@ -14,15 +14,28 @@ __all__ = ["register"]
 
 
 def backup(
-    output: Annotated[Path, typer.Option("--output", "-o", help="The backup file, e.g. techkg-2026-05-01.nq.gz.")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="The backup file, e.g. techkg-2026-05-01.nq.gz; "
+                                         "'-' streams it to standard output (a pipe or a file).")],
     force: Annotated[bool, typer.Option("--force", help="Replace the file if it exists.")] = False,
     fmt: FormatOpt = TableFormat.table,
 ) -> None:
     """Write every named graph, with its provenance, to one gzipped N-Quads file (kg restore reads it)."""
+    import sys
+
     from kg.backup import backup as write
-    from kg.cli.output import console, emit, emit_json
+    from kg.cli.output import console, emit, emit_json, err_console
+    from kg.errors import KGError
 
     state().json_errors = fmt is TableFormat.json
+    if str(output) == "-":  # the gzipped bytes on stdout; what was written, on stderr
+        if sys.stdout.isatty():
+            raise KGError("kg backup -o - writes gzipped bytes to standard output, which is a terminal",
+                          hint="Redirect it (kg backup -o - > techkg.nq.gz) or pipe it (| ssh host 'cat > b.nq.gz'); "
+                               "or give a file name.")
+        report = write(state().reader(), sys.stdout.buffer)
+        err_console().print(f"Backed up {len(report.graphs)} graphs ({report.triples} triples) to standard output",
+                            highlight=False)
+        return
     report = write(state().reader(), output, force=force)
     if fmt is TableFormat.json:
         emit_json({"path": report.path, "graphs": report.graphs, "triples": report.triples})

@@ -157,3 +157,23 @@ def test_a_snapshot_file_holds_exactly_the_users_graphs(built_store_path: Path) 
     (snap,) = Snapshots(built_store_path / "snapshots").kept()
     graphs = {q.graph_name for q in ox.parse(gzip.open(snap.path).read(), format=ox.RdfFormat.N_QUADS)}
     assert graphs and graphs <= set(USER_GRAPHS)
+
+
+def test_backup_to_dash_streams_to_stdout_and_restores(kg_cli, built_store_path: Path, tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    exe = Path(sys.executable).with_name("kg")
+    env = {**os.environ, "KG_STORE": str(built_store_path)}
+    run = subprocess.run([str(exe), "backup", "-o", "-"], capture_output=True, env=env, cwd=tmp_path, timeout=120,
+                         check=True)
+    assert not (tmp_path / "-").exists()  # no file named "-"
+    assert gzip.decompress(run.stdout).startswith(b"# techkg-backup")
+    assert b"Backed up" in run.stderr and b"standard output" in run.stderr
+    piped = tmp_path / "piped.nq.gz"
+    piped.write_bytes(run.stdout)
+    fresh = tmp_path / "fresh"
+    kg_cli("restore", str(piped), store=fresh, check=True)
+    assert quads(fresh) - quads(built_store_path) <= {q for q in quads(fresh) if "/graph/provenance>" in q}
+    assert _json(kg_cli, "stats", store=fresh)["counts"] == _json(kg_cli, "stats", store=built_store_path)["counts"]
