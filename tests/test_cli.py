@@ -199,3 +199,16 @@ def test_a_locked_store_is_reported_to_a_writer_without_a_traceback_and_readers_
     assert writer.returncode == 1
     assert "in use by `kg sync zotero`" in writer.stderr and "Traceback" not in writer.stderr
     assert reader.returncode == 0 and json.loads(reader.stdout)["counts"]["techniques"] == 39
+
+
+def test_one_of_a_thing_is_never_plural(kg_cli, built_store_path: Path) -> None:
+    from kg.wording import counted
+
+    assert (counted(1, "row"), counted(2, "row"), counted(1, "entry", "entries"), counted(1200, "row", grouped=True)) \
+        == ("1 row", "2 rows", "1 entry", "1,200 rows")
+    one = kg_cli("sparql", "SELECT ?x WHERE { VALUES ?x { 1 } }", store=built_store_path, check=True).stdout
+    assert one.startswith("1 row\n")
+    query = kg_cli("query", "technique", "-p", "technique=KDA", store=built_store_path, check=True).stdout
+    assert ": 1 row" in query and "1 rows" not in query
+    steps = kg_cli("lineage", "Megatron TP", "-f", "table", store=built_store_path, check=True).stdout
+    assert ": 1 step\n" in steps

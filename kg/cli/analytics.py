@@ -467,6 +467,7 @@ def export(
     from kg.analytics import connect
     from kg.analytics.sql import PRIVATE_TABLES, export_parquet
     from kg.cli.output import console, emit_machine
+    from kg.wording import counted
 
     fmt = pick_format(fmt, as_json=json_out)
     path = _database(refresh)
@@ -480,7 +481,8 @@ def export(
     if not emit_machine(fmt, {"folder": str(parquet), "tables": written, "left_out": left_out}, rows,
                         ["table", "rows", "file"]):
         console().print(
-            f"Wrote {len(written)} tables ({sum(written.values()):,} rows) as Parquet to {parquet}"
+            f"Wrote {counted(len(written), 'table')} ({counted(sum(written.values()), 'row', grouped=True)}) "
+            f"as Parquet to {parquet}"
         )
         if left_out:
             console().print(f"[dim]Left out your reading state ({', '.join(left_out)}); "

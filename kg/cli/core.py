@@ -212,6 +212,7 @@ def stats(
     """Counts of what the graph holds, per category, per reading status and per named graph."""
     from kg.cli.output import console, emit, emit_json
     from kg.views import stats as compute
+    from kg.wording import counted
 
     fmt = pick_format(fmt)
     store = state().reader()
@@ -245,7 +246,7 @@ def stats(
         out.print(f"{r['listed']} from the imported list, {r['added']} added one by one; "
                   f"{r['uncategorised']} in none of its categories")
     emit(data["graphs"], ["graph", "triples", "modified", "by"], title="Named graphs")
-    out.print(f"{data['triples']} triples in {len(data['graphs'])} named graphs")
+    out.print(f"{counted(data['triples'], 'triple')} in {counted(len(data['graphs']), 'named graph')}")
 
 
 def show(
@@ -362,6 +363,7 @@ def lineage(
     from kg.cli.output import console, emit, emit_json
     from kg.resolve import resolve_technique
     from kg.views import LineageNode, lineage_tree
+    from kg.wording import counted
 
     state().json_errors = fmt is LineageFormat.json
     store = state().reader()
@@ -393,7 +395,7 @@ def lineage(
         walk(down, 1, "descendant")
         columns = ["side", "depth", "technique", "relation", "of"] + (
             ["basis", "iri"] if fmt is LineageFormat.csv else [])
-        emit(rows, columns, fmt=fmt.value, title=f"Lineage of {up.name}: {len(rows)} steps")
+        emit(rows, columns, fmt=fmt.value, title=f"Lineage of {up.name}: {counted(len(rows), 'step')}")
         return
 
     def add(tree: Tree, n: LineageNode, arrow: str) -> None:
@@ -478,6 +480,7 @@ def sparql(
     from kg.results import Solutions, serialize_solutions, serialize_triples
     from kg.sparqlerrors import is_update, update_refused
     from kg.sparqlguard import check_query, run_deep
+    from kg.wording import counted
 
     state().json_errors = fmt is SparqlFormat.json
     path = Path(query)
@@ -518,7 +521,7 @@ def sparql(
             console().print("yes" if result else "no")
             return
         assert isinstance(result, Solutions)
-        title = f"{len(result)} rows" + (" (truncated)" if result.truncated else "")
+        title = counted(len(result), "row") + (" (truncated)" if result.truncated else "")
         emit(result.records(), result.variables, title=title)
         return
     if fmt.value not in ("json", "csv", "tsv", "xml"):
@@ -619,12 +622,13 @@ def _print_provenance(iri: Any, facts: list[Any]) -> None:
     from kg.cli.output import console, emit
     from kg.graphs import graph_name
     from kg.sources import source_label
+    from kg.wording import counted
 
     groups: dict[tuple[str, str], list[Any]] = {}
     for f in facts:
         groups.setdefault((f.graph, " ".join(source_label(s) for s in f.sources)), []).append(f)
     out = console()
-    out.print(f"[bold]Provenance of {escape(iri.value)}[/]: {len(facts)} facts")
+    out.print(f"[bold]Provenance of {escape(iri.value)}[/]: {counted(len(facts), 'fact')}")
     stated: dict[str, list[str]] = {}
     for (graph, source), group in groups.items():
         head = group[0]

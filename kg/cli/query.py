@@ -246,6 +246,7 @@ def _answer(named: NamedQuery, raw: dict[str, list[str]], *, limit: int | None, 
 def _table(named: NamedQuery, found: Answer, limit: int | None) -> None:
     from kg.cli.output import emit_stream
     from kg.results import python_value
+    from kg.wording import counted
 
     page = found.page
     shown = [v for v in page.variables if named.param(v) is None] or page.variables
@@ -257,8 +258,9 @@ def _table(named: NamedQuery, found: Answer, limit: int | None) -> None:
         return " (more: see --after below)" if page.next else " (cut at --limit)" if limit and count >= limit else ""
 
     try:
-        emit_stream(rows, shown, title=lambda n: f"{named.title}: {n} rows{source}{more(n)}",
-                    streamed_title=f"{named.title}{source}", footer=lambda n: f"{n:,} rows{more(n)}")
+        emit_stream(rows, shown, title=lambda n: f"{named.title}: {counted(n, 'row')}{source}{more(n)}",
+                    streamed_title=f"{named.title}{source}",
+                    footer=lambda n: f"{counted(n, 'row', grouped=True)}{more(n)}")
     except BrokenPipeError:
         _reader_gone()
 

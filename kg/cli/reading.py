@@ -56,7 +56,9 @@ def list_(
 
 
 def _papers(n: int) -> str:
-    return f"{n} paper" if n == 1 else f"{n} papers"
+    from kg.wording import counted
+
+    return counted(n, "paper")
 
 
 def _listed_status(store: Any, status: str) -> str:

@@ -30,7 +30,9 @@ _NO_CITATIONS = "The graph holds no citations yet: run kg ingest citations first
 
 
 def _count(n: int, noun: str) -> str:
-    return f"{n:,} {noun}{'' if n == 1 else 's'}"
+    from kg.wording import counted
+
+    return counted(n, noun, grouped=True)
 
 
 def _source(technique: str | None, *, write: bool = False) -> Source:

@@ -36,6 +36,7 @@ from kg.server.sparql import EndpointError, QueryRunner
 from kg.server.web import models
 from kg.server.web.guard import COOKIE, CSRF_COOKIE, WriteDenied, WriteGuard
 from kg.store.base import GraphStore
+from kg.wording import counted
 
 __all__ = ["Workbench"]
 
@@ -170,6 +171,7 @@ def _environment() -> Environment:
     env.filters["history_chart"] = _history_chart
     env.filters["number"] = _number
     env.filters["technique_path"] = _technique_path
+    env.filters["counted"] = counted
     env.filters["paper_label"] = lambda iri, title=None: paper_label(str(iri), str(title) if title else None)
     env.globals["navigation"] = NAVIGATION
     env.globals["status_labels"] = models.STATUS_LABELS
