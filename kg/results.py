@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any, TypeAlias
@@ -274,6 +275,23 @@ def serialize_solutions(result: Solutions | bool, fmt: str) -> bytes:
     return out.getvalue()
 
 
+def output_prefixes(statements: Iterable[ox.Triple | ox.Quad]) -> dict[str, str]:
+    """The prefixes to write Turtle, TriG and RDF/XML with: the standard ones, and for our
+    nodes one per kind (``technique:`` for ``https://w3id.org/techkg/id/technique/``) instead
+    of ``id:``, whose local names would need an escaped slash (``id:technique\\/kda``)."""
+    base = PREFIXES["id"]
+    kinds: set[str] = set()
+    for statement in statements:
+        for term in (statement.subject, statement.object):
+            if isinstance(term, ox.NamedNode) and term.value.startswith(base):
+                kind, slash, _rest = term.value[len(base):].partition("/")
+                if slash and re.fullmatch(r"[A-Za-z][A-Za-z0-9-]*", kind):
+                    kinds.add(kind)
+    out = {name: iri for name, iri in PREFIXES.items() if name != "id"}
+    out.update({kind: f"{base}{kind}/" for kind in sorted(kinds) if kind not in out})
+    return out
+
+
 def serialize_triples(
     triples: Iterable[ox.Triple] | Iterable[ox.Quad], fmt: str, *, prefixes: dict[str, str] | None = None
 ) -> bytes:
@@ -283,9 +301,9 @@ def serialize_triples(
     except KeyError:
         raise ValueError(f"unknown RDF format {fmt!r}; use one of {', '.join(sorted(RDF_FORMATS))}") from None
     kwargs: dict[str, Any] = {}
-    if rdf_format in (ox.RdfFormat.TURTLE, ox.RdfFormat.TRIG, ox.RdfFormat.RDF_XML):
-        kwargs["prefixes"] = prefixes if prefixes is not None else PREFIXES
     data: Sequence[Any] = list(triples)
+    if rdf_format in (ox.RdfFormat.TURTLE, ox.RdfFormat.TRIG, ox.RdfFormat.RDF_XML):
+        kwargs["prefixes"] = prefixes if prefixes is not None else output_prefixes(data)
     if rdf_format in (ox.RdfFormat.N_QUADS, ox.RdfFormat.TRIG):
         data = [t if isinstance(t, ox.Quad) else ox.Quad(t.subject, t.predicate, t.object) for t in data]
     else:
