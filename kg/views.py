@@ -28,6 +28,7 @@ __all__ = [
     "comparison_markdown",
     "plain_math",
     "kernel_status",
+    "lineage_only_note",
     "lineage_edges",
     "lineage_tree",
     "stats",
@@ -182,15 +183,21 @@ def compare(store: GraphStore, techniques: list[NamedNode]) -> dict[str, Any]:
     def row(label: str, values: list[Any]) -> None:
         rows.append((label, ["" if v is None else str(v) for v in values]))
 
-    row("Category · date", [f"{c['categoryLabel']} · {c.get('date') or 'date unknown'}" for c in cards])
+    # A lineage-only parent (DeltaNet, Mamba2, ...) is not on the comparison page: its column
+    # says so once, with its summary, instead of "not recorded" in every dimension.
+    only = [not c.get("onPage") for c in cards]
+    row("Category · date", [f"{c['categoryLabel']} · " + (c.get("date") or ("lineage-only parent" if lo else
+                                                                          "date unknown"))
+                            for c, lo in zip(cards, only, strict=True)])
     row("First author / team", [
         " · ".join(x for x in (c.get("firstAuthor") or c.get("team"), c.get("organisations")) if x) for c in cards
     ])
     row("Headline result", [
         (c.get("headline") or "") + (" *" if c.get("conditional") else "") for c in cards
     ])
-    for _key, _prop, label in DIMENSIONS:
-        row(label, [dict(c["dimensions"]).get(label) or "not recorded" for c in cards])
+    for index, (_key, _prop, label) in enumerate(DIMENSIONS):
+        row(label, [("" if index else lineage_only_note(c)) if lo
+                    else dict(c["dimensions"]).get(label) or "not recorded" for c, lo in zip(cards, only, strict=True)])
     row("Evidence", [", ".join(_evidence(store, NamedNode(c["technique"]))) for c in cards])
     # Our additions: lineage between the compared techniques, kernels, reading.
     chosen = {c["technique"] for c in cards}
@@ -204,6 +211,13 @@ def compare(store: GraphStore, techniques: list[NamedNode]) -> dict[str, Any]:
     row("Reading", [reading_papers_summary(c["papers"]) for c in cards])
     conditions = [(c["name"], c["conditions"]) for c in cards if c.get("conditional") and c.get("conditions")]
     return {"columns": columns, "rows": rows, "conditions": conditions, "cards": cards}
+
+
+def lineage_only_note(card: dict[str, Any]) -> str:
+    """What a comparison says, once, of a technique that is only in the lineage."""
+    summary = f" {card['summary']}" if card.get("summary") else ""
+    return (f"Lineage-only: {card['name']} is a parent in the lineage, not a technique of the comparison page, "
+            f"so none of its dimensions are recorded.{summary}")
 
 
 def comparison_markdown(table: dict[str, Any]) -> str:

@@ -212,3 +212,15 @@ def test_one_of_a_thing_is_never_plural(kg_cli, built_store_path: Path) -> None:
     assert ": 1 row" in query and "1 rows" not in query
     steps = kg_cli("lineage", "Megatron TP", "-f", "table", store=built_store_path, check=True).stdout
     assert ": 1 step\n" in steps
+
+
+def test_a_comparison_names_a_lineage_only_parent_once_and_refuses_one_technique_twice(
+    kg_cli, built_store_path: Path
+) -> None:
+    compared = json.loads(kg_cli("compare", "GDN", "KDA", "Mamba2", "-f", "json", store=built_store_path,
+                                 check=True).stdout)
+    mamba2 = [values[2] for _label, values in compared["rows"]]
+    assert "not recorded" not in mamba2 and sum("Lineage-only" in v for v in mamba2) == 1
+    assert dict(compared["rows"])["Category · date"][2] == "Attention · lineage-only parent"
+    same = kg_cli("compare", "GDN", "Gated DeltaNet", store=built_store_path)
+    assert same.returncode == 1 and "name the same technique" in same.stderr and "kg compare GDN KDA" in same.stderr

@@ -154,6 +154,8 @@ def _database(refresh: bool) -> Path:
 
 
 def _emit_report(report: Report, *, fmt: Format, section: str | None) -> None:
+    from rich.markup import escape
+
     from kg.cli.output import emit, emit_json
 
     if fmt is Format.json:
@@ -163,8 +165,21 @@ def _emit_report(report: Report, *, fmt: Format, section: str | None) -> None:
         chosen = report.section(section) if section else report.sections[0]
         emit(chosen.rows, chosen.columns, fmt="csv")
         return
-    for s in [report.section(section)] if section else report.sections:
-        emit(s.rows, s.columns, title=s.title)
+    from kg.cli.output import console
+
+    chosen = [report.section(section)] if section else report.sections
+    notes = {s.empty for s in chosen}
+    if all(not s.rows for s in chosen) and len(notes) == 1 and None not in notes:  # nothing at all: say so once
+        what = chosen[0].title if section else f"kg analytics {report.name}"
+        console().print(f"[bold]{escape(what)}[/]: nothing to show yet.")
+        console().print(escape(str(notes.pop())))
+        return
+    for s in chosen:
+        if s.rows or not s.empty:
+            emit(s.rows, s.columns, title=s.title)
+        else:  # no empty table: why there is nothing, and what to run
+            emit([], [], title=s.title)
+            console().print(f"[dim]{escape(s.empty)}[/]")
 
 
 def _analysis(

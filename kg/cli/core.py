@@ -431,9 +431,17 @@ def compare(
     state().json_errors = fmt is CompareFormat.json
     if not 2 <= len(techniques) <= 4:
         raise KGError(f"compare takes 2 to 4 techniques, got {len(techniques)}",
-                      hint="Example: kg compare GDN KDA Mamba2")
+                      hint="Example: kg compare GDN KDA MLA")
     store = state().reader()
     nodes = [resolve_technique(store, t) for t in techniques]
+    seen: dict[str, str] = {}
+    for name, node in zip(techniques, nodes, strict=True):
+        if node.value in seen:
+            raise KGError(f"{seen[node.value]!r} and {name!r} name the same technique "
+                          f"({node.value.rsplit('/', 1)[-1]}): there is nothing to compare it with",
+                          hint="Give 2 to 4 different techniques, e.g. kg compare GDN KDA; kg lineage "
+                               f"{name} shows its relatives.")
+        seen[node.value] = name
     table = compute(store, nodes)
     if fmt is CompareFormat.json:
         emit_json({"columns": table["columns"], "rows": table["rows"], "conditions": table["conditions"]})
@@ -451,7 +459,8 @@ def compare(
 
     from kg.cli.output import console
 
-    emit(rows, columns, title="Side by side", headers={"dimension": "Dimension"}, lines=True)
+    # a dimension's name reads on one line ("Lineage between them"), whatever the cells beside it
+    emit(rows, columns, title="Side by side", headers={"dimension": "Dimension"}, lines=True, keep=("dimension",))
     out = console()
     for name, conditions in table["conditions"]:
         out.print(f"[dim]* {escape(name)}: {escape(conditions)}[/]")

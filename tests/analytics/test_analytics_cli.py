@@ -197,3 +197,16 @@ def test_a_store_held_by_a_writer_still_answers_analytics(kg_cli: Any, analysed_
     assert out.returncode == 0, out.stderr
     assert "in use" not in out.stderr
     assert json.loads(out.stdout)["authors"]
+
+
+def test_an_empty_analysis_says_why_and_what_to_run(kg_cli: Any, built_store_path: Path) -> None:
+    adoption = kg_cli("analytics", "adoption", store=built_store_path, env={"COLUMNS": "80"}, check=True).stdout
+    assert "kg analytics adoption: nothing to show yet." in adoption
+    assert adoption.count("run kg ingest github first") == 1 and "───" not in adoption  # no empty tables
+    authors = kg_cli("analytics", "authors", store=built_store_path, env={"COLUMNS": "80"}, check=True).stdout
+    assert "Most prolific authors" in authors and "Deepak Narayanan" in authors  # the catalog's first authors
+    assert "No author has a recorded affiliation" in " ".join(authors.split())
+    one = kg_cli("analytics", "adoption", "--section", "stale", store=built_store_path, check=True).stdout
+    assert "Stale repositories: nothing to show yet." in one and "kg ingest github" in one
+    data = json.loads(kg_cli("analytics", "adoption", "-f", "json", store=built_store_path, check=True).stdout)
+    assert data["repositories"] == []  # JSON stays the rows

@@ -314,13 +314,25 @@ class Workbench:
         return response
 
     def error_page(self, request: Request, status: int, message: str, hint: str = "",
-                   suggestions: list[str] | None = None, kind: str = "Error") -> Response:
-        """The error as a page, or as the endpoint's JSON error shape for scripts."""
+                   suggestions: list[str] | None = None, kind: str = "Error",
+                   links: list[tuple[str, str]] | None = None) -> Response:
+        """The error as a page, or as the endpoint's JSON error shape for scripts. On a page,
+        ``links`` (label, path) say where to go in the workbench; a hint that is a command
+        line is for the terminal, so a page shows links instead."""
         if _wants_json(request):
             return JSONResponse({"ok": False, "error": message, "hint": hint, "type": kind, "status": status},
                                 status_code=status, headers={"Cache-Control": "no-store"})
+        if status == 404 and links is None:
+            links = [("Browse every technique", "/?all=1"), ("Your reading list", "/reading"),
+                     ("Query the graph", "/query")]
+        if links and "kg " in hint:
+            hint = ""
         return self.render(request, "error.html", status_code=status, title=f"Error {status}", message=message,
-                           hint=hint, suggestions=suggestions or [], page="error")
+                           hint=hint, suggestions=suggestions or [], links=links or [], page="error")
+
+    async def not_found(self, request: Request) -> Response:
+        """Any other path: a page that says so and where to go."""
+        return self.error_page(request, 404, f"there is no page at {request.url.path}", kind="NotFound")
 
     def page(self, handler: Handler) -> Handler:
         """Turn the errors a page can meet into an error page (or JSON for scripts)."""
@@ -372,7 +384,13 @@ class Workbench:
 
         ident = request.path_params["id"]
         store = self.store(request)
-        node = await self.call(request, self.kept_catalog, store, (ident,), resolve_technique, store, ident)
+        try:
+            node = await self.call(request, self.kept_catalog, store, (ident,), resolve_technique, store, ident)
+        except NotFoundError as error:
+            return self.error_page(request, 404, error.message, error.hint, error.suggestions, kind="NotFoundError",
+                                   links=[(f"Search the techniques for {ident!r}", "/?" + urlencode({"q": ident,
+                                                                                                    "all": "1"})),
+                                          ("Browse every technique", "/?all=1")])
         def page() -> dict[str, Any]:  # what every technique page reads of the whole lineage, kept apart
             edges = self.kept_catalog(store, (), lineage_edges, store)
             names = self.kept_catalog(store, (), technique_names, store)
@@ -651,7 +669,7 @@ class Workbench:
     def handlers(self) -> dict[str, Handler]:
         return {name: self.page(getattr(self, name)) for name in (
             "techniques", "technique", "compare", "compare_choices", "compare_markdown", "lineage", "lineage_asset",
-            "reading", "set_status", "decide", "unlock", "query")}
+            "reading", "set_status", "decide", "unlock", "query", "not_found")}
 
 
 def _lineage_now(store: GraphStore, view: tuple[dict[str, Any], dict[str, list[str]]]) -> dict[str, Any]:
