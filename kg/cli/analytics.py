@@ -167,14 +167,14 @@ def _emit_report(report: Report, *, fmt: Format, section: str | None) -> None:
         return
     from kg.cli.output import console
 
-    chosen = [report.section(section)] if section else report.sections
-    notes = {s.empty for s in chosen}
-    if all(not s.rows for s in chosen) and len(notes) == 1 and None not in notes:  # nothing at all: say so once
-        what = chosen[0].title if section else f"kg analytics {report.name}"
+    shown = [report.section(section)] if section else report.sections
+    notes = {s.empty for s in shown}
+    if all(not s.rows for s in shown) and len(notes) == 1 and None not in notes:  # nothing at all: say so once
+        what = shown[0].title if section else f"kg analytics {report.name}"
         console().print(f"[bold]{escape(what)}[/]: nothing to show yet.")
         console().print(escape(str(notes.pop())))
         return
-    for s in chosen:
+    for s in shown:
         if s.rows or not s.empty:
             emit(s.rows, s.columns, title=s.title)
         else:  # no empty table: why there is nothing, and what to run
