@@ -37,6 +37,7 @@ __all__ = [
     "query_parts",
     "same_term_as_equality",
     "unsliced",
+    "values_after_unions",
     "values_as_constants",
     "values_as_filters",
     "binds_after_optionals",
@@ -648,6 +649,86 @@ def values_as_constants(query: str) -> str:
     out.append(query[last:])
     text, rest = constants("".join(out), single)
     return query if rest else text
+
+
+_SKIPPED = re.compile(r"(?i)(OPTIONAL|MINUS|SERVICE(?:\s+SILENT)?\s+\S+|FILTER|BIND|VALUES)\b")
+
+
+def _certainly_bound(code: str, start: int, end: int, name: str) -> bool:
+    """Whether every solution of the group ``code[start:end]`` (inside its braces) binds
+    ``?name`` through its required parts: a triple pattern at its top level, a nested or
+    GRAPH group that binds it, or a UNION whose every branch does. OPTIONAL, MINUS,
+    SERVICE, FILTER, BIND, VALUES and sub-selects count for nothing (a cautious answer)."""
+    var = re.compile(rf"[?$]{name}(?!\w)")
+    i, branches = start, list[bool]()  # branches: whether each group of the UNION chain read binds it
+    while i < end:
+        if m := _SKIPPED.match(code, i):
+            j = m.end()
+            while j < end and code[j].isspace():
+                j += 1
+            if j < end and code[j] in "{(":
+                j = _group_end(code, j) + 1 if code[j] == "{" else _paren_end(code, j) + 1
+            i = j
+            continue
+        if code[i] == "{":
+            close = _group_end(code, i)
+            inner = code[i + 1 : close]
+            branch = not re.match(r"(?is)\s*SELECT\b", inner) and _certainly_bound(code, i + 1, close, name)
+            union = _UNION.match(code, close + 1)
+            if branch and not branches and not union:
+                return True
+            branches.append(branch)
+            if union is None:
+                if all(branches):
+                    return True
+                branches = []
+                i = close + 1
+            else:
+                i = union.end() - 1
+            continue
+        if code[i] == "(":
+            i = _paren_end(code, i) + 1
+            continue
+        m = var.match(code, i)
+        if m:
+            return True
+        i += 1
+    return False
+
+
+def _paren_end(code: str, opening: int) -> int:
+    depth = 0
+    for i in range(opening, len(code)):
+        depth += code[i] == "("
+        depth -= code[i] == ")"
+        if depth == 0:
+            return i
+    return len(code) - 1
+
+
+_UNION = re.compile(r"(?i)\s*UNION\s*\{")
+
+
+def values_after_unions(query: str) -> str:
+    """``query`` with each VALUES block of a group that also holds a UNION moved to the end
+    of that group, where its variables are bound by the group's required parts anyway (then
+    joining the block first or last gives the same solutions): for a server that ignores a
+    VALUES block beside a UNION and an OPTIONAL (Virtuoso 7 answers as if it were not there)."""
+    code = _code_only(query)
+    moves = []
+    for start, end, terms in _values_blocks(query, code):
+        opening = _enclosing_brace(code, start)
+        close = _group_end(code, opening)
+        rest = code[opening + 1 : start] + " " * (end - start) + code[end:close]
+        if opening < 0 or not re.search(r"(?i)\bUNION\b", rest) or not re.search(r"(?i)\bOPTIONAL\b", rest):
+            continue
+        blanked = code[: start] + " " * (end - start) + code[end:]
+        if all(_certainly_bound(blanked, opening + 1, close, name) for name in terms):
+            moves.append((start, end, close))
+    for start, end, close in sorted(moves, reverse=True):
+        block = query[start:end].strip()
+        query = query[:start] + query[end:close] + " " + block + " " + query[close:]
+    return query
 
 
 def values_as_filters(query: str) -> str:

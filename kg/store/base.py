@@ -31,7 +31,7 @@ from kg import __version__
 from kg.errors import QueryError
 from kg.graphs import PROVENANCE, USER_GRAPHS, GraphKind, graph_kind
 from kg.paging import SortKey
-from kg.results import QueryResult, Solutions, Term
+from kg.results import QueryResult, Solutions, Term, ordered_cells
 from kg.sparqltext import inject_values
 from kg.vocab import DCTERMS, ID, PREFIXES, PROV, RDF, RDFS, SCHEMA, TKG, datetime_literal, integer, text
 
@@ -228,8 +228,12 @@ class GraphStore(abc.ABC):
         if bindings:
             sparql = inject_values(sparql, bindings)
         if dataset is not None:
-            return self._query_dataset(sparql, dataset, max_rows)
-        return self._query(sparql, None, max_rows)
+            result = self._query_dataset(sparql, dataset, max_rows)
+        else:
+            result = self._query(sparql, None, max_rows)
+        if isinstance(result, Solutions) and (order := ordered_cells(sparql)) is not None:
+            result.rows = [order(row) for row in result.rows]  # one order inside a cell, on every store
+        return result
 
     def select(self, sparql: str, bindings: Mapping[str, Term | Sequence[Term]] | None = None) -> Solutions:
         result = self.query(sparql, bindings)

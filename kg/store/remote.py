@@ -64,7 +64,7 @@ import pyoxigraph as ox
 from kg import __version__, rdfxml
 from kg.errors import KGError, QueryError, RDFImportError, RemoteStoreError, StoreError
 from kg.graphs import PROVENANCE, is_own_graph
-from kg.results import QueryResult, Solutions, Term
+from kg.results import QueryResult, Solutions, Term, canonical_term
 from kg.sparqlerrors import predeclared, syntax_error, undeclared_prefixes
 from kg.sparqlguard import names_dataset
 from kg.sparqltext import (
@@ -76,6 +76,7 @@ from kg.sparqltext import (
     query_parts,
     same_term_as_equality,
     unsliced,
+    values_after_unions,
     values_as_constants,
     values_as_filters,
 )
@@ -445,10 +446,10 @@ class RemoteStore(GraphStore):
                     parsed = ox.parse_query_results(reader, _RESULT_TYPES[media])
                     if isinstance(parsed, ox.QueryBoolean):
                         return _Answer(bool(parsed), 1, False)
-                    solutions = Solutions.from_pyoxigraph(parsed, max_rows)
+                    solutions = Solutions.from_pyoxigraph(parsed, max_rows, canonical=True)  # Virtuoso's 1/0
                     return _Answer(solutions, len(solutions), bool(cap) and not solutions.truncated)
                 if media in _GRAPH_TYPES:
-                    triples = [ox.Triple(q.subject, q.predicate, q.object)
+                    triples = [ox.Triple(q.subject, q.predicate, canonical_term(q.object))  # type: ignore[arg-type]
                                for q in rdfxml.parse(reader, _GRAPH_TYPES[media], source=self.location)]
                     return _Answer(triples, len(triples), bool(cap))
                 if media in ("text/html", "application/xhtml+xml"):
@@ -635,6 +636,8 @@ class RemoteStore(GraphStore):
         """The answer to ``text`` in the first of its forms (see :meth:`_rewrite`) that this
         server takes."""
         form = query_form(text)
+        if _HAS_VALUES.search(text):  # the same solutions; Virtuoso 7 ignores VALUES beside a UNION and an OPTIONAL
+            text = values_after_unions(text)
         forms = [self._rewrite(text, form)]
         if _HAS_VALUES.search(text) and not self._values_bind():
             # The bindings as constants first, then as equality filters where those are the
@@ -819,6 +822,7 @@ class RemoteStore(GraphStore):
         if caps.server is None:
             self._raw_ask("ASK {}")  # the server's name tells its limits
         weight = sum(_weight(op) for op in operations)
+        self._staged: dict[ox.NamedNode, ox.NamedNode] = {}
         if caps.atomic_updates is False and len(operations) > 1:
             self._commit_staged(operations, graphs, caps.update_triples or _STAGED_TRIPLES)
         elif caps.update_triples is None or weight <= caps.update_triples:
@@ -833,7 +837,7 @@ class RemoteStore(GraphStore):
                 self._commit_staged(operations, graphs, caps.update_triples)
         else:
             self._commit_staged(operations, graphs, caps.update_triples)
-        self._verify({g: n for g, n in graphs.items() if n is not None})
+        self._verify({g: n for g, n in graphs.items() if n is not None}, self._staged)
 
     def _commit_staged(self, operations: Sequence[str], graphs: Iterable[ox.NamedNode], limit: int) -> None:
         lease = _lease(self.spec.timeout)
@@ -849,6 +853,7 @@ class RemoteStore(GraphStore):
                 if time.monotonic() - renewed > lease / 3:
                     self.update(" ;\n".join(staging.lease_update(s, lease) for s in plan.staging.values()))
                     renewed = time.monotonic()
+            self._staged = dict(plan.staging)
             self.update(plan.swap)
         except BaseException:
             for graph in plan.staging.values():
@@ -860,10 +865,25 @@ class RemoteStore(GraphStore):
         value = rows[0]["n"] if rows else None
         return int(value.value) if isinstance(value, ox.Literal) else 0
 
-    def _verify(self, expected: Mapping[ox.NamedNode, int]) -> None:
-        """Count what arrived: a server that reported success and holds less is an error."""
+    def _verify(self, expected: Mapping[ox.NamedNode, int],
+                staged: Mapping[ox.NamedNode, ox.NamedNode] | None = None) -> None:
+        """Count what arrived: a server that reported success and holds less is an error. Where
+        the graph was swapped in from a staging graph (``staged``) that still holds the triples,
+        the server accepted ``MOVE SILENT`` and moved nothing: that is named as such."""
         for graph, count in expected.items():
             held = self._graph_count(graph)
+            source = (staged or {}).get(graph)
+            left = self._graph_count(source) if source is not None and held != count else 0
+            if source is not None and left:
+                raise RemoteStoreError(
+                    f"the endpoint at {self.location} accepted MOVE SILENT {source.value} TO "
+                    f"{graph.value} but moved nothing: {graph.value} holds {held} of the {count} triples "
+                    f"written, and the staging graph still holds {left}",
+                    url=self.location, hint="The server answers success to a SPARQL 1.1 MOVE that it does not "
+                    "carry out, so running the command again fails the same way (its log may say why). The "
+                    "graph it was to replace was dropped before the move; the data waits in the staging graph, "
+                    "which the next command that writes on this server drops. Use a server that implements MOVE "
+                    "(Oxigraph, Virtuoso 7), or restore the graph from a backup (kg restore).")
             if held != count:
                 raise RemoteStoreError(
                     f"the endpoint at {self.location} reported success but holds {held} of the "
@@ -927,7 +947,7 @@ class RemoteStore(GraphStore):
             self._drop_quietly(target)
             raise
         activity.stats.setdefault("triples", count)  # after its record, as the embedded store does
-        self._verify({graph: count})
+        self._verify({graph: count}, {graph: target})
         return count
 
     def _gsp_post(self, target: ox.NamedNode, spool: IO[bytes], url: str, *, required: bool) -> bool:
