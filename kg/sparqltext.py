@@ -813,7 +813,10 @@ def _term_spans(query: str, start: int, end: int) -> list[tuple[int, int]]:
 _XSD_STRING = "<http://www.w3.org/2001/XMLSchema#string>"
 _SAME_TERM = re.compile(r"(?i)\bsameTerm\s*\(")
 _OPERAND_VAR = r"[?$][A-Za-z0-9_]+"
-_OPERAND_TERM = (r"(?:\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*')"  # a simple literal
+_BOOLEAN = (r"\b(?:true|false)\b|[\"'](?:true|false|1|0)[\"']\^\^(?:<http://www\.w3\.org/2001/XMLSchema#boolean>"
+            r"|xsd:boolean)")
+_OPERAND_TERM = (_BOOLEAN + r"|"
+                 r"(?:\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*')"  # a boolean, a simple literal
                  r"(?:\^\^(?:<http://www\.w3\.org/2001/XMLSchema#string>|xsd:string))?"
                  r"|<[^<>\"{}|^`\\\s]*>|(?:[A-Za-z][\w-]*)?:[A-Za-z0-9_][\w-]*")  # an IRI
 _SAME_TERM_ARGS = re.compile(
@@ -823,8 +826,9 @@ _SAME_TERM_ARGS = re.compile(
 
 
 def same_term_as_equality(query: str) -> str:
-    """``query`` with each ``sameTerm`` of a variable and an IRI or a simple literal (in
-    either order) written as the test it stands for: ``?v = <iri>`` (which for an IRI
+    """``query`` with each ``sameTerm`` of a variable and an IRI, a simple literal or a
+    boolean (in either order) written as the test it stands for (for a boolean: a boolean
+    literal equal to it): ``?v = <iri>`` (which for an IRI
     is the same test), and for a literal: ``?v`` a literal without a language whose
     lexical form is the text and whose type is xsd:string, an error counting as false.
     For Virtuoso 7, whose sameTerm never matches a simple literal and matches nothing
@@ -838,7 +842,11 @@ def same_term_as_equality(query: str) -> str:
         var = args.group("v1") or args.group("v2")
         term = args.group("t1") or args.group("t2")
         out.append(query[last : m.start()])
-        if term[0] in "\"'":
+        if re.fullmatch(_BOOLEAN, term):  # Virtuoso 7 may answer sameTerm of a boolean both ways at once
+            value = "true" if term.strip("\"'").startswith(("true", "1")) else "false"
+            out.append(f"COALESCE(isLiteral({var}) && DATATYPE({var}) = <http://www.w3.org/2001/XMLSchema#boolean> "
+                       f"&& {var} = {value}, false)")
+        elif term[0] in "\"'":
             lexical = term.split("^^")[0]
             out.append(f"COALESCE(isLiteral({var}) && LANG({var}) = \"\" && STR({var}) = {lexical} && "
                        f"({var} = {lexical} || DATATYPE({var}) = {_XSD_STRING}), false)")

@@ -153,6 +153,11 @@ class GraphStore(abc.ABC):
 
     #: Where the store lives, for messages: a directory or an endpoint URL.
     location: str = ""
+    #: Whether each request costs a network round trip (a server): then readers that ask
+    #: many small questions (kg.validate) send them together, :attr:`query_batch` at a
+    #: time as one UNION, or side by side where that is 1.
+    batches_queries: bool = False
+    query_batch: int = 1
 
     # -- primitives a backend provides -------------------------------------------------
 

@@ -341,3 +341,34 @@ def test_a_server_that_accepts_move_but_moves_nothing_is_named_not_retried(oxigr
     message, hint = failed.value.message, failed.value.hint or ""
     assert "accepted MOVE SILENT" in message and "moved nothing" in message and "holds 0 of the 5" in message
     assert "fails the same way" in hint and "run the command again" not in hint
+
+
+def test_validation_on_a_server_finds_what_the_embedded_store_finds_and_reuses_its_answer(
+    store, built_store_dir: Path, tmp_path: Path
+) -> None:
+    """A server is asked the constraints in a few requests (kg.validate batches them) and
+    keeps a cache per endpoint, as the embedded store keeps one in its folder."""
+    import shutil
+
+    from kg.store.embedded import OxigraphStore
+    from kg.validate import cache_for, validate
+    from tests.test_validate import BREAKS
+
+    copy = tmp_path / "embedded"
+    shutil.copytree(built_store_dir, copy)
+    with OxigraphStore(copy) as embedded:
+        embedded.update(BREAKS)
+        expected = {(v.focus, v.path, v.message) for v in validate(embedded).violations}
+    store.update(BREAKS)
+    cache = cache_for(store)
+    assert cache is not None
+    first = validate(store, cache=cache)
+    assert {(v.focus, v.path, v.message) for v in first.violations} == expected and len(expected) >= 18
+    again = validate(store, cache=cache)
+    assert again.evaluated == 0 and again.violations == first.violations  # nothing changed: the answer stands
+    # A write that leaves no record (another client of the server) is still seen as a change.
+    store.update('DELETE DATA { GRAPH <https://w3id.org/techkg/graph/catalog> { '
+                 '<https://w3id.org/techkg/id/technique/mla> skos:prefLabel "Nom"@fr } }')
+    if store.batches_queries:
+        third = validate(store, cache=cache)
+        assert third.evaluated > 0 and len(third.violations) < len(first.violations)
