@@ -20,8 +20,8 @@ def list_(
         Optional[str], typer.Option(help="Only this status: to-read, reading, read, skipped, ...")  # noqa: UP045
     ] = None,
     category: Annotated[Optional[str], typer.Option(help="Only categories containing this text.")] = None,  # noqa: UP045
-    wide: Annotated[bool, typer.Option("--wide", help="Also the venue, the note's text and when the status "
-                                       "changed (the table needs a wide terminal).")] = False,
+    wide: Annotated[bool, typer.Option("--wide", help="Also the venue and when the status changed (shown "
+                                       "anyway on a terminal of 120 columns or more).")] = False,
     fmt: FormatOpt = Format.table,
 ) -> None:
     """The reading list with each paper's current status, note and the time of its last change."""
@@ -30,6 +30,7 @@ def list_(
 
     fmt = pick_format(fmt)
     store = state().reader()
+    wide = wide or console().width >= 120  # a wide terminal has room for every column
     if status:
         status = _listed_status(store, status)
     rows = reading_rows(store, status=status, category=category)
@@ -37,7 +38,7 @@ def list_(
         if fmt is Format.table:
             r["changed"] = _local_time(r["changed"])
             r["title"] = r["label"]
-            r["note"] = (r["note"] or ("📝" if r["has_note"] else "")) if wide else ("📝" if r["has_note"] else "")
+            r["note"] = r["note"] or ("📝" if r["has_note"] else "")  # flagged in the list, text not synced
             r["categories"] = ("\n" if wide else "; ").join(str(c) for c in r["categories"])  # type: ignore[attr-defined]
     if fmt is not Format.table:
         emit(rows, ["status", "title", "categories", "venue", "note", "changed", "has_note", "paper"], fmt=fmt)
@@ -46,13 +47,13 @@ def list_(
         ["status", "title", "categories", "note"]
     what = " ".join(x for x in (f"{status!r}" if status else "", f"in {category!r}" if category else "") if x)
     emit(rows, columns, title=f"Reading list: {_papers(len(rows))}{' ' + what if what else ''}",
-         short={"note": 48})
+         short={"note": 48 if wide else 36})
     if not rows:
         console().print("[dim]No paper matches. List every paper with: kg reading list[/]" if status or category
                         else "[dim]The reading list is empty: kg build seeds it, kg import reading-list FILE "
                         "replaces it, kg reading set TITLE STATUS --add adds a paper.[/]")
     elif not wide:
-        console().print("[dim]--wide adds the venue, the note's text and when each status changed.[/]")
+        console().print("[dim]--wide adds the venue and when each status changed.[/]")
 
 
 def _papers(n: int) -> str:
