@@ -1,5 +1,6 @@
-# make demo   set everything up, build the graph on the default embedded store, verify three kernels,
-#             show a lineage and a comparison, and draw the lineage to .kg-demo/lineage.svg
+# make demo   set everything up, build the graph on the default embedded store, verify four kernels,
+#             show a lineage and a comparison of three techniques of the comparison page, and draw
+#             the lineage to .kg-demo/lineage.svg
 # make picture  redraw the README's docs/lineage.svg the same way, from a fresh store
 # make test   set everything up, run ruff, mypy and the import contracts (lint-imports), then the test suite
 # make bench  run the benchmarks in bench/ (slow; prints ratios against baselines)
@@ -14,9 +15,9 @@ setup:
 
 demo: setup
 	$(VENV)/kg build
-	$(VENV)/kg kernels verify GDN KDA Mamba2
+	$(VENV)/kg kernels verify GDN KDA MLA Mamba2
 	$(VENV)/kg lineage KDA
-	$(VENV)/kg compare GDN KDA Mamba2
+	$(VENV)/kg compare GDN KDA MLA
 	mkdir -p .kg-demo
 	$(VENV)/kg export lineage -o .kg-demo/lineage.svg --force
 

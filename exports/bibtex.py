@@ -11,15 +11,19 @@ The entry type follows the venue (:func:`parse_venue`): ``@inproceedings`` with 
 ``booktitle`` for conferences (NeurIPS, ICML, ICLR, SC, OSDI, SOSP, MLSys, ...),
 ``@article`` with a ``journal`` for journals (JMLR, PVLDB, ...), ``@techreport`` with an
 ``institution`` for reports whose institution is known, and ``@misc`` for the rest:
-arXiv-only papers carry ``eprint``, ``archivePrefix = {arXiv}``, ``primaryClass`` when
-known and ``howpublished = {arXiv:ID}`` (so that plain.bst shows the id). Every dated
+every arXiv paper carries ``eprint`` with ``eprinttype = {arxiv}`` (biblatex's pair, which
+Zotero's BibTeX import needs to keep the id; not also the older ``archivePrefix``, which
+biber refuses beside it) and ``primaryClass`` when known, and arXiv-only papers
+``howpublished = {arXiv:ID}`` (so that plain.bst shows the id). Every dated
 entry has a year: the venue's, else the paper's date, else the year in its arXiv id.
 Where no source dates a paper (software, documentation), it gets ``date = {XXXX}``,
 EDTF's unspecified year, instead of an invented one. An entry without authors gets a
 ``key`` to sort by and stays ``@misc``, as the styles require an author for the other
 types. The output gives no warnings with ``bibtex`` and ``plain`` nor with ``biber
---tool --validate-datamodel`` (tests/exports check both). Only the first author is
-recorded for most papers; their entries say ``and others``. Reading status is private
+--tool --validate-datamodel`` (tests/exports check both). An entry names every author
+where the graph holds the whole list (the catalog's ``authors``, or an arXiv, Semantic
+Scholar or Zotero ingest), and ``FIRST and others`` only where it knows the first author
+alone. A paper without a title is named by its arXiv id or DOI (:func:`kg.iris.paper_label`). Reading status is private
 and is written (as JabRef's ``readstatus`` field, which biber ignores with a warning)
 only with ``include_private``.
 """
@@ -36,6 +40,7 @@ import pyoxigraph as ox
 
 import kg.answer
 from kg.graphs import graph_iri
+from kg.iris import paper_label
 from kg.results import Solutions
 from kg.store.base import Activity, GraphStore
 from kg.vocab import BASE, BIBO, FABIO, TKG, text
@@ -141,7 +146,7 @@ def citation_keys(store: GraphStore, papers: Sequence[dict[str, Any]], authors: 
         names = authors.get(paper["paper"]) or []
         issued = str(paper.get("issued") or "")
         base = base_key(author=names[0] if names else paper.get("firstAuthor"), team=paper.get("team"),
-                        year=issued[:4] or None, title=str(paper.get("title") or ""))
+                        year=issued[:4] or _arxiv_year(paper.get("arxivId")), title=str(paper.get("title") or ""))
         key = base
         if key in taken:
             key = next(base + s for s in _suffixes() if base + s not in taken)
@@ -155,13 +160,14 @@ def citation_keys(store: GraphStore, papers: Sequence[dict[str, Any]], authors: 
 
 
 def _ordered_authors(value: str | None) -> list[str]:
-    """Names from the query's "place<TAB>name" lines, in author-list order."""
-    places = []
-    for line in (value or "").splitlines():
+    """Names from the query's "place<TAB>name" lines, in author-list order: one name per place
+    (two sources may spell one author two ways)."""
+    places: dict[int, str] = {}
+    for line in sorted((value or "").splitlines()):
         place, _, name = line.partition("\t")
         if name and place.isdigit():
-            places.append((int(place), name))
-    return [name for _, name in sorted(places)]
+            places.setdefault(int(place), name)
+    return [name for _, name in sorted(places.items())]
 
 
 def _author_field(names: list[str], first: str | None, team: str | None) -> str | None:
@@ -308,7 +314,8 @@ def _entry(r: dict[str, Any], names: list[str], *, include_private: bool) -> tup
     fields: dict[str, str] = {}
     if author:
         fields["author"] = author
-    fields["title"] = protect_title(str(r["title"] or r["paper"]))
+    label = paper_label(r["paper"], r["title"])
+    fields["title"] = protect_title(label)
     if kind == "inproceedings":
         fields["booktitle"] = latex_escape(venue.name)
     elif kind == "article":
@@ -325,7 +332,7 @@ def _entry(r: dict[str, Any], names: list[str], *, include_private: bool) -> tup
         fields["date"] = "XXXX"
     if arxiv:
         fields["eprint"] = arxiv
-        fields["archivePrefix"] = "arXiv"
+        fields["eprinttype"] = "arxiv"
         if r["primaryClass"]:
             fields["primaryClass"] = latex_escape(r["primaryClass"])
     if r["doi"]:
@@ -345,7 +352,7 @@ def _entry(r: dict[str, Any], names: list[str], *, include_private: bool) -> tup
         if report:
             fields["note"] = "Technical report"
         if not author:  # the styles sort by author, else by this key
-            fields["key"] = latex_escape(_sort_word(str(r["title"] or r["paper"])))
+            fields["key"] = latex_escape(_sort_word(label))
     if include_private and r["status"]:
         fields["readstatus"] = latex_escape(r["status"])
     return kind, fields

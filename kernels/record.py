@@ -19,6 +19,7 @@ from collections.abc import Iterable, Sequence
 
 import pyoxigraph as ox
 
+from kernels import registry as registry_module
 from kernels.registry import ENTRIES, Entry
 from kernels.verify import Run
 from kg.graphs import KERNELS
@@ -111,6 +112,7 @@ WHERE {{ GRAPH {KERNELS} {{ ?k a tkg:ReferenceKernel ; ?p ?o }} }}"""
 def record_registry(store: GraphStore, tx: Transaction, registry: Sequence[Entry] | None = None) -> None:
     """Write the kernel registry in ``tx`` (replacing the recorded one) when it differs from it."""
     wanted = registry_triples(registry if registry is not None else ENTRIES)
+    tx.add_sources(KERNELS, [registry_module.__file__])  # the source of the kernels graph's facts
     current = store.query(_CURRENT_REGISTRY)
     assert isinstance(current, list)
     if {str(t) for t in current} != {str(t) for t in wanted}:

@@ -151,6 +151,15 @@ ENTRIES: tuple[Entry, ...] = (
     _k("sparsely-gated-moe", "sparsely_gated_moe"),
     _k("ppo", "ppo"),
     _k("eagle", "eagle"),
+    Entry(
+        "eplb",
+        "none",
+        None,
+        "History-based expert load balancing is a placement policy, not an operator: it "
+        "gives extra replicas to the experts with the highest per-replica load measured over "
+        "past steps. That greedy rule is the one kernels/ultraep verifies on exact per-micro-batch "
+        "loads (replicate.py); a kernel of its own would check the same code on older numbers.",
+    ),
 )
 
 _BY_ID = {e.technique: e for e in ENTRIES}

@@ -30,13 +30,14 @@ import hashlib
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO
 
 import pyoxigraph as ox
 
 from kg.errors import ExportError, KGError
 from kg.graphs import PROVENANCE, USER_GRAPHS, graph_name
 from kg.store.base import Activity, GraphStore
-from kg.store.snapshots import END_LINE, kept_before, open_binary, read_header, read_quads, write_quads
+from kg.store.snapshots import END_LINE, kept_before, open_binary, read_header, read_quads, write_quads, write_quads_to
 from kg.version import __version__
 
 __all__ = ["BACKUP_HEADER", "BackupReport", "RestoreReport", "backup", "restore"]
@@ -59,21 +60,43 @@ class BackupReport:
         return sum(self.graphs.values())
 
 
-def backup(store: GraphStore, target: Path, *, force: bool = False) -> BackupReport:
-    """Write every named graph of ``store`` to ``target`` (gzipped N-Quads)."""
+def backup(store: GraphStore, target: Path | BinaryIO, *, force: bool = False) -> BackupReport:
+    """Write every named graph of ``store`` to ``target`` (gzipped N-Quads): a file, or a
+    binary stream (``kg backup -o -`` writes to standard output)."""
+    if not isinstance(target, Path):
+        return _backup_to(store, target)
     if target.exists() and not force:
         raise ExportError(f"{target} exists", hint="Pass --force to replace it, or choose another file name.")
     if not target.parent.is_dir():
         raise ExportError(f"cannot write {target}: the directory {target.parent} does not exist")
-    graphs = {g: store.triples(g) for g in store.named_graphs() if not g.value.startswith(_STAGING)}
-    created = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
-    header = (f"{BACKUP_HEADER} techkg={__version__} created={created} "
-              f"graphs={len(graphs)} triples={sum(len(t) for t in graphs.values())} checksum=sha256")
+    graphs, header = _graphs_and_header(store)
     try:
         write_quads(target, graphs, header=header, end=True)
     except OSError as exc:
         raise ExportError(f"cannot write {target}: {exc.strerror or exc}") from exc
     return BackupReport(str(target), {graph_name(g): len(t) for g, t in graphs.items()})
+
+
+def _graphs_and_header(store: GraphStore) -> tuple[dict[ox.NamedNode, list[ox.Triple]], str]:
+    """Every graph's triples and the backup's first line. A server's URL says which store it
+    was; an embedded store's folder would only tie the file to this machine (kg.sources)."""
+    graphs = {g: store.triples(g) for g in store.named_graphs() if not g.value.startswith(_STAGING)}
+    created = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+    where = store.location if "://" in str(store.location) else "embedded"
+    header = (f"{BACKUP_HEADER} techkg={__version__} created={created} store={where} "
+              f"graphs={len(graphs)} triples={sum(len(t) for t in graphs.values())} checksum=sha256")
+    return graphs, header
+
+
+def _backup_to(store: GraphStore, stream: BinaryIO) -> BackupReport:
+    """The backup as gzipped N-Quads on ``stream``, graph by graph as they are read."""
+    graphs, header = _graphs_and_header(store)
+    try:
+        write_quads_to(stream, graphs, header=header, end=True)
+        stream.flush()
+    except OSError as exc:
+        raise ExportError(f"cannot write the backup: {exc.strerror or exc}") from exc
+    return BackupReport("-", {graph_name(g): len(t) for g, t in graphs.items()})
 
 
 @dataclass

@@ -106,7 +106,9 @@ def up_to_date(store: GraphStore, inputs: str) -> bool:
 
 @dataclass
 class ReadingSummary:
-    """The reading list after a build: entries on it and their current statuses."""
+    """The reading list after a build, counted as every surface counts it (:mod:`kg.counts`):
+    ``entries`` papers with a status, ``listed`` of them from the list file (``source``) and
+    ``added`` one by one."""
 
     entries: int = 0
     read: int = 0
@@ -114,6 +116,8 @@ class ReadingSummary:
     with_note: int = 0
     categories: int = 0
     source: str | None = None
+    listed: int = 0
+    added: int = 0
 
 
 @dataclass
@@ -121,9 +125,11 @@ class BuildReport:
     techniques: int
     lineage_only_parents: int
     categories: int
+    #: Every paper in the graph, and those of the catalog's bibliography (kg.counts).
     papers: int
     lineage_edges: int
     reading: ReadingSummary
+    catalog_papers: int = 0
     #: The import, when this build imported a reading list (seeded or replaced).
     imported: ImportReport | None = None
     catalog: Catalog | None = None
@@ -152,25 +158,17 @@ def catalog_counts(store: GraphStore) -> dict[str, int]:
 
 
 def store_summary(store: GraphStore) -> tuple[dict[str, int], ReadingSummary]:
-    """The counts a build reports, read from the graph (for a build that did nothing)."""
-    counts = catalog_counts(store)
-    rows = store.select(
-        f"""SELECT (COUNT(DISTINCT ?p) AS ?entries) (COUNT(DISTINCT ?read) AS ?r) (COUNT(DISTINCT ?todo) AS ?t)
-                  (COUNT(DISTINCT ?noted) AS ?n) WHERE {{
-              GRAPH {READING_LIST} {{ ?p tkg:listedStatus ?listed }}
-              OPTIONAL {{ ?p tkg:readingStatus ?s }}
-              BIND(IF(?s = <https://w3id.org/techkg/id/status/read>, ?p, ?none) AS ?read)
-              BIND(IF(?s = <https://w3id.org/techkg/id/status/to-read>, ?p, ?none) AS ?todo)
-              OPTIONAL {{ ?p tkg:hasNote true BIND(?p AS ?noted) }} }}"""
-    ).records()[0]
-    categories = store.select(
-        f"SELECT (COUNT(DISTINCT ?c) AS ?n) WHERE {{ GRAPH {READING_LIST} {{ ?c a tkg:ReadingListCategory }} }}"
-    ).records()[0]["n"]
+    """The counts a build reports, read from the graph (:mod:`kg.counts`: the same counts as
+    ``kg stats`` and the workbench)."""
+    from kg.counts import catalog_paper_count, reading_counts
+
+    counts = {**catalog_counts(store), "catalog_papers": catalog_paper_count(store)}
+    r = reading_counts(store)
     sources = store.select(
         f"SELECT ?src WHERE {{ GRAPH {PROVENANCE} {{ {READING_LIST} prov:hadPrimarySource ?src }} }}"
     ).records()
-    reading = ReadingSummary(int(rows["entries"]), int(rows["r"]), int(rows["t"]), int(rows["n"]), int(categories),
-                             str(sources[0]["src"]) if sources else None)
+    reading = ReadingSummary(r.papers, r.read, r.to_read, r.with_note, r.categories,
+                             str(sources[0]["src"]) if sources else None, r.listed, r.added)
     return counts, reading
 
 
@@ -194,7 +192,8 @@ def build(
     if not force and up_to_date(store, inputs):
         counts, reading = store_summary(store)
         report = BuildReport(counts["techniques"], counts["lineage_only_parents"], counts["categories"],
-                             counts["papers"], counts["lineage_edges"], reading, up_to_date=True,
+                             counts["papers"], counts["lineage_edges"], reading,
+                             catalog_papers=counts["catalog_papers"], up_to_date=True,
                              triples=store.count(),
                              unchanged=[graph_name(g) for g in (ONTOLOGY, CATALOG, READING_LIST)])
     else:
@@ -207,7 +206,7 @@ def build(
 
 def _write(store: GraphStore, *, data: Path | None, reading_list: Path | None, inputs: str,
            accept_counts: bool, also: Callable[[Transaction], None] | None) -> BuildReport:
-    from kg.catalog import catalog_triples, load_catalog
+    from kg.catalog import catalog_triples, derivation_iri, load_catalog
     from kg.reading import import_reading_list, known_status_triples
 
     catalog = load_catalog(data)
@@ -223,9 +222,11 @@ def _write(store: GraphStore, *, data: Path | None, reading_list: Path | None, i
             activity.used.append(str(path))
             imported = import_reading_list(store, path, catalog, tx=tx, accept_counts=accept_counts)
         activity.stats["techniques"] = len(catalog.on_page())
-        # Which catalog file defines each node, so that kg provenance cites the file of a fact.
+        # Which catalog file defines each node, so that kg provenance cites the file of a fact
+        # (lineage.toml for the facts of a lineage edge: kg.provenance).
         defined = [*((t.where.path, t.iri) for t in catalog.techniques.values()),
-                   *((p.where.path, p.iri) for p in catalog.papers.values())]
+                   *((p.where.path, p.iri) for p in catalog.papers.values()),
+                   *((e.where.path, derivation_iri(e)) for e in catalog.edges)]
         stamps = [f"{CATALOG} {TKG.buildInputs} {text(inputs, None)} ."]
         stamps += [f"{source_node(path)} {TKG.defines} {node} ." for path, node in defined]
         tx.update_after(f"DELETE WHERE {{ GRAPH {PROVENANCE} {{ {CATALOG} tkg:buildInputs ?h }} }} ;\n"
@@ -233,7 +234,7 @@ def _write(store: GraphStore, *, data: Path | None, reading_list: Path | None, i
                         f"INSERT DATA {{ GRAPH {PROVENANCE} {{ {' '.join(stamps)} }} }}")
         if also is not None:
             also(tx)
-    _, reading = store_summary(store)
+    counts, reading = store_summary(store)
     if imported is not None:
         reading.source = imported.path
     on_page = len(catalog.on_page())
@@ -241,7 +242,8 @@ def _write(store: GraphStore, *, data: Path | None, reading_list: Path | None, i
         techniques=on_page,
         lineage_only_parents=len(catalog.techniques) - on_page,
         categories=len(catalog.categories),
-        papers=len(catalog.papers),
+        papers=counts["papers"],
+        catalog_papers=len(catalog.papers),
         lineage_edges=len(catalog.edges),
         reading=reading,
         imported=imported,

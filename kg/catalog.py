@@ -50,6 +50,7 @@ from kg.vocab import (
 
 __all__ = [
     "DIMENSIONS",
+    "STATED_FACTS",
     "SCHEME",
     "Catalog",
     "Category",
@@ -60,6 +61,7 @@ __all__ = [
     "Person",
     "Technique",
     "catalog_triples",
+    "derivation_iri",
     "data_dir",
     "load_catalog",
 ]
@@ -85,6 +87,14 @@ DIMENSIONS: tuple[tuple[str, NamedNode, str], ...] = (
 _DIMENSION_KEYS = ("core_mechanism", "token_mixing", "kv_state_layout", "selector_compressor",
                    "compute_memory", "parallel_dimension", "limitations")
 _STAR_KEYS = ("situation", "target", "action", "result")
+#: The facts of a technique that an evidence link can state (``states = [...]``), and the
+#: property of each; "lineage" stands for the technique's lineage edges (prov:wasDerivedFrom
+#: and its typed sub-properties).
+STATED_FACTS = {
+    "date": DCTERMS.date, "first_author": TKG.firstAuthor, "team": TKG.responsibleTeam,
+    "organisations": TKG.organization, "repository": TKG.repository, "paper": TKG.primaryPaper,
+    "headline": TKG.headlineResult, "lineage": PROV.wasDerivedFrom,
+}
 _DATE = re.compile(r"^\d{4}(-\d{2}(-\d{2})?)?$")
 _SLUG = re.compile(r"^[a-z0-9][a-z0-9.\-]*$")
 _PAPER_KINDS = {
@@ -147,6 +157,9 @@ class Technique:
     dimensions: dict[str, str] = field(default_factory=dict)
     star: dict[str, str] = field(default_factory=dict)
     evidence: list[tuple[str, str]] = field(default_factory=list)
+    #: For each evidence link (by position, from 1), the technique's facts it states
+    #: (keys of :data:`STATED_FACTS`), as the checked fact table names its sources.
+    evidence_states: dict[int, list[str]] = field(default_factory=dict)
 
     @property
     def iri(self) -> NamedNode:
@@ -169,6 +182,8 @@ class Paper:
     venue: str | None = None
     kind: str = "article"
     note: str | None = None
+    #: The whole author list, in order, where a checked source gives it (else only first_author).
+    authors: list[str] = field(default_factory=list)
 
     @property
     def iri(self) -> NamedNode:
@@ -359,7 +374,7 @@ def _load_categories(path: Path) -> dict[str, Category]:
 
 def _load_papers(path: Path) -> dict[str, Paper]:
     data, raw = _read_toml(path)
-    allowed = {"key", "arxiv", "doi", "url", "title", "also_known_as", "first_author", "team", "year",
+    allowed = {"key", "arxiv", "doi", "url", "title", "also_known_as", "first_author", "authors", "team", "year",
                "date", "venue", "kind", "note"}
     out: dict[str, Paper] = {}
     iris: dict[str, str] = {}
@@ -389,8 +404,11 @@ def _load_papers(path: Path) -> dict[str, Paper]:
             key=key, title=t.string("title", required=True) or "", where=t.where, arxiv=arxiv,
             doi=t.string("doi"), url=t.string("url"), also_known_as=t.strs("also_known_as"),
             first_author=t.string("first_author"), team=t.string("team"), year=year, date=t.date("date"),
-            venue=t.string("venue"), kind=kind, note=t.string("note"),
+            venue=t.string("venue"), kind=kind, note=t.string("note"), authors=t.strs("authors"),
         )
+        if paper.authors and paper.first_author and paper.authors[0] != paper.first_author:
+            raise t.at("authors").error(f"the author list starts with {paper.authors[0]!r}, "
+                                        f"not with the first author {paper.first_author!r}")
         try:
             iri = paper.iri.value
         except ValueError as exc:
@@ -447,10 +465,19 @@ def _load_techniques(path: Path, categories: dict[str, Category], papers: dict[s
             raise t.at("headline").error("a conditional headline (marked * on the page) needs its conditions",
                                          hint="Say under which setting the figure was measured.")
         evidence = []
-        for item in entry.get("evidence", []):
+        evidence_states: dict[int, list[str]] = {}
+        for position, item in enumerate(entry.get("evidence", []), start=1):
             if not isinstance(item, dict) or not str(item.get("url", "")).startswith(("http://", "https://")):
                 raise t.at("evidence").error(f"evidence entries need a label and an http(s) url: {item!r}")
             evidence.append((str(item.get("label", "Link")), str(item["url"])))
+            states = item.get("states", [])
+            unknown = [k for k in states if k not in STATED_FACTS] if isinstance(states, list) else [states]
+            if unknown:
+                raise t.at("evidence").error(
+                    f"an evidence link states facts named {', '.join(map(repr, unknown))}, which are not facts "
+                    "of a technique", hint=f"Use some of: {', '.join(STATED_FACTS)}.")
+            if states:
+                evidence_states[position] = [str(k) for k in states]
         tech = Technique(
             id=tid, name=t.string("name", required=True) or "", category=category, where=t.where,
             aliases=t.strs("aliases"), label_zh=t.string("label_zh"), on_page=on_page,
@@ -460,6 +487,7 @@ def _load_techniques(path: Path, categories: dict[str, Category], papers: dict[s
             availability=t.string("availability"), headline=headline,
             dimensions=t.table("dimensions", _DIMENSION_KEYS, required=on_page),
             star=t.table("star", _STAR_KEYS, required=on_page), evidence=evidence,
+            evidence_states=evidence_states,
         )
         if on_page:
             for key in ("suits", "availability"):
@@ -619,6 +647,15 @@ def paper_triples(paper: Paper) -> Iterator[Triple]:
             yield from triples
             yield Triple(node, DCTERMS.creator, agent)
             yield Triple(node, TKG.firstAuthor, agent)
+    if paper.authors:  # the whole list is known: exports name every author, and no "others"
+        seq = skolem("authors", paper.key)
+        yield Triple(node, BIBO.authorList, seq)
+        yield Triple(seq, RDF.type, RDF.Seq)
+        for position, name in enumerate(paper.authors, start=1):
+            agent, triples = _agent(name, FOAF.Person)
+            yield from triples
+            yield Triple(seq, RDF[f"_{position}"], agent)
+            yield Triple(node, DCTERMS.creator, agent)
 
 
 def names_triples(names: Names) -> Iterator[Triple]:
@@ -640,6 +677,11 @@ def names_triples(names: Names) -> Iterator[Triple]:
         yield from triples
         for alias in person.aliases:
             yield Triple(node, SKOS.altLabel, text(alias, None))
+
+
+def derivation_iri(edge: Edge) -> NamedNode:
+    """The node of a lineage edge (its ``prov:Derivation``)."""
+    return skolem("derivation", edge.child, edge.relation, edge.parent)
 
 
 def catalog_triples(catalog: Catalog) -> Iterator[Triple]:
@@ -719,12 +761,14 @@ def catalog_triples(catalog: Catalog) -> Iterator[Triple]:
             yield Triple(ev, RDFS.label, text(label))
             yield Triple(ev, SCHEMA.url, NamedNode(url))
             yield Triple(ev, TKG.position, integer(position))
+            for key in tech.evidence_states.get(position, ()):
+                yield Triple(ev, TKG.states, STATED_FACTS[key])
 
     for edge in catalog.edges:
         child, parent = technique_iri(edge.child), technique_iri(edge.parent)
         yield Triple(child, TKG[edge.relation], parent)
         yield Triple(child, PROV.wasDerivedFrom, parent)
-        d = skolem("derivation", edge.child, edge.relation, edge.parent)
+        d = derivation_iri(edge)
         yield Triple(child, PROV.qualifiedDerivation, d)
         yield Triple(d, RDF.type, PROV.Derivation)
         yield Triple(d, PROV.entity, parent)

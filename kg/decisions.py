@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from pyoxigraph import Literal, NamedNode, Triple
@@ -75,10 +75,12 @@ class Decision:
     relation: str | None
     at: str
     evidence: tuple[str, ...] = field(default_factory=tuple)
+    #: True when the same decision was already recorded, and nothing was written.
+    unchanged: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         return {"id": self.suggestion, "verdict": self.verdict, "child": self.child, "parent": self.parent,
-                "relation": self.relation, "at": self.at, "evidence": list(self.evidence)}
+                "relation": self.relation, "at": self.at, "evidence": list(self.evidence), "unchanged": self.unchanged}
 
 
 def decision_iri(suggestion_id: str) -> NamedNode:
@@ -155,7 +157,15 @@ def _check_relation(relation: str) -> str:
 
 def accept(store: GraphStore, suggestion: Proposal, *, relation: str | None = None,
            at: dt.datetime | None = None) -> Decision:
-    """Accept ``suggestion`` as a lineage edge (with ``relation``, default the proposed one)."""
+    """Accept ``suggestion`` as a lineage edge (with ``relation``, default the proposed one).
+
+    Idempotent: a suggestion accepted before stays as it was (nothing is written) unless
+    ``relation`` names another relation; accepting it again without one never re-types it."""
+    earlier = decisions(store).get((suggestion.child.iri, suggestion.parent.iri))
+    if earlier is not None and earlier.verdict == "accepted":
+        wanted = _check_relation(relation) if relation else earlier.relation
+        if wanted == earlier.relation:
+            return replace(earlier, unchanged=True)
     chosen = _check_relation(relation) if relation else suggestion.relation
     at = at or dt.datetime.now(dt.UTC)
     child, parent = NamedNode(suggestion.child.iri), NamedNode(suggestion.parent.iri)

@@ -22,9 +22,11 @@ __all__ = [
     "arxiv_iri",
     "category_iri",
     "doi_iri",
+    "looks_like_arxiv_id",
     "normalize_doi",
     "org_iri",
     "paper_iri",
+    "paper_label",
     "paper_link",
     "parse_arxiv_id",
     "parse_github_repo",
@@ -89,6 +91,33 @@ def parse_arxiv_id(value: str) -> ArxivId:
 
 def arxiv_iri(value: str) -> NamedNode:
     return parse_arxiv_id(value).iri
+
+
+#: What someone means as an arXiv id even when it is mistyped: "2501.0000x", "arXiv:2501.1",
+#: "2501.00001v", "cs/01234". Such a value is refused, never taken for a title.
+_ARXIV_LIKE = re.compile(r"^(?:arxiv:\s*)?(?:\d{4}\.[0-9a-z]+(?:v\w*)?|[a-z][a-z\-]*(?:\.[a-z]{2})?/\d+\w*)$",
+                         re.IGNORECASE)
+
+
+def looks_like_arxiv_id(value: str) -> bool:
+    """Whether ``value`` is written as an arXiv id (well-formed or not)."""
+    return bool(_ARXIV_LIKE.match(value.strip()))
+
+
+def paper_label(iri: str, title: str | None = None) -> str:
+    """How a paper is named to a person: its title, else its arXiv id (``arXiv:2501.00001``)
+    or DOI (``doi:10.1145/...``), else its catalog key; never a bare IRI when an id says more."""
+    if title:
+        return title
+    for prefix in ("https://arxiv.org/abs/", "http://arxiv.org/abs/"):
+        if iri.startswith(prefix):
+            return "arXiv:" + iri[len(prefix):]
+    for prefix in ("https://doi.org/", "http://doi.org/"):
+        if iri.startswith(prefix):
+            return "doi:" + iri[len(prefix):]
+    if iri.startswith(ID.base + "paper/"):
+        return iri[len(ID.base + "paper/"):]
+    return iri
 
 
 def normalize_doi(value: str) -> str:

@@ -29,7 +29,7 @@ from pyoxigraph import Literal, NamedNode, Triple
 from kg.catalog import Catalog
 from kg.errors import NotFoundError, ReadingListError
 from kg.graphs import READING, READING_LIST
-from kg.iris import parse_arxiv_id, slugify, status_iri
+from kg.iris import paper_label, parse_arxiv_id, slugify, status_iri
 from kg.readinglist import ReadingList, entry_paper_iri, normalize_title, parse_reading_list, reading_list_triples
 from kg.results import Term, python_value
 from kg.store.base import Activity, GraphStore, Transaction
@@ -38,6 +38,7 @@ from kg.vocab import BIBO, DCTERMS, ID, PROV, RDF, SKOS, TKG, boolean, datetime_
 __all__ = [
     "KNOWN_STATUSES",
     "add_paper",
+    "paper_title",
     "paper_known",
     "STATUS_ALIASES",
     "ImportReport",
@@ -254,6 +255,13 @@ def set_status(
 def paper_known(store: GraphStore, paper: NamedNode) -> bool:
     """Whether the graph holds ``paper`` as a paper."""
     return store.ask("ASK { ?p a bibo:Document }", {"p": paper})
+
+
+def paper_title(store: GraphStore, paper: NamedNode) -> str | None:
+    """The title of ``paper`` (one, when sources give several), or None."""
+    rows = store.select("SELECT (MIN(STR(?t)) AS ?title) WHERE { ?paper dcterms:title ?t }", {"paper": paper})
+    value = rows.rows[0].get("title") if rows.rows else None
+    return value.value if isinstance(value, Literal) else None
 
 
 def add_paper(
@@ -507,6 +515,7 @@ def reading_rows(
         bodies = [note_text(b) for b in str(record.pop("notes") or "").split("\u001f") if b.strip()]
         record["note"] = "\n\n".join(b for b in bodies if b) or None
         record["has_note"] = bool(record.pop("flag")) or bool(record["note"])
+        record["label"] = paper_label(str(record["paper"]), str(record["title"]) if record["title"] else None)
         out.append(record)
     return out
 

@@ -10,8 +10,10 @@ JSON-LD, RDF/XML) so the CLI, the HTTP endpoint and exports all agree.
 from __future__ import annotations
 
 import csv
+import decimal
 import io
 import json
+import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any, TypeAlias
@@ -26,6 +28,11 @@ __all__ = [
     "QueryResult",
     "Solutions",
     "Term",
+    "canonical_term",
+    "concatenated",
+    "ordered_cell",
+    "ordered_cells",
+    "output_prefixes",
     "python_value",
     "serialize_solutions",
     "serialize_triples",
@@ -59,13 +66,20 @@ class Solutions:
         return [{v: python_value(row.get(v)) for v in self.variables} for row in self.rows]
 
     @classmethod
-    def from_pyoxigraph(cls, solutions: ox.QuerySolutions, max_rows: int | None = None) -> Solutions:
+    def from_pyoxigraph(cls, solutions: ox.QuerySolutions, max_rows: int | None = None, *,
+                        canonical: bool = False) -> Solutions:
+        """The rows of ``solutions``; with ``canonical``, typed literals in their canonical
+        form (:func:`canonical_term`: what a server wrote as ``"1"^^xsd:boolean`` reads
+        ``true``, as the embedded store gives it)."""
         variables = [v.value for v in solutions.variables]
         rows: list[dict[str, Term | None]] = []
         for sol in solutions:
             if max_rows is not None and len(rows) >= max_rows:
                 return cls(variables, rows, truncated=True)
-            rows.append(dict(zip(variables, sol, strict=True)))  # a solution iterates in variable order
+            row = dict(zip(variables, sol, strict=True))  # a solution iterates in variable order
+            if canonical:
+                row = {k: canonical_term(v) for k, v in row.items()}
+            rows.append(row)
         return cls(variables, rows)
 
 
@@ -73,6 +87,96 @@ QueryResult: TypeAlias = Solutions | bool | list[ox.Triple]
 
 _INTEGER_TYPES = {XSD[t].value for t in ("integer", "int", "long", "short", "nonNegativeInteger")}
 _FLOAT_TYPES = {XSD[t].value for t in ("decimal", "double", "float")}
+
+
+_CANONICAL_INTEGERS = {XSD[t].value for t in (
+    "integer", "int", "long", "short", "byte", "nonNegativeInteger", "positiveInteger", "nonPositiveInteger",
+    "negativeInteger", "unsignedLong", "unsignedInt", "unsignedShort", "unsignedByte")}
+
+
+def canonical_term(term: Term | None) -> Term | None:
+    """``term`` with a boolean, integer or decimal literal in its canonical form, the one
+    the embedded store gives (XSD 1.1): ``true``/``false`` (Virtuoso writes ``1``/``0``),
+    integers without sign or leading zeros, decimals without trailing zeros and, when
+    whole, without a point (``"0.0"`` and ``"0"`` are one value: ``"0"``). Any other term,
+    and a literal whose text is not a valid value, is returned as it is."""
+    if not isinstance(term, ox.Literal):
+        return term
+    datatype, text = term.datatype.value, term.value
+    try:
+        if datatype == XSD.boolean.value:
+            value = {"1": "true", "0": "false", "true": "true", "false": "false"}[text.strip()]
+        elif datatype in _CANONICAL_INTEGERS:
+            value = str(int(text.strip()))
+        elif datatype == XSD.decimal.value:
+            number = decimal.Decimal(text.strip())
+            if not number.is_finite():
+                return term
+            value = str(int(number)) if number == number.to_integral_value() else format(number.normalize(), "f")
+        else:
+            return term
+    except (KeyError, ValueError, decimal.InvalidOperation):
+        return term
+    return term if value == text else ox.Literal(value, datatype=term.datatype)
+
+
+_GROUP_CONCAT = re.compile(r"(?i)\(\s*GROUP_CONCAT\s*\(")
+_SEPARATOR = re.compile(r"""(?is);\s*SEPARATOR\s*=\s*("(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*')\s*$""")
+_ALIAS = re.compile(r"(?i)\s*AS\s*[?$](\w+)\s*\)")
+_ESCAPES = {"t": "\t", "n": "\n", "r": "\r", "b": "\b", "f": "\f", '"': '"', "'": "'", "\\": "\\"}
+
+
+def concatenated(sparql: str) -> dict[str, str]:
+    """The variables a query projects as ``(GROUP_CONCAT(...; separator="s") AS ?v)``, with
+    each one's separator (a space where none is given)."""
+    found: dict[str, str] = {}
+    for m in _GROUP_CONCAT.finditer(sparql):
+        depth, i, quote = 1, m.end(), ""
+        while i < len(sparql) and depth:
+            ch = sparql[i]
+            if quote:
+                if ch == "\\":
+                    i += 1
+                elif ch == quote:
+                    quote = ""
+            elif ch in "\"'":
+                quote = ch
+            elif ch in "()":
+                depth += 1 if ch == "(" else -1
+            i += 1
+        alias = _ALIAS.match(sparql, i)
+        if depth or alias is None:
+            continue
+        separator = _SEPARATOR.search(sparql[m.end() : i - 1])
+        text = separator.group(1)[1:-1] if separator else " "
+        found[alias.group(1)] = re.sub(r"\\(.)", lambda e: _ESCAPES.get(e.group(1), e.group(1)), text)
+    return found
+
+
+def ordered_cell(term: Term | None, separator: str) -> Term | None:
+    """A GROUP_CONCAT's value with its parts in sorted (code point) order: SPARQL leaves the
+    order to the store, and two stores (or two runs) must not show one list two ways."""
+    if not isinstance(term, ox.Literal) or separator not in term.value:
+        return term
+    value = separator.join(sorted(term.value.split(separator)))
+    if value == term.value:
+        return term
+    if term.language:
+        return ox.Literal(value, language=term.language)
+    return ox.Literal(value, datatype=term.datatype)
+
+
+def ordered_cells(sparql: str) -> Callable[[dict[str, Term | None]], dict[str, Term | None]] | None:
+    """What puts a query's GROUP_CONCAT cells in order (:func:`ordered_cell`), row by row; None
+    for a query without them."""
+    separators = concatenated(sparql)
+    if not separators:
+        return None
+
+    def order(row: dict[str, Term | None]) -> dict[str, Term | None]:
+        return {k: ordered_cell(v, separators[k]) if k in separators else v for k, v in row.items()}
+
+    return order
 
 
 def python_value(term: Term | None) -> Any:
@@ -274,6 +378,23 @@ def serialize_solutions(result: Solutions | bool, fmt: str) -> bytes:
     return out.getvalue()
 
 
+def output_prefixes(statements: Iterable[ox.Triple | ox.Quad]) -> dict[str, str]:
+    """The prefixes to write Turtle, TriG and RDF/XML with: the standard ones, and for our
+    nodes one per kind (``technique:`` for ``https://w3id.org/techkg/id/technique/``) instead
+    of ``id:``, whose local names would need an escaped slash (``id:technique\\/kda``)."""
+    base = PREFIXES["id"]
+    kinds: set[str] = set()
+    for statement in statements:
+        for term in (statement.subject, statement.object):
+            if isinstance(term, ox.NamedNode) and term.value.startswith(base):
+                kind, slash, _rest = term.value[len(base):].partition("/")
+                if slash and re.fullmatch(r"[A-Za-z][A-Za-z0-9-]*", kind):
+                    kinds.add(kind)
+    out = {name: iri for name, iri in PREFIXES.items() if name != "id"}
+    out.update({kind: f"{base}{kind}/" for kind in sorted(kinds) if kind not in out})
+    return out
+
+
 def serialize_triples(
     triples: Iterable[ox.Triple] | Iterable[ox.Quad], fmt: str, *, prefixes: dict[str, str] | None = None
 ) -> bytes:
@@ -283,9 +404,9 @@ def serialize_triples(
     except KeyError:
         raise ValueError(f"unknown RDF format {fmt!r}; use one of {', '.join(sorted(RDF_FORMATS))}") from None
     kwargs: dict[str, Any] = {}
-    if rdf_format in (ox.RdfFormat.TURTLE, ox.RdfFormat.TRIG, ox.RdfFormat.RDF_XML):
-        kwargs["prefixes"] = prefixes if prefixes is not None else PREFIXES
     data: Sequence[Any] = list(triples)
+    if rdf_format in (ox.RdfFormat.TURTLE, ox.RdfFormat.TRIG, ox.RdfFormat.RDF_XML):
+        kwargs["prefixes"] = prefixes if prefixes is not None else output_prefixes(data)
     if rdf_format in (ox.RdfFormat.N_QUADS, ox.RdfFormat.TRIG):
         data = [t if isinstance(t, ox.Quad) else ox.Quad(t.subject, t.predicate, t.object) for t in data]
     else:

@@ -38,6 +38,7 @@ __all__ = [
     "order_outside",
     "same_term_as_equality",
     "values_as_constants",
+    "values_after_unions",
     "values_as_filters",
 ]
 
@@ -380,6 +381,86 @@ def values_as_constants(query: str) -> str:
     return query if rest else text
 
 
+_SKIPPED = re.compile(r"(?i)(OPTIONAL|MINUS|SERVICE(?:\s+SILENT)?\s+\S+|FILTER|BIND|VALUES)\b")
+
+
+def _certainly_bound(code: str, start: int, end: int, name: str) -> bool:
+    """Whether every solution of the group ``code[start:end]`` (inside its braces) binds
+    ``?name`` through its required parts: a triple pattern at its top level, a nested or
+    GRAPH group that binds it, or a UNION whose every branch does. OPTIONAL, MINUS,
+    SERVICE, FILTER, BIND, VALUES and sub-selects count for nothing (a cautious answer)."""
+    var = re.compile(rf"[?$]{name}(?!\w)")
+    i, branches = start, list[bool]()  # branches: whether each group of the UNION chain read binds it
+    while i < end:
+        if m := _SKIPPED.match(code, i):
+            j = m.end()
+            while j < end and code[j].isspace():
+                j += 1
+            if j < end and code[j] in "{(":
+                j = group_end(code, j) + 1 if code[j] == "{" else _paren_end(code, j) + 1
+            i = j
+            continue
+        if code[i] == "{":
+            close = group_end(code, i)
+            inner = code[i + 1 : close]
+            branch = not re.match(r"(?is)\s*SELECT\b", inner) and _certainly_bound(code, i + 1, close, name)
+            union = _UNION.match(code, close + 1)
+            if branch and not branches and not union:
+                return True
+            branches.append(branch)
+            if union is None:
+                if all(branches):
+                    return True
+                branches = []
+                i = close + 1
+            else:
+                i = union.end() - 1
+            continue
+        if code[i] == "(":
+            i = _paren_end(code, i) + 1
+            continue
+        m = var.match(code, i)
+        if m:
+            return True
+        i += 1
+    return False
+
+
+def _paren_end(code: str, opening: int) -> int:
+    depth = 0
+    for i in range(opening, len(code)):
+        depth += code[i] == "("
+        depth -= code[i] == ")"
+        if depth == 0:
+            return i
+    return len(code) - 1
+
+
+_UNION = re.compile(r"(?i)\s*UNION\s*\{")
+
+
+def values_after_unions(query: str) -> str:
+    """``query`` with each VALUES block of a group that also holds a UNION moved to the end
+    of that group, where its variables are bound by the group's required parts anyway (then
+    joining the block first or last gives the same solutions): for a server that ignores a
+    VALUES block beside a UNION and an OPTIONAL (Virtuoso 7 answers as if it were not there)."""
+    code = code_only(query)
+    moves = []
+    for start, end, terms in _values_blocks(query, code):
+        opening = _enclosing_brace(code, start)
+        close = group_end(code, opening)
+        rest = code[opening + 1 : start] + " " * (end - start) + code[end:close]
+        if opening < 0 or not re.search(r"(?i)\bUNION\b", rest) or not re.search(r"(?i)\bOPTIONAL\b", rest):
+            continue
+        blanked = code[: start] + " " * (end - start) + code[end:]
+        if all(_certainly_bound(blanked, opening + 1, close, name) for name in terms):
+            moves.append((start, end, close))
+    for start, end, close in sorted(moves, reverse=True):
+        block = query[start:end].strip()
+        query = query[:start] + query[end:close] + " " + block + " " + query[close:]
+    return query
+
+
 def values_as_filters(query: str) -> str:
     """``query`` with each single-row VALUES block of IRIs written as ``FILTER(?v = <iri>)``
     in its group, for a server whose planner refuses both the VALUES and the constants
@@ -462,7 +543,10 @@ def _term_spans(query: str, start: int, end: int) -> list[tuple[int, int]]:
 _XSD_STRING = "<http://www.w3.org/2001/XMLSchema#string>"
 _SAME_TERM = re.compile(r"(?i)\bsameTerm\s*\(")
 _OPERAND_VAR = r"[?$][A-Za-z0-9_]+"
-_OPERAND_TERM = (r"(?:\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*')"  # a simple literal
+_BOOLEAN = (r"\b(?:true|false)\b|[\"'](?:true|false|1|0)[\"']\^\^(?:<http://www\.w3\.org/2001/XMLSchema#boolean>"
+            r"|xsd:boolean)")
+_OPERAND_TERM = (_BOOLEAN + r"|"
+                 r"(?:\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*')"  # a boolean, a simple literal
                  r"(?:\^\^(?:<http://www\.w3\.org/2001/XMLSchema#string>|xsd:string))?"
                  r"|<[^<>\"{}|^`\\\s]*>|(?:[A-Za-z][\w-]*)?:[A-Za-z0-9_][\w-]*")  # an IRI
 _SAME_TERM_ARGS = re.compile(
@@ -472,8 +556,9 @@ _SAME_TERM_ARGS = re.compile(
 
 
 def same_term_as_equality(query: str) -> str:
-    """``query`` with each ``sameTerm`` of a variable and an IRI or a simple literal (in
-    either order) written as the test it stands for: ``?v = <iri>`` (which for an IRI
+    """``query`` with each ``sameTerm`` of a variable and an IRI, a simple literal or a
+    boolean (in either order) written as the test it stands for (for a boolean: a boolean
+    literal equal to it): ``?v = <iri>`` (which for an IRI
     is the same test), and for a literal: ``?v`` a literal without a language whose
     lexical form is the text and whose type is xsd:string, an error counting as false.
     For Virtuoso 7, whose sameTerm never matches a simple literal and matches nothing
@@ -487,7 +572,11 @@ def same_term_as_equality(query: str) -> str:
         var = args.group("v1") or args.group("v2")
         term = args.group("t1") or args.group("t2")
         out.append(query[last : m.start()])
-        if term[0] in "\"'":
+        if re.fullmatch(_BOOLEAN, term):  # Virtuoso 7 may answer sameTerm of a boolean both ways at once
+            value = "true" if term.strip("\"'").startswith(("true", "1")) else "false"
+            out.append(f"COALESCE(isLiteral({var}) && DATATYPE({var}) = <http://www.w3.org/2001/XMLSchema#boolean> "
+                       f"&& {var} = {value}, false)")
+        elif term[0] in "\"'":
             lexical = term.split("^^")[0]
             out.append(f"COALESCE(isLiteral({var}) && LANG({var}) = \"\" && STR({var}) = {lexical} && "
                        f"({var} = {lexical} || DATATYPE({var}) = {_XSD_STRING}), false)")

@@ -28,6 +28,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -39,6 +40,7 @@ from typing import Any
 
 import pyoxigraph as ox
 
+from kg.results import python_value
 from kg.store.base import GraphStore
 
 __all__ = [
@@ -129,9 +131,24 @@ class ValidationCache:
 
 
 def cache_for(store: GraphStore) -> ValidationCache | None:
-    """The validation cache of an embedded store on disk (others validate in full)."""
+    """The validation cache of a store: ``DIR/validation.json`` for an embedded store on
+    disk, and for a server one file per endpoint in the user's data directory (as its
+    snapshots: kg.snapshots); an in-memory store validates in full."""
     path = getattr(store, "path", None)
-    return ValidationCache(path / "validation.json") if isinstance(path, Path) else None
+    if isinstance(path, Path):
+        return ValidationCache(path / "validation.json")
+    if not store.batches_queries:
+        return None
+    from platformdirs import user_data_path
+
+    folder = user_data_path("techkg", appauthor=False) / "validation" / hashlib.sha256(
+        store.location.encode()).hexdigest()[:16]
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "endpoint.txt").write_text(store.location + "\n", encoding="utf-8")
+    except OSError:
+        return None
+    return ValidationCache(folder / "validation.json")
 
 
 def _graph_states(store: GraphStore) -> dict[str, list[Any]]:
@@ -153,10 +170,20 @@ def _graph_states(store: GraphStore) -> dict[str, list[Any]]:
             recorded[g.value] = [int(count.value) if isinstance(count, ox.Literal) else None,
                                  row["modified"].value,  # type: ignore[union-attr]
                                  row["hash"].value if isinstance(row["hash"], ox.Literal) else None]
+    # A server may also be written by other clients, which leave no record: there every
+    # graph is counted as it is (one grouped count), so that a write of theirs that adds or
+    # removes triples is seen as a change.
+    counted: dict[str, int] = {}
+    if store.batches_queries:
+        for row in store.select("SELECT ?g (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } } GROUP BY ?g").rows:
+            g, n = row.get("g"), row.get("n")
+            if isinstance(g, ox.NamedNode) and isinstance(n, ox.Literal):
+                counted[g.value] = int(n.value)
     states: dict[str, list[Any]] = {}
     for graph in store.named_graphs():
         state = recorded.get(graph.value, [None, None, None])
-        states[graph.value] = [store.count(graph) if state[0] is None else state[0], state[1], state[2]]
+        size = counted.get(graph.value, state[0])
+        states[graph.value] = [store.count(graph) if size is None else size, state[1], state[2]]
     if PROVENANCE.value in states:
         others = json.dumps(sorted((g, s) for g, s in states.items() if g != PROVENANCE.value))
         states[PROVENANCE.value][2] = hashlib.sha256(others.encode()).hexdigest()
@@ -167,6 +194,18 @@ def _vocabulary(store: GraphStore, graph: str, predicates: set[str], classes: se
     """Which of ``predicates`` (those the shapes name) and ``classes`` (those they name, with
     their subclasses) a graph holds: one index probe each, whatever the graph's size."""
     g = ox.NamedNode(graph)
+    if store.batches_queries:  # a server: two requests, each value tested with EXISTS (it stops at a match)
+        def held_values(values: set[str], pattern: str) -> list[str]:
+            if not values:
+                return []
+            block = " ".join(str(ox.NamedNode(v)) for v in sorted(values))
+            rows = store.select(f"SELECT ?v WHERE {{ VALUES ?v {{ {block} }} "
+                                f"FILTER EXISTS {{ GRAPH {g} {{ {pattern} }} }} }}").rows
+            return sorted(v.value for v in (r.get("v") for r in rows) if isinstance(v, ox.NamedNode))
+
+        found = held_values(predicates, "?s ?v ?o")
+        return {"predicates": found,
+                "classes": held_values(classes, f"?s {ox.NamedNode(RDF_TYPE)} ?v") if RDF_TYPE in found else []}
 
     def holds(p: str, o: str | None = None) -> bool:
         return store.ask(f"ASK {{ GRAPH {g} {{ ?s {ox.NamedNode(p)} {'?o' if o is None else ox.NamedNode(o)} }} }}")
@@ -247,6 +286,13 @@ def validate(
             todo.append(c)
         else:
             run.reused += 1
+    if getattr(store, "batches_queries", False):  # a server: a few requests instead of one per question
+        for c, records in _evaluate_batched(store, todo, below):
+            answers[c.id] = [_row(c, r) for r in records]
+            run.evaluated += 1
+        if progress is not None and todo:
+            progress(len(todo), len(todo))
+        todo = []
     for i, c in enumerate(todo):
         if c.focus is None:
             records = store.select(with_subclasses(_query_for(store, c, below), below)).records()
@@ -296,6 +342,82 @@ def _query_for(store: GraphStore, c: Any, below: dict[str, set[str]]) -> str:
                             below)
     few = int(str(store.select(probe).records()[0]["n"])) < FEW
     return str(c.lookup if few else c.query)
+
+
+#: Requests in flight at once to a server that takes its questions one by one.
+SIDE_BY_SIDE = 4
+_TAG = "kgConstraint_"
+_PREFIX = re.compile(r"(?im)^\s*PREFIX\s+([A-Za-z0-9_.\-]*):\s*<([^<>]*)>")
+
+
+def _evaluate_batched(store: GraphStore, todo: Sequence[Any], below: dict[str, set[str]]
+                      ) -> list[tuple[Any, list[dict[str, Any]]]]:
+    """Every constraint of ``todo`` with its violation records, asked in a few requests: the
+    focus nodes of the SPARQL-based ones together, the other constraints the store's
+    ``query_batch`` at a time as one UNION whose branches are tagged (the answers are those
+    of asking each alone: a branch is its question as a sub-select; a batch the server
+    refuses is asked question by question), and a SPARQL-based constraint once per focus
+    node. Where the batch is one question, :data:`SIDE_BY_SIDE` requests go at once."""
+    from kg.shacl import prebind, with_subclasses
+
+    focused = [c for c in todo if c.focus is not None]
+    foci = _batched(store, [(c.id, with_subclasses(str(c.focus), below)) for c in focused])
+    # Each constraint in its anti-join form: a server plans FILTER NOT EXISTS and MINUS alike,
+    # and choosing between them (kg.validate.FEW) would cost one more request each.
+    answered = _batched(store, [(c.id, with_subclasses(str(c.query), below)) for c in todo if c.focus is None])
+    prebound = [(f"{c.id}#{k}", prebind(c.query, str(focus["this"]))) for c in focused
+                for k, focus in enumerate(foci.get(c.id, []))
+                if isinstance(focus.get("this"), ox.NamedNode | ox.BlankNode)]
+    answered.update(_batched(store, prebound, batch=1))  # each alone: a server compiles a UNION of them slowly
+    out = []
+    for c in todo:
+        rows = answered.get(c.id, []) if c.focus is None else [
+            r for key, found in answered.items() if key.startswith(c.id + "#") for r in found]
+        out.append((c, [{k: python_value(v) for k, v in r.items()} for r in rows]))
+    return out
+
+
+def _batched(store: GraphStore, questions: Sequence[tuple[str, str]], *, batch: int | None = None
+             ) -> dict[str, list[dict[str, Any]]]:
+    """tag → the rows (terms) of each tagged SELECT, asked ``batch`` (the store's
+    ``query_batch``) at a time (see :func:`_evaluate_batched`); a row keeps only what its own
+    question projects."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from kg.errors import KGError
+    from kg.sparqltext import query_parts
+
+    size = batch or store.query_batch
+    out: dict[str, list[dict[str, Any]]] = {tag: [] for tag, _ in questions}
+    if size <= 1:
+        if questions:  # the first alone: it finds out what the server does, once
+            out[questions[0][0]] = store.select(questions[0][1]).rows
+        with ThreadPoolExecutor(SIDE_BY_SIDE) as pool:
+            for (tag, _text), rows in zip(questions[1:], pool.map(lambda q: store.select(q[1]).rows, questions[1:]),
+                                          strict=True):
+                out[tag] = rows
+        return out
+    for start in range(0, len(questions), size):
+        chunk = questions[start : start + size]
+        prefixes: dict[str, str] = {}
+        branches, projected = [], {}
+        for tag, text in chunk:
+            parts = query_parts(text)
+            for name, iri in _PREFIX.findall(text[: parts.form_start]):
+                if prefixes.setdefault(name, iri) != iri:
+                    raise ValueError(f"two questions declare the prefix {name}: differently")
+            projected[tag] = parts.projection
+            branches.append(f'{{ {{ {text[parts.form_start:]} }} BIND("{tag}" AS ?{_TAG}) }}')
+        prologue = "".join(f"PREFIX {name}: <{iri}>\n" for name, iri in prefixes.items())
+        try:
+            rows = store.select(prologue + "SELECT * WHERE {\n" + "\nUNION\n".join(branches) + "\n}").rows
+        except KGError:  # refused as a whole (a planner's estimate, a size limit): one by one
+            rows = [{**r, _TAG: ox.Literal(tag)} for tag, text in chunk for r in store.select(text).rows]
+        for row in rows:
+            tag = str(python_value(row.pop(_TAG)))
+            keep = projected.get(tag)
+            out[tag].append({k: v for k, v in row.items() if keep is None and v is not None or keep and k in keep})
+    return out
 
 
 def _row(c: Any, record: dict[str, Any]) -> list[Any]:

@@ -22,11 +22,13 @@ from kg.store.base import GraphStore
 
 __all__ = [
     "Edge",
+    "basis_note",
     "LineageNode",
     "compare",
     "comparison_markdown",
     "plain_math",
     "kernel_status",
+    "lineage_only_note",
     "lineage_edges",
     "lineage_tree",
     "stats",
@@ -53,8 +55,9 @@ def technique_card(store: GraphStore, technique: NamedNode, *, edges: list[Edge]
     ]
     card["papers"] = _records(kg.answer.run(store, "technique-papers", params))
     edges = lineage_edges(store) if edges is None else edges
-    card["parents"] = [(e.parent_name, e.relation) for e in edges if e.child == technique.value]
-    card["children"] = [(e.child_name, e.relation) for e in edges if e.parent == technique.value]
+    # (name, relation, basis): basis says how the edge is known (stated, inferred, accepted).
+    card["parents"] = [(e.parent_name, e.relation, e.basis) for e in edges if e.child == technique.value]
+    card["children"] = [(e.child_name, e.relation, e.basis) for e in edges if e.parent == technique.value]
     card["kernel"] = kernel_status(store, [technique]).get(technique.value, "not run")
     card["repository_stats"] = _repo_stats(store, card.get("repository"))
     return card
@@ -71,6 +74,14 @@ def _repo_stats(store: GraphStore, repository: str | None) -> dict[str, Any]:
     )
     record = rows.records()[0] if rows.rows else {}
     return {k: v for k, v in record.items() if v is not None and k != "repo"}
+
+
+def basis_note(basis: str | None, *, brackets: bool = False) -> str:
+    """How a lineage edge is known, where it is not simply stated by a source: "inferred"
+    (our reading; facts.md marks it so) or "added by you" (kg suggest accept); "" otherwise.
+    ``brackets``: as " (inferred)", to follow a name."""
+    note = {"inferred": "inferred", "accepted": "added by you"}.get(basis or "", "")
+    return f" ({note})" if note and brackets else note
 
 
 @dataclass(frozen=True)
@@ -172,27 +183,41 @@ def compare(store: GraphStore, techniques: list[NamedNode]) -> dict[str, Any]:
     def row(label: str, values: list[Any]) -> None:
         rows.append((label, ["" if v is None else str(v) for v in values]))
 
-    row("Category · date", [f"{c['categoryLabel']} · {c.get('date') or 'date unknown'}" for c in cards])
+    # A lineage-only parent (DeltaNet, Mamba2, ...) is not on the comparison page: its column
+    # says so once, with its summary, instead of "not recorded" in every dimension.
+    only = [not c.get("onPage") for c in cards]
+    row("Category · date", [f"{c['categoryLabel']} · " + (c.get("date") or ("lineage-only parent" if lo else
+                                                                          "date unknown"))
+                            for c, lo in zip(cards, only, strict=True)])
     row("First author / team", [
         " · ".join(x for x in (c.get("firstAuthor") or c.get("team"), c.get("organisations")) if x) for c in cards
     ])
     row("Headline result", [
         (c.get("headline") or "") + (" *" if c.get("conditional") else "") for c in cards
     ])
-    for _key, _prop, label in DIMENSIONS:
-        row(label, [dict(c["dimensions"]).get(label) or "not recorded" for c in cards])
+    for index, (_key, _prop, label) in enumerate(DIMENSIONS):
+        row(label, [("" if index else lineage_only_note(c)) if lo
+                    else dict(c["dimensions"]).get(label) or "not recorded" for c, lo in zip(cards, only, strict=True)])
     row("Evidence", [", ".join(_evidence(store, NamedNode(c["technique"]))) for c in cards])
     # Our additions: lineage between the compared techniques, kernels, reading.
     chosen = {c["technique"] for c in cards}
     relations = []
     for c in cards:
-        rel = [f"{e.relation} {e.parent_name}" for e in edges if e.child == c["technique"] and e.parent in chosen]
+        rel = [f"{e.relation} {e.parent_name}{basis_note(e.basis, brackets=True)}"
+               for e in edges if e.child == c["technique"] and e.parent in chosen]
         relations.append("; ".join(rel) or "—")
     row("Lineage between them", relations)
     row("Reference kernel", [c["kernel"] for c in cards])
     row("Reading", [reading_papers_summary(c["papers"]) for c in cards])
     conditions = [(c["name"], c["conditions"]) for c in cards if c.get("conditional") and c.get("conditions")]
     return {"columns": columns, "rows": rows, "conditions": conditions, "cards": cards}
+
+
+def lineage_only_note(card: dict[str, Any]) -> str:
+    """What a comparison says, once, of a technique that is only in the lineage."""
+    summary = f" {card['summary']}" if card.get("summary") else ""
+    return (f"Lineage-only: {card['name']} is a parent in the lineage, not a technique of the comparison page, "
+            f"so none of its dimensions are recorded.{summary}")
 
 
 def comparison_markdown(table: dict[str, Any]) -> str:
@@ -228,19 +253,22 @@ def reading_papers_summary(papers: list[dict[str, Any]]) -> str:
 
 
 def stats(store: GraphStore) -> dict[str, Any]:
-    """Counts for ``kg stats``: techniques, categories, papers, edges, reading progress, graphs."""
+    """Counts for ``kg stats``: techniques, categories, papers, edges, reading progress, graphs
+    (each as :mod:`kg.counts` defines it)."""
     from kg.build import catalog_counts
+    from kg.counts import catalog_paper_count, reading_counts
 
+    reading = reading_counts(store)
+    catalog = catalog_counts(store)
     counts = {
-        **catalog_counts(store),
+        **{k: v for k, v in catalog.items() if k != "lineage_edges"},
+        "catalog_papers": catalog_paper_count(store),
+        "reading_list": reading.papers,
+        "lineage_edges": catalog["lineage_edges"],
         "people": _count(store, "?t a foaf:Person"),
         "organisations": _count(store, "?t a foaf:Organization"),
         "repositories": _count(store, "?t a schema:SoftwareSourceCode"),
     }
-    by_status = store.select(
-        """SELECT ?slug (COUNT(DISTINCT ?p) AS ?n) WHERE { ?p tkg:readingStatus ?s .
-             BIND(REPLACE(STR(?s), "^.*/status/", "") AS ?slug) } GROUP BY ?slug ORDER BY ?slug"""
-    ).records()
     per_category = store.select(
         """SELECT ?label (COUNT(DISTINCT ?t) AS ?n) WHERE { ?t a tkg:Technique ; tkg:onComparisonPage true ;
              skos:broader ?c . ?c skos:prefLabel ?label ; tkg:position ?pos . FILTER(LANG(?label) = "en") }
@@ -252,7 +280,8 @@ def stats(store: GraphStore) -> dict[str, Any]:
     ]
     return {
         "counts": counts,
-        "reading": {r["slug"]: r["n"] for r in by_status},
+        "reading": dict(reading.statuses),
+        "reading_list": reading.as_dict(),
         "per_category": {r["label"]: r["n"] for r in per_category},
         "graphs": graphs,
         "triples": sum(g["triples"] for g in graphs),

@@ -13,7 +13,15 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-__all__ = ["KERNEL_STATE_MEANINGS", "KernelState", "kernel_state", "reading_summary"]
+__all__ = ["KERNEL_STATE_MEANINGS", "KernelState", "counted", "kernel_state", "reading_summary"]
+
+
+def counted(n: int, noun: str, plural: str | None = None, *, grouped: bool = False) -> str:
+    """``1 row``, ``2 rows``, ``1 entry`` / ``3 entries`` (give ``plural`` where an "s" is
+    wrong); ``grouped`` writes thousands with commas. Every count in TechKG's output is
+    written through this, so none says "1 rows"."""
+    number = f"{n:,}" if grouped else str(n)
+    return f"{number} {noun if n == 1 else plural or noun + 's'}"
 
 
 class KernelState(StrEnum):
@@ -45,4 +53,4 @@ def reading_summary(read: int, listed: int) -> str:
     """``2 of 3 papers read``, over a technique's papers that are on the reading list."""
     if listed == 0:
         return "no paper on the reading list"
-    return f"{read} of {listed} {'paper' if listed == 1 else 'papers'} read"
+    return f"{read} of {counted(listed, 'paper')} read"

@@ -14,7 +14,7 @@ REQUIRED_EDGES = [
     ("mqa", "gqa"), ("transformer", "mla"), ("mla", "dsa"), ("dsa", "deepseek-v4-csa-hca"),
     ("switch-transformer", "expert-choice"), ("switch-transformer", "aux-loss-free-balancing"),
     ("zero", "fsdp1"), ("fsdp1", "fsdp2"), ("fsdp2", "vescale-fsdp"), ("grpo", "dancegrpo"),
-    ("triton", "triton-ascend"), ("triton", "liger-kernel"), ("deepep", "ultraep"), ("ppo", "grpo"),
+    ("triton", "triton-ascend"), ("triton", "liger-kernel"), ("eplb", "ultraep"), ("ppo", "grpo"),
 ]
 
 

@@ -94,7 +94,7 @@ def test_show_matches_names_forgivingly(kg_cli, built_store_path: Path) -> None:
     assert "Gated DeltaNet" in out.stdout and "Songlin Yang" in out.stdout
     card = json.loads(kg_cli("show", "gdn", "-f", "json", store=built_store_path, check=True).stdout)
     assert card["name"] == "Gated DeltaNet" and card["arxivId"] == "2412.06464"
-    assert ("Kimi Delta Attention", "refines") in [tuple(c) for c in card["children"]]
+    assert ("Kimi Delta Attention", "refines", "stated") in [tuple(c) for c in card["children"]]
 
 
 def test_unknown_technique_suggests_the_closest(kg_cli, built_store_path: Path) -> None:
@@ -199,3 +199,28 @@ def test_a_locked_store_is_reported_to_a_writer_without_a_traceback_and_readers_
     assert writer.returncode == 1
     assert "in use by `kg sync zotero`" in writer.stderr and "Traceback" not in writer.stderr
     assert reader.returncode == 0 and json.loads(reader.stdout)["counts"]["techniques"] == 39
+
+
+def test_one_of_a_thing_is_never_plural(kg_cli, built_store_path: Path) -> None:
+    from kg.wording import counted
+
+    assert (counted(1, "row"), counted(2, "row"), counted(1, "entry", "entries"), counted(1200, "row", grouped=True)) \
+        == ("1 row", "2 rows", "1 entry", "1,200 rows")
+    one = kg_cli("sparql", "SELECT ?x WHERE { VALUES ?x { 1 } }", store=built_store_path, check=True).stdout
+    assert one.startswith("1 row\n")
+    query = kg_cli("query", "technique", "-p", "technique=KDA", store=built_store_path, check=True).stdout
+    assert ": 1 row" in query and "1 rows" not in query
+    steps = kg_cli("lineage", "Megatron TP", "-f", "table", store=built_store_path, check=True).stdout
+    assert ": 1 step\n" in steps
+
+
+def test_a_comparison_names_a_lineage_only_parent_once_and_refuses_one_technique_twice(
+    kg_cli, built_store_path: Path
+) -> None:
+    compared = json.loads(kg_cli("compare", "GDN", "KDA", "Mamba2", "-f", "json", store=built_store_path,
+                                 check=True).stdout)
+    mamba2 = [values[2] for _label, values in compared["rows"]]
+    assert "not recorded" not in mamba2 and sum("Lineage-only" in v for v in mamba2) == 1
+    assert dict(compared["rows"])["Category · date"][2] == "Attention · lineage-only parent"
+    same = kg_cli("compare", "GDN", "Gated DeltaNet", store=built_store_path)
+    assert same.returncode == 1 and "name the same technique" in same.stderr and "kg compare GDN KDA" in same.stderr

@@ -52,3 +52,22 @@ def test_a_query_without_where_keyword_gets_a_trailing_values_clause(fresh_store
     assert out.rstrip().endswith('VALUES (?v) { ("a") }')
     assert len(fresh_store.select("SELECT ?s { ?s <http://p> ?v }", {"v": ox.Literal("a")})) == 1
     assert fresh_store.ask("ASK { ?s <http://p> ?v }", {"v": ox.Literal("b")}) is False
+
+
+def test_values_beside_a_union_and_an_optional_move_to_the_group_end_where_the_union_binds_them(fresh_store) -> None:
+    from kg.sparqltext import inject_values, values_after_unions
+
+    fresh_store.update("""INSERT DATA { GRAPH <urn:x:g> {
+        <urn:x:a> <urn:x:paper> <urn:x:p1> . <urn:x:p2> <urn:x:uses> <urn:x:b> . <urn:x:c> <urn:x:paper> <urn:x:p3> .
+        <urn:x:p1> <urn:x:title> "one" } }""")
+    query = """SELECT ?t ?p ?title WHERE { { ?t <urn:x:paper> ?p } UNION { ?p <urn:x:uses> ?t }
+                 OPTIONAL { ?p <urn:x:title> ?title } }"""
+    bound = inject_values(query, {"t": [ox.NamedNode("urn:x:a"), ox.NamedNode("urn:x:b")]})
+    moved = values_after_unions(bound)
+    assert moved != bound and moved.index("VALUES") > moved.index("OPTIONAL")
+    assert sorted(map(str, fresh_store.select(moved).rows)) == sorted(map(str, fresh_store.select(bound).rows))
+    assert len(fresh_store.select(moved)) == 2
+    # A branch that does not bind the variable: the block stays where it is.
+    loose = inject_values(query.replace("?p <urn:x:uses> ?t", "?p <urn:x:uses> ?other"),
+                          {"t": [ox.NamedNode("urn:x:a")]})
+    assert values_after_unions(loose) == loose

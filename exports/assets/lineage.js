@@ -369,9 +369,25 @@
       filters.appendChild(chip);
     });
 
+    // On a phone, fitting the whole lineage would shrink its labels below reading size (a
+    // 390 px screen gives about 2 px): there it opens at a legible zoom on the top left of the
+    // drawing, and the reader drags to move around (the Fit button still shows all of it).
+    var LEGIBLE_PX = 11, NARROW_PX = 600;
+    function legibleZoom() {
+      var size = techniques.length ? techniques[0].pstyle("font-size").pfValue : 10;
+      return LEGIBLE_PX / (size || 10);
+    }
     function fitAll() {
       cy.resize();
-      cy.fit(cy.elements(":visible"), 24);
+      var visible = cy.elements(":visible");
+      cy.fit(visible, 24);
+      if (canvas.clientWidth < NARROW_PX && cy.zoom() < legibleZoom()) {
+        var box = visible.boundingBox();
+        cy.zoom(Math.min(legibleZoom(), cy.maxZoom()));
+        cy.pan({ x: 24 - box.x1 * cy.zoom(), y: 24 - box.y1 * cy.zoom() });
+        var tip = container.querySelector(".tkg-hint");
+        if (tip && tip.textContent.indexOf("Drag") < 0) tip.textContent = "Drag to move around; Fit shows it all. " + tip.textContent;
+      }
     }
     fitButton.addEventListener("click", function () {
       cy.animate({ fit: { eles: cy.elements(":visible"), padding: 24 } }, { duration: 250 });

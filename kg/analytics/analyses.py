@@ -333,6 +333,8 @@ class Section:
     title: str
     columns: list[str]
     rows: list[dict[str, Any]] = field(default_factory=list)
+    #: When there are no rows: why, and what to run (:data:`EMPTY`).
+    empty: str | None = None
 
 
 @dataclass
@@ -420,6 +422,31 @@ ANALYSES: dict[str, tuple[tuple[tuple[str, str], ...], tuple[str, ...]]] = {
     ),
 }
 
+_NO_GITHUB = "No repository has GitHub figures yet: run kg ingest github first."
+_NO_AFFILIATION = ("No author has a recorded affiliation: arXiv, GitHub and Semantic Scholar give none, so this "
+                   "needs an RDF import with schema:affiliation (kg import rdf); kg analytics papers counts papers "
+                   "per organisation through their techniques.")
+#: "analysis.section" → what an empty section means and what fills it ("analysis.*": every
+#: section of an analysis whose first section is empty too).
+EMPTY: dict[str, str] = {
+    "adoption.*": _NO_GITHUB,
+    "adoption.most_active": "Growth needs two GitHub snapshots of a repository: run kg ingest github again later.",
+    "adoption.timeline": "Stars over time need two GitHub snapshots of a repository: run kg ingest github again "
+                         "later.",
+    "adoption.stale": "No repository went --stale-days days without a push.",
+    "authors.*": "No paper has a recorded author yet: kg build records the catalog's first authors, and kg ingest "
+                 "arxiv adds whole author lists.",
+    "authors.organisations": _NO_AFFILIATION,
+    "authors.co_authorship": _NO_AFFILIATION,
+    "influence.*": "No citations yet: run kg ingest citations first.",
+    "progress.*": "The reading list is empty: kg build seeds it, kg import reading-list FILE replaces it.",
+    "progress.time_to_read": "No paper has gone from to-read to read since it was added: kg reading set TITLE read "
+                             "records it.",
+    "lineage.*": "The graph has no lineage yet: run kg build.",
+    "kernels.*": "No kernel is recorded yet: kg build records the kernel registry, kg kernels verify runs them.",
+    "papers.*": "The graph holds no papers yet: run kg build.",
+}
+
 _DEFAULTS: dict[str, Any] = {
     "by": "reading",
     "period": "month",
@@ -483,4 +510,12 @@ def run(con: duckdb.DuckDBPyConnection, analysis: str, **options: Any) -> Report
         )
     sections, names = ANALYSES[analysis]
     params = _params(names, options)
-    return Report(analysis, [run_query(con, f"{analysis}.{s}", params) for s, _title in sections])
+    report = Report(analysis, [run_query(con, f"{analysis}.{s}", params) for s, _title in sections])
+    nothing = not report.sections[0].rows  # the first section empty: the source has not been read at all
+    for section in report.sections:
+        if not section.rows:
+            key = f"{analysis}.{section.name}"
+            section.empty = EMPTY.get(f"{analysis}.*") if nothing else EMPTY.get(key, EMPTY.get(f"{analysis}.*"))
+            if nothing and key in EMPTY and analysis == "authors":
+                section.empty = EMPTY[key]  # authors exist without affiliations: say what is missing
+    return report

@@ -83,6 +83,9 @@ def reading_overview(con: duckdb.DuckDBPyConnection, *, status: str, wanted: str
           USING (label)
         JOIN web_status AS s USING (paper) GROUP BY l.label, c.position, s.status""").fetchall()
     statuses = dict(con.execute("SELECT status, count(*) FROM web_status GROUP BY status").fetchall())
+    counts += [("Not in a category", None, slug, n) for slug, n in con.execute(  # kg.counts.UNCATEGORISED
+        "SELECT status, count(*) FROM web_status WHERE paper NOT IN (SELECT paper FROM web_listed) GROUP BY status"
+    ).fetchall()]
     # the first `limit` of each category by a bounded arg_min, not a sort of the whole list
     rows = con.execute(f"""
         WITH pos AS ({_PAPER_POSITIONS} GROUP BY s),
@@ -150,7 +153,7 @@ def reading_patched(con: duckdb.DuckDBPyConnection, base: ReadingOverview, now: 
         if old == new:
             continue
         move(statuses, old, new)
-        for label in labels or []:
+        for label in labels or ["Not in a category"]:
             move(categories.setdefault(label, (positions.get(label), {}))[1], old, new)
         key = (position is None, position or 0, "" if position is not None else str(title or ""), paper)
         was = old is not None and (not status or old == status)

@@ -44,16 +44,23 @@ def tables(con: duckdb.DuckDBPyConnection) -> list[str]:
     return [r[0] for r in rows]
 
 
+#: Tables of the reader's private reading state: each paper's status and its history, when
+#: it was added and read, whether there is a note. Like the RDF and BibTeX exports
+#: (exports/privacy.py), a Parquet export leaves them out unless asked to include them.
+PRIVATE_TABLES = ("reading_events", "reading_state", "suggest_reading")
+
+
 def export_parquet(
-    con: duckdb.DuckDBPyConnection, folder: Path, *, force: bool = False
+    con: duckdb.DuckDBPyConnection, folder: Path, *, force: bool = False, include_private: bool = False
 ) -> dict[str, int]:
     """Write every table to ``folder/<table>.parquet``; return the rows written per table.
+    The :data:`PRIVATE_TABLES` only with ``include_private``.
 
     Each file is written under a temporary name and renamed into place, so a reader never
     sees half a file. Existing Parquet files of these tables are kept unless ``force``."""
     import duckdb
 
-    names = tables(con)
+    names = [n for n in tables(con) if include_private or n not in PRIVATE_TABLES]
     if folder.exists() and not folder.is_dir():
         raise ExportError(f"{folder} is a file, not a folder", hint="Give --parquet a folder path.")
     clashes = [n for n in names if (folder / f"{n}.parquet").exists()]

@@ -138,8 +138,8 @@ WHERE (CAST($technique AS VARCHAR[]) IS NULL OR technique IN (SELECT unnest(CAST
   AND (CAST($paper AS VARCHAR[]) IS NULL OR paper IN (SELECT unnest(CAST($paper AS VARCHAR[]))))""",
     ),
     "bibliography": Twin(
-        f"""WITH papers AS (SELECT DISTINCT s AS paper FROM staging.facts WHERE k = 'tkg:readingCategory'
-                  AND {_page("s")}),
+        f"""WITH papers AS (SELECT DISTINCT s AS paper FROM staging.facts
+                  WHERE k IN ('tkg:readingCategory', 'tkg:readingStatus') AND {_page("s")}),
   facts AS (SELECT s, {_pick('dcterms:title', 't')}, {_pick('tkg:arxivId', 'a')}, {_pick('bibo:doi', 'doi')},
                    {_pick('foaf:page', 'u')}, {_pick('dcterms:issued', 'i')}, {_pick('tkg:venue', 'v')},
                    {_pick('tkg:arxivPrimaryCategory', 'pc')}, {_pick('tkg:citationKey', 'ck')},
@@ -180,7 +180,8 @@ FROM papers AS p LEFT JOIN facts ON facts.s = p.paper LEFT JOIN authors USING (p
          "team": "term",
          "primaryClass": "term", "position": "integer", "key": "term", "status": "string"},
         by_paper="paper",
-        keys=f"""WITH papers AS (SELECT DISTINCT s AS paper FROM staging.facts WHERE k = 'tkg:readingCategory'),
+        keys=f"""WITH papers AS (SELECT DISTINCT s AS paper FROM staging.facts
+                  WHERE k IN ('tkg:readingCategory', 'tkg:readingStatus')),
   facts AS (SELECT s, {_pick('dcterms:title', 't')},
                    min(TRY_CAST(o AS BIGINT)) FILTER (WHERE k = 'tkg:position') AS position
             FROM staging.ranked WHERE s IN (SELECT paper FROM papers) AND k IN ('dcterms:title', 'tkg:position')

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Optional
 import typer
 
 from kg.cli import state
+from kg.cli.export import PrivateOpt
 from kg.cli.output import CsvFlag, Format, FormatOpt, JsonFlag, pick_format
 
 if TYPE_CHECKING:
@@ -156,6 +157,8 @@ def _database(refresh: bool) -> Path:
 
 
 def _emit_report(report: Report, *, fmt: Format, section: str | None) -> None:
+    from rich.markup import escape
+
     from kg.cli.output import emit, emit_json
 
     if fmt is Format.json:
@@ -165,8 +168,21 @@ def _emit_report(report: Report, *, fmt: Format, section: str | None) -> None:
         chosen = report.section(section) if section else report.sections[0]
         emit(chosen.rows, chosen.columns, fmt="csv")
         return
-    for s in [report.section(section)] if section else report.sections:
-        emit(s.rows, s.columns, title=s.title)
+    from kg.cli.output import console
+
+    shown = [report.section(section)] if section else report.sections
+    notes = {s.empty for s in shown}
+    if all(not s.rows for s in shown) and len(notes) == 1 and None not in notes:  # nothing at all: say so once
+        what = shown[0].title if section else f"kg analytics {report.name}"
+        console().print(f"[bold]{escape(what)}[/]: nothing to show yet.")
+        console().print(escape(str(notes.pop())))
+        return
+    for s in shown:
+        if s.rows or not s.empty:
+            emit(s.rows, s.columns, title=s.title)
+        else:  # no empty table: why there is nothing, and what to run
+            emit([], [], title=s.title)
+            console().print(f"[dim]{escape(s.empty)}[/]")
 
 
 def _analysis(
@@ -378,24 +394,33 @@ def export(
     force: Annotated[
         bool, typer.Option("--force", help="Replace Parquet files already in the folder.")
     ] = False,
+    include_private: PrivateOpt = False,
     fmt: FormatOpt = Format.table,
     json_out: JsonFlag = False,
     refresh: RefreshOpt = True,
 ) -> None:
-    """Write every analytics table as Parquet, for pandas, polars, the DuckDB CLI or Spark."""
+    """Write every analytics table as Parquet, for pandas, polars, the DuckDB CLI or Spark (your
+    reading state only with --include-private, as every export)."""
     from kg.analytics import connect
-    from kg.analytics.sql import export_parquet
+    from kg.analytics.sql import PRIVATE_TABLES, export_parquet
     from kg.cli.output import console, emit_machine
+    from kg.wording import counted
 
     fmt = pick_format(fmt, as_json=json_out)
     path = _database(refresh)
     con = connect(path, read_only=True)
     try:
-        written = export_parquet(con, parquet, force=force)
+        written = export_parquet(con, parquet, force=force, include_private=include_private)
     finally:
         con.close()
+    left_out = [] if include_private else list(PRIVATE_TABLES)
     rows = [{"table": t, "rows": n, "file": str(parquet / f"{t}.parquet")} for t, n in written.items()]
-    if not emit_machine(fmt, {"folder": str(parquet), "tables": written}, rows, ["table", "rows", "file"]):
+    if not emit_machine(fmt, {"folder": str(parquet), "tables": written, "left_out": left_out}, rows,
+                        ["table", "rows", "file"]):
         console().print(
-            f"Wrote {len(written)} tables ({sum(written.values()):,} rows) as Parquet to {parquet}"
+            f"Wrote {counted(len(written), 'table')} ({counted(sum(written.values()), 'row', grouped=True)}) "
+            f"as Parquet to {parquet}"
         )
+        if left_out:
+            console().print(f"[dim]Left out your reading state ({', '.join(left_out)}); "
+                            "pass --include-private to write it too.[/]")

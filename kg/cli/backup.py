@@ -14,22 +14,37 @@ __all__ = ["register"]
 
 
 def backup(
-    output: Annotated[Path, typer.Option("--output", "-o", help="The backup file, e.g. techkg-2026-05-01.nq.gz.")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="The backup file, e.g. techkg-2026-05-01.nq.gz; "
+                                         "'-' streams it to standard output (a pipe or a file).")],
     force: Annotated[bool, typer.Option("--force", help="Replace the file if it exists.")] = False,
     fmt: FormatOpt = TableFormat.table,
 ) -> None:
     """Write every named graph, with its provenance, to one gzipped N-Quads file (kg restore reads it)."""
+    import sys
+
     from kg.backup import backup as write
-    from kg.cli.output import console, emit, emit_json
+    from kg.cli.output import console, emit, emit_json, err_console
+    from kg.errors import KGError
+    from kg.wording import counted
 
     state().json_errors = fmt is TableFormat.json
+    if str(output) == "-":  # the gzipped bytes on stdout; what was written, on stderr
+        if sys.stdout.isatty():
+            raise KGError("kg backup -o - writes gzipped bytes to standard output, which is a terminal",
+                          hint="Redirect it (kg backup -o - > techkg.nq.gz) or pipe it (| ssh host 'cat > b.nq.gz'); "
+                               "or give a file name.")
+        report = write(state().reader(), sys.stdout.buffer)
+        err_console().print(f"Backed up {counted(len(report.graphs), 'graph')} "
+                            f"({counted(report.triples, 'triple')}) to standard output", highlight=False)
+        return
     report = write(state().reader(), output, force=force)
     if fmt is TableFormat.json:
         emit_json({"path": report.path, "graphs": report.graphs, "triples": report.triples})
     elif fmt is TableFormat.csv:
         emit([{"graph": g, "triples": n} for g, n in report.graphs.items()], ["graph", "triples"], fmt="csv")
     else:
-        console().print(f"Backed up {len(report.graphs)} graphs ({report.triples} triples) to {report.path}")
+        console().print(f"Backed up {counted(len(report.graphs), 'graph')} ({counted(report.triples, 'triple')}) "
+                        f"to {report.path}")
 
 
 def restore(
@@ -46,6 +61,7 @@ def restore(
     from kg.backup import restore as run
     from kg.cli.output import console, emit, emit_json
     from kg.errors import KGError
+    from kg.wording import counted
 
     state().json_errors = fmt is TableFormat.json
     store = state().store()
@@ -69,8 +85,8 @@ def restore(
         return
     out = console()
     what = "the whole store" if report.whole else "the graphs it holds"
-    out.print(f"Restored {what} from {report.path}: {len(report.graphs)} graphs, "
-              f"{sum(report.graphs.values())} triples.")
+    out.print(f"Restored {what} from {report.path}: {counted(len(report.graphs), 'graph')}, "
+              f"{counted(sum(report.graphs.values()), 'triple')}.")
     if report.dropped:
         out.print(f"Dropped graphs the backup does not hold: {', '.join(report.dropped)}")
     if report.snapshot:

@@ -94,9 +94,11 @@ def build(
         "lineage_only_parents": report.lineage_only_parents,
         "categories": report.categories,
         "papers": report.papers,
+        "catalog_papers": report.catalog_papers,
         "lineage_edges": report.lineage_edges,
-        "reading_list": {"source": r.source, "entries": r.entries, "read": r.read, "to_read": r.to_read,
-                         "with_note": r.with_note, "categories": r.categories},
+        "reading_list": {"source": _source_name(r.source), "entries": r.entries, "read": r.read,
+                         "to_read": r.to_read, "with_note": r.with_note, "categories": r.categories,
+                         "listed": r.listed, "added": r.added},
         "imported": None if imported is None else {
             "path": imported.path, "entries": imported.entries, "stated_counts": imported.stated_counts,
             "counts_match": imported.counts_match, "status_changes": imported.status_changes,
@@ -111,22 +113,47 @@ def build(
         out = console()
         out.print(f"[bold]Built the graph[/] in {store.location}" if not report.up_to_date else
                   f"[bold]Up to date[/]: no input changed since the last build of {store.location}")
-        out.print(f"  techniques      {report.techniques} on the comparison page "
-                  f"(+{report.lineage_only_parents} lineage-only parents) in {report.categories} categories")
-        out.print(f"  lineage edges   {report.lineage_edges}")
-        out.print(f"  papers          {report.papers} in the bibliography")
-        source = f" ({Path(r.source).name})" if r.source else ""
-        out.print(f"  reading list    {r.entries} entries: {r.read} read, {r.to_read} to read, "
-                  f"{r.with_note} with a note, {r.categories} categories{source}")
+        more = report.papers - report.catalog_papers
+        source = _source_name(r.source)
+        where = f"{r.listed} from {source or 'your list'}, {r.added} added one by one" if r.added else source
+        lines = [
+            ("techniques", f"{report.techniques} on the comparison page (+{report.lineage_only_parents} "
+                           f"lineage-only parents) in {report.categories} categories"),
+            ("lineage edges", str(report.lineage_edges)),
+            ("papers", f"{report.papers}" + (
+                f": {report.catalog_papers} of the catalog's bibliography, {more} from your list and sources"
+                if more else " (the catalog's bibliography)")),
+            ("reading list", f"{r.entries} papers: {r.read} read, {r.to_read} to read, {r.with_note} with a note, "
+                             f"{r.categories} categories" + (f" ({where})" if where else "")),
+        ]
+        _print_lines(out, lines)
         if imported is not None:
             _print_import(imported, out, indent="  ")
-        if not report.up_to_date:
-            out.print(f"  graphs written  {', '.join(report.changed) or 'none (everything was up to date)'}")
-        out.print(f"  triples         {report.triples}")
+        lines = [("graphs written", ", ".join(report.changed) or "none (everything was up to date)")] \
+            if not report.up_to_date else []
+        _print_lines(out, [*lines, ("triples", str(report.triples))])
         if validate:
             _print_violations(report.violations, out)
     if report.violations:
         raise _validation_error(report.violations)
+
+
+def _print_lines(out: Any, lines: list[tuple[str, str]]) -> None:
+    """Summary lines ``  label  value``: a value too long for the terminal folds under itself."""
+    import textwrap
+
+    for label, value in lines:
+        out.print(textwrap.fill(value, width=out.width, initial_indent=f"  {label:<14}  ", subsequent_indent=" " * 18,
+                                break_long_words=False, break_on_hyphens=False), markup=False, highlight=False)
+
+
+def _source_name(source: str | None) -> str | None:
+    """The reading list's file as a person names it: ``reading-list.md``."""
+    if not source:
+        return None
+    from kg.sources import source_label
+
+    return Path(source_label(source)).name
 
 
 def _print_import(report: Any, out: Any, *, indent: str = "") -> None:
@@ -188,6 +215,7 @@ def stats(
     """Counts of what the graph holds, per category, per reading status and per named graph."""
     from kg.cli.output import console, emit, emit_json
     from kg.views import stats as compute
+    from kg.wording import counted
 
     fmt = pick_format(fmt)
     store = state().reader()
@@ -200,18 +228,28 @@ def stats(
         emit(rows, ["id", "name", "category", "onPage"], fmt=fmt.value, title="Techniques")
         return
     data = compute(store)
-    if fmt is not Format.table:
-        if fmt is Format.json:
-            emit_json(data)
-        else:
-            emit([{"what": k, "count": v} for k, v in data["counts"].items()], fmt="csv")
+    if fmt is Format.json:
+        emit_json(data)
+        return
+    if fmt is Format.csv:  # every table in one sheet, told apart by its section
+        rows = [{"section": "graph", "name": k, "count": v} for k, v in data["counts"].items()]
+        rows += [{"section": "category", "name": k, "count": v} for k, v in data["per_category"].items()]
+        rows += [{"section": "reading status", "name": k, "count": v} for k, v in data["reading"].items()]
+        rows += [{"section": "named graph", "name": g["graph"], "count": g["triples"], "modified": g["modified"],
+                  "by": g["by"]} for g in data["graphs"]]
+        emit(rows, ["section", "name", "count", "modified", "by"], fmt="csv")
         return
     out = console()
     emit([{"what": k.replace("_", " "), "count": v} for k, v in data["counts"].items()], title="The graph")
     emit([{"category": k, "techniques": v} for k, v in data["per_category"].items()], title="Per category")
-    emit([{"status": k, "papers": v} for k, v in data["reading"].items()], title="Reading status")
+    r = data["reading_list"]
+    emit([{"status": k, "papers": v} for k, v in data["reading"].items()],
+         title=f"Reading status of the {r['papers']} papers on the reading list")
+    if r["added"]:
+        out.print(f"{r['listed']} from the imported list, {r['added']} added one by one; "
+                  f"{r['uncategorised']} in none of its categories")
     emit(data["graphs"], ["graph", "triples", "modified", "by"], title="Named graphs")
-    out.print(f"{data['triples']} triples in {len(data['graphs'])} named graphs")
+    out.print(f"{counted(data['triples'], 'triple')} in {counted(len(data['graphs']), 'named graph')}")
 
 
 def show(
@@ -237,10 +275,20 @@ def _card_rows(card: dict[str, Any]) -> list[dict[str, Any]]:
     rows += [{"field": f"dimension: {label}", "value": value} for label, value in card["dimensions"]]
     rows += [{"field": f"repository {k}", "value": v}
              for k, v in (card.get("repository_stats") or {}).items() if v is not None]
-    rows += [{"field": "derives from", "value": f"{name} ({relation})"} for name, relation in card["parents"]]
-    rows += [{"field": "derived into", "value": f"{name} ({relation})"} for name, relation in card["children"]]
+    rows += [{"field": "derives from", "value": f"{name} ({_relation(relation, basis)})"}
+             for name, relation, basis in card["parents"]]
+    rows += [{"field": "derived into", "value": f"{name} ({_relation(relation, basis)})"}
+             for name, relation, basis in card["children"]]
     rows += [{"field": f"paper ({p['role']})", "value": p.get("title") or p["paper"]} for p in card["papers"]]
     return rows
+
+
+def _relation(relation: str, basis: str | None) -> str:
+    """A lineage relation with how it is known: "refines", "extends, inferred", "refines, added by you"."""
+    from kg.views import basis_note
+
+    note = basis_note(basis)
+    return f"{relation}, {note}" if note else relation
 
 
 def _print_card(card: dict[str, Any]) -> None:
@@ -294,8 +342,8 @@ def _print_card(card: dict[str, Any]) -> None:
         for label, value in card["dimensions"]:
             dims.add_row(e(label), e(plain_math(value)))
         out.print(dims)
-    lineage = [f"derives from {e(n)} ({r})" for n, r in card["parents"]]
-    lineage += [f"{e(n)} derives from it ({r})" for n, r in card["children"]]
+    lineage = [f"derives from {e(n)} ({e(_relation(r, b))})" for n, r, b in card["parents"]]
+    lineage += [f"{e(n)} derives from it ({e(_relation(r, b))})" for n, r, b in card["children"]]
     out.print("[bold]Lineage[/]  " + ("; ".join(lineage) if lineage else "none recorded"))
     if card["papers"]:
         out.print("[bold]Papers[/]")
@@ -318,6 +366,7 @@ def lineage(
     from kg.cli.output import console, emit, emit_json
     from kg.resolve import resolve_technique
     from kg.views import LineageNode, lineage_tree
+    from kg.wording import counted
 
     state().json_errors = fmt is LineageFormat.json
     store = state().reader()
@@ -325,9 +374,10 @@ def lineage(
     up, down = lineage_tree(store, node, direction=direction.value, depth=depth)
 
     def as_dict(n: LineageNode) -> dict[str, Any]:
-        out = {"iri": n.iri, "name": n.name, "relation": n.relation, "children": [as_dict(c) for c in n.children]}
+        out = {"iri": n.iri, "name": n.name, "relation": n.relation, "basis": n.basis,
+               "children": [as_dict(c) for c in n.children]}
         if n.basis == "accepted":  # added by the reader (kg suggest accept), with its evidence
-            out.update(basis=n.basis, note=n.note)
+            out.update(note=n.note)
         return out
 
     if fmt is LineageFormat.json:
@@ -339,20 +389,22 @@ def lineage(
 
         def walk(n: LineageNode, level: int, side: str) -> None:
             for child in n.children:
-                rows.append({"side": side, "depth": level, "technique": child.name, "relation": child.relation,
-                             "of": n.name, "iri": child.iri})
+                rows.append({"side": side, "depth": level, "technique": child.name,
+                             "relation": _relation(child.relation or "", child.basis) if fmt is LineageFormat.table
+                             else child.relation, "basis": child.basis, "of": n.name, "iri": child.iri})
                 walk(child, level + 1, side)
 
         walk(up, 1, "ancestor")
         walk(down, 1, "descendant")
-        columns = ["side", "depth", "technique", "relation", "of"] + (["iri"] if fmt is LineageFormat.csv else [])
-        emit(rows, columns, fmt=fmt.value, title=f"Lineage of {up.name}: {len(rows)} steps")
+        columns = ["side", "depth", "technique", "relation", "of"] + (
+            ["basis", "iri"] if fmt is LineageFormat.csv else [])
+        emit(rows, columns, fmt=fmt.value, title=f"Lineage of {up.name}: {counted(len(rows), 'step')}")
         return
 
     def add(tree: Tree, n: LineageNode, arrow: str) -> None:
         for child in n.children:
-            mark = ", added by you" if child.basis == "accepted" else ""
-            branch = tree.add(f"{arrow} [bold]{escape(child.name)}[/] [dim]({child.relation}{mark})[/]")
+            relation = escape(_relation(child.relation or "", child.basis))
+            branch = tree.add(f"{arrow} [bold]{escape(child.name)}[/] [dim]({relation})[/]")
             if child.basis == "accepted" and child.note:
                 branch.add(f"[dim italic]{escape(child.note)}[/]")
             add(branch, child, arrow)
@@ -382,9 +434,17 @@ def compare(
     state().json_errors = fmt is CompareFormat.json
     if not 2 <= len(techniques) <= 4:
         raise KGError(f"compare takes 2 to 4 techniques, got {len(techniques)}",
-                      hint="Example: kg compare GDN KDA Mamba2")
+                      hint="Example: kg compare GDN KDA MLA")
     store = state().reader()
     nodes = [resolve_technique(store, t) for t in techniques]
+    seen: dict[str, str] = {}
+    for name, node in zip(techniques, nodes, strict=True):
+        if node.value in seen:
+            raise KGError(f"{seen[node.value]!r} and {name!r} name the same technique "
+                          f"({node.value.rsplit('/', 1)[-1]}): there is nothing to compare it with",
+                          hint="Give 2 to 4 different techniques, e.g. kg compare GDN KDA; kg lineage "
+                               f"{name} shows its relatives.")
+        seen[node.value] = name
     table = compute(store, nodes)
     if fmt is CompareFormat.json:
         emit_json({"columns": table["columns"], "rows": table["rows"], "conditions": table["conditions"]})
@@ -402,7 +462,8 @@ def compare(
 
     from kg.cli.output import console
 
-    emit(rows, columns, title="Side by side", headers={"dimension": "Dimension"}, lines=True)
+    # a dimension's name reads on one line ("Lineage between them"), whatever the cells beside it
+    emit(rows, columns, title="Side by side", headers={"dimension": "Dimension"}, lines=True, keep=("dimension",))
     out = console()
     for name, conditions in table["conditions"]:
         out.print(f"[dim]* {escape(name)}: {escape(conditions)}[/]")
@@ -431,6 +492,7 @@ def sparql(
     from kg.results import Solutions, serialize_solutions, serialize_triples
     from kg.sparqlerrors import is_update, update_refused
     from kg.sparqlguard import check_query, run_deep
+    from kg.wording import counted
 
     state().json_errors = fmt is SparqlFormat.json
     path = Path(query)
@@ -471,7 +533,7 @@ def sparql(
             console().print("yes" if result else "no")
             return
         assert isinstance(result, Solutions)
-        title = f"{len(result)} rows" + (" (truncated)" if result.truncated else "")
+        title = counted(len(result), "row") + (" (truncated)" if result.truncated else "")
         emit(result.records(), result.variables, title=title)
         return
     if fmt.value not in ("json", "csv", "tsv", "xml"):
@@ -521,12 +583,13 @@ def provenance(
     node: Annotated[str, typer.Argument(help="A node IRI, technique name, arXiv id or GitHub owner/name.")],
     fmt: FormatOpt = Format.table,
 ) -> None:
-    """Where each fact about a node came from: its named graph, the run that wrote it, what that run read, and when."""
+    """Where each fact about a node came from: its named graph, the run that wrote it and when, the file it was
+    read from, and the links that state it."""
     import pyoxigraph as ox
 
     from kg.cli.output import emit
     from kg.errors import NotFoundError
-    from kg.graphs import PROVENANCE, graph_name
+    from kg.graphs import graph_name
     from kg.iris import parse_arxiv_id
     from kg.resolve import resolve_technique
 
@@ -547,38 +610,69 @@ def provenance(
                     iri = repo_iri(node)
                 except ValueError:
                     raise NotFoundError(f"{node!r} is no node, technique, arXiv id or repository") from None
-    rows = store.select(
-        f"""SELECT ?node ?graph ?property ?value ?activity ?ended ?modified WHERE {{
-              GRAPH ?graph {{ ?node ?property ?value }}
-              FILTER(?graph != {PROVENANCE})
-              OPTIONAL {{ GRAPH {PROVENANCE} {{ ?graph prov:wasGeneratedBy ?act . ?act rdfs:label ?activity ;
-                           prov:endedAtTime ?ended }} }}
-              OPTIONAL {{ GRAPH {PROVENANCE} {{ ?graph dcterms:modified ?modified }} }}
-            }} ORDER BY ?graph ?property""",
-        {"node": iri},
-    ).records()
-    if not rows:
+    from kg.provenance import fact_provenance
+    from kg.sources import source_label
+
+    facts = fact_provenance(store, iri)
+    if not facts:
         raise NotFoundError(f"the graph holds no facts about {iri.value}")
-    # The source of a fact: the file that defines the node (catalog), else what the graph
-    # was made from, else what the run that wrote it read.
-    used: dict[str, set[str]] = {}
-    for row in store.select(f"""SELECT ?graph ?used WHERE {{ GRAPH {PROVENANCE} {{
-            {{ ?graph prov:hadPrimarySource ?used }} UNION
-            {{ ?graph prov:wasGeneratedBy ?act . ?act prov:used ?used
-               FILTER NOT EXISTS {{ ?graph prov:hadPrimarySource ?any }} }} }} }}""").records():
-        used.setdefault(row["graph"], set()).add(row["used"])
-    defined = {str(r["file"]) for r in store.select(
-        f"SELECT ?file WHERE {{ GRAPH {PROVENANCE} {{ ?file tkg:defines ?node }} }}", {"node": iri}).records()}
-    for r in rows:
-        sources = used.get(r["graph"], set())
-        r["source"] = " ".join(sorted(sources & defined or sources))
-        r["graph"] = graph_name(ox.NamedNode(r["graph"]))
-        if fmt is Format.table:
-            r["property"] = _compact(r["property"])
-            value = str(r["value"])
-            r["value"] = value if len(value) <= 80 else value[:77] + "..."
-    emit(rows, ["graph", "property", "value", "activity", "source", "modified"], fmt=fmt.value,
-         title=f"Provenance of {iri.value}")
+    if fmt is not Format.table:
+        emit([{"graph": graph_name(ox.NamedNode(f.graph)), "property": f.property, "value": f.value.value,
+               "activity": f.activity, "ended": f.ended, "modified": f.modified,
+               "source": [source_label(s) for s in f.sources], "stated_in": f.stated_in} for f in facts],
+             ["graph", "property", "value", "activity", "ended", "modified", "source", "stated_in"], fmt=fmt.value)
+        return
+    _print_provenance(iri, facts)
+
+
+def _print_provenance(iri: Any, facts: list[Any]) -> None:
+    """``kg provenance`` at any width: one short table per graph and source file, headed by
+    the run that wrote the graph, then the links that state the facts."""
+    import pyoxigraph as ox
+    from rich.markup import escape
+
+    from kg.cli.output import console, emit
+    from kg.graphs import graph_name
+    from kg.sources import source_label
+    from kg.wording import counted
+
+    groups: dict[tuple[str, str], list[Any]] = {}
+    for f in facts:
+        groups.setdefault((f.graph, " ".join(source_label(s) for s in f.sources)), []).append(f)
+    out = console()
+    out.print(f"[bold]Provenance of {escape(iri.value)}[/]: {counted(len(facts), 'fact')}")
+    stated: dict[str, list[str]] = {}
+    for (graph, source), group in groups.items():
+        head = group[0]
+        when = f", {head.ended[:16].replace('T', ' ')}" if head.ended else ""
+        by = f"{head.activity}{when}" if head.activity else "no run recorded"
+        from_ = f" · {source}" if source else ""
+        rows = [{"property": _compact(f.property), "value": _compact_value(f.value)} for f in group]
+        emit(rows, ["property", "value"], title=f"{graph_name(ox.NamedNode(graph))}{from_} · {by}",
+             short={"value": 120})
+        for f in group:
+            for link in f.stated_in:
+                what = "lineage" if f.lineage else _compact(f.property)
+                if what not in stated.setdefault(link, []):
+                    stated[link].append(what)
+    if stated:
+        emit([{"link": link, "states": ", ".join(props)} for link, props in sorted(stated.items())],
+             ["link", "states"], title="Where the facts are stated (sources named by the checked fact table)")
+
+
+def _compact_value(term: Any) -> str:
+    """A fact's value as the provenance table shows it: IRIs with their prefix, text as it is."""
+    import pyoxigraph as ox
+
+    from kg.vocab import PREFIXES
+
+    if isinstance(term, ox.NamedNode):
+        if "/.well-known/genid/" in term.value:  # a node of the catalog's own (an evidence link, a derivation)
+            return "_:" + term.value.rsplit("/", 1)[-1][:12]
+        for name, base in PREFIXES.items():
+            if term.value.startswith(base):
+                return f"{name}:{term.value[len(base):]}"
+    return str(term.value)
 
 
 def _compact(iri: str) -> str:

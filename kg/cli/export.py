@@ -55,6 +55,8 @@ PrivateOpt = Annotated[bool, typer.Option("--include-private",
 RootOpt = Annotated[Optional[str], typer.Option("--root", help="Only this technique's lineage (name, alias or IRI).")]  # noqa: UP045
 DirectionOpt = Annotated[Direction, typer.Option(help="With --root: ancestors (up), descendants (down) or both.")]
 DepthOpt = Annotated[int, typer.Option(min=1, help="With --root: follow at most this many lineage steps.")]
+BibDirectionOpt = Annotated[Direction, typer.Option(help="With --lineage: ancestors (up), descendants (down) or both.")]
+BibDepthOpt = Annotated[int, typer.Option(min=1, help="With --lineage: follow at most this many lineage steps.")]
 
 
 def _report(path: Path | None, written: int, what: str) -> None:
@@ -101,7 +103,9 @@ def lineage(
     options = LineageOptions(root=root, direction=direction.value, depth=depth, categories=tuple(category or ()),
                              with_papers=with_papers, with_repositories=with_repositories,
                              include_private=include_private, with_citations=with_citations)
-    with Progress(SpinnerColumn(), TextColumn("{task.description}"), console=err_console(), transient=True) as bar:
+    stderr = err_console()  # a spinner on a terminal only: in a pipe it would leave a blank line
+    with Progress(SpinnerColumn(), TextColumn("{task.description}"), console=stderr, transient=True,
+                  disable=not stderr.is_terminal) as bar:
         task = bar.add_task("reading the lineage from the store", total=None)
         graph = build_lineage(state().reader(), options)
         bar.update(task, description=f"rendering {graph.graph.number_of_nodes()} nodes as {spec.name}")
@@ -143,8 +147,8 @@ def bibtex(
     lineage_root: Annotated[Optional[str], typer.Option("--lineage",  # noqa: UP045
                                                         help="The papers behind this technique's lineage "
                                                         "instead of the reading list.")] = None,
-    direction: DirectionOpt = Direction.both,
-    depth: DepthOpt = 10,
+    direction: BibDirectionOpt = Direction.both,
+    depth: BibDepthOpt = 10,
     fmt: Annotated[BibFormatName, typer.Option(
         "--format", "-f", help="Output format (BibTeX, read by bibtex and biber alike).")] = BibFormatName.bibtex,
     force: ForceOpt = False,

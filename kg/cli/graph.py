@@ -123,6 +123,7 @@ def drop(
     from kg.errors import NotFoundError, ProtectedGraphError
     from kg.graphs import GraphKind, graph_kind, graph_name
     from kg.store.base import Activity
+    from kg.wording import counted
 
     state().json_errors = fmt is TableFormat.json
     graph = resolve_graph(name)
@@ -141,7 +142,7 @@ def drop(
         raise NotFoundError(f"there is no graph {short!r} (or it is empty)",
                             hint="kg graph list shows the graphs: " + ", ".join(names[:12]))
     what = "your own graph" if kind is GraphKind.user else "graph"
-    confirm(f"Drop {what} {short!r} ({size} triples)?", yes=yes)
+    confirm(f"Drop {what} {short!r} ({counted(size, 'triple')})?", yes=yes)
     with store.transaction(Activity("kg graph drop", stats={"triples": size})) as tx:
         tx.drop_graph(graph)
     from kg.cli.search import keep_index_current
@@ -153,6 +154,6 @@ def drop(
         emit_json(data)
         return
     out = console()
-    out.print(f"Dropped {short} ({size} triples).")
+    out.print(f"Dropped {short} ({counted(size, 'triple')}).")
     if tx.snapshot_taken is not None:
         out.print(f"Your graphs as they were are kept in {tx.snapshot_taken.path}; kg undo puts them back.")

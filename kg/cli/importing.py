@@ -45,6 +45,7 @@ def reading_list(
     from kg.cli.core import _print_import
     from kg.cli.output import console, emit_machine
     from kg.reading import import_reading_list
+    from kg.wording import counted
 
     fmt = pick_format(fmt, as_json=json_out)
     store = state().store()
@@ -60,7 +61,8 @@ def reading_list(
     if emit_machine(fmt, data, [{k: v for k, v in data.items() if not isinstance(v, list | tuple)}]):
         return
     out = console()
-    out.print(f"Imported {file}: {report.entries} entries ({report.papers} papers), {report.read} read, "
+    out.print(f"Imported {file}: {counted(report.entries, 'entry', 'entries')} "
+              f"({counted(report.papers, 'paper')}), {report.read} read, "
               f"{report.to_read} to read, {report.with_note} with a note, in {report.categories} categories.")
     if report.stated_counts and report.counts_match:
         out.print(f"The file's header states {report.stated_counts[0]}/{report.stated_counts[1]}/"
@@ -116,6 +118,7 @@ def rdf(
     from kg.errors import RDFImportError
     from kg.iris import slugify
     from kg.store.base import Activity
+    from kg.wording import counted
 
     if fmt.lower().replace("-", "").replace("_", "") in _NAMES:  # -f was the RDF syntax before --syntax
         raise RDFImportError(f"-f/--format is how the report is printed; {fmt!r} is an RDF syntax",
@@ -154,10 +157,11 @@ def rdf(
         return
     out = console()
     if "removed" in activity.stats:
-        out.print(f"Replaced <{target.value}>: {count:,} triples ({added:,} added, {removed:,} removed) "
+        out.print(f"Replaced <{target.value}>: {counted(count, 'triple', grouped=True)} ({added:,} added, "
+                  f"{removed:,} removed) "
                   f"in {seconds:.1f} s.")
     else:
-        out.print(f"Loaded {count:,} triples into <{target.value}> in {seconds:.1f} s "
+        out.print(f"Loaded {counted(count, 'triple', grouped=True)} into <{target.value}> in {seconds:.1f} s "
                   f"({data['triples_per_second']:,} triples/s).")
     if skipped:
         out.print(f"Left out {skipped} provenance records of the store that wrote the file: TechKG keeps its "

@@ -44,6 +44,7 @@ __all__ = [
     "emit_json",
     "emit_machine",
     "err_console",
+    "note",
     "pick_format",
     "progress_bar",
     "print_error",
@@ -145,6 +146,31 @@ def shorten(text: str, width: int) -> str:
     return cut.rstrip(" ,;:.") + "…"
 
 
+def terminal_width(stream: Any = None) -> int:
+    """The width to fold at: ``COLUMNS`` if set, else the terminal's (of ``stream``, default
+    stderr), else 80 (a pipe or a log)."""
+    import os
+
+    try:
+        return max(20, int(os.environ["COLUMNS"]))
+    except (KeyError, ValueError):
+        pass
+    try:
+        return os.get_terminal_size((stream or sys.stderr).fileno()).columns
+    except (OSError, ValueError, AttributeError):
+        return 80
+
+
+def note(*lines: str) -> None:
+    """Status notes on stderr (which source answered, what was left out), as plain text folded
+    at the terminal's width without splitting a word; no rich console, so it costs nothing."""
+    width = terminal_width()
+    folded = [part for line in lines
+              for part in (textwrap.wrap(line, width=width, break_long_words=False, break_on_hyphens=False) or [""])]
+    sys.stderr.write("".join(part + "\n" for part in folded))
+    sys.stderr.flush()
+
+
 def emit_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n")
 
@@ -195,12 +221,14 @@ def emit(
     headers: Mapping[str, str] | None = None,
     short: Mapping[str, int] | None = None,
     lines: bool = False,
+    keep: Sequence[str] = (),
 ) -> None:
     """Print ``records`` as a table that fits the terminal, a JSON array or CSV.
 
     ``headers`` renames columns in the table (JSON and CSV keep the keys); ``short`` cuts
     the named columns to that many characters in the table only (JSON and CSV are whole);
-    ``lines`` rules a line between rows.
+    ``lines`` rules a line between rows; ``keep`` names columns whose cells stay on one line
+    while the table fits (labels beside long prose).
     """
     columns = list(columns or (records[0].keys() if records else []))
     fmt = str(fmt)
@@ -217,8 +245,14 @@ def emit(
     if _PRINTED["tables"] and title:
         out.print()
     _PRINTED["tables"] += 1
-    out.print(_renderable(records, columns, width=out.width, title=title, headers=headers, short=short, lines=lines),
-              crop=False)
+    if not columns:  # nothing to lay out: the title alone (the caller says why)
+        if title:
+            from rich.text import Text
+
+            out.print(Text(title, style="bold"))
+        return
+    out.print(_renderable(records, columns, width=out.width, title=title, headers=headers, short=short, lines=lines,
+                          keep=keep), crop=False)
 
 
 #: A table of more rows than this prints as its rows come (see :func:`emit_stream`).
@@ -391,10 +425,14 @@ def _is_number(text: str) -> bool:
 GUTTER = 3
 
 
-def _layout(cols: list[_Column], width: int) -> list[int] | None:
-    """Column widths that fit ``width`` without splitting a word, or None (print records)."""
+def _layout(cols: list[_Column], width: int, keep: Sequence[int] = ()) -> list[int] | None:
+    """Column widths that fit ``width`` without splitting a word, or None (print records);
+    the ``keep`` columns get their natural width when the others still fit."""
     room = width - GUTTER * (len(cols) - 1)
     floor = [c.floor for c in cols]
+    kept = [max(c.natural, f) if i in keep else f for i, (c, f) in enumerate(zip(cols, floor, strict=True))]
+    if sum(kept) <= room:
+        floor = kept
     if sum(floor) > room:
         # Let short phrases ("arXiv preprint") fold too before giving up on the table.
         floor = [max(c.word, c.header) if c.whole and c.spaced else f for c, f in zip(cols, floor, strict=True)]
@@ -429,6 +467,7 @@ def _renderable(
     headers: Mapping[str, str] | None,
     short: Mapping[str, int] | None,
     lines: bool,
+    keep: Sequence[str] = (),
 ) -> RenderableType:
     from rich import box
     from rich.console import Group
@@ -440,7 +479,7 @@ def _renderable(
     # Headers are labels: techniques_in_lineage reads (and folds) as "techniques in lineage".
     names = [(headers or {}).get(c) or c.replace("_", " ") for c in columns]
     cols = [_measure(name, [row[i] for row in cells]) for i, name in enumerate(names)]
-    widths = _layout(cols, width) if columns else []
+    widths = _layout(cols, width, [i for i, c in enumerate(columns) if c in keep]) if columns else []
     if widths is None:
         return _records(names, cells, width=width, title=title)
     table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, show_lines=lines, header_style="bold")

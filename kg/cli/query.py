@@ -230,6 +230,7 @@ def _answer(named: NamedQuery, raw: dict[str, list[str]], *, limit: int | None, 
 def _table(named: NamedQuery, found: Answer, limit: int | None) -> None:
     from kg.cli.output import emit_stream
     from kg.results import python_value
+    from kg.wording import counted
 
     page = found.page
     shown = [v for v in page.variables if named.param(v) is None] or page.variables
@@ -241,8 +242,9 @@ def _table(named: NamedQuery, found: Answer, limit: int | None) -> None:
         return " (more: see --after below)" if page.next else " (cut at --limit)" if limit and count >= limit else ""
 
     try:
-        emit_stream(rows, shown, title=lambda n: f"{named.title}: {n} rows{source}{more(n)}",
-                    streamed_title=f"{named.title}{source}", footer=lambda n: f"{n:,} rows{more(n)}")
+        emit_stream(rows, shown, title=lambda n: f"{named.title}: {counted(n, 'row')}{source}{more(n)}",
+                    streamed_title=f"{named.title}{source}",
+                    footer=lambda n: f"{counted(n, 'row', grouped=True)}{more(n)}")
     except BrokenPipeError:
         _reader_gone()
 
@@ -273,16 +275,16 @@ def _next_page(named: NamedQuery, found: Answer, raw: dict[str, list[str]], limi
     if found.source == "sparql" and not found.fallback and found.page.next is None:
         return
     import shlex
-    import shutil
     import sys
     import textwrap
 
     # Plain text (no rich console to import: this is on the path of every page), the note
     # folded at the terminal's width, the command on one line to copy whole.
+    from kg.cli.output import terminal_width
+
     lines: list[str] = []
     if found.source != "sparql" or found.fallback:
-        lines += textwrap.wrap(found.note, width=shutil.get_terminal_size().columns, break_long_words=False,
-                               break_on_hyphens=False)
+        lines += textwrap.wrap(found.note, width=terminal_width(), break_long_words=False, break_on_hyphens=False)
     if found.page.next is not None:
         args = ["kg", "query", named.name,
                 *(f"-p {shlex.quote(k + '=' + v)}" for k, vs in raw.items() for v in vs)]

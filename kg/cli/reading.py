@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
@@ -20,22 +20,65 @@ def list_(
         Optional[str], typer.Option(help="Only this status: to-read, reading, read, skipped, ...")  # noqa: UP045
     ] = None,
     category: Annotated[Optional[str], typer.Option(help="Only categories containing this text.")] = None,  # noqa: UP045
+    wide: Annotated[bool, typer.Option("--wide", help="Also the venue and when the status changed (shown "
+                                       "anyway on a terminal of 120 columns or more).")] = False,
     fmt: FormatOpt = Format.table,
 ) -> None:
     """The reading list with each paper's current status, note and the time of its last change."""
-    from kg.cli.output import emit
+    from kg.cli.output import console, emit
     from kg.reading import reading_rows
 
     fmt = pick_format(fmt)
-    rows = reading_rows(state().reader(), status=status, category=category)
+    store = state().reader()
+    wide = wide or console().width >= 120  # a wide terminal has room for every column
+    if status:
+        status = _listed_status(store, status)
+    rows = reading_rows(store, status=status, category=category)
     for r in rows:
         if fmt is Format.table:
             r["changed"] = _local_time(r["changed"])
+            r["title"] = r["label"]
             r["note"] = r["note"] or ("📝" if r["has_note"] else "")  # flagged in the list, text not synced
-    columns = ["status", "title", "categories", "venue", "note", "changed"]
+            r["categories"] = ("\n" if wide else "; ").join(str(c) for c in r["categories"])  # type: ignore[attr-defined]
     if fmt is not Format.table:
-        columns += ["has_note", "paper"]
-    emit(rows, columns, fmt=fmt, title=f"Reading list: {len(rows)} papers", short={"note": 48})
+        emit(rows, ["status", "title", "categories", "venue", "note", "changed", "has_note", "paper"], fmt=fmt)
+        return
+    columns = ["status", "title", "categories", "venue", "note", "changed"] if wide else \
+        ["status", "title", "categories", "note"]
+    what = " ".join(x for x in (f"{status!r}" if status else "", f"in {category!r}" if category else "") if x)
+    emit(rows, columns, title=f"Reading list: {_papers(len(rows))}{' ' + what if what else ''}",
+         short={"note": 48 if wide else 36})
+    if not rows:
+        console().print("[dim]No paper matches. List every paper with: kg reading list[/]" if status or category
+                        else "[dim]The reading list is empty: kg build seeds it, kg import reading-list FILE "
+                        "replaces it, kg reading set TITLE STATUS --add adds a paper.[/]")
+    elif not wide:
+        console().print("[dim]--wide adds the venue and when each status changed.[/]")
+
+
+def _papers(n: int) -> str:
+    from kg.wording import counted
+
+    return counted(n, "paper")
+
+
+def _listed_status(store: Any, status: str) -> str:
+    """``status`` as the list stores it: a known status (or an alias), or a status of one's own
+    that some paper has; anything else is refused with the statuses there are."""
+    from kg.errors import StatusError
+    from kg.reading import KNOWN_STATUSES, known_status, status_slug
+
+    known = known_status(status)
+    if known is not None:
+        return known
+    rows = store.select("""SELECT DISTINCT ?slug WHERE { ?p tkg:readingStatus ?s
+                           BIND(REPLACE(STR(?s), "^.*/status/", "") AS ?slug) }""")
+    in_use = sorted({str(r["slug"]) for r in rows.records()} - set(KNOWN_STATUSES))
+    if status_slug(status) in {status_slug(s) for s in in_use}:
+        return status
+    valid = [*KNOWN_STATUSES, *in_use]
+    raise StatusError(f"{status!r} is not a reading status of this list",
+                      hint=f"Use one of: {', '.join(valid)}.")
 
 
 def _local_time(value: object) -> str:
@@ -62,9 +105,9 @@ def set_(
 ) -> None:
     """Change a paper's reading status (recorded with its date; the next Zotero sync picks it up)."""
     from kg.cli.output import console, emit_machine
-    from kg.errors import NotFoundError
-    from kg.iris import paper_iri, slugify
-    from kg.reading import add_paper, paper_known, parse_status, resolve_paper, set_status
+    from kg.errors import KGError, NotFoundError
+    from kg.iris import looks_like_arxiv_id, paper_iri, paper_label, parse_arxiv_id, slugify
+    from kg.reading import add_paper, paper_known, paper_title, parse_status, resolve_paper, set_status
 
     fmt = pick_format(fmt)
     value = parse_status(status, custom=custom)  # a typo fails before the store is opened
@@ -74,6 +117,12 @@ def set_(
     except NotFoundError:
         if not add or paper.startswith(("http://", "https://")):
             raise
+        if looks_like_arxiv_id(paper):  # a mistyped id, not a title: never add it as a paper
+            try:
+                parse_arxiv_id(paper)
+            except ValueError as exc:
+                raise KGError(str(exc), hint="Nothing was added. Check the id on arxiv.org, or give the "
+                              "paper's title in quotes to add a paper without an arXiv id.") from None
         node, title = paper_iri(key=slugify(paper)[:80]), paper.strip()
     if paper_known(store, node):
         change, added = set_status(store, node, value, via="cli"), False
@@ -88,12 +137,16 @@ def set_(
 
     keep_index_current(store, papers=[node.value], graphs=[READING])
     before = change.previous or "no status"
-    record = {"paper": node.value, "previous": change.previous, "status": change.status, "added": added,
+    record = {"paper": node.value, "title": title or paper_title(store, node), "previous": change.previous,
+              "status": change.status, "added": added,
               "at": change.at.isoformat(), "via": change.via}
     if emit_machine(fmt, record, [record], list(record)):
         return
+    from rich.markup import escape
+
     out = console()
-    out.print(f"{node.value}: {before} → [bold]{change.status}[/]")
+    out.print(f"{escape(paper_label(node.value, title or paper_title(store, node)))}: {before} → "
+              f"[bold]{change.status}[/]")
     if added:
         out.print("Added as a new paper" + ("." if title else ", marked as needing metadata "
                                             "(kg ingest arxiv fills it in)."))

@@ -209,6 +209,7 @@ def serve(
     from kg.server.security import MAX_REQUEST_LINE_BYTES
     from kg.sparqlguard import QueryLimits
     from kg.store.embedded import SERVE_FILE, OxigraphStore
+    from kg.wording import counted
 
     origins = _origins(cors_origin)
     settings = ServerSettings(host=host, port=port, allow_update=allow_update, token=token, timeout=timeout,
@@ -246,8 +247,8 @@ def serve(
             out.print(f"  named queries  {base}/queries", highlight=False)
             out.print(f"  updates        {'allowed with the token' if allow_update else 'refused (read-only)'}",
                       highlight=False)
-            out.print(f"  limits         {timeout:g} s and {query_memory} MiB per query, {max_rows} rows per "
-                      f"result, {workers} workers", highlight=False)
+            out.print(f"  limits         {timeout:g} s and {query_memory} MiB per query, "
+                      f"{counted(max_rows, 'row')} per result, {counted(workers, 'worker')}", highlight=False)
             if origins:
                 out.print(f"  CORS           {', '.join(origins)} (/sparql, /store, /queries)", highlight=False)
         if host not in ("127.0.0.1", "localhost", "::1"):

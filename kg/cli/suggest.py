@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated, Any, Optional
 
@@ -31,7 +30,9 @@ _NO_CITATIONS = "The graph holds no citations yet: run kg ingest citations first
 
 
 def _count(n: int, noun: str) -> str:
-    return f"{n:,} {noun}{'' if n == 1 else 's'}"
+    from kg.wording import counted
+
+    return counted(n, noun, grouped=True)
 
 
 def _source(technique: str | None, *, write: bool = False) -> Source:
@@ -48,12 +49,14 @@ def _source(technique: str | None, *, write: bool = False) -> Source:
         view = current_view(folder) if folder is not None and not write else None
         store = state().store() if write else state().reader()
         found = from_store(store, spec, technique, resolve_technique, view=view)
-    # A plain line (rich costs a tenth of a second to import, and JSON output needs none of it).
+    # Plain text (rich costs a tenth of a second to import, and JSON output needs none of it).
+    from kg.cli.output import note
+
     if found.con is not None:
-        print(found.note, file=sys.stderr)
+        note(found.note)
     else:
         assert found.store is not None  # the memo answers only from fresh tables
-        print(f"answered by SPARQL on {found.store.location}: {found.note}", file=sys.stderr)
+        note(f"answered by SPARQL on {found.store.location}: {found.note}")
     return found
 
 
@@ -72,6 +75,33 @@ def _row(item: Suggestion, kind: str, lines: int) -> dict[str, Any]:
             "evidence": _evidence_text(item, lines)}
 
 
+def _print_edges(out: Any, title: str, items: list[Suggestion], lines: int, *, suggested: bool) -> None:
+    """One short block per edge, at any width: the edge on its first line (with the id to
+    accept it, or its status), then its evidence sentences folded under it."""
+    import textwrap
+
+    from rich.text import Text
+
+    def fold(text: str, first: str, rest: str) -> str:
+        return textwrap.fill(text, width=max(40, out.width), initial_indent=first, subsequent_indent=rest,
+                             break_long_words=False, break_on_hyphens=False)
+
+    if not items and suggested:
+        out.print("Suggested lineage: none")
+        return
+    out.print(Text(title, style="bold"))
+    for item in items:
+        relation = item.existing_relation or item.relation
+        edge = f"{item.child.name} {relation} {item.parent.name}"
+        if suggested:
+            head = f"{item.id}  {edge}  (score\u00a0{item.score:.2f})"  # the score never folds apart
+        else:
+            head = f"{edge}  ({_row(item, 'existing', lines)['status']})"
+        out.print(fold(head, "", "  "), markup=False, highlight=False)
+        for sentence in _evidence_text(item, lines).splitlines():
+            out.print(fold(sentence, "    ", "      "), markup=False, highlight=False)
+
+
 @app.command("lineage")
 def lineage(
     technique: Annotated[Optional[str], typer.Argument(  # noqa: UP045
@@ -81,6 +111,8 @@ def lineage(
     existing: Annotated[bool, typer.Option("--existing/--no-existing",
                                            help="Also check the existing edges against the citations.")] = True,
     lines: Annotated[int, typer.Option("--evidence", min=1, help="Evidence sentences to show per edge.")] = 2,
+    wide: Annotated[bool, typer.Option("--wide", help="Tables with a column per field (for a wide terminal), "
+                                       "instead of one short block per edge.")] = False,
     fmt: FormatOpt = Format.table,
 ) -> None:
     """Lineage edges between techniques that citations suggest: the later technique's paper cites the earlier's
@@ -116,13 +148,19 @@ def lineage(
     from kg.cli.output import console
 
     out = console()
-    if report.suggestions:
+    if not wide:
+        _print_edges(out, f"Suggested lineage: {_count(len(report.suggestions), 'edge')}", report.suggestions,
+                     lines, suggested=True)
+        if checked:
+            out.print()
+            _print_edges(out, "Existing edges against the citations", checked, lines, suggested=False)
+    elif report.suggestions:
         emit([_row(s, "suggestion", lines) for s in report.suggestions],
              ["id", "child", "relation", "parent", "score", "evidence"],
              title=f"Suggested lineage: {_count(len(report.suggestions), 'edge')}")
     else:
         out.print("Suggested lineage: none", end="\n\n" if checked else "\n")
-    if checked:
+    if wide and checked:
         emit([_row(s, "existing", lines) for s in checked], ["child", "relation", "parent", "status", "evidence"],
              title="Existing edges against the citations")
     if report.rejected:
@@ -155,7 +193,9 @@ def _decide(ident: str, relation: str | None, verdict: str, fmt: Format) -> None
     # that the next kg suggest still answers from them.
     problem = update_tables(store, state().store_spec) if con is not None else None
     if problem:
-        print(problem, file=sys.stderr)
+        from kg.cli.output import note
+
+        note(problem)
     if fmt is Format.json:
         emit_json({**decision.as_dict(), "child_name": item.child.name, "parent_name": item.parent.name})
         return
@@ -165,7 +205,11 @@ def _decide(ident: str, relation: str | None, verdict: str, fmt: Format) -> None
         emit([{**decision.as_dict(), "evidence": "; ".join(decision.evidence)}],
              ["id", "verdict", "child", "relation", "parent", "at", "evidence"], fmt="csv")
         return
-    if verdict == "accepted":
+    if decision.unchanged:
+        console().print(f"already accepted: {escape(item.child.name)} [bold]{decision.relation}[/] "
+                        f"{escape(item.parent.name)} (on {decision.at[:10]}); nothing changed. Another relation: "
+                        f"kg suggest accept {escape(item.id)} --as RELATION.")
+    elif verdict == "accepted":
         console().print(f"[green]accepted[/] {escape(item.child.name)} [bold]{decision.relation}[/] "
                         f"{escape(item.parent.name)}: it is in the lineage now, marked as added by you "
                         f"(kg lineage {escape(item.child.id)}).")

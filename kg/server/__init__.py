@@ -43,6 +43,7 @@ from kg.server.security import EndpointCORS, HostGuard, URLLimit
 from kg.server.sparql import QueryRunner, ServerSettings, sparql_routes, worker_pool
 from kg.store.base import GraphStore
 from kg.version import __version__
+from kg.wording import counted
 
 __all__ = ["QueryRunner", "ServerSettings", "create_app"]
 
@@ -118,7 +119,7 @@ The default graph is the union of all named graphs, unless a query names its dat
 (<code>FROM</code>, <code>default-graph-uri</code>). Each graph is also at
 <code>/store?graph=IRI</code>. Point any SPARQL client at it,
 or run <code>kg --store {escape(sparql)} query --list</code>.</p>
-<p>Limits: {settings.timeout:g} s per query, {settings.max_rows} rows per result.</p>
+<p>Limits: {settings.timeout:g} s per query, {counted(settings.max_rows, "row")} per result.</p>
 <h2>Named queries</h2>
 <p>Each runs at its own URL, with its parameters in the query string
 (<a href="{escape(str(request.url_for("queries")))}">list as JSON</a>); add <code>format=csv</code>

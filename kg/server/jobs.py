@@ -23,6 +23,7 @@ from kg.graphs import graph_iri
 from kg.results import Solutions, serialize_solutions, serialize_triples
 from kg.server.errors import EndpointError, from_kg_error, refused
 from kg.store.base import Dataset, GraphStore
+from kg.wording import counted
 
 __all__ = ["GRAPH_FORMATS", "Choices", "GraphJob", "Job", "NamedJob", "Outcome", "SparqlJob", "Streamed", "execute"]
 
@@ -177,7 +178,7 @@ def answer(result: object, choices: Choices, limit: int) -> tuple[bytes, str]:
     name, media = choice
     if isinstance(result, Solutions) and result.truncated:
         raise EndpointError(
-            422, f"the result has more than {limit} rows, the server's result-size limit",
+            422, f"the result has more than {counted(limit, 'row')}, the server's result-size limit",
             "Add LIMIT (with OFFSET to page through it) to the query, or restart the "
             "server with a larger `kg serve --max-rows`.", kind="ResultTooLarge",
         )
@@ -186,7 +187,7 @@ def answer(result: object, choices: Choices, limit: int) -> tuple[bytes, str]:
     assert isinstance(result, list)
     if len(result) > limit:
         raise EndpointError(
-            422, f"the graph has {len(result)} triples, more than the server's result-size "
+            422, f"the graph has {counted(len(result), 'triple')}, more than the server's result-size "
             f"limit of {limit}", "Narrow the CONSTRUCT pattern or add LIMIT, or restart the "
             "server with a larger `kg serve --max-rows`.", kind="ResultTooLarge",
         )

@@ -27,7 +27,7 @@ import pyoxigraph as ox
 from kg.errors import QueryError, RDFImportError
 from kg.graphs import PROVENANCE, USER_GRAPHS, GraphKind, graph_kind
 from kg.paging import SortKey
-from kg.results import QueryResult, Solutions, Term
+from kg.results import QueryResult, Solutions, Term, ordered_cells
 from kg.sparqltext import inject_values
 from kg.store.provenance import Activity, content_hash, now, ntriples, provenance_update
 from kg.vocab import PREFIXES
@@ -106,6 +106,11 @@ class GraphStore(abc.ABC):
 
     #: Where the store lives, for messages: a directory or an endpoint URL.
     location: str = ""
+    #: Whether each request costs a network round trip (a server): then readers that ask
+    #: many small questions (kg.validate) send them together, :attr:`query_batch` at a
+    #: time as one UNION, or side by side where that is 1.
+    batches_queries: bool = False
+    query_batch: int = 1
 
     # -- primitives a backend provides -------------------------------------------------
 
@@ -181,8 +186,12 @@ class GraphStore(abc.ABC):
         if bindings:
             sparql = inject_values(sparql, bindings)
         if dataset is not None:
-            return self._query_dataset(sparql, dataset, max_rows)
-        return self._query(sparql, None, max_rows)
+            result = self._query_dataset(sparql, dataset, max_rows)
+        else:
+            result = self._query(sparql, None, max_rows)
+        if isinstance(result, Solutions) and (order := ordered_cells(sparql)) is not None:
+            result.rows = [order(row) for row in result.rows]  # one order inside a cell, on every store
+        return result
 
     def select(self, sparql: str, bindings: Mapping[str, Term | Sequence[Term]] | None = None) -> Solutions:
         result = self.query(sparql, bindings)
@@ -345,6 +354,11 @@ class Transaction:
         if graph_kind(graph) is GraphKind.user:
             self._replaced_user.add(graph)
         return True
+
+    def add_sources(self, graph: ox.NamedNode, sources: Sequence[str]) -> None:
+        """Record ``sources`` (files or URLs) as what ``graph`` is made from, should this
+        transaction change it."""
+        self._sources.setdefault(graph, []).extend(s for s in sources if s not in self._sources.get(graph, ()))
 
     def drop_graph(self, graph: ox.NamedNode) -> bool:
         """Remove ``graph`` and its provenance record; False when it is empty already."""

@@ -24,7 +24,7 @@ from kg.graphs import PROVENANCE
 from kg.paging import SortKey
 from kg.pauses import pause_point
 from kg.rdfxml import check as check_rdfxml
-from kg.results import QueryResult, Solutions, Term
+from kg.results import QueryResult, Solutions, Term, ordered_cells
 from kg.sparqlerrors import syntax_error
 from kg.sparqlguard import names_dataset
 from kg.sparqltext import inject_values
@@ -57,6 +57,14 @@ def _one_write_at_a_time(method: _Method) -> _Method:
             return method(self, *args, **kwargs)
 
     return cast(_Method, serialized)
+
+
+def _ordered_rows(rows: Iterator[tuple[Term | None, ...]], variables: list[str],
+                  order: Callable[[dict[str, Term | None]], dict[str, Term | None]],
+                  ) -> Iterator[tuple[Term | None, ...]]:
+    for row in rows:
+        ordered = order(dict(zip(variables, row, strict=True)))
+        yield tuple(ordered[v] for v in variables)
 
 
 class OxigraphStore(GraphStore):
@@ -313,7 +321,10 @@ class OxigraphStore(GraphStore):
         if not isinstance(result, ox.QuerySolutions):
             raise QueryError("expected a SELECT query", hint="Use kg sparql for ASK/CONSTRUCT queries.")
         variables = [v.value for v in result.variables]
-        return SolutionStream(variables, self._rows(result))
+        order = ordered_cells(sparql)  # one order inside a GROUP_CONCAT's cell, on every store
+        if order is None:
+            return SolutionStream(variables, self._rows(result))
+        return SolutionStream(variables, _ordered_rows(self._rows(result), variables, order))
 
     def stream_ordered(self, sparql: str) -> SolutionStream:
         """Like :meth:`stream`, but a result ordered by variables alone is sorted here,

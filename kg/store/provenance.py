@@ -12,7 +12,6 @@ import hashlib
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import pyoxigraph as ox
 
@@ -79,10 +78,11 @@ class Activity:
 
 
 def source_node(used: str) -> ox.NamedNode:
-    """The IRI of something a run read: a URL as it is, a local path as a file: URI."""
-    if "://" in used or used.startswith("urn:"):
-        return ox.NamedNode(used)
-    return ox.NamedNode(Path(used).resolve().as_uri())
+    """The IRI of something a run read: a URL as it is, a local file as an IRI that is the
+    same on every installation (:func:`kg.sources.source_iri`)."""
+    from kg.sources import source_iri
+
+    return source_iri(used)
 
 
 def provenance_update(

@@ -162,6 +162,7 @@ class RemoteStore(RemoteReads):
         if caps.server is None:
             self._raw_ask("ASK {}")  # the server's name tells its limits
         weight = sum(_weight(op) for op in operations)
+        self._staged: dict[ox.NamedNode, ox.NamedNode] = {}
         if caps.atomic_updates is False and len(operations) > 1:
             self._commit_staged(operations, graphs, caps.update_triples or _STAGED_TRIPLES)
         elif caps.update_triples is None or weight <= caps.update_triples:
@@ -176,7 +177,7 @@ class RemoteStore(RemoteReads):
                 self._commit_staged(operations, graphs, caps.update_triples)
         else:
             self._commit_staged(operations, graphs, caps.update_triples)
-        self._verify({g: n for g, n in graphs.items() if n is not None})
+        self._verify({g: n for g, n in graphs.items() if n is not None}, self._staged)
 
     def _commit_staged(self, operations: Sequence[str], graphs: Iterable[ox.NamedNode], limit: int) -> None:
         lease = _lease(self.spec.timeout)
@@ -192,16 +193,32 @@ class RemoteStore(RemoteReads):
                 if time.monotonic() - renewed > lease / 3:
                     self.update(" ;\n".join(staging.lease_update(s, lease) for s in plan.staging.values()))
                     renewed = time.monotonic()
+            self._staged = dict(plan.staging)
             self.update(plan.swap)
         except BaseException:
             for graph in plan.staging.values():
                 self._drop_quietly(graph)
             raise
 
-    def _verify(self, expected: Mapping[ox.NamedNode, int]) -> None:
-        """Count what arrived: a server that reported success and holds less is an error."""
+    def _verify(self, expected: Mapping[ox.NamedNode, int],
+                staged: Mapping[ox.NamedNode, ox.NamedNode] | None = None) -> None:
+        """Count what arrived: a server that reported success and holds less is an error. Where
+        the graph was swapped in from a staging graph (``staged``) that still holds the triples,
+        the server accepted ``MOVE SILENT`` and moved nothing: that is named as such."""
         for graph, count in expected.items():
             held = self._graph_count(graph)
+            source = (staged or {}).get(graph)
+            left = self._graph_count(source) if source is not None and held != count else 0
+            if source is not None and left:
+                raise RemoteStoreError(
+                    f"the endpoint at {self.location} accepted MOVE SILENT {source.value} TO "
+                    f"{graph.value} but moved nothing: {graph.value} holds {held} of the {count} triples "
+                    f"written, and the staging graph still holds {left}",
+                    url=self.location, hint="The server answers success to a SPARQL 1.1 MOVE that it does not "
+                    "carry out, so running the command again fails the same way (its log may say why). The "
+                    "graph it was to replace was dropped before the move; the data waits in the staging graph, "
+                    "which the next command that writes on this server drops. Use a server that implements MOVE "
+                    "(Oxigraph, Virtuoso 7), or restore the graph from a backup (kg restore).")
             if held != count:
                 raise RemoteStoreError(
                     f"the endpoint at {self.location} reported success but holds {held} of the "
@@ -266,7 +283,7 @@ class RemoteStore(RemoteReads):
             self._drop_quietly(target)
             raise
         activity.stats.setdefault("triples", count)  # after its record, as the embedded store does
-        self._verify({graph: count})
+        self._verify({graph: count}, {graph: target})
         return count
 
     def _gsp_post(self, target: ox.NamedNode, spool: IO[bytes], url: str, *, required: bool) -> bool:

@@ -258,32 +258,39 @@ def write_quads(path: Path, graphs: dict[ox.NamedNode, list[ox.Triple]], *, head
     file is named with the writer's pid, so that the next write to ``path`` removes one a
     killed writer left behind (and never one that a live writer is still writing). With
     ``end``, the file ends with :data:`END_LINE` and the checksum of its quads."""
-    import hashlib
-
     _remove_left_behind(path)
     tmp = path.with_name(f".{path.name}.{os.getpid()}-{uuid.uuid4().hex}.tmp")
-    count = 0
-    digest = hashlib.sha256()
     try:
         with tmp.open("wb") as raw:
-            with gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=6, mtime=0) as out:
-                out.write((header + "\n").encode())
-                for graph, triples in graphs.items():
-                    if triples:
-                        lines = ox.serialize([ox.Quad(t.subject, t.predicate, t.object, graph) for t in triples],
-                                             format=ox.RdfFormat.N_QUADS) or b""
-                        digest.update(lines)
-                        out.write(lines)
-                        count += len(triples)
-                        pause_point("quads.writing")
-                if end:
-                    out.write(f"{END_LINE}{digest.hexdigest()}\n".encode())
+            count = write_quads_to(raw, graphs, header=header, end=end)
             raw.flush()
             os.fsync(raw.fileno())
         os.replace(tmp, path)
     finally:
         with contextlib.suppress(FileNotFoundError):
             tmp.unlink()
+    return count
+
+
+def write_quads_to(raw: IO[bytes], graphs: dict[ox.NamedNode, list[ox.Triple]], *, header: str,
+                   end: bool = False) -> int:
+    """Write ``graphs`` as gzipped N-Quads to the binary stream ``raw`` (see :func:`write_quads`)."""
+    import hashlib
+
+    count = 0
+    digest = hashlib.sha256()
+    with gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=6, mtime=0) as out:
+        out.write((header + "\n").encode())
+        for graph, triples in graphs.items():
+            if triples:
+                lines = ox.serialize([ox.Quad(t.subject, t.predicate, t.object, graph) for t in triples],
+                                     format=ox.RdfFormat.N_QUADS) or b""
+                digest.update(lines)
+                out.write(lines)
+                count += len(triples)
+                pause_point("quads.writing")
+        if end:
+            out.write(f"{END_LINE}{digest.hexdigest()}\n".encode())
     return count
 
 

@@ -130,6 +130,27 @@ def test_export_writes_every_table_as_parquet(
     assert not list(folder.glob(".*partial"))
 
 
+def test_parquet_leaves_the_reading_state_out_unless_asked_like_every_export(
+    kg_cli: Any, analysed_store_path: Path, tmp_path: Path
+) -> None:
+    import pyarrow.parquet as pq
+
+    from kg.analytics.sql import PRIVATE_TABLES
+
+    public = tmp_path / "public"
+    out = json.loads(kg_cli("analytics", "export", "--parquet", str(public), "-f", "json",
+                            store=analysed_store_path, check=True).stdout)
+    assert out["left_out"] == list(PRIVATE_TABLES) and not set(PRIVATE_TABLES) & set(out["tables"])
+    reading = {"status", "previous_status", "listed_status", "has_note", "read", "read_at", "added_at"}
+    for file in public.glob("*.parquet"):
+        assert not reading & set(pq.read_schema(file).names), file.name  # no reading state in another table
+    private = tmp_path / "private"
+    out = json.loads(kg_cli("analytics", "export", "--parquet", str(private), "--include-private", "-f", "json",
+                            store=analysed_store_path, check=True).stdout)
+    assert set(PRIVATE_TABLES) <= set(out["tables"]) and out["tables"]["reading_state"] > 0
+    assert pq.read_table(private / "reading_state.parquet").num_rows == out["tables"]["reading_state"]
+
+
 def test_charts_and_tables_from_the_command_line(
     kg_cli: Any, analysed_store_path: Path, tmp_path: Path
 ) -> None:
@@ -176,3 +197,16 @@ def test_a_store_held_by_a_writer_still_answers_analytics(kg_cli: Any, analysed_
     assert out.returncode == 0, out.stderr
     assert "in use" not in out.stderr
     assert json.loads(out.stdout)["authors"]
+
+
+def test_an_empty_analysis_says_why_and_what_to_run(kg_cli: Any, built_store_path: Path) -> None:
+    adoption = kg_cli("analytics", "adoption", store=built_store_path, env={"COLUMNS": "80"}, check=True).stdout
+    assert "kg analytics adoption: nothing to show yet." in adoption
+    assert adoption.count("run kg ingest github first") == 1 and "───" not in adoption  # no empty tables
+    authors = kg_cli("analytics", "authors", store=built_store_path, env={"COLUMNS": "80"}, check=True).stdout
+    assert "Most prolific authors" in authors and "Deepak Narayanan" in authors  # the catalog's first authors
+    assert "No author has a recorded affiliation" in " ".join(authors.split())
+    one = kg_cli("analytics", "adoption", "--section", "stale", store=built_store_path, check=True).stdout
+    assert "Stale repositories: nothing to show yet." in one and "kg ingest github" in one
+    data = json.loads(kg_cli("analytics", "adoption", "-f", "json", store=built_store_path, check=True).stdout)
+    assert data["repositories"] == []  # JSON stays the rows

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import json
 import logging
+import re
+from pathlib import Path
+
+import pyoxigraph as ox
 
 from ingest.cache import cache_files
 from tests.citations.conftest import KEY
@@ -116,3 +120,21 @@ def test_suggest_without_citations_says_none_and_how_to_get_them_instead_of_an_e
     reading = kg_cli("suggest", "reading", store=built_store_path, env={"COLUMNS": "80"}, check=True).stdout
     assert reading.startswith("Read next: none\n") and "rank" not in reading
     assert "run kg ingest citations first" in reading
+
+
+def test_kg_suggest_lineage_reads_at_80_columns(kg_cli, emulator, built_store_path) -> None:
+    kg_cli("ingest", "citations", "--api-url", emulator.url, "--delay", "0", store=built_store_path,
+           env={"S2_API_KEY": KEY}, check=True)
+    run = kg_cli("suggest", "lineage", store=built_store_path, env={"COLUMNS": "80"}, check=True)
+    lines = run.stdout.splitlines()
+    assert max(len(line) for line in lines) <= 80 and len(lines) < 90
+    heads = [line for line in lines if line.startswith("sg-")]
+    assert heads and all(re.match(r"sg-[0-9a-f]{8}  \S", line) for line in heads)
+    # The evidence reads in lines as wide as the terminal, not in a column 14 characters wide.
+    evidence = [line for line in lines if line.startswith("    [")]
+    assert evidence and max(len(line) for line in evidence) > 60
+    assert "Existing edges against the citations" in run.stdout and "(no citation evidence)" in run.stdout
+    # The note on stderr (which source answered) folds at the terminal's width too.
+    assert run.stderr.strip() and max(len(line) for line in run.stderr.splitlines()) <= 80
+    wide = kg_cli("suggest", "lineage", "--wide", store=built_store_path, env={"COLUMNS": "200"}, check=True)
+    assert re.search(r"^id\s+child\s+relation\s+parent\s+score\s+evidence", wide.stdout, re.MULTILINE)

@@ -139,6 +139,20 @@ def test_an_accepted_edge_joins_the_lineage_marked_as_the_reader_s(cited) -> Non
     assert validate_store(cited) == []
 
 
+def test_accepting_twice_keeps_the_relation_chosen_first(cited) -> None:
+    item = next(s for s in lineage_report(cited).suggestions if s.child.id == "latentmoe")
+    assert item.relation != "extends"  # the proposed relation is not the one the reader picks
+    first = accept(cited, item, relation="extends")
+    before = dump(cited)
+    again = accept(cited, find_suggestion(cited, item.id))  # no --as: nothing to change
+    assert again.relation == "extends" and again.unchanged and again.at == first.at
+    assert dump(cited) == before  # nothing written, not even a new date
+    (edge,) = [e for e in decisions(cited).values() if e.child.endswith("/latentmoe")]
+    assert edge.relation == "extends"
+    retyped = accept(cited, find_suggestion(cited, item.id), relation="refines")  # asked for: re-typed
+    assert retyped.relation == "refines" and not retyped.unchanged
+
+
 def test_decisions_are_small_updates_that_keep_each_other(cited) -> None:
     report = lineage_report(cited)
     first, second = report.suggestions

@@ -19,9 +19,10 @@ from exports.bibtex import (
 )
 from exports.lineage import LineageOptions, build_lineage
 from kg.build import build
-from kg.graphs import CATALOG, PROVENANCE
+from kg.graphs import CATALOG, PROVENANCE, graph_iri
 
 GDN_PAPER = "https://arxiv.org/abs/2412.06464"
+ZERO_PAPER = "https://arxiv.org/abs/1910.02054"
 
 
 def parse(text: str) -> list[dict[str, str]]:
@@ -42,16 +43,45 @@ def test_reading_list_bibliography_parses_with_one_entry_per_paper(built_store) 
         assert entry.get("year") or entry.get("date") == "XXXX", entry["ID"]
 
 
-def test_arxiv_papers_carry_eprint_and_archive_prefix(built_store) -> None:
+def test_arxiv_papers_carry_eprint_and_eprinttype(built_store) -> None:
     lineage = build_lineage(built_store, LineageOptions(root="GDN", direction="up"))
     papers = [p.iri for t in lineage.techniques() for p in lineage.papers.get(t, [])]
     parsed = {e["ID"]: e for e in parse(render_bibtex(bibliography(built_store, papers=papers)))}
     gdn = parsed["yang2024gated"]
-    assert gdn["eprint"] == "2412.06464" and gdn["archiveprefix"] == "arXiv"
+    assert gdn["eprint"] == "2412.06464" and gdn["eprinttype"] == "arxiv"  # Zotero reads eprint only with it
+    assert "archiveprefix" not in gdn  # the older name of eprinttype: biber refuses the two together
     assert gdn["url"] == "https://arxiv.org/abs/2412.06464"
     assert gdn["ENTRYTYPE"] == "inproceedings" and gdn["year"] == "2025"  # ICLR 2025, on arXiv in 2024
     assert gdn["author"] == "Songlin Yang and others"
     assert gdn["title"] == "Gated Delta Networks: Improving {Mamba2} with Delta Rule"
+
+
+def test_papers_added_to_the_list_one_by_one_are_in_the_bibliography(built_store) -> None:
+    from kg.reading import add_paper
+
+    add_paper(built_store, NamedNode("https://arxiv.org/abs/2501.00001"), "read")
+    add_paper(built_store, NamedNode("https://w3id.org/techkg/id/paper/my-notes"), "to-read", title="My notes")
+    on_list = built_store.select("SELECT (COUNT(DISTINCT ?p) AS ?n) WHERE { ?p tkg:readingStatus ?s }")
+    entries = {e.paper: e for e in bibliography(built_store)}
+    assert len(entries) == int(on_list.rows[0]["n"].value) == 55
+    untitled = entries["https://arxiv.org/abs/2501.00001"]
+    assert untitled.fields["title"] == "{arXiv}:2501.00001" and untitled.fields["eprinttype"] == "arxiv"
+    assert untitled.key == "anon2025"  # the year from its arXiv id, not "nd"
+    assert entries["https://w3id.org/techkg/id/paper/my-notes"].fields["title"] == "My notes"
+
+
+def test_an_entry_says_others_only_where_the_author_list_is_unknown(built_store) -> None:
+    arxiv = graph_iri("arxiv")
+    gdn = NamedNode(GDN_PAPER)
+    built_store.update(f"""INSERT DATA {{ GRAPH {arxiv} {{ {gdn} bibo:authorList <urn:x:authors> .
+        <urn:x:authors> rdf:_1 <urn:x:a1> ; rdf:_2 <urn:x:a2> ; rdf:_3 <urn:x:a3> .
+        <urn:x:a1> foaf:name "Songlin Yang" . <urn:x:a2> foaf:name "Jan Kautz" . <urn:x:a3> foaf:name "Ali Hatamizadeh"
+    }} }}""")
+    mqa = "https://arxiv.org/abs/1911.02150"
+    entries = {e.paper: e.fields for e in bibliography(built_store, papers=[GDN_PAPER, mqa, ZERO_PAPER])}
+    assert entries[GDN_PAPER]["author"] == "Songlin Yang and Jan Kautz and Ali Hatamizadeh"  # the whole list
+    assert entries[mqa]["author"] == "Noam Shazeer"  # a sole author, as the catalog records
+    assert entries[ZERO_PAPER]["author"] == "Samyam Rajbhandari and others"  # only the first author is known
 
 
 def test_keys_are_stored_once_and_survive_edits_and_rebuilds(built_store) -> None:

@@ -75,7 +75,7 @@ def test_entry_types_follow_the_venue(built_store) -> None:
         "article", "Journal of Machine Learning Research", "23")
     sonic = next(e for t, e in by_title.items() if t.startswith("SonicMoE"))
     assert sonic["ENTRYTYPE"] == "misc" and sonic["howpublished"] == "arXiv:2512.14080"
-    assert sonic["eprint"] == "2512.14080" and sonic["archiveprefix"] == "arXiv"
+    assert sonic["eprint"] == "2512.14080" and sonic["eprinttype"] == "arxiv"
     reports = [e for e in entries.values() if e["ENTRYTYPE"] == "techreport"]
     assert reports and all(e["institution"] for e in reports)
     assert any(e["institution"] == "DeepSeek-AI" for e in reports)

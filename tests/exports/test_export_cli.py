@@ -14,7 +14,8 @@ def test_lineage_export_infers_the_format_and_never_overwrites_without_force(kg_
                                                                             tmp_path: Path) -> None:
     target = tmp_path / "lineage.svg"
     out = kg_cli("export", "lineage", "-o", str(target), store=built_store_path, check=True)
-    assert "44 techniques" in out.stderr and target.read_bytes().startswith(b"<?xml")
+    assert "45 techniques" in out.stderr and target.read_bytes().startswith(b"<?xml")
+    assert out.stderr.startswith("✓ wrote the lineage")  # no blank line first (a spinner's leftover in a pipe)
     before = target.read_bytes()
     again = kg_cli("export", "lineage", "--root", "KDA", "-o", str(target), store=built_store_path)
     assert again.returncode == 1 and "already exists" in again.stderr and "--force" in again.stderr
@@ -80,3 +81,10 @@ def test_vendored_cytoscape_matches_its_recorded_checksum_and_licence() -> None:
     assert len(script) < 2 * 1024 * 1024
     assert hashlib.sha256(script).hexdigest() in (assets / "README.md").read_text()
     assert "Permission is hereby granted" in (assets / "LICENSE.cytoscape.txt").read_text()
+
+
+def test_each_export_help_names_only_its_own_options(kg_cli) -> None:
+    bibtex = kg_cli("export", "bibtex", "--help", env={"COLUMNS": "120"}, check=True).stdout
+    assert "--lineage" in bibtex and "--root" not in bibtex and "With --lineage:" in bibtex
+    lineage = kg_cli("export", "lineage", "--help", env={"COLUMNS": "120"}, check=True).stdout
+    assert "--root" in lineage and "With --root:" in lineage

@@ -35,7 +35,7 @@ def test_svg_is_clustered_by_category_and_edges_carry_their_relation(built_store
     svg = ET.fromstring(run_dot(render_dot(lineage), "svg").output)
     groups = svg.iter(f"{SVG}g")
     classes = [g.get("class") for g in svg.iter(f"{SVG}g")]
-    assert classes.count("node") == 44 and classes.count("cluster") == 9
+    assert classes.count("node") == 45 and classes.count("cluster") == 9
     texts = [t.text for t in svg.iter(f"{SVG}text")]
     assert {"Attention", "Mixture of Experts", "Distributed systems"} <= set(texts)
     assert {"refines", "combines", "specializes", "inverts", "portsTo"} <= set(texts)

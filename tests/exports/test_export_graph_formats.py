@@ -57,6 +57,45 @@ def test_graphml_opens_in_igraph(lineage: Lineage, tmp_path: Path) -> None:
     assert {"refines", "combines", "introduces", "code"} <= relations
 
 
+GRAPHOLOGY = Path(__file__).resolve().parents[2] / "node_modules" / "graphology-graphml"
+_READ_WITH_GRAPHOLOGY = """
+const {MultiGraph} = require('graphology');
+const graphml = require('graphology-graphml');
+const g = graphml.parse(MultiGraph, require('fs').readFileSync(process.argv[1], 'utf8'));
+const relations = {};
+g.forEachEdge((edge, a) => { relations[a.relation] = (relations[a.relation] || 0) + 1; });
+console.log(JSON.stringify({nodes: g.order, edges: g.size, relations}));
+"""
+
+
+def test_graphml_edges_have_ids_of_their_own_and_graphology_reads_it(lineage: Lineage, tmp_path: Path) -> None:
+    import collections
+    import shutil
+    import subprocess
+
+    path = tmp_path / "lineage.graphml"
+    path.write_bytes(render_lineage(lineage, "graphml"))
+    ns = {"g": "http://graphml.graphdrawing.org/xmlns"}
+    root = ET.parse(path).getroot()
+    edge_ids = [e.get("id") for e in root.iter("{http://graphml.graphdrawing.org/xmlns}edge")]
+    key_ids = [k.get("id") for k in root.findall("g:key", ns)]
+    assert len(edge_ids) == len(set(edge_ids)) == lineage.graph.number_of_edges()
+    assert len(key_ids) == len(set(key_ids))  # a node and an edge attribute may share a name, not an id
+    relation = next(k.get("id") for k in root.findall("g:key", ns)
+                    if k.get("attr.name") == "relation" and k.get("for") == "edge")
+    assert all(e.find(f"g:data[@key='{relation}']", ns) is not None
+               for e in root.iter("{http://graphml.graphdrawing.org/xmlns}edge"))
+    if not GRAPHOLOGY.exists() or shutil.which("node") is None:
+        pytest.skip("run npm install (scripts/setup does) for graphology")
+    run = subprocess.run(["node", "-e", _READ_WITH_GRAPHOLOGY, str(path)], capture_output=True, text=True,
+                         cwd=GRAPHOLOGY.parents[1], timeout=60)
+    assert run.returncode == 0, run.stderr
+    read = json.loads(run.stdout)
+    expected = collections.Counter(key for *_, key in lineage.graph.edges(keys=True))
+    assert (read["nodes"], read["edges"]) == (lineage.graph.number_of_nodes(), lineage.graph.number_of_edges())
+    assert read["relations"] == dict(expected)
+
+
 def test_gexf_reads_back_in_networkx_with_labels_attributes_and_colours(lineage: Lineage, tmp_path: Path) -> None:
     path = tmp_path / "lineage.gexf"
     path.write_bytes(render_lineage(lineage, "gexf"))

@@ -44,9 +44,9 @@ def test_page_is_self_contained(built_store) -> None:
 
 def test_page_shows_every_technique_and_loads_nothing(built_store, page: Any, tmp_path: Path) -> None:
     open_page(page, render_page(build_lineage(built_store)), tmp_path)
-    assert page.get_attribute(".tkg-stats", "data-techniques") == "44"
-    assert page.inner_text(".tkg-stats").startswith("44 techniques · 28 lineage relations")
-    assert page.evaluate("TechKGLineage.views[0].cy.nodes('.technique').length") == 44
+    assert page.get_attribute(".tkg-stats", "data-techniques") == "45"
+    assert page.inner_text(".tkg-stats").startswith("45 techniques · 28 lineage relations")
+    assert page.evaluate("TechKGLineage.views[0].cy.nodes('.technique').length") == 45
     assert page.locator(".tkg-chip").count() == 9
     page.screenshot(path=str(tmp_path / "lineage-page.png"))
     assert page.events["requests"] == [] and page.events["errors"] == []
@@ -104,11 +104,11 @@ def test_category_filter_hides_and_shows_a_category(built_store, page: Any, tmp_
     chip = page.locator('.tkg-chip[data-category="rl-post-training"]')
     chip.click()
     assert chip.get_attribute("aria-pressed") == "false"
-    assert page.evaluate("TechKGLineage.views[0].visibleTechniques()") == 44 - 10
+    assert page.evaluate("TechKGLineage.views[0].visibleTechniques()") == 45 - 10
     page.fill(".tkg-search input", "GRPO")
     assert page.locator(".tkg-result").count() == 0
     chip.click()
-    assert page.evaluate("TechKGLineage.views[0].visibleTechniques()") == 44
+    assert page.evaluate("TechKGLineage.views[0].visibleTechniques()") == 45
 
 
 def test_a_hostile_name_is_shown_as_text_and_runs_nothing(hostile_store, page: Any, tmp_path: Path) -> None:

@@ -19,7 +19,7 @@ def iri(slug: str) -> str:
 def test_the_whole_lineage_has_every_technique_and_typed_relation(built_store) -> None:
     lineage = build_lineage(built_store)
     g = lineage.graph
-    assert len(lineage.techniques()) == 44  # the 39 of the page and 5 lineage-only parents
+    assert len(lineage.techniques()) == 45  # the 39 of the page and 6 lineage-only parents
     assert sum(1 for _, d in g.nodes(data=True) if d.get("on_page")) == 39
     assert len(lineage.lineage_edges()) == 28
     assert g.edges[iri("gated-deltanet"), iri("kda"), "refines"]["relation"] == "refines"

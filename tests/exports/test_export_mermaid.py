@@ -42,7 +42,7 @@ def test_full_lineage_renders_with_mermaid(built_store, page: Any, tmp_path: Pat
     text = render_mermaid(build_lineage(built_store))
     result = render_in_browser(page, text)
     assert result["ok"], result.get("error")
-    assert result["nodes"] == 44 and result["clusters"] == 9
+    assert result["nodes"] == 45 and result["clusters"] == 9
     assert {"refines", "combines", "inverts"} <= set(result["edgeLabels"])
     assert any(lbl.startswith("Gated DeltaNet") for lbl in result["labels"])
     page.locator("#out svg").screenshot(path=str(tmp_path / "mermaid.png"))

@@ -22,5 +22,5 @@ def test_lineage_notebook_executes_and_draws_the_lineage(tmp_path: Path) -> None
     svgs = [o for o in outputs if "image/svg+xml" in o.get("data", {})]
     assert len(svgs) == 2 and "Kimi Delta Attention" in svgs[1]["data"]["image/svg+xml"]
     text = "".join(o.get("text", "") for o in outputs)
-    assert "44 techniques, 28 typed lineage relations" in text and "flowchart LR" in text
+    assert "45 techniques, 28 typed lineage relations" in text and "flowchart LR" in text
     assert "nodes and" in text

@@ -87,6 +87,9 @@ def test_rdf_syntaxes_parse_back_to_the_exported_statements(private_store, fmt: 
             ox.Triple(q.subject, q.predicate, q.object) for q in exported}
     if fmt == "turtle":
         assert data.startswith(b"@prefix")
+    if fmt in ("turtle", "trig"):  # our nodes by kind (technique:kda), never with an escaped slash
+        assert b"\\/" not in data and b"technique:kda " in data
+        assert b"@prefix technique: <https://w3id.org/techkg/id/technique/> ." in data
 
 
 def test_a_private_graph_needs_include_private_and_an_unknown_graph_is_named(private_store) -> None:

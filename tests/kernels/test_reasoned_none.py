@@ -33,6 +33,7 @@ def test_none_record_gives_its_reason(item, fresh_store) -> None:
 
 def test_the_reasons_name_what_cannot_run_here() -> None:
     by_id = {e.technique: e for e in NONE}
-    assert set(by_id) == {"ascend-c", "triton-ascend"}
+    assert set(by_id) == {"ascend-c", "triton-ascend", "eplb"}
     assert "C++" in by_id["ascend-c"].rationale and "CANN" in by_id["ascend-c"].rationale
     assert "interpreter" in by_id["triton-ascend"].rationale and "NPU" in by_id["triton-ascend"].rationale
+    assert "kernels/ultraep" in by_id["eplb"].rationale

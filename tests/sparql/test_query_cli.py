@@ -95,3 +95,12 @@ def test_an_unreachable_remote_store_fails_with_a_hint(kg_cli) -> None:
     out = kg_cli("stats", store=f"http://127.0.0.1:{port}/query")
     assert out.returncode == 1 and "cannot reach the SPARQL endpoint" in out.stderr
     assert "hint:" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_a_construct_query_as_turtle_writes_no_escaped_slash(kg_cli, built_store_path) -> None:  # type: ignore[no-untyped-def]
+    import pyoxigraph as ox
+
+    out = kg_cli("query", "lineage-subgraph", "-p", "technique=KDA", "-f", "turtle", store=built_store_path,
+                 check=True).stdout
+    assert "\\/" not in out and "technique:kda " in out and "tkg:refines technique:gated-deltanet" in out
+    assert len(list(ox.parse(out.encode(), format=ox.RdfFormat.TURTLE))) > 5

@@ -300,3 +300,76 @@ def test_an_answer_that_is_not_sparql_results_is_reported(answering) -> None:
         with pytest.raises(RemoteStoreError, match="not SPARQL results") as err:
             store.count()
     assert "query URL itself" in err.value.hint
+
+
+def test_a_server_that_accepts_move_but_moves_nothing_is_named_not_retried(oxigraph, tmp_path: Path) -> None:
+    """A real Oxigraph server behind a proxy that drops the MOVE of every update it passes on
+    (and answers success), as a server that does not carry MOVE out would."""
+    import re
+    from urllib.parse import quote_plus, unquote_plus
+
+    import httpx
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import Response
+    from starlette.routing import Route
+
+    from tests.servers import serving
+
+    async def forward(request: Request) -> Response:
+        body = await request.body()
+        path = request.url.path
+        if path == "/update":
+            if "sparql-update" in request.headers.get("content-type", ""):
+                body = re.sub(rb"(?i)MOVE\s+SILENT\s+<[^>]+>\s+TO\s+<[^>]+>", b"CLEAR SILENT GRAPH <urn:x:none>", body)
+            else:
+                text = unquote_plus(dict(x.split("=", 1) for x in body.decode().split("&"))["update"])
+                text = re.sub(r"(?i)MOVE\s+SILENT\s+<[^>]+>\s+TO\s+<[^>]+>", "CLEAR SILENT GRAPH <urn:x:none>", text)
+                body = ("update=" + quote_plus(text)).encode()
+        headers = {k: v for k, v in request.headers.items() if k.lower() not in ("host", "content-length")}
+        async with httpx.AsyncClient() as client:
+            answer = await client.request(request.method, oxigraph.base + path, params=request.query_params,
+                                          content=body, headers=headers, timeout=60)
+        return Response(answer.content, answer.status_code, media_type=answer.headers.get("content-type"))
+
+    app = Starlette(routes=[Route("/{path:path}", forward, methods=["GET", "POST", "PUT", "DELETE"])])
+    dump = tmp_path / "x.nt"
+    dump.write_text("".join(f'<{EX}s{i}> <{EX}p> "{i}" .\n' for i in range(5)), encoding="utf-8")
+    with serving(app) as base, RemoteStore.from_spec(f"{base}/query;update=/update") as store:
+        with pytest.raises(RemoteStoreError) as failed:
+            store.load_file(dump, graph=G, fmt=ox.RdfFormat.N_TRIPLES, gzipped=False,
+                            activity=Activity("kg import rdf", used=[str(dump)]))
+    message, hint = failed.value.message, failed.value.hint or ""
+    assert "accepted MOVE SILENT" in message and "moved nothing" in message and "holds 0 of the 5" in message
+    assert "fails the same way" in hint and "run the command again" not in hint
+
+
+def test_validation_on_a_server_finds_what_the_embedded_store_finds_and_reuses_its_answer(
+    store, built_store_dir: Path, tmp_path: Path
+) -> None:
+    """A server is asked the constraints in a few requests (kg.validate batches them) and
+    keeps a cache per endpoint, as the embedded store keeps one in its folder."""
+    import shutil
+
+    from kg.store.embedded import OxigraphStore
+    from kg.validate import cache_for, validate
+    from tests.test_validate import BREAKS
+
+    copy = tmp_path / "embedded"
+    shutil.copytree(built_store_dir, copy)
+    with OxigraphStore(copy) as embedded:
+        embedded.update(BREAKS)
+        expected = {(v.focus, v.path, v.message) for v in validate(embedded).violations}
+    store.update(BREAKS)
+    cache = cache_for(store)
+    assert cache is not None
+    first = validate(store, cache=cache)
+    assert {(v.focus, v.path, v.message) for v in first.violations} == expected and len(expected) >= 18
+    again = validate(store, cache=cache)
+    assert again.evaluated == 0 and again.violations == first.violations  # nothing changed: the answer stands
+    # A write that leaves no record (another client of the server) is still seen as a change.
+    store.update('DELETE DATA { GRAPH <https://w3id.org/techkg/graph/catalog> { '
+                 '<https://w3id.org/techkg/id/technique/mla> skos:prefLabel "Nom"@fr } }')
+    if store.batches_queries:
+        third = validate(store, cache=cache)
+        assert third.evaluated > 0 and len(third.violations) < len(first.violations)

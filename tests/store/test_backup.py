@@ -237,3 +237,23 @@ def test_a_gzip_bomb_backup_is_refused_with_a_message(kg_cli, built_store_path: 
     out = kg_cli("restore", str(bomb), "--yes", store=built_store_path, env={"KG_MAX_DECOMPRESSED_MIB": "64"})
     assert out.returncode == 1 and "decompression bomb" in out.stderr and "KG_MAX_DECOMPRESSED_MIB" in out.stderr
     assert "Traceback" not in out.stderr and quads(built_store_path) == before
+
+
+def test_backup_to_dash_streams_to_stdout_and_restores(kg_cli, built_store_path: Path, tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    exe = Path(sys.executable).with_name("kg")
+    env = {**os.environ, "KG_STORE": str(built_store_path)}
+    run = subprocess.run([str(exe), "backup", "-o", "-"], capture_output=True, env=env, cwd=tmp_path, timeout=120,
+                         check=True)
+    assert not (tmp_path / "-").exists()  # no file named "-"
+    assert gzip.decompress(run.stdout).startswith(b"# techkg-backup")
+    assert b"Backed up" in run.stderr and b"standard output" in run.stderr
+    piped = tmp_path / "piped.nq.gz"
+    piped.write_bytes(run.stdout)
+    fresh = tmp_path / "fresh"
+    kg_cli("restore", str(piped), store=fresh, check=True)
+    assert quads(fresh) - quads(built_store_path) <= {q for q in quads(fresh) if "/graph/provenance>" in q}
+    assert _json(kg_cli, "stats", store=fresh)["counts"] == _json(kg_cli, "stats", store=built_store_path)["counts"]

@@ -228,7 +228,8 @@ def test_stats_counts_lineage_edges_not_children(kg_cli, built_store_path: Path)
 
 def test_provenance_cites_the_catalog_file_that_defines_the_technique(kg_cli, built_store_path: Path) -> None:
     rows = _json(kg_cli, "provenance", "KDA", store=built_store_path)
-    assert {r["source"].rsplit("/", 1)[-1] for r in rows} == {"attention.toml"}  # type: ignore[union-attr]
+    files = {s.rsplit("/", 1)[-1] for r in rows for s in r["source"]}  # type: ignore[index]
+    assert files == {"attention.toml", "lineage.toml"}  # lineage facts come from lineage.toml
 
 
 def test_one_kernel_state_vocabulary_in_cli_web_and_analytics(kg_cli, built_store_path: Path) -> None:

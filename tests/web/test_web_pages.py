@@ -106,7 +106,16 @@ def test_the_technique_page_shows_its_verification_lineage_papers_and_provenance
     provenance = page[page.index('id="provenance"'):]
     assert "kg build" in provenance and "kg kernels verify" in provenance
     assert ">catalog<" in provenance and ">kernels<" in provenance
+    assert "kg/data/lineage.toml" in provenance and "kernels/registry.py" in provenance
+    assert 'stated in <a href="https://arxiv.org/abs/2412.06464"' in provenance
     assert "no GitHub snapshot yet" in page
+
+
+def test_an_inferred_lineage_edge_is_labelled_on_the_technique_page(server: Served) -> None:
+    page = get(server, "/techniques/stable-latentmoe").text
+    ancestors = page[page.index("<h2>Ancestors</h2>"):page.index("<h2>Descendants</h2>")]
+    assert ancestors.count('class="badge inferred"') == 2  # LatentMoE, and Sparsely-Gated MoE above it
+    assert 'class="badge inferred"' not in get(server, "/techniques/kda").text
 
 
 def test_a_technique_by_alias_redirects_and_an_unknown_one_suggests(server: Served) -> None:
@@ -126,6 +135,9 @@ def test_the_comparison_has_the_page_dimensions_and_our_additions(server: Served
     assert "combines Mamba2" in page and "refines Gated DeltaNet" in page
     assert '<a href="https://arxiv.org/abs/2412.06464"' in page
     assert "/compare?t=gated-deltanet&t=kda&t=mamba2" in page
+    # Mamba2 is a lineage-only parent: its column says so once, not "not recorded" in every dimension.
+    table = page[page.index("<table"):page.index("</table>")]
+    assert table.count("not recorded") == 0 and table.count("Lineage-only: Mamba2 is a parent in the lineage") == 1
 
 
 def test_the_compare_pickers_are_search_fields_that_ship_each_technique_once(server: Served) -> None:
@@ -267,3 +279,32 @@ def gdn_checks(server: Served) -> int:
         f"SELECT (COUNT(?c) AS ?n) WHERE {{ ?run tkg:verifies <{TECHNIQUE}gated-deltanet> ; tkg:check ?c }}"
     )
     return int(rows[0]["n"])
+
+
+def test_papers_added_one_by_one_are_counted_and_named_on_the_reading_page(web_store_dir, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import shutil
+
+    from tests.web.conftest import workbench_process
+
+    store = tmp_path / "store"
+    shutil.copytree(web_store_dir, store)
+    kg("reading", "set", "2501.00001", "read", "--add", store=store)
+    kg("reading", "set", "2502.00002", "to-read", "--add", store=store)
+    with workbench_process(store) as served:
+        page = unescape(get(served, "/reading").text)
+    loose = page[page.index('data-category="Not in a category"'):]
+    assert 'data-read="1"' in loose[:400] and 'data-total="2"' in loose[:400]
+    assert '<span class="n-read">1</span> of 2 read' in loose
+    assert '<a href="https://arxiv.org/abs/2501.00001" rel="noopener noreferrer">arXiv:2501.00001</a>' in loose
+    assert ">https://arxiv.org/abs/2501.00001<" not in page
+
+
+def test_a_404_page_says_why_and_links_to_where_to_go_not_to_a_command(server: Served) -> None:
+    missing = get(server, "/techniques/zzzz-nothing-like-it")
+    assert missing.status_code == 404 and "no technique is called" in unescape(missing.text).lower()
+    assert 'href="/?q=zzzz-nothing-like-it&amp;all=1"' in missing.text and "kg stats" not in missing.text
+    nowhere = get(server, "/no/such/page")
+    assert nowhere.status_code == 404 and "There is no page at /no/such/page" in nowhere.text
+    assert 'href="/?all=1"' in nowhere.text and 'href="/reading"' in nowhere.text and "kg " not in nowhere.text
+    as_json = get(server, "/no/such/page", headers={"Accept": "application/json"})
+    assert as_json.status_code == 404 and as_json.json()["type"] == "NotFound"

@@ -1,6 +1,6 @@
-"""Every workbench page in Chromium at 1400 and 800 pixels wide: it fits, it loads nothing
-from elsewhere, formulas are typeset by the vendored KaTeX, the lineage fits its frame on
-load and on resize, the 404 page suggests once and the compare pickers keep their picks.
+"""Every workbench page in Chromium at 1400 and 800 pixels wide, and on a 390-pixel phone: it fits, it loads nothing
+from elsewhere, formulas are typeset by the vendored KaTeX, the lineage fits its frame on load and on resize (on a
+phone it opens at a legible zoom), the 404 page suggests once and the compare pickers keep their picks.
 Screenshots land in /tmp/web-shots for people to look at."""
 
 from __future__ import annotations
@@ -19,10 +19,11 @@ pytestmark = pytest.mark.browser
 PAGES = {**MAIN_PAGES, "search": "/search?q=delta+rule", "news": "/news?since=1y",
          "not-found": "/techniques/gated-deltanetz"}
 WIDTHS = (1400, 800)
+PHONE = 390
 HEIGHT = 900
 
 
-@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("width", (*WIDTHS, PHONE))
 def test_every_page_fits_and_is_screenshot(server: Served, open_page, tmp_path: Path, width: int) -> None:  # type: ignore[no-untyped-def]
     page, events = open_page(server, width=width, height=HEIGHT)
     SHOTS.mkdir(parents=True, exist_ok=True)
@@ -98,6 +99,27 @@ def test_the_lineage_fits_on_load_and_on_resize(server: Served, open_page) -> No
     page.set_viewport_size({"width": 1400, "height": HEIGHT})
     page.wait_for_timeout(600)
     _assert_fits(_layout(page))
+    assert events.problems() == []
+
+
+def test_on_a_phone_a_query_result_scrolls_in_its_frame_and_lineage_labels_read(server: Served, open_page) -> None:  # type: ignore[no-untyped-def]
+    page, events = open_page(server, width=PHONE, height=844, is_mobile=True, has_touch=True, device_scale_factor=2)
+    page.goto("/query?name=bibliography")
+    page.wait_for_load_state("networkidle")
+    page.click("#run")
+    page.wait_for_selector("#results:not([hidden]) tbody tr")
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= PHONE  # the table scrolls, not the page
+    assert page.evaluate("() => document.querySelector('#results').scrollWidth") > PHONE
+    page.goto("/lineage")
+    page.wait_for_function("() => window.techkgLineage && window.techkgLineage.cy")
+    page.wait_for_timeout(500)
+    label_px = page.evaluate("""() => { const cy = window.techkgLineage.cy;
+        const n = cy.nodes('.technique')[0]; return n.pstyle('font-size').pfValue * cy.zoom(); }""")
+    assert label_px >= 10.5, f"lineage labels are {label_px:.1f} px on a phone"
+    assert "Drag to move around" in page.locator(".tkg-hint").inner_text()
+    page.click(".tkg-fit")  # the whole lineage on request
+    page.wait_for_timeout(500)
+    assert page.evaluate("() => window.techkgLineage.cy.zoom()") < 1
     assert events.problems() == []
 
 

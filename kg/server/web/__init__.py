@@ -69,4 +69,5 @@ def workbench_routes() -> list[BaseRoute]:
         Route("/query", h["query"], methods=["GET"], name="wb_query"),
         Route("/assets/lineage/{name}", h["lineage_asset"], methods=["GET"], name="wb_lineage_asset"),
         Mount("/static", app=StaticFiles(directory=static_dir()), name="wb_static"),
+        Route("/{path:path}", h["not_found"], methods=["GET"], name="wb_not_found"),  # last: any other page
     ]

@@ -14,6 +14,7 @@ from typing import Any
 from pyoxigraph import NamedNode
 
 import kg.answer
+from kg.counts import UNCATEGORISED
 from kg.graphs import PROVENANCE, READING, graph_name
 from kg.iris import status_iri
 from kg.reading import KNOWN_STATUSES, reading_index, reading_rows
@@ -429,17 +430,18 @@ def kernel_record(store: GraphStore, technique: NamedNode) -> dict[str, Any]:
 
 
 def provenance(store: GraphStore, subject: str) -> list[dict[str, Any]]:
-    """Each fact about ``subject`` with the named graph, run and time it comes from."""
-    rows = _records(kg.answer.run(store, "fact-provenance", {"subject": subject}))
+    """Each fact about ``subject`` with the named graph, run and time it comes from, the
+    file it was read from and the links that state it (:func:`kg.provenance.fact_provenance`)."""
+    from kg.provenance import fact_provenance
+    from kg.sources import source_label
+
     out = []
-    for r in rows:
-        if r["graph"] == PROVENANCE.value:
-            continue
-        value = str(r["value"])
+    for f in fact_provenance(store, NamedNode(subject)):
+        value = str(f.value.value)
         out.append({
-            "property": _compact(r["property"]), "value": value if len(value) <= 160 else value[:157] + "…",
-            "graph": graph_name(NamedNode(r["graph"])), "run": r["label"] or "", "ended": r["ended"] or "",
-            "modified": r["modified"] or "", "used": [u for u in str(r["used"] or "").split() if u],
+            "property": _compact(f.property), "value": value if len(value) <= 160 else value[:157] + "…",
+            "graph": graph_name(NamedNode(f.graph)), "run": f.activity or "", "ended": f.ended or "",
+            "modified": f.modified or "", "used": [source_label(s) for s in f.sources], "stated_in": f.stated_in,
         })
     return out
 
@@ -600,13 +602,16 @@ def reading_page(store: GraphStore, *, status: str = "", category: str = "", ana
             "read": int(p["read"]), "reading": int(p["reading"]), "to-read": int(p["toRead"]),
             "skipped": int(p["skipped"]), "other": int(p["other"])})
     statuses = Counter(entry.status for entry in index)
+    loose = Counter(entry.status for entry in index if not entry.categories)
+    if loose:  # counted like any category (kg.counts), so its progress reads "1 of 4 read", not "0 of 0"
+        groups[UNCATEGORISED] = ReadingCategory(UNCATEGORISED, total=sum(loose.values()), counts=_known(loose))
     wanted = fold(category).strip()
     limit = PAPERS_IN_ONE_CATEGORY if wanted else PAPERS_PER_CATEGORY
     chosen: dict[str, list[str]] = {}  # category -> papers shown, in list order
     for entry in index:
         if status and entry.status != status:
             continue
-        for name in entry.categories or ("Not in a category",):
+        for name in entry.categories or (UNCATEGORISED,):
             if wanted and wanted not in fold(name):
                 continue
             group = groups.setdefault(name, ReadingCategory(name))
@@ -620,6 +625,7 @@ def reading_page(store: GraphStore, *, status: str = "", category: str = "", ana
                reading_rows(store, papers=[NamedNode(p) for p in sorted(shown_papers)])}
     for name, papers in chosen.items():
         groups[name].papers = [details[p] for p in papers if p in details]
+    groups = _uncategorised_last(groups)
     shown = [g for g in groups.values() if g.papers or (not status and not wanted)]
     known = list(KNOWN_STATUSES) + sorted(s for s in statuses if s not in KNOWN_STATUSES)
     return {
@@ -628,6 +634,18 @@ def reading_page(store: GraphStore, *, status: str = "", category: str = "", ana
         "read": statuses.get("read", 0),
         "history": reading_history(store, statuses),
     }
+
+
+def _known(counts: Mapping[str, int]) -> dict[str, int]:
+    """A category's counts by the page's columns: the four known statuses and the rest as "other"."""
+    known = {k: counts.get(k, 0) for k in ("read", "reading", "to-read", "skipped")}
+    known["other"] = sum(counts.values()) - sum(known.values())
+    return known
+
+
+def _uncategorised_last(groups: dict[str, ReadingCategory]) -> dict[str, ReadingCategory]:
+    """The list's categories in their order, then :data:`kg.counts.UNCATEGORISED`."""
+    return dict(sorted(groups.items(), key=lambda item: item[0] == UNCATEGORISED))
 
 
 def reading_history(store: GraphStore, now: Mapping[str, int]) -> list[dict[str, Any]]:
@@ -683,9 +701,7 @@ def _reading_from_tables(store: GraphStore, con: Any, *, status: str, category: 
     # as reading-progress orders them: by position, those without one first (SPARQL puts unbound first)
     ordered = sorted(overview.categories.items(), key=lambda item: (item[1][0] is not None, item[1][0] or 0, item[0]))
     for name, (_position, counts) in ordered:
-        known = {k: counts.get(k, 0) for k in ("read", "reading", "to-read", "skipped")}
-        known["other"] = sum(counts.values()) - sum(known.values())
-        groups[name] = ReadingCategory(name, total=sum(counts.values()), counts=known)
+        groups[name] = ReadingCategory(name, total=sum(counts.values()), counts=_known(counts))
     for name, (_keys, more) in overview.shown.items():
         groups.setdefault(name, ReadingCategory(name)).more = more
     wanted_papers = sorted({key[-1] for keys, _more in overview.shown.values() for key in keys})
@@ -693,6 +709,7 @@ def _reading_from_tables(store: GraphStore, con: Any, *, status: str, category: 
     for name, (keys, _more) in overview.shown.items():
         groups[name].papers = [details[key[-1]] for key in keys if key[-1] in details]
     statuses = Counter(overview.statuses)
+    groups = _uncategorised_last(groups)
     shown = [g for g in groups.values() if g.papers or (not status and not wanted)]
     known_statuses = list(KNOWN_STATUSES) + sorted(s for s in statuses if s not in KNOWN_STATUSES)
     return {

@@ -31,11 +31,13 @@ from starlette.responses import (
 
 import queries
 from kg.errors import KGError, NotFoundError
+from kg.iris import paper_label
 from kg.server.errors import without_paths
 from kg.server.sparql import EndpointError, QueryRunner
 from kg.server.web import models
 from kg.server.web.guard import COOKIE, CSRF_COOKIE, WriteDenied, WriteGuard
 from kg.store.base import GraphStore
+from kg.wording import counted
 
 __all__ = ["Workbench"]
 
@@ -171,6 +173,8 @@ def _environment() -> Environment:
     env.filters["history_chart"] = _history_chart
     env.filters["number"] = _number
     env.filters["technique_path"] = _technique_path
+    env.filters["counted"] = counted
+    env.filters["paper_label"] = lambda iri, title=None: paper_label(str(iri), str(title) if title else None)
     env.globals["navigation"] = NAVIGATION
     env.globals["status_labels"] = models.STATUS_LABELS
     return env
@@ -312,15 +316,27 @@ class Workbench:
         return response
 
     def error_page(self, request: Request, status: int, message: str, hint: str = "",
-                   suggestions: list[str] | None = None, kind: str = "Error") -> Response:
+                   suggestions: list[str] | None = None, kind: str = "Error",
+                   links: list[tuple[str, str]] | None = None) -> Response:
         """The error as a page, or as the endpoint's JSON error shape for scripts (never
-        showing a path on the server)."""
+        showing a path on the server). On a page, ``links`` (label, path) say where to go in
+        the workbench; a hint that is a command line is for the terminal, so a page shows
+        links instead."""
         message, hint = without_paths(message), without_paths(hint)
         if _wants_json(request):
             return JSONResponse({"ok": False, "error": message, "hint": hint, "type": kind, "status": status},
                                 status_code=status, headers={"Cache-Control": "no-store"})
+        if status == 404 and links is None:
+            links = [("Browse every technique", "/?all=1"), ("Your reading list", "/reading"),
+                     ("Query the graph", "/query")]
+        if links and "kg " in hint:
+            hint = ""
         return self.render(request, "error.html", status_code=status, title=f"Error {status}", message=message,
-                           hint=hint, suggestions=suggestions or [], page="error")
+                           hint=hint, suggestions=suggestions or [], links=links or [], page="error")
+
+    async def not_found(self, request: Request) -> Response:
+        """Any other path: a page that says so and where to go."""
+        return self.error_page(request, 404, f"there is no page at {request.url.path}", kind="NotFound")
 
     def page(self, handler: Handler) -> Handler:
         """Turn the errors a page can meet into an error page (or JSON for scripts)."""
@@ -372,7 +388,13 @@ class Workbench:
 
         ident = request.path_params["id"]
         store = self.store(request)
-        node = await self.call(request, self.kept_catalog, store, (ident,), resolve_technique, store, ident)
+        try:
+            node = await self.call(request, self.kept_catalog, store, (ident,), resolve_technique, store, ident)
+        except NotFoundError as error:
+            return self.error_page(request, 404, error.message, error.hint, error.suggestions, kind="NotFoundError",
+                                   links=[(f"Search the techniques for {ident!r}", "/?" + urlencode({"q": ident,
+                                                                                                    "all": "1"})),
+                                          ("Browse every technique", "/?all=1")])
         def page() -> dict[str, Any]:  # what every technique page reads of the whole lineage, kept apart
             edges = self.kept_catalog(store, (), lineage_edges, store)
             names = self.kept_catalog(store, (), technique_names, store)
@@ -653,7 +675,7 @@ class Workbench:
     def handlers(self) -> dict[str, Handler]:
         return {name: self.page(getattr(self, name)) for name in (
             "techniques", "technique", "compare", "compare_choices", "compare_markdown", "lineage", "lineage_asset",
-            "reading", "set_status", "decide", "unlock", "query")}
+            "reading", "set_status", "decide", "unlock", "query", "not_found")}
 
 
 def _lineage_now(store: GraphStore, view: tuple[dict[str, Any], dict[str, list[str]]]) -> dict[str, Any]:
