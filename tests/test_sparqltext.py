@@ -55,7 +55,8 @@ def test_a_query_without_where_keyword_gets_a_trailing_values_clause(fresh_store
 
 
 def test_values_beside_a_union_and_an_optional_move_to_the_group_end_where_the_union_binds_them(fresh_store) -> None:
-    from kg.sparqltext import inject_values, values_after_unions
+    from kg.sparqlrewrite import values_after_unions
+    from kg.sparqltext import inject_values
 
     fresh_store.update("""INSERT DATA { GRAPH <urn:x:g> {
         <urn:x:a> <urn:x:paper> <urn:x:p1> . <urn:x:p2> <urn:x:uses> <urn:x:b> . <urn:x:c> <urn:x:paper> <urn:x:p3> .

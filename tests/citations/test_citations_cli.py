@@ -5,9 +5,6 @@ from __future__ import annotations
 import json
 import logging
 import re
-from pathlib import Path
-
-import pyoxigraph as ox
 
 from ingest.cache import cache_files
 from tests.citations.conftest import KEY

@@ -304,7 +304,7 @@ def test_a_404_page_says_why_and_links_to_where_to_go_not_to_a_command(server: S
     assert missing.status_code == 404 and "no technique is called" in unescape(missing.text).lower()
     assert 'href="/?q=zzzz-nothing-like-it&amp;all=1"' in missing.text and "kg stats" not in missing.text
     nowhere = get(server, "/no/such/page")
-    assert nowhere.status_code == 404 and "There is no page at /no/such/page" in nowhere.text
+    assert nowhere.status_code == 404 and "there is no page at /no/such/page" in nowhere.text.lower()
     assert 'href="/?all=1"' in nowhere.text and 'href="/reading"' in nowhere.text and "kg " not in nowhere.text
     as_json = get(server, "/no/such/page", headers={"Accept": "application/json"})
     assert as_json.status_code == 404 and as_json.json()["type"] == "NotFound"

@@ -317,12 +317,13 @@ class Workbench:
 
     def error_page(self, request: Request, status: int, message: str, hint: str = "",
                    suggestions: list[str] | None = None, kind: str = "Error",
-                   links: list[tuple[str, str]] | None = None) -> Response:
+                   links: list[tuple[str, str]] | None = None, asked: str = "") -> Response:
         """The error as a page, or as the endpoint's JSON error shape for scripts (never
-        showing a path on the server). On a page, ``links`` (label, path) say where to go in
-        the workbench; a hint that is a command line is for the terminal, so a page shows
-        links instead."""
-        message, hint = without_paths(message), without_paths(hint)
+        showing a path on the server; ``asked``, the URL path the client asked for, follows
+        the message as it is). On a page, ``links`` (label, path) say where to go in the
+        workbench; a hint that is a command line is for the terminal, so a page shows links
+        instead."""
+        message, hint = without_paths(message) + asked, without_paths(hint)
         if _wants_json(request):
             return JSONResponse({"ok": False, "error": message, "hint": hint, "type": kind, "status": status},
                                 status_code=status, headers={"Cache-Control": "no-store"})
@@ -336,7 +337,7 @@ class Workbench:
 
     async def not_found(self, request: Request) -> Response:
         """Any other path: a page that says so and where to go."""
-        return self.error_page(request, 404, f"there is no page at {request.url.path}", kind="NotFound")
+        return self.error_page(request, 404, "there is no page at ", kind="NotFound", asked=request.url.path)
 
     def page(self, handler: Handler) -> Handler:
         """Turn the errors a page can meet into an error page (or JSON for scripts)."""
