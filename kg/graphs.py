@@ -3,9 +3,11 @@
 Every named graph has one of three kinds of owner (:class:`GraphKind`):
 
 - ``package``: built from TechKG's own files (ontology, catalog); ``kg build`` rewrites them.
-- ``user``: the user's own state (reading state, their reading list, the Zotero sync state,
-  lineage decisions). No command replaces or drops one of these without asking, and every
-  command that does replace one keeps a snapshot first.
+- ``user``: the user's own state (reading state and notes, their reading list, the Zotero
+  sync state, lineage decisions, their own techniques and their facts on catalog techniques
+  (``my-techniques``), the techniques they follow (``follows``)). No command replaces or
+  drops one of these without asking, and every command that does replace one keeps a
+  snapshot first.
 - ``source``: refreshed from a source (arxiv, github, zotero, citations, kernels, and
   ``import/<name>`` graphs loaded by ``kg import rdf``); a refresh replaces it whole.
 
@@ -24,12 +26,15 @@ from kg.vocab import GRAPH_BASE
 __all__ = [
     "ARXIV",
     "CATALOG",
+    "FOLLOWS",
     "CITATIONS",
     "GITHUB",
     "IMPORT_PREFIX",
     "KERNELS",
     "LINEAGE_DECISIONS",
+    "MY_TECHNIQUES",
     "ONTOLOGY",
+    "OVERRIDING",
     "OWNERS",
     "PROVENANCE",
     "READING",
@@ -78,6 +83,10 @@ ZOTERO = graph_iri("zotero")
 ZOTERO_SYNC = graph_iri("zotero-sync")
 CITATIONS = graph_iri("citations")
 LINEAGE_DECISIONS = graph_iri("lineage-decisions")
+#: The reader's own techniques, and their facts on the catalog's (kg technique add/edit).
+MY_TECHNIQUES = graph_iri("my-techniques")
+#: The techniques the reader follows (kg follow).
+FOLLOWS = graph_iri("follows")
 KERNELS = graph_iri("kernels")
 PROVENANCE = graph_iri("provenance")
 
@@ -91,6 +100,8 @@ SOURCES: dict[str, NamedNode] = {
     "reading-list": READING_LIST,
     "reading": READING,
     "lineage-decisions": LINEAGE_DECISIONS,
+    "my-techniques": MY_TECHNIQUES,
+    "follows": FOLLOWS,
     "arxiv": ARXIV,
     "github": GITHUB,
     "zotero": ZOTERO,
@@ -108,6 +119,8 @@ OWNERS: dict[NamedNode, GraphKind] = {
     READING: GraphKind.user,
     ZOTERO_SYNC: GraphKind.user,
     LINEAGE_DECISIONS: GraphKind.user,
+    MY_TECHNIQUES: GraphKind.user,
+    FOLLOWS: GraphKind.user,
     ARXIV: GraphKind.source,
     GITHUB: GraphKind.source,
     ZOTERO: GraphKind.source,
@@ -118,6 +131,12 @@ OWNERS: dict[NamedNode, GraphKind] = {
 
 #: The graphs that hold the user's own state.
 USER_GRAPHS: tuple[NamedNode, ...] = tuple(g for g, kind in OWNERS.items() if kind is GraphKind.user)
+
+#: Graphs whose value of a single-valued fact (a technique's date, a comparison dimension)
+#: replaces the value other graphs give: the reader's own word beats the catalog's. Every
+#: view follows this rule: the SPARQL of the views filters the other values out
+#: (:data:`kg.owntech.overrides.PREFER_MINE`), and analytics ranks these graphs first.
+OVERRIDING: tuple[NamedNode, ...] = (MY_TECHNIQUES,)
 
 
 def is_import_graph(graph: NamedNode) -> bool:

@@ -347,7 +347,7 @@ class Workbench:
         cards = await self.call(request, self.kept_catalog, store, (filters.all,), models.technique_cards, store,
                                 lineage_only=filters.all, counts=False)
         matched = models.filter_cards(cards, filters)
-        total = sum(1 for c in cards if filters.all or c["onPage"])
+        total = sum(1 for c in cards if filters.all or models.shown_by_default(c))
         pages = max(1, -(-len(matched) // models.CARDS_PER_PAGE))
         asked = request.query_params.get("page", "1")
         number = min(int(asked), pages) if asked.isdigit() and int(asked) > 0 else 1
