@@ -71,6 +71,8 @@ from ingest.zotero_merge import Conflict, Merged, Record, Stamps, agreed_base, m
 from kg.errors import SyncError
 from kg.graphs import CATALOG, PROVENANCE, READING, READING_LIST, ZOTERO, ZOTERO_SYNC
 from kg.iris import org_iri, parse_arxiv_id, person_iri, slugify
+from kg.notes import PaperNotes, synced_notes
+from kg.notes import settle as settle_notes
 from kg.reading import KNOWN_STATUSES, known_status_triples, status_change, status_removal
 from kg.readinglist import READING_SCHEME
 from kg.results import python_value
@@ -292,6 +294,8 @@ class GraphView:
     z_categories: frozenset[str] = frozenset()
     z_notes: dict[str, str] = field(default_factory=dict)
     z_note_modified: dict[str, dt.datetime] = field(default_factory=dict)
+    #: The graph's notes, the reader's own (reading graph) and Zotero's copies: z_notes shows them.
+    notes: PaperNotes | None = None
 
     @property
     def authored(self) -> dict[str, Any]:
@@ -743,17 +747,10 @@ class _Sync:
                     view.z_tags = view.z_tags | {str(_plain(row["o"]))}
                 elif predicate == TKG.readingCategory and row["label"] is not None:
                     view.z_categories = view.z_categories | {str(_plain(row["label"]))}
-            for row in self.store.select(
-                    f"""SELECT ?paper ?note ?body ?modified WHERE {{ {block} GRAPH {ZOTERO} {{
-                          ?note tkg:noteOf ?paper ; rdf:value ?body
-                          OPTIONAL {{ ?note dcterms:modified ?modified }} }} }}"""):
-                view = views[row["paper"].value]  # type: ignore[union-attr]
-                iri = row["note"].value  # type: ignore[union-attr]
-                view.z_notes[iri] = str(_plain(row["body"]))
-                if row["modified"] is not None:
-                    moment = parse_time(str(_plain(row["modified"])))
-                    if moment:
-                        view.z_note_modified[iri] = moment
+            # The graph's notes: Zotero's copies, with the reader's texts and deletions over them (kg.notes).
+            for value, notes in synced_notes(self.store, chunk).items():
+                view = views[value]
+                view.notes, view.z_notes, view.z_note_modified = notes, notes.shown, dict(notes.modified)
         for view in views.values():
             self._entry(view.paper).view = view
 
@@ -1272,6 +1269,7 @@ class _Sync:
                 at = self._zotero_stamps(entry).status or self.now
                 status_change(tx, paper, result.status, previous=graph_status, via="zotero", at=at,
                               first_seen=graph_status is None)
+        settle_notes(tx, paper, view.notes if view is not None else None, result.note_map, at=self.now)
         if had_z:
             self._drop_z(tx, paper)
         zotero_triples += self._z_block(entry, categories)

@@ -19,7 +19,10 @@ a CDN):
 - a technique's page also lists the papers citing it for its method and the lineage
   edges citations suggest; ``POST /suggestions/decide`` accepts or rejects one (as
   ``kg suggest accept``/``reject``), and ``/lineage`` draws the suggested edges dashed;
-- ``/query``: a SPARQL editor over ``/sparql`` and the named queries ``/queries/{name}``.
+- ``/query``: a SPARQL editor over ``/sparql`` and the named queries ``/queries/{name}``;
+- the reader's own writes (:mod:`kg.server.web.mine`): ``/techniques/new`` and
+  ``/techniques/{id}/edit`` (a technique of their own, their facts on any), ``POST /follows``
+  (the follow toggle of a technique's page), ``POST /reading/note`` (a paper's note).
 
 Every page reads the graph through the named queries or the store interface, in the
 server's worker threads. Writes are guarded by :mod:`kg.server.web.guard`.
@@ -30,6 +33,7 @@ from __future__ import annotations
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from kg.server.web.mine import MyPages
 from kg.server.web.pages import Workbench, static_dir
 
 __all__ = ["Workbench", "workbench_routes"]
@@ -39,9 +43,14 @@ def workbench_routes() -> list[BaseRoute]:
     """The workbench's routes, to pass to :func:`kg.server.create_app` as ``extra_routes``."""
     bench = Workbench()
     h = bench.handlers()
+    mine = MyPages(bench).handlers()
     return [
         Route("/", h["techniques"], methods=["GET"], name="wb_techniques"),
         Route("/techniques", h["techniques"], methods=["GET"], name="wb_techniques_list"),
+        Route("/techniques/new", mine["new_technique"], methods=["GET", "POST"], name="wb_technique_new"),
+        Route("/techniques/{id}/edit", mine["edit_technique"], methods=["GET", "POST"], name="wb_technique_edit"),
+        Route("/follows", mine["follow"], methods=["POST"], name="wb_follow"),
+        Route("/reading/note", mine["note"], methods=["POST"], name="wb_note"),
         Route("/techniques/{id}", h["technique"], methods=["GET"], name="wb_technique"),
         Route("/compare", h["compare"], methods=["GET"], name="wb_compare"),
         Route("/compare/choices", h["compare_choices"], methods=["GET"], name="wb_compare_choices"),

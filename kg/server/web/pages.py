@@ -34,6 +34,7 @@ from kg.errors import KGError, NotFoundError
 from kg.server.sparql import EndpointError, QueryRunner
 from kg.server.web import models
 from kg.server.web.guard import COOKIE, CSRF_COOKIE, WriteDenied, WriteGuard
+from kg.server.web.mymodels import follow_state, with_notes
 from kg.store.base import GraphStore
 
 __all__ = ["Workbench"]
@@ -375,8 +376,10 @@ class Workbench:
             return models.technique_page(store, node, edges=edges, names=names)
 
         data = await self.call(request, self.kept_catalog, store, (node.value,), page)
-        if data:  # the statuses of its papers as they are now
+        if data:  # the statuses of its papers as they are now, and whether the reader follows it
             data = await self.call(request, self.kept, store, ("page", node.value), models.with_statuses, store, data)
+            data = {**data, "follow": await self.call(request, self.kept, store, ("follow", node.value),
+                                                      follow_state, store, node)}
         if not data:
             raise NotFoundError(f"no technique is called {ident!r}")
         if data["card"]["id"] != ident:
@@ -541,6 +544,7 @@ class Workbench:
         store = self.store(request)
         data = await self.call(request, self.kept, store, (status, category), models.reading_page, store,
                                status=status, category=category, kept=self._overviews)
+        data = await self.call(request, self.kept, store, ("notes", status, category), with_notes, store, data)
         return self.render(request, "reading.html", title="Reading list", data=data, status=status,
                            category=category)
 
