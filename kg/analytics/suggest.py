@@ -85,6 +85,8 @@ class Source:
     decisions: dict[tuple[str, str], Decision]
     technique: str | None = None
     store: GraphStore | None = None
+    #: The techniques the reader chose to follow (kg follow); None: they have not chosen.
+    follows: list[str] | None = None
 
     def close(self) -> None:
         if self.con is not None:
@@ -129,7 +131,8 @@ def from_memo(spec: str | None, technique: str | None) -> Source | None:
         con.close()
         return None
     return Source(con, f"answered from the DuckDB analytics tables (fresh) in {path}", memo["citations"],
-                  _decisions(memo["decisions"]), memo["resolved"].get(technique) if technique else None)
+                  _decisions(memo["decisions"]), memo["resolved"].get(technique) if technique else None,
+                  follows=memo.get("follows"))
 
 
 def from_store(store: GraphStore, spec: str | None, technique: str | None,
@@ -139,10 +142,13 @@ def from_store(store: GraphStore, spec: str | None, technique: str | None,
     current view before ``store`` was opened as a reader) is still current after."""
     from kg.citations import has_citations
     from kg.decisions import decisions
+    from kg.follows import chosen
 
     node = resolve(store, technique) if technique and resolve is not None else None
     con, note = open_tables(store)
-    source = Source(con, note, has_citations(store), decisions(store), node.value if node else None, store)
+    picked = chosen(store)
+    source = Source(con, note, has_citations(store), decisions(store), node.value if node else None, store,
+                    sorted(picked) if picked is not None else None)
     folder = store_dir(spec)
     if con is None or view is None or folder is None or store.location != str(folder):
         return source
@@ -159,7 +165,7 @@ def from_store(store: GraphStore, spec: str | None, technique: str | None,
         resolved = {**resolved, technique: node.value}
     memo = {"store": str(folder), "view": view, "code": code_digest(), "analytics": _identity(path),
             "citations": source.citations, "decisions": [asdict(d) for d in source.decisions.values()],
-            "resolved": resolved}
+            "resolved": resolved, "follows": source.follows}
     if current_view(folder) != view or memo["analytics"] is None:
         return source
     tmp = memo_path(path).with_name(f"{memo_path(path).name}.{os.getpid()}.tmp")

@@ -198,8 +198,8 @@ def reject_(
 @app.command("reading")
 def reading(
     technique: Annotated[Optional[str], typer.Option(  # noqa: UP045
-        "--technique", "-t", help="Only evidence towards this technique (default: every technique you follow "
-                                  "and the papers you read).", show_default=False)] = None,
+        "--technique", "-t", help="Only evidence towards this technique (default: every technique you follow, "
+                                  "as kg following lists them, and the papers you read).", show_default=False)] = None,
     limit: Annotated[int, typer.Option("--limit", "-n", min=1, max=500, help="How many papers.")] = 10,
     add: Annotated[bool, typer.Option("--add", help="Put the papers shown on the reading list as to-read.")] = False,
     fmt: FormatOpt = Format.table,
@@ -218,12 +218,14 @@ def reading(
     node = NamedNode(source.technique) if source.technique else None
     try:
         found = reading_suggestions(source.store, technique=node, limit=limit,
-                                    facts=DuckDBReadingFacts(source.con) if source.con else None)
+                                    facts=DuckDBReadingFacts(source.con) if source.con else None,
+                                    followed=source.follows)
     finally:
         source.close()
     added = add_to_reading_list(state().store(), [s.paper for s in found]) if add and found else []
     if fmt is Format.json:
         emit_json({"technique": node.value if node else None, "added": added,
+                   "followed": "chosen" if source.follows is not None else "inferred",
                    "suggestions": [s.as_dict() for s in found]})
         return
     rows = [{"rank": i, "title": s.title, "year": s.year or "", "score": f"{s.score:.2f}", "reason": s.reason,
@@ -243,5 +245,9 @@ def reading(
     if add:
         out.print(f"[green]{len(added)} paper(s) put on the reading list as to-read[/]"
                   + (f" ({len(found) - len(added)} were on it already)" if len(found) > len(added) else ""))
+    if node is None:
+        out.print("[dim]" + ("Towards the techniques you follow (kg following)." if source.follows is not None else
+                             "Towards the techniques you follow, as inferred from your reading (kg follow chooses)."
+                             ) + "[/]")
     if not source.citations:
         out.print(f"[yellow]{escape(_NO_CITATIONS)}[/]")

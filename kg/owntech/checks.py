@@ -130,6 +130,19 @@ def check_repository(value: str) -> str:
                       hint="Give GitHub's owner/name (NVIDIA/Megatron-LM) or the repository's https URL.") from None
 
 
+def _check_arxiv_number(value: str, ident: str) -> None:
+    """A new-style id's month is 01-12, and its number has four digits up to 1412, five since 1501."""
+    m = re.fullmatch(r"(\d{2})(\d{2})\.(\d+)", ident)
+    if m is None:
+        return
+    month, digits = int(m.group(2)), len(m.group(3))
+    wanted = 5 if int(m.group(1) + m.group(2)) >= 1501 else 4
+    if not 1 <= month <= 12 or digits != wanted:
+        number = "five digits (since 2015)" if wanted == 5 else "four digits (before 2015)"
+        raise KGError(f"{value!r} is not a well-formed arXiv id",
+                      hint=f"A new-style id is YYMM.NNNNN: the month 01-12, then {number}, e.g. 1811.06965.")
+
+
 class PaperSpec:
     """What ``--paper`` names: an arXiv id, a DOI, or words of a title."""
 
@@ -161,10 +174,12 @@ def parse_paper(value: str) -> PaperSpec:
         raise KGError("--paper is empty", hint="Give an arXiv id, a DOI or words of the paper's title.")
     if _LOOKS_ARXIV.match(text):
         try:
-            return PaperSpec("arxiv", parse_arxiv_id(text).id)
+            ident = parse_arxiv_id(text).id
         except ValueError as exc:
             raise KGError(f"{value!r} is not a well-formed arXiv id", hint=str(exc)[0].upper() + str(exc)[1:] + ".") \
                 from None
+        _check_arxiv_number(value, ident)
+        return PaperSpec("arxiv", ident)
     if _LOOKS_DOI.match(text):
         try:
             doi = normalize_doi(text)
