@@ -14,7 +14,7 @@ from pyoxigraph import NamedNode
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 
-from kg.errors import KGError, NotFoundError
+from kg.errors import KGError
 from kg.server.web.mymodels import FIELDS, entry_form, follow_state, form_lines
 
 if TYPE_CHECKING:
@@ -100,8 +100,9 @@ class MyPages:
             data = {**shown, "form": {**shown["form"], **{k: form.get(k, "") for k in FIELDS if k in form},
                                       "values": {k.removeprefix("v_"): v for k, v in form.items()
                                                  if k.startswith("v_")}}}
+            # 400: the form was refused (an unknown parent or category too: the page itself exists)
             return await self._show_form(request, data, ident=ident, problem=error.message, hint=error.hint,
-                                         status=404 if isinstance(error, NotFoundError) else 400)
+                                         status=400)
         finally:
             request.app.state.pool.invalidate()  # the endpoint's workers read the change
         if _wants_json(request):
