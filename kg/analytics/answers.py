@@ -340,7 +340,7 @@ SELECT one.s AS technique, one.i.o AS id, one.i.d AS id__d, one.n.o AS name, one
        one.on.d AS onPage__d, one.def.o AS summary, one.def.d AS summary__d, one.dt.o AS date, one.dt.d AS date__d,
        people.who AS people, orgs.organisations, orgs.organisations__d, one.h.o AS headline, one.h.d AS headline__d,
        one.c.o AS conditional, one.c.d AS conditional__d, one.p.o AS paper, one.repo.o AS repository, stars.stars,
-       coalesce(one.own, false) AS mine
+       CASE WHEN one.own THEN 'true' ELSE 'false' END AS mine
 FROM one JOIN broader AS b ON b.s = one.s JOIN cats ON cats.s = b.category
 LEFT JOIN people ON people.s = one.s LEFT JOIN orgs ON orgs.s = one.s LEFT JOIN stars ON stars.s = one.s
 WHERE one.i IS NOT NULL AND one.n IS NOT NULL AND one.on IS NOT NULL

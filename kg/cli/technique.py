@@ -223,17 +223,35 @@ def export(
     output: Annotated[Optional[Path], typer.Option(  # noqa: UP045
         "--output", "-o", help="The TOML file to write (default: print it).", show_default=False)] = None,
     force: Annotated[bool, typer.Option("--force", help="Replace the file if it exists.")] = False,
+    fmt: FormatOpt = Format.table,
 ) -> None:
     """Your techniques, your categories and your facts on catalog techniques as one TOML file in the catalog's
-    schema (docs/catalog-format.md): keep it in git, share it, load it with kg technique import."""
+    schema (docs/catalog-format.md): keep it in git, share it, load it with kg technique import. Without -o, the
+    TOML is printed (-f json: the same entries as JSON; -f csv: one row per technique); with -o, -f is the
+    report's format."""
     import sys
+    import tomllib
 
+    from kg.cli.output import emit, emit_machine
     from kg.errors import ExportError
     from kg.owntech.tomlfile import export_text
 
+    fmt = pick_format(fmt)
     text, count = export_text(state().reader())
     if output is None:
-        sys.stdout.write(text)
+        if fmt is Format.table:
+            sys.stdout.write(text)
+            return
+        data = tomllib.loads(text)
+        if fmt is Format.json:
+            from kg.cli.output import emit_json
+
+            emit_json(data)
+            return
+        rows = [{"id": t["id"], "name": t.get("name", ""), "category": t.get("category", ""),
+                 "yours": "added" if "name" in t else "facts on the catalog's", "date": t.get("date", "")}
+                for t in data.get("technique", [])]
+        emit(rows, ["id", "name", "category", "yours", "date"], fmt="csv")
         return
     if output.exists() and not force:
         raise ExportError(f"{output} exists", hint="Pass --force to replace it, or choose another file name.")
@@ -241,7 +259,9 @@ def export(
         output.write_text(text, encoding="utf-8")
     except OSError as exc:
         raise ExportError(f"cannot write {output}: {exc.strerror or exc}") from None
-    print(f"Wrote {count} technique{'s' if count != 1 else ''} to {output}", file=sys.stderr)
+    record = {"path": str(output), "techniques": count}
+    if not emit_machine(fmt, record):
+        print(f"Wrote {count} technique{'s' if count != 1 else ''} to {output}", file=sys.stderr)
 
 
 @app.command("import")
