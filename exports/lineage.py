@@ -228,7 +228,7 @@ def build_lineage(store: GraphStore, options: LineageOptions | None = None) -> L
             "category_label": row["categoryLabel"],
             "on_page": bool(row["onPage"]),
             # one of the reader's own (kg technique add): every format marks it as theirs
-            "mine": bool(row["mine"]),
+            "mine": bool(row["addedBy"]),
             "date": str(row["date"]) if row["date"] is not None else None,
             "people": row["people"],
             "organisation": row["organisations"],

@@ -492,8 +492,8 @@ def prefer_reading(note: str, body: str) -> str:
     replaces the copy of a Zotero note in the zotero graph."""
     var = body.lstrip("?$")
     return (f"FILTER NOT EXISTS {{ {note} tkg:deletedAt ?gone_{var} }} "
-            f"FILTER NOT EXISTS {{ GRAPH {READING} {{ {note} rdf:value ?mine_{var} }} "
-            f"FILTER(!sameTerm(?mine_{var}, {body})) }}")
+            f"OPTIONAL {{ GRAPH {READING} {{ {note} rdf:value ?mine_{var} }} }} "
+            f"FILTER(!BOUND(?mine_{var}) || sameTerm(?mine_{var}, {body}))")
 
 
 def note_text(body: str) -> str:

@@ -22,16 +22,20 @@ SINGLE = ("dcterms:date", "tkg:dateNote", "skos:definition", "tkg:headlineResult
 @pytest.mark.parametrize("path", sorted(QUERIES.glob("*.rq")), ids=lambda p: p.stem)
 def test_every_named_query_reading_a_single_valued_technique_fact_prefers_the_readers(path: Path) -> None:
     text = path.read_text(encoding="utf-8")
-    for subject, predicate, value in re.findall(r"(\?\w+) (" + "|".join(map(re.escape, SINGLE)) + r") (\?\w+)",
-                                                text):
-        if f"GRAPH <https://w3id.org/techkg/graph/my-techniques> {{ {subject} {predicate}" in text:
-            continue  # the filter's own pattern
-        if subject in ("?category", "?c"):  # a category's definition: no technique fact
+    singles = "|".join(map(re.escape, SINGLE))
+    for subject, predicate, value in re.findall(r"(\?\w+) (" + singles + r") (\?\w+)", text):
+        if subject in ("?category", "?c") or value.startswith("?my_"):  # a category's; the reader's own
+            continue
+        if value.startswith("?any_"):  # read by mine_first: the reader's value comes first
+            var = value.removeprefix("?any_")
+            assert f"BIND(COALESCE(?mine_{var}, ?any_{var}) AS ?{var})" in text, (path.name, value)
+            assert f"OPTIONAL {{ {subject} {predicate} {value} }}" in text, (path.name, value)
+            assert f"{{ ?rv tkg:property {predicate} ; rdf:value ?my_{var} }}" in text, (path.name, value)
             continue
         assert prefer_mine(subject, predicate, value) in text, (path.name, subject, predicate, value)
-    if "?technique ?property ?v" in text or "?technique ?property ?value" in text:
-        value = "?v" if "?technique ?property ?v " in text else "?value"
-        assert prefer_mine("?technique", "?property", value) in text, path.name
+    for value in ("?v", "?value"):
+        if f"?technique ?property {value} " in text or f"?technique ?property {value}\n" in text:
+            assert prefer_mine("?technique", "?property", value) in text, path.name
 
 
 def test_the_analytics_tables_take_the_readers_value_and_mark_their_techniques(built_store, tmp_path) -> None:

@@ -173,7 +173,7 @@ def test_your_facts_on_a_catalog_technique_win_in_every_view(kg_cli, built_store
     years = {r["year"] for r in rows_of("techniques-by-year") if "Kimi Delta Attention" in r["names"]}
     assert years == {"2025"}
     nodes = {r["id"]: r for r in rows_of("lineage-nodes")}
-    assert nodes["kda"]["date"] == "2025-11" and nodes["kda"]["mine"] == "false" and nodes["kda"]["summary"]
+    assert nodes["kda"]["date"] == "2025-11" and "addedBy" not in nodes["kda"] and nodes["kda"]["summary"]
     # kg provenance shows both dates, each with its graph
     facts = [(r["graph"], str(r["value"])) for r in _json(kg_cli, "provenance", "KDA", store=store)
              if r["property"].endswith("/date")]
@@ -275,3 +275,26 @@ def test_a_bad_techniques_file_is_refused_with_its_line(kg_cli, built_store_path
     out = kg_cli("technique", "import", str(bad), store=built_store_path)
     assert out.returncode == 1 and "not valid TOML" in out.stderr
     assert _mine(kg_cli, built_store_path) == 0
+
+
+@pytest.mark.slow
+def test_the_own_techniques_notebook_closes_the_reading_lists_gap(built_store_path: Path, tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    import shutil
+
+    import nbformat
+    from nbclient import NotebookClient
+
+    if shutil.which("dot") is None:
+        pytest.skip("Graphviz is not installed")
+    notebook = Path(__file__).resolve().parent.parent / "notebooks" / "08-own-techniques.ipynb"
+    nb = nbformat.read(notebook, as_version=4)
+    monkeypatch.setenv("KG_STORE", str(built_store_path))  # the kernel inherits it
+    NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
+    outputs = [o for cell in nb.cells if cell.cell_type == "code" for o in cell.outputs]
+    assert not [o for o in outputs if o.output_type == "error"]
+    text = "".join(o.get("text", "") for o in outputs)
+    assert "Your techniques: 7" in text and "would close a" in text and "Did you mean: PipeDream" in text
+    assert "✓ the graph conforms to the SHACL shapes" in text
+    [svg] = [o["data"]["image/svg+xml"] for o in outputs if "image/svg+xml" in o.get("data", {})]
+    assert "Interleaved 1F1B" in svg and "yours" in svg

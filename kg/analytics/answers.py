@@ -309,7 +309,7 @@ TWINS["lineage-nodes"] = Twin(
                  {_pick('skos:definition', 'def')}, {_pick('dcterms:date', 'dt')},
                  {_pick('tkg:headlineResult', 'h')}, {_pick('tkg:headlineConditional', 'c')},
                  {_pick('tkg:primaryPaper', 'p')}, {_pick('tkg:repository', 'repo')},
-                 {_pick('tkg:onComparisonPage', 'on')}, bool_or(k = 'tkg:addedBy') AS own,
+                 {_pick('tkg:onComparisonPage', 'on')}, {_pick('tkg:addedBy', 'ab')},
                  arg_min({{'o': o, 'd': d}}, (priority, o, d)) FILTER (WHERE k = 'skos:prefLabel' AND d = '@en') AS n,
                  string_agg(DISTINCT o, ', ' ORDER BY o) FILTER (WHERE k = 'skos:altLabel') AS aliases,
                  {_same_language("k = 'skos:altLabel'")} AS aliases__d
@@ -340,7 +340,7 @@ SELECT one.s AS technique, one.i.o AS id, one.i.d AS id__d, one.n.o AS name, one
        one.on.d AS onPage__d, one.def.o AS summary, one.def.d AS summary__d, one.dt.o AS date, one.dt.d AS date__d,
        people.who AS people, orgs.organisations, orgs.organisations__d, one.h.o AS headline, one.h.d AS headline__d,
        one.c.o AS conditional, one.c.d AS conditional__d, one.p.o AS paper, one.repo.o AS repository, stars.stars,
-       CASE WHEN one.own THEN 'true' ELSE 'false' END AS mine
+       one.ab.o AS addedBy
 FROM one JOIN broader AS b ON b.s = one.s JOIN cats ON cats.s = b.category
 LEFT JOIN people ON people.s = one.s LEFT JOIN orgs ON orgs.s = one.s LEFT JOIN stars ON stars.s = one.s
 WHERE one.i IS NOT NULL AND one.n IS NOT NULL AND one.on IS NOT NULL
@@ -348,7 +348,7 @@ WHERE one.i IS NOT NULL AND one.n IS NOT NULL AND one.on IS NOT NULL
     {"technique": "iri", "id": "term", "name": "term", "nameZh": "term", "aliases": "term", "category": "iri",
      "categoryId": "term", "categoryLabel": "term", "categoryPosition": "term", "onPage": "term",
      "summary": "term", "date": "term", "people": "string", "organisations": "term", "headline": "term",
-     "conditional": "term", "paper": "iri", "repository": "iri", "stars": "integer", "mine": "boolean"},
+     "conditional": "term", "paper": "iri", "repository": "iri", "stars": "integer", "addedBy": "iri"},
 )
 
 

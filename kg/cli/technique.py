@@ -207,7 +207,7 @@ def list_(
     rows: list[dict[str, Any]] = []
     for r in queries.records(store, "lineage-nodes"):
         entry = my.entries.get(r["id"])
-        yours = "added" if r["mine"] else (("amended: " + ", ".join(entry.facts())) if entry else "")
+        yours = "added" if r["addedBy"] else (("amended: " + ", ".join(entry.facts())) if entry else "")
         if (mine and not yours) or (wanted and r["categoryId"] != wanted):
             continue
         rows.append({"id": r["id"], "name": r["name"], "category": r["categoryLabel"],

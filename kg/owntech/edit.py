@@ -204,6 +204,9 @@ def apply_change(store: GraphStore, known: Known, mine: Mine, change: Change, *,
             continue
         if normalize_name(alias) in {normalize_name(x) for x in (entry.name or "", entry.id)} and entry.own:
             continue
+        if entry.iri.value in known.labels.get(normalize_name(alias), set()):
+            notes.append(f"{alias!r} is one of its names already")
+            continue
         note = _clash(known, mine, alias, entry.iri.value, "alias", change.force)
         if note:
             notes.append(note)

@@ -11,8 +11,9 @@ reader's own is a ``tkg:Technique`` and ``skos:Concept`` in the technique scheme
 ``dcterms:date``, ``tkg:primaryPaper``, ``tkg:repository``, the comparison dimensions,
 typed lineage edges with ``prov:wasDerivedFrom`` and a qualified ``prov:Derivation``, and
 ``tkg:addedBy tkg:reader``. The reader's facts on a catalog technique are the same
-properties on the catalog's node, and ``tkg:overrides`` names each single-valued property
-the reader set (their value replaces the catalog's in every view).
+properties on the catalog's node, with ``tkg:amendedBy tkg:reader``; each value of theirs
+where a technique has one value (a date, a dimension) is marked (:func:`reader_value`), and
+in every view it replaces the catalog's (:mod:`kg.owntech.overrides`).
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ __all__ = [
     "Value",
     "arxiv_of",
     "mine_from_triples",
+    "reader_value",
     "mine_triples",
 ]
 
@@ -167,6 +169,12 @@ def _derivation(child: str, relation: str, parent: str) -> NamedNode:
     return skolem("my-derivation", child, relation, parent)
 
 
+def reader_value(technique: str, predicate: NamedNode) -> NamedNode:
+    """The node that marks the reader's value of ``predicate`` on a catalog technique:
+    ``<technique> tkg:readerValue [ tkg:property predicate ; rdf:value V ]``."""
+    return skolem("reader-value", technique, predicate.value)
+
+
 def _repo_triples(node: NamedNode, repository: str) -> Iterator[Triple]:
     repo = repo_iri(repository)
     yield Triple(node, TKG.repository, repo)
@@ -190,31 +198,34 @@ def _entry_triples(entry: Entry) -> Iterator[Triple]:
             yield Triple(node, SKOS.broader, category_iri(entry.category))
         if entry.created:
             yield Triple(node, DCTERMS.created, Literal(entry.created, datatype=XSD.dateTime))
-    overrides: list[NamedNode] = []
+    overrides: list[tuple[NamedNode, Literal | NamedNode]] = []
     for alias in entry.aliases:
         yield Triple(node, SKOS.altLabel, text(alias))
     if entry.date:
         yield Triple(node, DCTERMS.date, date_literal(entry.date))
-        overrides.append(DCTERMS.date)
+        overrides.append((DCTERMS.date, date_literal(entry.date)))
     if entry.paper:
         yield Triple(node, TKG.primaryPaper, NamedNode(entry.paper))
-        overrides.append(TKG.primaryPaper)
+        overrides.append((TKG.primaryPaper, NamedNode(entry.paper)))
     if entry.repository:
         yield from _repo_triples(node, entry.repository)
-        overrides.append(TKG.repository)
+        overrides.append((TKG.repository, repo_iri(entry.repository)))
     for key, value in VALUES.items():
         if entry.values.get(key):
             yield Triple(node, value.predicate, text(entry.values[key]))
-            overrides.append(value.predicate)
+            overrides.append((value.predicate, text(entry.values[key])))
     if "headline" in entry.values:
         # A headline of the reader's own holds as they wrote it: no conditions (the
         # catalog's, if any, were about the catalog's figure).
         yield Triple(node, TKG.headlineConditional, boolean(False))
-        overrides.append(TKG.headlineConditional)
+        overrides.append((TKG.headlineConditional, boolean(False)))
     if not entry.own:
         yield Triple(node, TKG.amendedBy, READER)
-        for prop in overrides:
-            yield Triple(node, TKG.overrides, prop)
+        for prop, given in overrides:
+            marker = reader_value(entry.id, prop)
+            yield Triple(node, TKG.readerValue, marker)
+            yield Triple(marker, TKG.property, prop)
+            yield Triple(marker, RDF.value, given)
     for label in entry.shared:
         yield Triple(node, TKG.sharesLabel, text(label, None))
     for parent, relation in entry.parents:

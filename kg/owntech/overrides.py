@@ -1,24 +1,34 @@
 """The one rule for the reader's facts on a catalog technique: where a technique has one
 value of a property (a date, a comparison dimension, the headline, the primary paper shown
-on its card), the value in the reader's ``my-techniques`` graph replaces any other.
+on its card), the reader's value replaces any other.
 
-Both values stay in the store (``kg provenance`` shows each with its graph); a view keeps
-a value only if the reader's graph holds no *other* value of that property for that
-technique. In SPARQL that is the filter :func:`prefer_mine` writes, which every query
-reading such a property uses (the named queries in ``queries/*.rq`` carry the same text,
-and a test checks that each one that reads an overridable property does). Analytics ranks
-the reader's graph first (:data:`kg.graphs.OVERRIDING`), which gives the same pick.
+Both values stay in the store (``kg provenance`` shows each with its graph). Beside the
+plain triple, the ``my-techniques`` graph marks the reader's value with a node
+(:func:`kg.owntech.model.reader_value`): ``<technique> tkg:readerValue [ tkg:property P ;
+rdf:value V ]``. A view picks the marked value where there is one. The named queries in
+``queries/*.rq`` and the workbench's own SPARQL do it in one of two forms, written by the
+functions below (a test checks that every query reading such a property uses one):
+
+- :func:`prefer_mine`: a value read in a group is dropped when the reader marked another;
+- :func:`mine_first`: the reader's values of several properties read in one subquery, then
+  each property's value is the reader's, else any (a card reads ten of them: Virtuoso's
+  planner gives up on ten OPTIONALs more, on BINDs between OPTIONALs, and on a ``GRAPH``
+  the dataset does not name).
+
+Analytics ranks the reader's graph first (:data:`kg.graphs.OVERRIDING`), which gives the
+same pick.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from pyoxigraph import NamedNode
 
-from kg.graphs import MY_TECHNIQUES
 from kg.owntech.model import VALUES
 from kg.vocab import DCTERMS, PREFIXES, TKG
 
-__all__ = ["OVERRIDABLE", "prefer_mine", "prefixed"]
+__all__ = ["OVERRIDABLE", "mine_first", "prefer_mine", "prefixed"]
 
 #: The single-valued properties of a technique whose value the reader may replace.
 OVERRIDABLE: tuple[NamedNode, ...] = (
@@ -26,7 +36,6 @@ OVERRIDABLE: tuple[NamedNode, ...] = (
     TKG.primaryPaper,
     TKG.repository,
     TKG.headlineConditional,
-    TKG.headlineConditions,
     *(value.predicate for value in VALUES.values()),
 )
 
@@ -39,15 +48,35 @@ def prefixed(predicate: NamedNode) -> str:
     return str(predicate)
 
 
-def prefer_mine(subject: str, predicate: NamedNode | str, value: str) -> str:
-    """The filter that drops ``value`` (a variable bound by ``subject predicate value``)
-    when the reader's graph gives ``subject`` another value of ``predicate``; for
-    ``prefer_mine("?technique", "dcterms:date", "?date")``::
+def _name(predicate: NamedNode | str) -> str:
+    return predicate if isinstance(predicate, str) else prefixed(predicate)
 
-        FILTER NOT EXISTS { GRAPH <https://w3id.org/techkg/graph/my-techniques> {
-          ?technique dcterms:date ?mine_date } FILTER(!sameTerm(?mine_date, ?date)) }
+
+def prefer_mine(subject: str, predicate: NamedNode | str, value: str) -> str:
+    """The pattern that drops ``value`` (a variable bound by ``subject predicate value`` in
+    the same group) when the reader marked another value of ``predicate`` for
+    ``subject``; for ``prefer_mine("?technique", "dcterms:date", "?date")``::
+
+        OPTIONAL { ?technique tkg:readerValue ?rv_date . ?rv_date tkg:property dcterms:date ;
+                   rdf:value ?mine_date }
+        FILTER(!BOUND(?mine_date) || sameTerm(?mine_date, ?date))
     """
-    prop = predicate if isinstance(predicate, str) else prefixed(predicate)
-    mine = "?mine_" + value.lstrip("?$")
-    return (f"FILTER NOT EXISTS {{ GRAPH {MY_TECHNIQUES} {{ {subject} {prop} {mine} }} "
-            f"FILTER(!sameTerm({mine}, {value})) }}")
+    var = value.lstrip("?$")
+    return (f"OPTIONAL {{ {subject} tkg:readerValue ?rv_{var} . ?rv_{var} tkg:property {_name(predicate)} ; "
+            f"rdf:value ?mine_{var} }} FILTER(!BOUND(?mine_{var}) || sameTerm(?mine_{var}, {value}))")
+
+
+def mine_first(subject: str, properties: Mapping[str, NamedNode | str]) -> tuple[str, list[str], list[str]]:
+    """The parts that bind each variable of ``properties`` (variable name → property) to the
+    reader's value for ``subject``, else to any value: one subquery that reads the reader's
+    values, an ``OPTIONAL { subject P ?any_v }`` for each, and a ``BIND(COALESCE(?mine_v,
+    ?any_v) AS ?v)`` for each. The BINDs go after every OPTIONAL of the group (a BIND between
+    OPTIONALs sends Virtuoso's planner astray), and what reads a bound variable after them."""
+    picks = " ".join(f"(SAMPLE(?my_{v}) AS ?mine_{v})" for v in properties)
+    branches = "\n        UNION ".join(f"{{ ?rv tkg:property {_name(p)} ; rdf:value ?my_{v} }}"
+                                       for v, p in properties.items())
+    subquery = (f"OPTIONAL {{\n    SELECT {subject} {picks}\n    WHERE {{ {subject} tkg:readerValue ?rv .\n"
+                f"        {branches} }}\n    GROUP BY {subject}\n  }}")
+    optionals = [f"OPTIONAL {{ {subject} {_name(p)} ?any_{v} }}" for v, p in properties.items()]
+    binds = [f"BIND(COALESCE(?mine_{v}, ?any_{v}) AS ?{v})" for v in properties]
+    return subquery, optionals, binds

@@ -16,7 +16,7 @@ from pyoxigraph import NamedNode
 import queries
 from kg.graphs import PROVENANCE, READING, graph_name
 from kg.iris import status_iri
-from kg.owntech.overrides import prefer_mine
+from kg.owntech.overrides import mine_first
 from kg.reading import KNOWN_STATUSES, reading_index, reading_rows
 from kg.resolve import Resolver, technique_names
 from kg.results import Solutions
@@ -64,7 +64,7 @@ _READ = status_iri("read")
 _CARDS = """
 SELECT ?technique ?id ?name ?nameZh ?categoryId ?categoryLabel ?categoryPosition ?onPage
        ?firstAuthor ?team ?organisations ?aliases ?date ?headline ?conditional ?conditions
-       ?suits ?availability ?mine
+       ?suits ?availability ?addedBy
 WHERE {
   $ONLY
   ?technique a tkg:Technique ; skos:notation ?id ; skos:prefLabel ?name ; skos:broader ?category ;
@@ -84,13 +84,13 @@ WHERE {
     WHERE { ?technique skos:altLabel ?alias } GROUP BY ?technique
   }
   $SINGLE
-  BIND(EXISTS { ?technique tkg:addedBy tkg:reader } AS ?mine)
+  OPTIONAL { ?technique tkg:addedBy ?addedBy }
 }
-ORDER BY ?categoryPosition ?name""".replace("$SINGLE", "\n  ".join(
-    f"OPTIONAL {{ ?technique {prop} ?{var} {prefer_mine('?technique', prop, '?' + var)} }}"
-    for var, prop in (("date", "dcterms:date"), ("headline", "tkg:headlineResult"),
-                      ("conditional", "tkg:headlineConditional"), ("conditions", "tkg:headlineConditions"),
-                      ("suits", "tkg:suitedFor"), ("availability", "tkg:availability"))))
+ORDER BY ?categoryPosition ?name"""
+_MINE, _ANY, _BINDS = mine_first("?technique", {
+    "date": "dcterms:date", "headline": "tkg:headlineResult", "conditional": "tkg:headlineConditional",
+    "conditions": "tkg:headlineConditions", "suits": "tkg:suitedFor", "availability": "tkg:availability"})
+_CARDS = _CARDS.replace("$SINGLE", "\n  ".join([_MINE, *_ANY, *_BINDS]))
 
 #: The papers behind each technique (VALUES-bound to the cards shown: a large store links
 #: hundreds of thousands of papers, and a page counts only those of its own cards).
@@ -215,7 +215,7 @@ def technique_cards(store: GraphStore, *, lineage_only: bool = True, counts: boo
             "conditional": bool(row["conditional"]), "conditions": row["conditions"] or "",
             "suits": row["suits"] or "", "availability": row["availability"] or "",
             "kernel": kernel, "kernelBadge": text, "kernelStyle": style, "kernelTitle": title,
-            "mine": bool(row["mine"]),
+            "mine": bool(row["addedBy"]),
         }
     found = list(cards.values())
     return count_papers(store, found) if counts else found
