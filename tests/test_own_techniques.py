@@ -298,3 +298,18 @@ def test_the_own_techniques_notebook_closes_the_reading_lists_gap(built_store_pa
     assert "✓ the graph conforms to the SHACL shapes" in text
     [svg] = [o["data"]["image/svg+xml"] for o in outputs if "image/svg+xml" in o.get("data", {})]
     assert "Interleaved 1F1B" in svg and "yours" in svg
+
+
+def test_exports_keep_follows_and_notes_private_but_not_your_techniques(kg_cli, built_store_path: Path,
+                                                                        tmp_path: Path) -> None:
+    store = built_store_path
+    _gpipe(kg_cli, store)
+    kg_cli("follow", "GPipe", store=store, check=True)
+    kg_cli("reading", "note", "GPipe", "A private thought", store=store, check=True)
+    public, private = tmp_path / "public.nq", tmp_path / "private.nq"
+    kg_cli("export", "rdf", "--format", "nquads", "-o", str(public), store=store, check=True)
+    kg_cli("export", "rdf", "--format", "nquads", "--include-private", "-o", str(private), store=store, check=True)
+    text, everything = public.read_text(encoding="utf-8"), private.read_text(encoding="utf-8")
+    follows = "<https://w3id.org/techkg/ns#reader> <https://w3id.org/techkg/ns#follows>"
+    assert "graph/my-techniques>" in text and follows not in text and "A private thought" not in text
+    assert follows in everything and "A private thought" in everything
