@@ -169,7 +169,8 @@ def _validation_error(violations: list[Any]) -> Exception:
     if imports:
         hints.append(f"fix or drop the imported graphs ({', '.join(imports)}): kg graph drop NAME")
     if any(k is GraphKind.user for k in kinds.values()):
-        hints.append("your own graphs hold the facts in question: change them with kg reading set, or kg undo")
+        hints.append("your own graphs hold the facts in question: change them with kg reading set, kg technique "
+                     "edit or kg unfollow, or kg undo")
     others = [g for g, k in kinds.items() if k in (GraphKind.source, None) and not g.startswith("import/")]
     if others:
         hints.append(f"refresh the sources ({', '.join(others)}) with kg ingest")
