@@ -9,11 +9,15 @@ rdf:value V ]``. A view picks the marked value where there is one. The named que
 ``queries/*.rq`` and the workbench's own SPARQL do it in one of two forms, written by the
 functions below (a test checks that every query reading such a property uses one):
 
-- :func:`prefer_mine`: a value read in a group is dropped when the reader marked another;
+- :func:`prefer_mine`: a value read in a group is dropped when the reader marked another
+  (a lookup per value: what a card or a comparison reads);
 - :func:`mine_first`: the reader's values of several properties read in one subquery, then
-  each property's value is the reader's, else any (a card reads ten of them: Virtuoso's
-  planner gives up on ten OPTIONALs more, on BINDs between OPTIONALs, and on a ``GRAPH``
-  the dataset does not name).
+  each property's value is the reader's, else any (what a query over every technique reads:
+  one pass instead of a lookup per value and technique).
+
+Neither names the reader's graph: Virtuoso answers a ``NOT EXISTS`` over a ``GRAPH`` that the
+dataset does not name as if it matched, and its planner gives up on many OPTIONALs with
+BINDs between them.
 
 Analytics ranks the reader's graph first (:data:`kg.graphs.OVERRIDING`), which gives the
 same pick.
@@ -53,17 +57,16 @@ def _name(predicate: NamedNode | str) -> str:
 
 
 def prefer_mine(subject: str, predicate: NamedNode | str, value: str) -> str:
-    """The pattern that drops ``value`` (a variable bound by ``subject predicate value`` in
-    the same group) when the reader marked another value of ``predicate`` for
-    ``subject``; for ``prefer_mine("?technique", "dcterms:date", "?date")``::
+    """The filter that drops ``value`` (a variable bound by ``subject predicate value`` in
+    the same group) when the reader marked another value of ``predicate`` for ``subject``;
+    for ``prefer_mine("?technique", "dcterms:date", "?date")``::
 
-        OPTIONAL { ?technique tkg:readerValue ?rv_date . ?rv_date tkg:property dcterms:date ;
-                   rdf:value ?mine_date }
-        FILTER(!BOUND(?mine_date) || sameTerm(?mine_date, ?date))
+        FILTER NOT EXISTS { ?technique tkg:readerValue ?rv_date .
+          ?rv_date tkg:property dcterms:date ; rdf:value ?mine_date FILTER(!sameTerm(?mine_date, ?date)) }
     """
     var = value.lstrip("?$")
-    return (f"OPTIONAL {{ {subject} tkg:readerValue ?rv_{var} . ?rv_{var} tkg:property {_name(predicate)} ; "
-            f"rdf:value ?mine_{var} }} FILTER(!BOUND(?mine_{var}) || sameTerm(?mine_{var}, {value}))")
+    return (f"FILTER NOT EXISTS {{ {subject} tkg:readerValue ?rv_{var} . ?rv_{var} tkg:property {_name(predicate)} ; "
+            f"rdf:value ?mine_{var} FILTER(!sameTerm(?mine_{var}, {value})) }}")
 
 
 def mine_first(subject: str, properties: Mapping[str, NamedNode | str]) -> tuple[str, list[str], list[str]]:

@@ -101,8 +101,9 @@ def test_a_note_on_the_reading_page(writable_server: Served, open_page) -> None:
     assert item.locator(".note-text").inner_text() == "📝 Bubble shrinks with more micro-batches."
     # deleting asks first: dismissed, the note stays
     item.locator("details.note-edit summary").click()
-    item.locator("button.delete-note").click()
-    page.wait_for_timeout(200)
+    with page.expect_event("dialog"):
+        item.locator("button.delete-note").click()
+    page.wait_for_timeout(300)  # the dismissed confirm stops the form
     assert events.dialogs == ["Delete this note? kg undo brings it back."]
     assert item.locator(".note-text").count() == 1
     # confirmed (the form sent as the button would), it goes
