@@ -69,14 +69,14 @@ def test_the_follow_toggle(writable_server: Served, open_page) -> None:  # type:
     page, events = open_page(writable_server)
     page.goto("/techniques/kda")
     assert "inferred" in page.inner_text("#follow-state")
-    page.click("#follow-toggle")
-    page.wait_for_url("**/techniques/kda")
+    with page.expect_navigation():
+        page.click("#follow-toggle")
     assert page.inner_text("#follow-state") == "following"
     followed = writable_server.select("SELECT ?t WHERE { GRAPH <https://w3id.org/techkg/graph/follows> { "
                                       "tkg:reader tkg:follows ?t } }")
     assert followed == [{"t": "https://w3id.org/techkg/id/technique/kda"}]
-    page.click("#follow-toggle")  # now it unfollows
-    page.wait_for_url("**/techniques/kda")
+    with page.expect_navigation():
+        page.click("#follow-toggle")  # now it unfollows
     assert page.inner_text("#follow-state") == "not followed"
     assert events.problems() == []
 
@@ -87,16 +87,17 @@ def test_a_note_on_the_reading_page(writable_server: Served, open_page) -> None:
     item = page.locator(f'li.paper[data-paper="{GPIPE}"]').first
     item.locator("details.note-edit summary").click()
     item.locator("textarea[name=text]").fill("Bubble: (p-1)/(m+p-1) <of the time>.")
-    item.locator("form.note-form button[type=submit]:not([name])").click()
-    page.wait_for_url(re.compile(r".*/reading#cat-\d+"))
+    with page.expect_navigation():  # back on the reading page, at the paper's category
+        item.locator("form.note-form button[type=submit]:not([name])").click()
+    assert re.search(r"/reading#cat-\d+$", page.url)
     item = page.locator(f'li.paper[data-paper="{GPIPE}"]').first
     assert item.locator(".note-text").inner_text() == "📝 Bubble: (p-1)/(m+p-1) <of the time>."
     # editing keeps one note
     item.locator("details.note-edit summary").click()
     assert item.locator("textarea[name=text]").input_value() == "Bubble: (p-1)/(m+p-1) <of the time>."
     item.locator("textarea[name=text]").fill("Bubble shrinks with more micro-batches.")
-    item.locator("form.note-form button[type=submit]:not([name])").click()
-    page.wait_for_url(re.compile(r".*/reading#cat-\d+"))
+    with page.expect_navigation():
+        item.locator("form.note-form button[type=submit]:not([name])").click()
     item = page.locator(f'li.paper[data-paper="{GPIPE}"]').first
     assert item.locator(".note-text").inner_text() == "📝 Bubble shrinks with more micro-batches."
     # deleting asks first: dismissed, the note stays
@@ -107,8 +108,8 @@ def test_a_note_on_the_reading_page(writable_server: Served, open_page) -> None:
     assert events.dialogs == ["Delete this note? kg undo brings it back."]
     assert item.locator(".note-text").count() == 1
     # confirmed (the form sent as the button would), it goes
-    item.locator("form.note-form").evaluate("f => f.requestSubmit(f.querySelector('button.delete-note'))")
-    page.wait_for_url(re.compile(r".*/reading#cat-\d+"))
+    with page.expect_navigation():
+        item.locator("form.note-form").evaluate("f => f.requestSubmit(f.querySelector('button.delete-note'))")
     assert page.locator(f'li.paper[data-paper="{GPIPE}"] .note-text').count() == 0
     notes = writable_server.select("SELECT ?a WHERE { GRAPH <https://w3id.org/techkg/graph/reading> { "
                                    "?e a tkg:NoteEvent ; tkg:noteAction ?a ; tkg:via \"web\" } }")
