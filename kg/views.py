@@ -47,6 +47,8 @@ def technique_card(store: GraphStore, technique: NamedNode, *, edges: list[Edge]
     if not rows:
         return {}
     card = rows[0]
+    card["mine"] = card.get("addedBy") is not None  # the reader's own (kg technique add)
+    card["amended"] = card.get("amendedBy") is not None  # with the reader's facts (kg technique edit)
     dims = {r["property"]: r["value"] for r in _records(kg.answer.run(store, "technique-dimensions", params))}
     card["dimensions"] = [
         (label, dims.get(prop.value)) for key, prop, label in DIMENSIONS if prop.value in dims

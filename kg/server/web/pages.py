@@ -35,6 +35,7 @@ from kg.server.errors import without_paths
 from kg.server.sparql import EndpointError, QueryRunner
 from kg.server.web import models
 from kg.server.web.guard import COOKIE, CSRF_COOKIE, WriteDenied, WriteGuard
+from kg.server.web.mymodels import follow_state, with_notes
 from kg.store.base import GraphStore
 
 __all__ = ["Workbench"]
@@ -351,7 +352,7 @@ class Workbench:
         cards = await self.call(request, self.kept_catalog, store, (filters.all,), models.technique_cards, store,
                                 lineage_only=filters.all, counts=False)
         matched = models.filter_cards(cards, filters)
-        total = sum(1 for c in cards if filters.all or c["onPage"])
+        total = sum(1 for c in cards if filters.all or models.shown_by_default(c))
         pages = max(1, -(-len(matched) // models.CARDS_PER_PAGE))
         asked = request.query_params.get("page", "1")
         number = min(int(asked), pages) if asked.isdigit() and int(asked) > 0 else 1
@@ -379,8 +380,10 @@ class Workbench:
             return models.technique_page(store, node, edges=edges, names=names)
 
         data = await self.call(request, self.kept_catalog, store, (node.value,), page)
-        if data:  # the statuses of its papers as they are now
+        if data:  # the statuses of its papers as they are now, and whether the reader follows it
             data = await self.call(request, self.kept, store, ("page", node.value), models.with_statuses, store, data)
+            data = {**data, "follow": await self.call(request, self.kept, store, ("follow", node.value),
+                                                      follow_state, store, node)}
         if not data:
             raise NotFoundError(f"no technique is called {ident!r}")
         if data["card"]["id"] != ident:
@@ -545,6 +548,7 @@ class Workbench:
         store = self.store(request)
         data = await self.call(request, self.kept, store, (status, category), models.reading_page, store,
                                status=status, category=category, kept=self._overviews)
+        data = await self.call(request, self.kept, store, ("notes", status, category), with_notes, store, data)
         return self.render(request, "reading.html", title="Reading list", data=data, status=status,
                            category=category)
 
