@@ -10,7 +10,10 @@ from kg.cli import state
 from kg.cli.output import Format, FormatOpt, pick_format
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from kg.follows import Followed
+    from kg.store.base import GraphStore
 
 __all__ = ["register"]
 
@@ -44,17 +47,29 @@ def _show(followed: Followed, fmt: Format, *, said: str | None = None) -> None:
                   "from your reading).")
 
 
+def _keep_index(store: GraphStore, before: Mapping[str, object] | None) -> None:
+    """The search index after a change to what you follow: the documents of the techniques
+    followed before and after (a followed technique is your own in kg search --mine)."""
+    from kg.cli.search import keep_index_current
+    from kg.follows import chosen
+    from kg.graphs import FOLLOWS
+
+    keep_index_current(store, techniques=sorted({*(before or {}), *(chosen(store) or {})}), graphs=[FOLLOWS])
+
+
 def follow(techniques: TechniquesArg, fmt: FormatOpt = Format.table) -> None:
     """Follow techniques: they drive kg suggest reading and the news. Until you follow any, what you follow is
     inferred from your reading list."""
+    from kg.follows import chosen, followed
     from kg.follows import follow as do_follow
-    from kg.follows import followed
     from kg.resolve import resolve_technique
 
     fmt = pick_format(fmt)
     store = state().store()
     nodes = [resolve_technique(store, t) for t in techniques]
+    before = chosen(store)
     new = do_follow(store, nodes)
+    _keep_index(store, before)
     now = followed(store)
     names = {f.iri: f.name for f in now}
     said = (("Now following " + ", ".join(names.get(i, i) for i in new) + ".") if new
@@ -72,16 +87,19 @@ def unfollow(
     """Stop following techniques. While what you follow is still inferred, the rest of the inferred list becomes
     your choice."""
     from kg.errors import KGError
-    from kg.follows import followed, forget
+    from kg.follows import chosen, followed, forget
     from kg.follows import unfollow as do_unfollow
     from kg.resolve import resolve_technique
 
     fmt = pick_format(fmt)
     store = state().store()
+    before = chosen(store)
     if everything:
         if techniques:
             raise KGError("give techniques or --all, not both", hint="kg unfollow --all forgets every choice.")
-        said = ("Forgot your choice: what you follow is inferred from your reading again." if forget(store)
+        forgot = forget(store)
+        _keep_index(store, before)
+        said = ("Forgot your choice: what you follow is inferred from your reading again." if forgot
                 else "You had not chosen: what you follow is inferred from your reading.")
         _show(followed(store), fmt, said=said)
         return
@@ -89,6 +107,8 @@ def unfollow(
         raise KGError("name the techniques to unfollow", hint="Example: kg unfollow GDN; or kg unfollow --all.")
     nodes = [resolve_technique(store, t) for t in techniques]
     gone, was_inferred = do_unfollow(store, nodes)
+    if gone:
+        _keep_index(store, before)
     now = followed(store)
     if not gone:
         said = "You do not follow " + ", ".join(techniques) + "."

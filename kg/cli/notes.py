@@ -128,6 +128,7 @@ def note(
             raise KGError(f"{paper!r} has no note to delete", hint="kg reading note PAPER 'TEXT' writes one.")
         confirm(f"Delete the note “{chosen.text[:60]}{'…' if len(chosen.text) > 60 else ''}”?", yes=yes)
         gone = delete_note(store, node_of(chosen))
+        _keep_index(store, node)
         record = {"action": "deleted", **gone.as_dict()}
         if not emit_machine(fmt, record):
             out.print("Deleted the note; kg undo brings it back (and the next kg sync zotero deletes it there).")
@@ -148,11 +149,21 @@ def note(
         assert text is not None
         made = add_note(store, node, text, via="cli")
         record = {"action": "added", **made.as_dict()}
+    if record["action"] != "unchanged":
+        _keep_index(store, node)
     if not emit_machine(fmt, record):
         said = {"added": "Added a note", "edited": "Changed the note", "unchanged": "The note already says that"}
         out.print(f"{said[str(record['action'])]} on {node.value}"
                   + ("; kg undo takes it back, and the next kg sync zotero sends it." if record["action"] != "unchanged"
                      else "."))
+
+
+def _keep_index(store: GraphStore, paper: NamedNode) -> None:
+    """The search index after a note changed: the paper's document again (a note is its text)."""
+    from kg.cli.search import keep_index_current
+    from kg.graphs import READING
+
+    keep_index_current(store, papers=[paper.value], graphs=[READING])
 
 
 def node_of(chosen: Note) -> NamedNode:

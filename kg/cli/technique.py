@@ -63,6 +63,14 @@ def _change(*, name: str | None = None, ident: str | None = None, alias: list[st
                   parents=list(parent or []), drop_parents=list(drop_parent or []), values=values, force=force)
 
 
+def _keep_index(techniques: list[str]) -> None:
+    """The search index after a change to your techniques: those documents again, and the
+    graphs that changed (my-techniques, follows) followed to the papers they name."""
+    from kg.cli.search import keep_index_current
+
+    keep_index_current(state().store(), techniques=techniques)
+
+
 def _say(outcome: Outcome, fmt: Format) -> None:
     from rich.markup import escape
 
@@ -71,6 +79,8 @@ def _say(outcome: Outcome, fmt: Format) -> None:
     from kg.owntech.known import read_known
 
     entry = outcome.entry
+    if outcome.action != "unchanged":
+        _keep_index([entry.iri.value])
     store = state().reader()
     names = read_known(store).names(read_mine(store))
     parents = [f"{names.get(p, (p, p))[0]} ({r})" for p, r in entry.parents]
@@ -279,6 +289,8 @@ def import_(
 
     fmt = pick_format(fmt)
     report = import_file(state().store(), path, force=force, dry_run=dry_run)
+    if report.written:
+        _keep_index([])
     rows = [{"technique": t, "action": a} for t, a in report.techniques.items()]
     if fmt is Format.json:
         from kg.cli.output import emit_json

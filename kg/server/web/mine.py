@@ -76,7 +76,7 @@ class MyPages:
 
     async def _technique_form(self, request: Request, ident: str | None) -> Response:
         from kg.owntech import add_technique, edit_technique
-        from kg.server.web.pages import _form, _wants_json
+        from kg.server.web.pages import _form, _keep_index, _wants_json
 
         store = self.bench.store(request)
         if request.method == "GET":
@@ -88,9 +88,10 @@ class MyPages:
 
         def save() -> Any:
             change = _form_change(form, shown["form"] if ident is not None else None)
-            if ident is None:
-                return add_technique(store, change)
-            return edit_technique(store, ident, change)
+            outcome = add_technique(store, change) if ident is None else edit_technique(store, ident, change)
+            if outcome.action != "unchanged":  # the graphs it changed are followed to the papers they name
+                _keep_index(store, [], techniques=[outcome.entry.iri.value], reading=False)
+            return outcome
 
         try:
             outcome = await self.bench.call(request, save)
@@ -118,9 +119,10 @@ class MyPages:
 
     async def follow(self, request: Request) -> Response:
         """Follow or unfollow a technique (``technique``: its id; ``follow``: 1 or 0)."""
-        from kg.follows import follow, unfollow
+        from kg.follows import chosen, follow, unfollow
+        from kg.graphs import FOLLOWS
         from kg.resolve import resolve_technique
-        from kg.server.web.pages import _form, _wants_json
+        from kg.server.web.pages import _form, _keep_index, _wants_json
 
         form = await _form(request)
         self.bench.guard(request).check_write(request, form.get("key") or request.headers.get("x-techkg-form-key"))
@@ -133,10 +135,13 @@ class MyPages:
 
         def change() -> tuple[NamedNode, dict[str, Any]]:
             node = resolve_technique(store, name)
+            before = chosen(store)
             if wanted == "1":
                 follow(store, [node])
             else:
                 unfollow(store, [node])
+            # A followed technique is the reader's own in search: those followed before and after.
+            _keep_index(store, [], techniques=sorted({*(before or {}), *(chosen(store) or {})}), graphs=[FOLLOWS])
             return node, follow_state(store, node)
 
         try:
@@ -151,7 +156,7 @@ class MyPages:
         """Write, change or delete a paper's note (``paper``; ``note``: the note's IRI when it
         has one; ``text``; ``delete=1`` deletes it)."""
         from kg.notes import add_note, delete_note, edit_note
-        from kg.server.web.pages import _form, _wants_json
+        from kg.server.web.pages import _form, _keep_index, _wants_json
 
         form = await _form(request)
         self.bench.guard(request).check_write(request, form.get("key") or request.headers.get("x-techkg-form-key"))
@@ -162,7 +167,7 @@ class MyPages:
             raise KGError("the form's note is not a note's IRI", hint="Reload the page and try again.")
         store = self.bench.store(request)
 
-        def change() -> dict[str, Any]:
+        def write() -> dict[str, Any]:
             if form.get("delete") == "1" or (note and not value.strip()):
                 if not note:
                     raise KGError("there is no note to delete", hint="Reload the page: it may have gone already.")
@@ -171,6 +176,12 @@ class MyPages:
                 done, changed = edit_note(store, NamedNode(note), value, via="web")
                 return {"action": "edited" if changed else "unchanged", **done.as_dict()}
             return {"action": "added", **add_note(store, NamedNode(paper), value, via="web").as_dict()}
+
+        def change() -> dict[str, Any]:
+            done = write()
+            if done["action"] != "unchanged":  # a note is its paper's text in search
+                _keep_index(store, [str(done["paper"])])
+            return done
 
         try:
             done = await self.bench.call(request, change)

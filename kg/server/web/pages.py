@@ -679,14 +679,18 @@ def _lineage_now(store: GraphStore, view: tuple[dict[str, Any], dict[str, list[s
     return {**data, "cards": {t: card(t, c) for t, c in data["cards"].items()}}
 
 
-def _keep_index(store: GraphStore, papers: list[str]) -> None:
-    """The search index after a status change (see :func:`kg.search.update_index`); the
-    change stands whatever happens here, and the next search catches up."""
+def _keep_index(store: GraphStore, papers: list[str], *, techniques: list[str] | None = None,
+                graphs: list[NamedNode] | None = None, reading: bool = True) -> None:
+    """The search index after a write of the workbench (a status, a note: the ``reading``
+    graph; a technique of the reader's, a follow: ``graphs``, None when not known), see
+    :func:`kg.search.update_index`; the change stands whatever happens here, and the next
+    search catches up."""
     from kg.graphs import READING
     from kg.search import update_index
 
     try:
-        update_index(store, papers=papers, graphs=[READING])
+        update_index(store, papers=papers, techniques=techniques or [],
+                     graphs=[READING] if reading and graphs is None else graphs)
     except Exception as error:  # noqa: BLE001 - the change is written; the next search catches up
         import logging
 
