@@ -21,5 +21,6 @@ def test_suggestions_reach_techniques_of_your_own_both_ways(built_store, source)
     # to yours: LatentMoE's paper follows the method of your technique's paper
     to_mine = found[("latentmoe", "bias-only-routing")]
     assert "Following Loss-Free Balancing" in (to_mine.evidence[0].sentence or "")
-    # and your technique's own parent, from its paper's citation of Loss-Free Balancing's
-    assert ("bias-only-routing", "aux-loss-free-balancing") in found
+    # and the same rules as for the catalog's: its paper's one citation of Loss-Free Balancing's is a
+    # methodology intent in wording of use ("uses the expert bias update of [7]"), which proposes nothing
+    assert ("bias-only-routing", "aux-loss-free-balancing") not in found
