@@ -69,7 +69,7 @@ def elements(lineage: Lineage, *, positions: dict[str, tuple[float, float, float
     edges = []
     for number, (source, target, key, data) in enumerate(graph.edges(keys=True, data=True)):
         classes = [data["kind"]]
-        if data.get("basis") in ("inferred", "accepted"):
+        if data.get("basis") in ("inferred", "accepted", "added"):
             classes.append(data["basis"])
         edges.append({"group": "edges", "data": {"id": f"e{number}", "source": source, "target": target,
                                                   "key": key, **data}, "classes": " ".join(classes)})
@@ -102,7 +102,7 @@ def stylesheet() -> list[dict[str, Any]]:
         # only edges that have a relation are labelled with it (a cluster's edge has none)
         {"selector": "edge[relation]", "style": {"label": "data(relation)"}},
         {"selector": "edge.inferred", "style": {"line-style": "dashed"}},
-        {"selector": "edge.accepted", "style": {"line-color": "#1a7f37", "target-arrow-color": "#1a7f37"}},
+        {"selector": "edge.accepted, edge.added", "style": {"line-color": "#1a7f37", "target-arrow-color": "#1a7f37"}},
         {"selector": "edge.suggested", "style": {
             "line-style": "dashed", "line-dash-pattern": [6, 4], "line-color": "#bf8700",
             "target-arrow-color": "#bf8700", "color": "#7d4e00"}},

@@ -66,13 +66,15 @@ def _short(value: str, limit: int) -> str:
 
 
 def caption(data: dict[str, Any]) -> tuple[str, str]:
-    """A node's two label lines: its name, and date · organisation (shortened)."""
+    """A node's two label lines: its name, and date · organisation (shortened), after
+    "yours" for a technique the reader added."""
     if data["kind"] == "paper":
         return _short(str(data["title"]), 48), str(data.get("date") or "")
     if data["kind"] != "technique":
         return str(data["label"]), ""
     who = _short(str(data.get("organisation") or data.get("people") or ""), 28)
-    return str(data["name"]), " · ".join(str(f) for f in (data.get("date"), who) if f)
+    mine = "yours" if data.get("mine") else None
+    return str(data["name"]), " · ".join(str(f) for f in (mine, data.get("date"), who) if f)
 
 
 def _label(data: dict[str, Any]) -> str:
@@ -151,7 +153,7 @@ def render_dot(lineage: Lineage, *, title: str | None = None, only: Collection[s
         if data["kind"] == "lineage":
             if data.get("basis") == "inferred":
                 attrs.append('style="dashed"')
-            if data.get("basis") == "accepted":  # added by the reader from citation evidence
+            if data.get("basis") in ("accepted", "added"):  # added by the reader (citation evidence, kg technique)
                 attrs.append('color="#1a7f37"')
             if data.get("note"):
                 attrs.append(f"tooltip={quoted(data['note'])}")

@@ -78,7 +78,8 @@ def _cards(lineage: Lineage) -> dict[str, dict[str, Any]]:
         card = {
             "id": node, "name": data["name"], "nameZh": data.get("name_zh"), "slug": data.get("slug"),
             "aliases": data.get("aliases"), "category": data["category"], "categoryLabel": data["category_label"],
-            "onPage": data.get("on_page", True), "date": data.get("date"), "people": data.get("people"),
+            "onPage": data.get("on_page", True), "mine": data.get("mine") or None, "date": data.get("date"),
+            "people": data.get("people"),
             "organisation": data.get("organisation"), "headline": data.get("headline"),
             "conditional": data.get("headline_conditional", False), "kernel": data.get("kernel", "not run"),
             "kernelLabel": KERNEL_LABELS.get(data.get("kernel", "not run"), data.get("kernel")),
@@ -103,6 +104,8 @@ def page_data(lineage: Lineage, *, title: str | None = None, positions: bool = T
             "relations": len(lineage.lineage_edges()),
             "suggested": sum(1 for *_e, d in lineage.graph.edges(data=True) if d["kind"] == "suggested"),
             "accepted": sum(1 for *_e, d in lineage.graph.edges(data=True) if d.get("basis") == "accepted"),
+            "added": sum(1 for *_e, d in lineage.graph.edges(data=True) if d.get("basis") == "added"),
+            "mine": sum(1 for t in techniques if lineage.graph.nodes[t].get("mine")),
             "papers": sum(1 for _, d in lineage.graph.nodes(data=True) if d["kind"] == "paper"),
             "repositories": sum(1 for _, d in lineage.graph.nodes(data=True) if d["kind"] == "repository"),
         },

@@ -6,7 +6,8 @@ type them); edges point from a parent to what derives from it and carry the type
 ``relation``. What does not fit in a scalar (the papers of each technique, the
 categories in page order) travels beside the graph in :class:`Lineage`.
 
-Reading status is private: the ``reading_*`` counts on techniques and ``status`` on
+A technique the reader added (``kg technique add``) carries ``mine``, and every format
+marks it "yours". Reading status is private: the ``reading_*`` counts on techniques and ``status`` on
 papers are only filled in when ``include_private`` is set.
 
 Edges a reader accepted from ``kg suggest lineage`` are lineage edges like the others,
@@ -224,6 +225,8 @@ def build_lineage(store: GraphStore, options: LineageOptions | None = None) -> L
             "category": row["categoryId"],
             "category_label": row["categoryLabel"],
             "on_page": bool(row["onPage"]),
+            # one of the reader's own (kg technique add): every format marks it as theirs
+            "mine": bool(row["addedBy"]),
             "date": str(row["date"]) if row["date"] is not None else None,
             "people": row["people"],
             "organisation": row["organisations"],

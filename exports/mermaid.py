@@ -41,7 +41,8 @@ def render_mermaid(lineage: Lineage, *, direction: str = "LR") -> str:
         for node in members:
             data = graph.nodes[node]
             # Name only: a <br/> in a label makes Mermaid read an escaped backslash-n as a line break.
-            out.append(f'    {ids[node]}["{label(data["name"])}"]')
+            name = data["name"] + (" (yours)" if data.get("mine") else "")
+            out.append(f'    {ids[node]}["{label(name)}"]')
         out.append("  end")
     for node, data in graph.nodes(data=True):
         if data["kind"] == "paper":
@@ -61,6 +62,10 @@ def render_mermaid(lineage: Lineage, *, direction: str = "LR") -> str:
                    and graph.nodes[n]["category"] == category.id]
         if members:
             out.append(f"  class {','.join(members)} cat{category.position}")
+    mine = [ids[n] for n, d in graph.nodes(data=True) if d["kind"] == "technique" and d.get("mine")]
+    if mine:  # the reader's own techniques (kg technique add)
+        out.append("  classDef yours stroke-width:3px")
+        out.append(f"  class {','.join(mine)} yours")
     offpage = [ids[n] for n, d in graph.nodes(data=True) if d["kind"] == "technique" and not d.get("on_page", True)]
     if offpage:
         out.append("  classDef lineageOnly stroke-dasharray:4 3")

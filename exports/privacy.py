@@ -1,7 +1,8 @@
 """What stays out of an export unless the user asks for it with ``--include-private``.
 
 A reader's reading state is private: each paper's status and its history, when it was
-added, whether the reader keeps a note and the notes themselves, the links of their
+added, whether the reader keeps a note and the notes themselves (with their history), the
+techniques they follow, the links of their
 reading list (notes, PDFs, tags) and everything a Zotero sync keeps about its state.
 The vocabulary that *defines* these terms (the ontology) is not private; its use is.
 
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 from pyoxigraph import NamedNode, Quad, Triple
 
-from kg.graphs import READING, ZOTERO_SYNC
+from kg.graphs import FOLLOWS, READING, ZOTERO_SYNC
 from kg.store.base import GraphStore
 from kg.vocab import ID, RDF, TKG
 
@@ -29,7 +30,7 @@ __all__ = [
 ]
 
 #: Named graphs that hold nothing but private state.
-PRIVATE_GRAPHS: tuple[NamedNode, ...] = (READING, ZOTERO_SYNC)
+PRIVATE_GRAPHS: tuple[NamedNode, ...] = (READING, ZOTERO_SYNC, FOLLOWS)
 
 #: Properties whose every use is private.
 PRIVATE_PREDICATES: tuple[NamedNode, ...] = (
@@ -40,6 +41,9 @@ PRIVATE_PREDICATES: tuple[NamedNode, ...] = (
     TKG.hasNote,
     TKG.noteOf,
     TKG.previousStatus,
+    TKG.deletedAt,
+    TKG.follows,
+    TKG.followedAt,
     TKG.linkLabel,
     TKG.link,
     # What a Zotero sync keeps: the user's library id, note keys and raw sync records.
@@ -60,6 +64,7 @@ PRIVATE_CLASSES: tuple[NamedNode, ...] = (
     TKG.ReadingRemoval,
     TKG.ReadingStatus,
     TKG.Note,
+    TKG.NoteEvent,
     TKG.SyncState,
     TKG.SyncConflict,
     TKG.ZoteroItem,

@@ -507,7 +507,7 @@ def _recommendations(store: GraphStore, source: SemanticScholarSource, found: li
     and one list-based request for the reader (``tkg:recommendedFor`` the reader): the
     papers read and those of the techniques followed as papers to be like, the papers the
     reader rejected from ``kg suggest reading`` as papers to be unlike."""
-    from kg.followed import followed
+    from kg.follows import followed
     from kg.rejections import READER, rejected
 
     if run.ids or run.query:
@@ -530,7 +530,7 @@ def _recommendations(store: GraphStore, source: SemanticScholarSource, found: li
         return out
     followed_papers = store.select(
         "SELECT DISTINCT ?p WHERE { ?t tkg:primaryPaper ?p }",
-        {"t": [NamedNode(t) for t, _inferred in followed(store)] or [NamedNode("urn:techkg:none")]})
+        {"t": [NamedNode(t) for t in followed(store).iris] or [NamedNode("urn:techkg:none")]})
     liked = [*(r["p"].value for r in store.select(  # type: ignore[union-attr]
         "SELECT DISTINCT ?p WHERE { ?p tkg:readingStatus <https://w3id.org/techkg/id/status/read> }").rows
         if r["p"] is not None), *(r["p"].value for r in followed_papers.rows if r["p"] is not None)]  # type: ignore[union-attr]

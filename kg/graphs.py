@@ -3,10 +3,12 @@
 Every named graph has one of three kinds of owner (:class:`GraphKind`):
 
 - ``package``: built from TechKG's own files (ontology, catalog); ``kg build`` rewrites them.
-- ``user``: the user's own state (reading state, their reading list, the Zotero sync state,
-  lineage decisions, the papers rejected from the reading suggestions, what is new's state).
-  No command replaces or drops one of these without asking, and every command that does
-  replace one keeps a snapshot first.
+- ``user``: the user's own state (reading state and notes, their reading list, the Zotero
+  sync state, lineage decisions, the papers rejected from the reading suggestions, what is
+  new's state, their own techniques and their facts on catalog techniques
+  (``my-techniques``), the techniques they follow (``follows``)). No command replaces or
+  drops one of these without asking, and every command that does replace one keeps a
+  snapshot first.
 - ``source``: refreshed from a source (arxiv, github, zotero, citations, kernels, and
   ``import/<name>`` graphs loaded by ``kg import rdf``); a refresh replaces it whole.
 
@@ -25,17 +27,20 @@ from kg.vocab import GRAPH_BASE
 __all__ = [
     "ARXIV",
     "CATALOG",
+    "FOLLOWS",
     "CITATIONS",
     "GITHUB",
     "IMPORT_PREFIX",
     "KERNELS",
     "LINEAGE_DECISIONS",
+    "MY_TECHNIQUES",
     "NEWS",
-    "READING_DECISIONS",
     "ONTOLOGY",
+    "OVERRIDING",
     "OWNERS",
     "PROVENANCE",
     "READING",
+    "READING_DECISIONS",
     "READING_LIST",
     "SOURCES",
     "USER_GRAPHS",
@@ -85,6 +90,10 @@ LINEAGE_DECISIONS = graph_iri("lineage-decisions")
 READING_DECISIONS = graph_iri("reading-decisions")
 #: When the reader last looked at what is new (kg news), and the papers they marked seen.
 NEWS = graph_iri("news")
+#: The reader's own techniques, and their facts on the catalog's (kg technique add/edit).
+MY_TECHNIQUES = graph_iri("my-techniques")
+#: The techniques the reader follows (kg follow).
+FOLLOWS = graph_iri("follows")
 KERNELS = graph_iri("kernels")
 PROVENANCE = graph_iri("provenance")
 
@@ -100,6 +109,8 @@ SOURCES: dict[str, NamedNode] = {
     "lineage-decisions": LINEAGE_DECISIONS,
     "reading-decisions": READING_DECISIONS,
     "news": NEWS,
+    "my-techniques": MY_TECHNIQUES,
+    "follows": FOLLOWS,
     "arxiv": ARXIV,
     "github": GITHUB,
     "zotero": ZOTERO,
@@ -119,6 +130,8 @@ OWNERS: dict[NamedNode, GraphKind] = {
     LINEAGE_DECISIONS: GraphKind.user,
     READING_DECISIONS: GraphKind.user,
     NEWS: GraphKind.user,
+    MY_TECHNIQUES: GraphKind.user,
+    FOLLOWS: GraphKind.user,
     ARXIV: GraphKind.source,
     GITHUB: GraphKind.source,
     ZOTERO: GraphKind.source,
@@ -129,6 +142,12 @@ OWNERS: dict[NamedNode, GraphKind] = {
 
 #: The graphs that hold the user's own state.
 USER_GRAPHS: tuple[NamedNode, ...] = tuple(g for g, kind in OWNERS.items() if kind is GraphKind.user)
+
+#: Graphs whose value of a single-valued fact (a technique's date, a comparison dimension)
+#: replaces the value other graphs give: the reader's own word beats the catalog's. Every
+#: view follows this rule: the SPARQL of the views filters the other values out
+#: (:data:`kg.owntech.overrides.PREFER_MINE`), and analytics ranks these graphs first.
+OVERRIDING: tuple[NamedNode, ...] = (MY_TECHNIQUES,)
 
 
 def is_import_graph(graph: NamedNode) -> bool:

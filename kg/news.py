@@ -175,12 +175,15 @@ def since_point(spec: str | None, last: dt.datetime | None, now: dt.datetime | N
 
 
 def _followed_named(store: GraphStore, only: NamedNode | None) -> list[tuple[str, str, bool]]:
-    """(technique, name, inferred) of the techniques news is about: ``only``, or those followed.
+    """(technique, name, inferred) of the techniques news is about: ``only``, or those the
+    reader follows (:func:`kg.follows.followed`: chosen with kg follow, else inferred)."""
+    from kg.follows import followed
 
-    STAND-IN: :func:`kg.followed.followed` is replaced by ``kg.follows.followed`` (#29)."""
-    from kg.followed import followed
-
-    chosen = [(only.value, False)] if only is not None else followed(store)
+    if only is not None:
+        chosen = [(only.value, False)]
+    else:
+        follows = followed(store)
+        chosen = [(iri, follows.inferred) for iri in follows.iris]
     if not chosen:
         return []
     rows = store.select("""SELECT ?t (MIN(?n) AS ?name) WHERE { ?t skos:prefLabel ?n FILTER(LANG(?n) = "en") }

@@ -48,6 +48,7 @@ __all__ = [
     "IndexEntry",
     "reading_index",
     "note_text",
+    "prefer_reading",
     "reading_rows",
     "resolve_paper",
     "set_status",
@@ -503,7 +504,7 @@ def reading_rows(
              OPTIONAL {{ GRAPH {READING_LIST} {{ ?paper tkg:venue ?listed }} }}
              OPTIONAL {{ ?paper tkg:venue ?v }}
              OPTIONAL {{ ?paper tkg:hasNote ?n }}
-             OPTIONAL {{ ?noteNode tkg:noteOf ?paper ; rdf:value ?body }}
+             OPTIONAL {{ ?noteNode tkg:noteOf ?paper ; rdf:value ?body {prefer_reading("?noteNode", "?body")} }}
              OPTIONAL {{ ?paper tkg:position ?pos }}
              BIND(COALESCE(?listed, ?v) AS ?shownVenue)  # the list's own venue, the same on every store
            }} GROUP BY ?paper ORDER BY (!BOUND(?position)) ?position ?title""",
@@ -518,6 +519,16 @@ def reading_rows(
         record["label"] = paper_label(str(record["paper"]), str(record["title"]) if record["title"] else None)
         out.append(record)
     return out
+
+
+def prefer_reading(note: str, body: str) -> str:
+    """The filter that keeps ``body`` (the text of ``note``) unless the reading graph gives
+    the note another text, or the reader deleted it (:mod:`kg.notes`): the reader's word
+    replaces the copy of a Zotero note in the zotero graph."""
+    var = body.lstrip("?$")
+    return (f"FILTER NOT EXISTS {{ {note} tkg:deletedAt ?gone_{var} }} "
+            f"OPTIONAL {{ GRAPH {READING} {{ {note} rdf:value ?mine_{var} }} }} "
+            f"FILTER(!BOUND(?mine_{var}) || sameTerm(?mine_{var}, {body}))")
 
 
 def note_text(body: str) -> str:

@@ -5,7 +5,8 @@ It reads the graph only. The *seeds* are the papers that stand for what the read
 follows: with a technique, its primary paper and the papers that use it; otherwise the
 papers marked read (the :data:`READ_SEEDS` read most recently, so that the work stays
 bounded however long the reader's history) and the primary papers of the techniques the
-reader follows: those whose paper is on the reading list, and those the recent reads use.
+reader follows: those they chose (``kg follow``), or until they choose, those inferred
+(whose paper is on the reading list, and those the recent reads use).
 A paper not on the reading list, not a seed and not rejected by the reader
 (:mod:`kg.rejections`) gets evidence, each piece a probability that it is worth reading:
 
@@ -45,7 +46,7 @@ if TYPE_CHECKING:
     from kg.store.base import GraphStore
 
 __all__ = ["READER", "ReadingFacts", "ReadingSuggestion", "SparqlReadingFacts", "add_to_reading_list",
-           "paper_details", "reading_suggestions", "seeds", "with_details"]
+           "paper_details", "reading_suggestions", "recent_reads", "seeds", "with_details"]
 
 WEIGHTS = {"cites-method": 0.45, "cites-influential": 0.6, "method-of": 0.5, "influence-of": 0.6,
            "co-cited": 0.12, "coupled": 0.08, "recommended": 0.35, "recommended-for-you": 0.4}
@@ -159,10 +160,23 @@ class ReadingFacts(Protocol):
         ...
 
 
-def seeds(store: GraphStore | None, technique: NamedNode | None = None, *, facts: ReadingFacts | None = None
-          ) -> dict[str, str]:
+def recent_reads(facts: ReadingFacts) -> list[str]:
+    """The :data:`READ_SEEDS` papers read most recently (then, if fewer have a date, the
+    first ones read without one)."""
+    # Sorted here: Oxigraph's ORDER BY on dates costs more than reading every dated read
+    # (an OPTIONAL date and a GROUP BY would cost seconds).
+    dated = sorted(facts.reads(READ_SEEDS), key=lambda item: (_newest_first(item[1]), item[0]))
+    uses = list(dict.fromkeys(p for p, _at in dated))[:READ_SEEDS]
+    if len(uses) < READ_SEEDS:  # statuses set without a date
+        uses = list(dict.fromkeys([*uses, *facts.first_reads(READ_SEEDS)]))[:READ_SEEDS]
+    return uses
+
+
+def seeds(store: GraphStore | None, technique: NamedNode | None = None, *, facts: ReadingFacts | None = None,
+          followed: Sequence[str] | None = None) -> dict[str, str]:
     """Seed paper IRI → how to name it in a reason (a technique's name, or a short title),
-    from ``facts`` (default: the store, by SPARQL)."""
+    from ``facts`` (default: the store, by SPARQL). ``followed``: the techniques the reader
+    chose to follow (:func:`kg.follows.followed`); None: those inferred from their reading."""
     if facts is None:
         assert store is not None, "the facts come from the store"
         facts = SparqlReadingFacts(store)
@@ -176,16 +190,20 @@ def seeds(store: GraphStore | None, technique: NamedNode | None = None, *, facts
             else:
                 uses.append(paper)
     else:
-        # The most recent reads, sorted here: Oxigraph's ORDER BY on dates costs more than
-        # reading every dated read (an OPTIONAL date and a GROUP BY would cost seconds).
-        dated = sorted(facts.reads(READ_SEEDS), key=lambda item: (_newest_first(item[1]), item[0]))
-        uses = list(dict.fromkeys(p for p, _at in dated))[:READ_SEEDS]
-        if len(uses) < READ_SEEDS:  # statuses set without a date
-            uses = list(dict.fromkeys([*uses, *facts.first_reads(READ_SEEDS)]))[:READ_SEEDS]
-        # The techniques followed: those whose paper is on the list, and those of the papers read lately.
+        uses = recent_reads(facts)
         names: dict[str, str] = {}
-        for paper, name in facts.followed(uses):
-            names[paper] = min(name, names.get(paper, name))
+        if followed is not None:
+            # The techniques the reader chose to follow (kg follow): their primary papers.
+            for iri in followed:
+                name, rows = facts.technique_seeds(iri)
+                for paper, role in rows:
+                    if name is not None and role == "primary":
+                        names[paper] = min(name, names.get(paper, name))
+        else:
+            # The techniques followed, as inferred: those whose paper is on the list, and
+            # those of the papers read lately.
+            for paper, name in facts.followed(uses):
+                names[paper] = min(name, names.get(paper, name))
         out.update({paper: f"{name}'s paper" for paper, name in names.items()})
     for paper, title in facts.titles([p for p in dict.fromkeys(uses) if p not in out]).items():
         out.setdefault(paper, _short(title))
@@ -371,11 +389,12 @@ _CITED_BY_SEED = {"method-of", "influence-of"}
 
 
 def reading_suggestions(store: GraphStore | None, *, technique: NamedNode | None = None, limit: int = 10,
-                        facts: ReadingFacts | None = None, rejected: Collection[str] | None = None
-                        ) -> list[ReadingSuggestion]:
+                        facts: ReadingFacts | None = None, rejected: Collection[str] | None = None,
+                        followed: Sequence[str] | None = None) -> list[ReadingSuggestion]:
     """The ``limit`` best papers to read next, with their evidence, a reason and the strongest
     evidence's sentence, from ``facts`` (default: the store, by SPARQL). Papers the reader
-    rejected (``rejected``, default read from the store) are never suggested."""
+    rejected (``rejected``, default read from the store) are never suggested; ``followed``
+    as :func:`seeds` takes it."""
     if facts is None:
         assert store is not None, "the facts come from the store"
         facts = SparqlReadingFacts(store)
@@ -384,7 +403,7 @@ def reading_suggestions(store: GraphStore | None, *, technique: NamedNode | None
 
         assert store is not None, "the rejections come from the store"
         rejected = set(read_rejected(store))
-    named = seeds(store, technique, facts=facts)
+    named = seeds(store, technique, facts=facts, followed=followed)
     if not named:
         return []
     if technique is None:  # Semantic Scholar's recommendations for the reader as a whole

@@ -425,7 +425,9 @@ def _row(c: Any, record: dict[str, Any]) -> list[Any]:
     for name, value in record.items():
         message = message.replace("{$" + name + "}", str(value)).replace("{?" + name + "}", str(value))
     value = record.get("value")
-    return [str(record["this"]), c.path, message, c.severity, None if value is None else str(value)]
+    # A SPARQL constraint may name the property it is about in ?path (SHACL's sh:resultPath).
+    path = str(record["path"]) if record.get("path") is not None else c.path
+    return [str(record["this"]), path, message, c.severity, None if value is None else str(value)]
 
 
 def _with_graphs(store: GraphStore, violations: Sequence[Violation]) -> list[Violation]:

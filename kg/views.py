@@ -49,6 +49,8 @@ def technique_card(store: GraphStore, technique: NamedNode, *, edges: list[Edge]
     if not rows:
         return {}
     card = rows[0]
+    card["mine"] = card.get("addedBy") is not None  # the reader's own (kg technique add)
+    card["amended"] = card.get("amendedBy") is not None  # with the reader's facts (kg technique edit)
     dims = {r["property"]: r["value"] for r in _records(kg.answer.run(store, "technique-dimensions", params))}
     card["dimensions"] = [
         (label, dims.get(prop.value)) for key, prop, label in DIMENSIONS if prop.value in dims
@@ -78,9 +80,10 @@ def _repo_stats(store: GraphStore, repository: str | None) -> dict[str, Any]:
 
 def basis_note(basis: str | None, *, brackets: bool = False) -> str:
     """How a lineage edge is known, where it is not simply stated by a source: "inferred"
-    (our reading; facts.md marks it so) or "added by you" (kg suggest accept); "" otherwise.
+    (our reading; facts.md marks it so) or "added by you" (kg suggest accept, kg technique);
+    "" otherwise.
     ``brackets``: as " (inferred)", to follow a name."""
-    note = {"inferred": "inferred", "accepted": "added by you"}.get(basis or "", "")
+    note = {"inferred": "inferred", "accepted": "added by you", "added": "added by you"}.get(basis or "", "")
     return f" ({note})" if note and brackets else note
 
 

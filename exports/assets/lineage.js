@@ -94,6 +94,8 @@
       legend.appendChild(el("span", "tkg-key-text", item[1]));
     });
     [[counts.accepted, "tkg-key-accepted", "added by you from citations"],
+     [counts.added, "tkg-key-accepted", "added by you (kg technique)"],
+     [counts.mine, "tkg-key-box", "yours: techniques you added"],
      [counts.suggested, "tkg-key-suggested", "suggested by citations (kg suggest lineage)"]].forEach(function (item) {
       if (!item[0]) return;
       legend.appendChild(el("span", "tkg-key " + item[1]));
@@ -195,7 +197,8 @@
       var heading = el("h2", "tkg-card-title", info.name);
       card.appendChild(heading);
       if (info.nameZh) card.appendChild(el("p", "tkg-zh", info.nameZh));
-      if (info.onPage === false) card.appendChild(el("p", "tkg-note", "Lineage-only parent: not on the comparison page."));
+      if (info.mine) card.appendChild(el("p", "tkg-note", "Yours: you added it (kg technique add)."));
+      else if (info.onPage === false) card.appendChild(el("p", "tkg-note", "Lineage-only parent: not on the comparison page."));
       if (info.summary) card.appendChild(el("p", "tkg-summary", info.summary));
 
       var facts = el("dl", "tkg-facts");

@@ -20,6 +20,7 @@ from ingest.zotero import (
 from ingest.zotero_sync.records import Merging
 from ingest.zotero_sync.state import WATCHED, Entry, GraphView, Remote, chunked, note_iri, plain, values_block
 from kg.graphs import CATALOG, READING, READING_LIST, ZOTERO
+from kg.notes import synced_notes
 from kg.reading import KNOWN_STATUSES
 from kg.vocab import (
     DCTERMS,
@@ -254,16 +255,9 @@ class Reading(Merging):
                     view.z_tags = view.z_tags | {str(plain(row["o"]))}
                 elif predicate == TKG.readingCategory and row["label"] is not None:
                     view.z_categories = view.z_categories | {str(plain(row["label"]))}
-            for row in self.store.select(
-                    f"""SELECT ?paper ?note ?body ?modified WHERE {{ {block} GRAPH {ZOTERO} {{
-                          ?note tkg:noteOf ?paper ; rdf:value ?body
-                          OPTIONAL {{ ?note dcterms:modified ?modified }} }} }}"""):
-                view = views[row["paper"].value]  # type: ignore[union-attr]
-                iri = row["note"].value  # type: ignore[union-attr]
-                view.z_notes[iri] = str(plain(row["body"]))
-                if row["modified"] is not None:
-                    moment = parse_time(str(plain(row["modified"])))
-                    if moment:
-                        view.z_note_modified[iri] = moment
+            # The graph's notes: Zotero's copies, with the reader's texts and deletions over them (kg.notes).
+            for value, notes in synced_notes(self.store, chunk).items():
+                view = views[value]
+                view.notes, view.z_notes, view.z_note_modified = notes, notes.shown, dict(notes.modified)
         for view in views.values():
             self._entry(view.paper).view = view

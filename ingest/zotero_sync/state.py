@@ -25,6 +25,7 @@ from ingest.zotero_merge import Conflict, Merged, Record
 from ingest.zotero_sync.report import SyncOptions, SyncReport
 from kg.graphs import CATALOG, PROVENANCE, READING, READING_LIST, ZOTERO, ZOTERO_SYNC
 from kg.iris import slugify
+from kg.notes import PaperNotes
 from kg.results import python_value
 from kg.store.base import GraphStore
 from kg.vocab import (
@@ -145,6 +146,8 @@ class GraphView:
     z_categories: frozenset[str] = frozenset()
     z_notes: dict[str, str] = field(default_factory=dict)
     z_note_modified: dict[str, dt.datetime] = field(default_factory=dict)
+    #: The graph's notes, the reader's own (reading graph) and Zotero's copies: z_notes shows them.
+    notes: PaperNotes | None = None
 
     @property
     def authored(self) -> dict[str, Any]:

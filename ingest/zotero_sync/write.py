@@ -35,6 +35,7 @@ from ingest.zotero_sync.state import (
 )
 from kg.graphs import READING, ZOTERO, ZOTERO_SYNC
 from kg.iris import org_iri, person_iri
+from kg.notes import settle as settle_notes
 from kg.reading import known_status_triples, status_change, status_removal
 from kg.readinglist import READING_SCHEME
 from kg.store.base import Activity, GraphStore, Transaction
@@ -129,6 +130,7 @@ class Writing(Reading):
                 at = self._zotero_stamps(entry).status or self.now
                 status_change(tx, paper, result.status, previous=graph_status, via="zotero", at=at,
                               first_seen=graph_status is None)
+        settle_notes(tx, paper, view.notes if view is not None else None, result.note_map, at=self.now)
         if had_z:
             self._drop_z(tx, paper)
         zotero_triples += self._z_block(entry, categories)

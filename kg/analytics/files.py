@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kg.errors import AnalyticsError
-from kg.graphs import ONTOLOGY, PROVENANCE, SOURCES, graph_name
+from kg.graphs import ONTOLOGY, OVERRIDING, PROVENANCE, SOURCES, graph_name
 
 if TYPE_CHECKING:
     import duckdb
@@ -164,12 +164,13 @@ class GraphState:
 
 
 def _priority(name: str) -> int:
-    """Where graphs disagree about a value, the lowest priority wins: TechKG's own graphs in
-    :data:`kg.graphs.SOURCES` order (the hand-edited catalog first), then any other graph,
-    in an order fixed by its name."""
+    """Where graphs disagree about a value, the lowest priority wins: the reader's own word
+    first (:data:`kg.graphs.OVERRIDING`: their date or dimension of a catalog technique
+    replaces the catalog's), then TechKG's own graphs in :data:`kg.graphs.SOURCES` order
+    (the hand-edited catalog first), then any other graph, in an order fixed by its name."""
     import zlib
 
-    order = list(SOURCES)
+    order = [*(graph_name(g) for g in OVERRIDING), *(n for n in SOURCES if SOURCES[n] not in OVERRIDING)]
     rank = order.index(name) if name in order else len(order)
     return rank * 1_000_000 + zlib.crc32(name.encode()) % 1_000_000
 

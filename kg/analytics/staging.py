@@ -121,6 +121,7 @@ PREDICATES: tuple[str, ...] = (
     "tkg:usesTechnique",
     "tkg:headlineResult",
     "tkg:headlineConditional",
+    "tkg:addedBy",
     *(prop.value.replace(NS["tkg"].base, "tkg:") for _key, prop, _label in DIMENSIONS),
     # lineage
     *(f"tkg:{relation}" for relation in LINEAGE_RELATIONS),

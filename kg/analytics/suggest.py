@@ -87,6 +87,8 @@ class Source:
     store: GraphStore | None = None
     #: The papers the reader rejected from kg suggest reading.
     rejected: frozenset[str] = frozenset()
+    #: The techniques the reader chose to follow (kg follow); None: they have not chosen.
+    follows: list[str] | None = None
 
     def close(self) -> None:
         if self.con is not None:
@@ -132,7 +134,7 @@ def from_memo(spec: str | None, technique: str | None) -> Source | None:
         return None
     return Source(con, f"answered from the DuckDB analytics tables (fresh) in {path}", memo["citations"],
                   _decisions(memo["decisions"]), memo["resolved"].get(technique) if technique else None,
-                  rejected=frozenset(memo.get("rejected", [])))
+                  rejected=frozenset(memo.get("rejected", [])), follows=memo.get("follows"))
 
 
 def from_store(store: GraphStore, spec: str | None, technique: str | None,
@@ -142,12 +144,14 @@ def from_store(store: GraphStore, spec: str | None, technique: str | None,
     current view before ``store`` was opened as a reader) is still current after."""
     from kg.citations import has_citations
     from kg.decisions import decisions
+    from kg.follows import chosen
     from kg.rejections import rejected
 
     node = resolve(store, technique) if technique and resolve is not None else None
     con, note = open_tables(store)
+    picked = chosen(store)
     source = Source(con, note, has_citations(store), decisions(store), node.value if node else None, store,
-                    frozenset(rejected(store)))
+                    frozenset(rejected(store)), sorted(picked) if picked is not None else None)
     folder = store_dir(spec)
     if con is None or view is None or folder is None or store.location != str(folder):
         return source
@@ -164,7 +168,7 @@ def from_store(store: GraphStore, spec: str | None, technique: str | None,
         resolved = {**resolved, technique: node.value}
     memo = {"store": str(folder), "view": view, "code": code_digest(), "analytics": _identity(path),
             "citations": source.citations, "decisions": [asdict(d) for d in source.decisions.values()],
-            "resolved": resolved, "rejected": sorted(source.rejected)}
+            "resolved": resolved, "rejected": sorted(source.rejected), "follows": source.follows}
     if current_view(folder) != view or memo["analytics"] is None:
         return source
     tmp = memo_path(path).with_name(f"{memo_path(path).name}.{os.getpid()}.tmp")

@@ -130,6 +130,7 @@ _TECHNIQUE = (
     ("primary_paper", "tkg:primaryPaper"),
     ("headline", "tkg:headlineResult"),
     ("conditional", "tkg:headlineConditional"),
+    ("added_by", "tkg:addedBy"),
 )
 _DERIVATION = (
     ("entity", "prov:entity"),
@@ -235,7 +236,8 @@ ORDER BY name, organisation""",
     ),
     Table(
         "techniques",
-        "Techniques with their category, date, people, paper and headline.",
+        "Techniques with their category, date, people, paper and headline; mine: one you added "
+        "(kg technique add). Where you gave your own value of a catalog technique's fact, it is yours.",
         f"""
 WITH {_pivot(["tkg:Technique"], "t", _TECHNIQUE)}
 SELECT t.t AS technique, coalesce(t.technique_id, kg_local(t.t)) AS technique_id, t.name,
@@ -243,7 +245,8 @@ SELECT t.t AS technique, coalesce(t.technique_id, kg_local(t.t)) AS technique_id
        coalesce(kg_bool(t.on_page), false) AS on_page, t.date,
        TRY_CAST(left(t.date, 4) AS INTEGER) AS year, t.date_note, t.summary,
        a.name AS first_author, o.name AS team, t.primary_paper, t.headline,
-       kg_bool(t.conditional) AS headline_conditional, t.source_graph, t.source_modified
+       kg_bool(t.conditional) AS headline_conditional, t.added_by IS NOT NULL AS mine, t.source_graph,
+       t.source_modified
 FROM t
 LEFT JOIN categories AS c ON c.category = t.broader
 LEFT JOIN authors AS a ON a.person = t.first_author_iri

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyoxigraph as ox
 
-from kg.graphs import PROVENANCE
+from kg.graphs import MY_TECHNIQUES, PROVENANCE, graph_name
 from kg.vocab import XSD
 
 if TYPE_CHECKING:
@@ -280,13 +280,13 @@ TWINS["lineage-nodes"] = Twin(
                  {_pick('skos:definition', 'def')}, {_pick('dcterms:date', 'dt')},
                  {_pick('tkg:headlineResult', 'h')}, {_pick('tkg:headlineConditional', 'c')},
                  {_pick('tkg:primaryPaper', 'p')}, {_pick('tkg:repository', 'repo')},
-                 {_pick('tkg:onComparisonPage', 'on')},
+                 {_pick('tkg:onComparisonPage', 'on')}, {_pick('tkg:addedBy', 'ab')},
                  arg_min({{'o': o, 'd': d}}, (priority, o, d)) FILTER (WHERE k = 'skos:prefLabel' AND d = '@en') AS n,
                  string_agg(DISTINCT o, ', ' ORDER BY o) FILTER (WHERE k = 'skos:altLabel') AS aliases,
                  {_same_language("k = 'skos:altLabel'")} AS aliases__d
           FROM f WHERE k IN ('skos:notation', 'skos:prefLabel@zh', 'skos:definition', 'dcterms:date',
                              'tkg:headlineResult', 'tkg:headlineConditional', 'tkg:primaryPaper', 'tkg:repository',
-                             'tkg:onComparisonPage', 'skos:prefLabel', 'skos:altLabel')
+                             'tkg:onComparisonPage', 'skos:prefLabel', 'skos:altLabel', 'tkg:addedBy')
           GROUP BY s),
   broader AS (SELECT DISTINCT s, o AS category FROM f WHERE k = 'skos:broader'),
   cats AS (SELECT s, {_pick('skos:notation', 'cid')}, {_pick('tkg:position', 'cpos')},
@@ -310,7 +310,8 @@ SELECT one.s AS technique, one.i.o AS id, one.i.d AS id__d, one.n.o AS name, one
        cats.cpos.o AS categoryPosition, cats.cpos.d AS categoryPosition__d, one.on.o AS onPage,
        one.on.d AS onPage__d, one.def.o AS summary, one.def.d AS summary__d, one.dt.o AS date, one.dt.d AS date__d,
        people.who AS people, orgs.organisations, orgs.organisations__d, one.h.o AS headline, one.h.d AS headline__d,
-       one.c.o AS conditional, one.c.d AS conditional__d, one.p.o AS paper, one.repo.o AS repository, stars.stars
+       one.c.o AS conditional, one.c.d AS conditional__d, one.p.o AS paper, one.repo.o AS repository, stars.stars,
+       one.ab.o AS addedBy
 FROM one JOIN broader AS b ON b.s = one.s JOIN cats ON cats.s = b.category
 LEFT JOIN people ON people.s = one.s LEFT JOIN orgs ON orgs.s = one.s LEFT JOIN stars ON stars.s = one.s
 WHERE one.i IS NOT NULL AND one.n IS NOT NULL AND one.on IS NOT NULL
@@ -318,7 +319,7 @@ WHERE one.i IS NOT NULL AND one.n IS NOT NULL AND one.on IS NOT NULL
     {"technique": "iri", "id": "term", "name": "term", "nameZh": "term", "aliases": "term", "category": "iri",
      "categoryId": "term", "categoryLabel": "term", "categoryPosition": "term", "onPage": "term",
      "summary": "term", "date": "term", "people": "string", "organisations": "term", "headline": "term",
-     "conditional": "term", "paper": "iri", "repository": "iri", "stars": "integer"},
+     "conditional": "term", "paper": "iri", "repository": "iri", "stars": "integer", "addedBy": "iri"},
 )
 
 
@@ -363,6 +364,8 @@ _DATED = f"""WITH dated AS (
     UNION ALL SELECT DISTINCT d.s, d.o, d.o || substr('0000-01-01', length(d.o) + 1), 'technique dated'
     FROM staging.facts AS d SEMI JOIN (SELECT s FROM staging.facts WHERE k = 'a:tkg:Technique') AS t ON t.s = d.s
     WHERE d.k = 'dcterms:date' AND {_page("d.s")}
+      AND NOT EXISTS (SELECT 1 FROM staging.ranked AS m WHERE m.s = d.s AND m.k = 'dcterms:date'
+                      AND m.graph_name = '{graph_name(MY_TECHNIQUES)}' AND m.o <> d.o)  -- the reader's date wins
     UNION ALL SELECT DISTINCT s, o, o, 'repository pushed' FROM staging.facts
     WHERE k = 'tkg:pushedAt' AND {_page("s")}),
   items AS (SELECT DISTINCT item FROM dated),

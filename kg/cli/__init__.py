@@ -149,7 +149,7 @@ def _main(
 #: (with the modules that add commands to it: kg.cli.sync adds kg ingest zotero).
 _GROUPS = {
     "import": "kg.cli.importing",
-    "reading": "kg.cli.reading",
+    "reading": "kg.cli.reading kg.cli.notes",  # kg reading note (#29)
     "ingest": "kg.cli.ingest kg.cli.sync",
     "sync": "kg.cli.sync",  # kg sync zotero, kg ingest zotero (#4)
     "export": "kg.cli.export",
@@ -157,6 +157,7 @@ _GROUPS = {
     "kernels": "kg.cli.kernels",  # kg kernels (#8)
     "graph": "kg.cli.graph",  # kg graph list/drop (#13)
     "suggest": "kg.cli.suggest",  # kg suggest (#17)
+    "technique": "kg.cli.technique",  # kg technique add/edit/remove/list/export/import (#29)
 }
 #: The modules whose ``register(app)`` adds plain commands, and the commands each adds,
 #: loaded only when one of them is used (a test checks the names against the modules).
@@ -167,6 +168,7 @@ _COMMANDS = {
     "kg.cli.search": ("search",),  # kg search (#33)
     "kg.cli.news": ("news",),  # kg news (#33)
     "kg.cli.refresh": ("refresh",),  # kg refresh (#33)
+    "kg.cli.follow": ("follow", "unfollow", "following"),  # (#29)
 }
 #: The order ``kg --help`` lists them in, after the commands of kg.cli.core.
 _ORDER = (*(name for names in _COMMANDS.values() for name in names), *_GROUPS)

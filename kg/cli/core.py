@@ -199,7 +199,8 @@ def _validation_error(violations: list[Any]) -> Exception:
     if imports:
         hints.append(f"fix or drop the imported graphs ({', '.join(imports)}): kg graph drop NAME")
     if any(k is GraphKind.user for k in kinds.values()):
-        hints.append("your own graphs hold the facts in question: change them with kg reading set, or kg undo")
+        hints.append("your own graphs hold the facts in question: change them with kg reading set, kg technique "
+                     "edit or kg unfollow, or kg undo")
     others = [g for g, k in kinds.items() if k in (GraphKind.source, None) and not g.startswith("import/")]
     if others:
         hints.append(f"refresh the sources ({', '.join(others)}) with kg ingest")
@@ -329,8 +330,13 @@ def _print_card(card: dict[str, Any]) -> None:
     head.add_row("Suits", e(card.get("suits")))
     head.add_row("Availability", e(card.get("availability")))
     head.add_row("Kernel", e(card.get("kernel")))
-    if not card.get("onPage"):
+    if card.get("mine"):
+        head.add_row("", "[dim]Yours: you added it (kg technique add); not on the comparison page.[/]")
+    elif not card.get("onPage"):
         head.add_row("", "[dim]Lineage-only parent: not on the comparison page.[/]")
+    if card.get("amended"):
+        head.add_row("", "[dim]With your facts (kg technique edit): where the catalog has one value, yours is "
+                         "shown; kg provenance shows both.[/]")
     title = card["name"] + (f"  {card['nameZh']}" if card.get("nameZh") else "")
     out.print(Panel(head, title=f"[bold]{escape(title)}[/]", expand=True))
     if card.get("summary"):
@@ -376,7 +382,7 @@ def lineage(
     def as_dict(n: LineageNode) -> dict[str, Any]:
         out = {"iri": n.iri, "name": n.name, "relation": n.relation, "basis": n.basis,
                "children": [as_dict(c) for c in n.children]}
-        if n.basis == "accepted":  # added by the reader (kg suggest accept), with its evidence
+        if n.basis in ("accepted", "added"):  # added by the reader (kg suggest accept, kg technique)
             out.update(note=n.note)
         return out
 

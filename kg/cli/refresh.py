@@ -74,9 +74,9 @@ def _followed_ids(store: GraphStore) -> list[str]:
     """Ids Semantic Scholar takes for the primary papers of the techniques followed."""
     from pyoxigraph import NamedNode
 
-    from kg.followed import followed  # STAND-IN for kg.follows.followed (#29)
+    from kg.follows import followed
 
-    techniques = [NamedNode(t) for t, _inferred in followed(store)]
+    techniques = [NamedNode(t) for t in followed(store).iris]
     if not techniques:
         return []
     rows = store.select("""SELECT DISTINCT ?p (SAMPLE(?a) AS ?arxiv) (SAMPLE(?d) AS ?doi) WHERE {

@@ -271,8 +271,8 @@ def _reading_rows(found: list[Any]) -> list[dict[str, Any]]:
 def reading(
     ctx: typer.Context,
     technique: Annotated[Optional[str], typer.Option(  # noqa: UP045
-        "--technique", "-t", help="Only evidence towards this technique (default: every technique you follow "
-                                  "and the papers you read).", show_default=False)] = None,
+        "--technique", "-t", help="Only evidence towards this technique (default: every technique you follow, "
+                                  "as kg following lists them, and the papers you read).", show_default=False)] = None,
     limit: Annotated[int, typer.Option("--limit", "-n", min=1, max=500, help="How many papers.")] = 10,
     add: Annotated[bool, typer.Option("--add", help="Put the papers shown on the reading list as to-read.")] = False,
     fmt: FormatOpt = Format.table,
@@ -297,7 +297,7 @@ def reading(
     try:
         found = reading_suggestions(source.store, technique=node, limit=limit,
                                     facts=DuckDBReadingFacts(source.con) if source.con else None,
-                                    rejected=source.rejected)
+                                    rejected=source.rejected, followed=source.follows)
     finally:
         source.close()
     _details(found, source)
@@ -309,6 +309,7 @@ def reading(
         keep_index_current(state().store(), papers=added, graphs=[READING])
     if fmt is Format.json:
         emit_json({"technique": node.value if node else None, "added": added,
+                   "followed": "chosen" if source.follows is not None else "inferred",
                    "suggestions": [s.as_dict() for s in found]})
         return
     rows = _reading_rows(found)
@@ -330,6 +331,10 @@ def reading(
     if add:
         out.print(f"[green]{len(added)} paper(s) put on the reading list as to-read[/]"
                   + (f" ({len(found) - len(added)} were on it already)" if len(found) > len(added) else ""))
+    if node is None:
+        out.print("[dim]" + ("Towards the techniques you follow (kg following)." if source.follows is not None else
+                             "Towards the techniques you follow, as inferred from your reading (kg follow chooses)."
+                             ) + "[/]")
     if not source.citations:
         out.print(f"[yellow]{escape(_NO_CITATIONS)}[/]")
 

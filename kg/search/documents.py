@@ -10,7 +10,8 @@ the JSON the index takes (:mod:`kg.search.schema`), absent values left out:
   its citation count, and whether it is the reader's own (on the reading list, with a note,
   or written by the reader into a graph of their own);
 - a technique: its English name, aliases, Chinese name and id, its description, category,
-  date, and whether it is the reader's own (followed, or from a graph of the reader's own).
+  date (the reader's description and date where they gave their own: kg technique edit),
+  and whether it is the reader's own (followed, or from a graph of the reader's own).
 
 Every document also lists the graphs its facts came from, so that a graph that changed
 can be followed to the documents that may have changed with it.
@@ -24,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
+from kg.graphs import OVERRIDING
 from kg.search.facts import DOCUMENT, LINKS, PREDICATES, SCHEMA, TECHNIQUE
 
 if TYPE_CHECKING:
@@ -33,6 +35,14 @@ if TYPE_CHECKING:
 __all__ = ["documents", "load"]
 
 _LINK_KEYS = ", ".join(f"'tkg:{name}'" for name in LINKS)
+#: The graphs whose value of a single-valued fact wins (the reader's date or summary of a
+#: catalog technique replaces the catalog's, as in every view: :data:`kg.graphs.OVERRIDING`).
+_OVERRIDING = ", ".join(f"'{g.value}'" for g in OVERRIDING)
+
+
+def _one(where: str) -> str:
+    """The value of a single-valued fact: the overriding graphs' (the reader's), else the least."""
+    return f"coalesce(min(f.o) FILTER (WHERE {where} AND f.g IN ({_OVERRIDING})), min(f.o) FILTER (WHERE {where}))"
 
 
 def load(batches: Iterable[pa.RecordBatch]) -> duckdb.DuckDBPyConnection:
@@ -112,10 +122,10 @@ WITH own AS (
                                                           'skos:prefLabel@zh')) AS alt,
     min(f.o) FILTER (WHERE f.k = 'skos:notation') AS notation,
     min(f.o) FILTER (WHERE f.k = 'dcterms:abstract') AS abstract,
-    min(f.o) FILTER (WHERE f.k = 'skos:definition') AS definition,
+    {_one("f.k = 'skos:definition'")} AS definition,
     min(f.o) FILTER (WHERE f.k = 'tkg:tldr') AS tldr,
     list(f.o) FILTER (WHERE f.k IN ('note', 'tkg:whyItMatters')) AS notes,
-    min(f.o) FILTER (WHERE f.k IN ('dcterms:issued', 'dcterms:date')) AS issued,
+    {_one("f.k IN ('dcterms:issued', 'dcterms:date')")} AS issued,
     min(f.o) FILTER (WHERE f.k = 'tkg:venue') AS venue,
     min(f.o) FILTER (WHERE f.k = 'tkg:arxivId') AS arxiv,
     min(f.o) FILTER (WHERE f.k = 'bibo:doi') AS doi,

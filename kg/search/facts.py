@@ -16,7 +16,9 @@ Two ways in, as the analytics build reads the store (see :mod:`kg.analytics.stag
   SPARQL with the subjects bound, never a scan.
 
 The notes (``?note tkg:noteOf ?paper ; rdf:value ?text``) come as rows of the paper with
-the key ``note``, so that a note counts as the paper's own text, from whichever graph holds it.
+the key ``note``, so that a note counts as the paper's own text, from whichever graph holds it;
+where the reader edited or deleted a note (:mod:`kg.notes`), their text replaces the copy's
+(:func:`kg.reading.prefer_reading`).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from typing import TYPE_CHECKING
 import pyoxigraph as ox
 
 from kg.graphs import ONTOLOGY, PROVENANCE
+from kg.reading import prefer_reading
 from kg.vocab import BIBO, DCTERMS, FOAF, RDF, SKOS, TKG
 
 if TYPE_CHECKING:
@@ -59,7 +62,8 @@ PREDICATES: dict[str, ox.NamedNode] = {
     **{f"tkg:{name}": TKG[name] for name in LINKS},
 }
 _KINDS = {DOCUMENT, TECHNIQUE}
-_NOTES = """SELECT ?g ?s ?o WHERE { GRAPH ?g { ?n tkg:noteOf ?s ; rdf:value ?o } }"""
+#: The notes as the reader sees them: their own text where they edited one, none they deleted.
+_NOTES = f"SELECT ?g ?s ?o WHERE {{ GRAPH ?g {{ ?n tkg:noteOf ?s ; rdf:value ?o }} {prefer_reading('?n', '?o')} }}"
 Progress = Callable[[int, int], None]
 
 
@@ -192,8 +196,7 @@ def facts_of(store: GraphStore, subjects: Iterable[str]) -> Iterator[pa.RecordBa
         # subjects' every triple in every graph, seconds where the filter takes milliseconds.
         rows = list(_rows(store, f"SELECT ?g ?s ?p ?o WHERE {{ GRAPH ?g {{ ?s ?p ?o FILTER(?p IN ({wanted})) }} }}",
                           bindings=bound))
-        rows += _rows(store, "SELECT ?g ?s ?o WHERE { GRAPH ?g { ?n tkg:noteOf ?s ; rdf:value ?o } }", "note",
-                      bindings=bound)
+        rows += _rows(store, _NOTES, "note", bindings=bound)
         rows += _rows(store, "SELECT ?g ?s ?o WHERE { GRAPH ?g { ?s tkg:primaryPaper ?o } }", "tkg:primaryPaper",
                       bindings={"o": chunk})
         rows += _rows(store, "SELECT ?g ?s ?o WHERE { GRAPH ?g { ?s tkg:follows ?o } }", "tkg:follows",

@@ -323,6 +323,7 @@ class Transaction:
         self._sources: dict[ox.NamedNode, list[str]] = {}
         self._dropped: list[ox.NamedNode] = []
         self._replaced_user: set[ox.NamedNode] = set()
+        self._snapshot_first = False
         self.unchanged: list[ox.NamedNode] = []
         self._after: list[str] = []
         self.committed = False
@@ -370,6 +371,12 @@ class Transaction:
             self._replaced_user.add(graph)
         return True
 
+    def snapshot_first(self) -> None:
+        """Keep a snapshot of the user's graphs before this transaction commits, as a
+        replacement of one does, so that ``kg undo`` takes back even a small change to
+        them (a note, say)."""
+        self._snapshot_first = True
+
     def insert(self, graph: ox.NamedNode, triples: Iterable[ox.Triple]) -> None:
         content = list(triples)
         if content:
@@ -414,7 +421,7 @@ class Transaction:
         ops += self._after
         graphs: dict[ox.NamedNode, int | None] = {
             **{g: n for g, (_, n) in touched.items()}, **dict.fromkeys(self._dropped, 0), PROVENANCE: None}
-        if not self._replaced_user or not any(self.store.count(g) for g in USER_GRAPHS):
+        if not (self._replaced_user or self._snapshot_first) or not any(self.store.count(g) for g in USER_GRAPHS):
             self.store.commit_operations(ops, graphs)  # nothing of the user's to lose: no snapshot
             return
         from kg.store.snapshots import kept_before

@@ -1,6 +1,6 @@
 """``kg news``: the papers new since the last look that are linked to the techniques one
-follows, through the real ``kg`` script on a store on disk. The follows and the links are
-written as the agreed triples (#28's links, #29's follows) directly into their graphs."""
+follows, through the real ``kg`` script on a store on disk. The links are written as the
+agreed triples (#28's links) directly into their graph; the follows through kg.follows."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from pathlib import Path
 import pyoxigraph as ox
 import pytest
 
+from kg.follows import follow as kg_follow
 from kg.graphs import graph_iri
 from kg.iris import technique_iri
 from kg.store.base import Activity
@@ -66,9 +67,8 @@ def write_news(store_path: Path, *, follow: bool = True) -> None:
     with OxigraphStore(store_path) as store:
         with store.transaction(Activity("test links")) as tx:
             tx.insert(graph_iri("links"), links + reified)
-            if follow:
-                tx.insert(graph_iri("follows"), [ox.Triple(TKG.reader, TKG.follows, GDN),
-                                                 ox.Triple(TKG.reader, TKG.follows, MLA)])
+        if follow:
+            kg_follow(store, [GDN, MLA])
 
 
 @pytest.fixture

@@ -8,18 +8,15 @@ import json
 import socket
 from pathlib import Path
 
-import pyoxigraph as ox
-
-from kg.graphs import CITATIONS, GITHUB, graph_iri
+from kg.follows import follow as kg_follow
+from kg.graphs import CITATIONS, GITHUB
 from kg.iris import technique_iri
-from kg.store.base import Activity
 from kg.store.embedded import OxigraphStore
-from kg.vocab import TKG
 
 
 def follow(store_path: Path, *techniques: str) -> None:
-    with OxigraphStore(store_path) as store, store.transaction(Activity("kg follow")) as tx:
-        tx.insert(graph_iri("follows"), [ox.Triple(TKG.reader, TKG.follows, technique_iri(t)) for t in techniques])
+    with OxigraphStore(store_path) as store:
+        kg_follow(store, [technique_iri(t) for t in techniques])
 
 
 def closed_port() -> int:

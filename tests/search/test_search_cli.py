@@ -11,11 +11,12 @@ from pathlib import Path
 import pyoxigraph as ox
 import pytest
 
+from kg.follows import follow
 from kg.graphs import graph_iri
 from kg.search import freshness, index_root, update_index
 from kg.store.base import Activity
 from kg.store.embedded import OxigraphStore
-from kg.vocab import BIBO, DCTERMS, RDF, TKG, text
+from kg.vocab import BIBO, DCTERMS, RDF, text
 
 GDN_PAPER = "https://arxiv.org/abs/2412.06464"
 
@@ -112,16 +113,40 @@ def test_a_write_that_did_not_say_is_caught_up_by_the_next_search(kg_cli, built_
 
 def test_notes_are_searched_and_are_the_readers_own(kg_cli, built_store_path) -> None:
     kg_cli("search", "gpipe", store=built_store_path, check=True)
-    note = ox.NamedNode("https://w3id.org/techkg/id/note/search-test")
-    with OxigraphStore(built_store_path) as store:
-        with store.transaction(Activity("kg reading note")) as tx:
-            tx.insert(graph_iri("notes"), [
-                ox.Triple(note, RDF.type, TKG.Note), ox.Triple(note, TKG.noteOf, ox.NamedNode(GDN_PAPER)),
-                ox.Triple(note, RDF.value, text("Compare the decay with Mamba2 on the quokka benchmark", None))])
-        report = update_index(store, papers=[GDN_PAPER], graphs=[graph_iri("notes")])
-        assert report.mode == "updated" and report.written == 1
+
+    def fresh() -> bool:
+        with OxigraphStore.open_reader(built_store_path) as store:
+            return freshness(store).state == "fresh"
+
+    kg_cli("reading", "note", GDN_PAPER, "Compare the decay with Mamba2 on the quokka benchmark",
+           store=built_store_path, check=True)
+    assert fresh()  # kg reading note kept the index current: nothing left for the next search
     found = hits(kg_cli, built_store_path, "quokka", "--mine")
     assert iris(found) == [GDN_PAPER] and found["hits"][0]["snippet"].count("«quokka»") == 1
+    # An edit replaces the text the paper is found by; a deletion takes it away.
+    kg_cli("reading", "note", GDN_PAPER, "Compare the decay on the wombat benchmark", "--edit",
+           store=built_store_path, check=True)
+    assert fresh()
+    assert not iris(hits(kg_cli, built_store_path, "quokka"))
+    assert iris(hits(kg_cli, built_store_path, "wombat", "--mine")) == [GDN_PAPER]
+    kg_cli("reading", "note", GDN_PAPER, "--delete", "--yes", store=built_store_path, check=True)
+    assert fresh()
+    assert not iris(hits(kg_cli, built_store_path, "wombat"))
+
+
+def test_kg_follow_and_unfollow_keep_the_readers_own_techniques_current(kg_cli, built_store_path) -> None:
+    kg_cli("search", "gpipe", store=built_store_path, check=True)
+    gdn = "https://w3id.org/techkg/id/technique/gated-deltanet"
+
+    def mine() -> list[str]:
+        with OxigraphStore.open_reader(built_store_path) as store:
+            assert freshness(store).state == "fresh"  # the command kept the index current itself
+        return iris(hits(kg_cli, built_store_path, "", "--mine", "--kind", "technique", "-n", "100"))
+
+    kg_cli("follow", "Gated DeltaNet", store=built_store_path, check=True)
+    assert gdn in mine()
+    kg_cli("unfollow", "Gated DeltaNet", store=built_store_path, check=True)
+    assert gdn not in mine()
 
 
 def test_losing_the_index_loses_nothing(kg_cli, built_store_path) -> None:
@@ -159,8 +184,7 @@ def test_a_followed_technique_is_the_readers_own(kg_cli, built_store_path) -> No
     gdn = "https://w3id.org/techkg/id/technique/gated-deltanet"
     assert gdn not in iris(hits(kg_cli, built_store_path, "", "--mine", "--kind", "technique", "-n", "100"))
     with OxigraphStore(built_store_path) as store:
-        with store.transaction(Activity("kg follow")) as tx:
-            tx.insert(graph_iri("follows"), [ox.Triple(TKG.reader, TKG.follows, ox.NamedNode(gdn))])
+        follow(store, [ox.NamedNode(gdn)])  # the core's write, which tells the index nothing
     # No write said what changed: the next search follows the changed graph to its documents.
     assert gdn in iris(hits(kg_cli, built_store_path, "", "--mine", "--kind", "technique", "-n", "100"))
 

@@ -4,7 +4,8 @@
  *   pickers suggest techniques as one types (/compare/choices);
  * - a reading-status change is saved in place (POST /reading/status) and the progress
  *   bars follow;
- * - copy buttons; bar widths from data-w (the page's CSP allows no inline styles).
+ * - copy buttons; bar widths from data-w (the page's CSP allows no inline styles);
+ * - deleting a note asks first.
  * Text from the graph only ever reaches the page through textContent.
  */
 (function () {
@@ -228,6 +229,13 @@
     selection.removeAllRanges();
     selection.addRange(range);
   }
+
+  // -- notes: deleting one asks first (kg undo brings it back) ---------------------------
+  all("button.delete-note").forEach(function (button) {
+    button.addEventListener("click", function (event) {
+      if (!window.confirm("Delete this note? kg undo brings it back.")) event.preventDefault();
+    });
+  });
 
   widths(document);
 })();

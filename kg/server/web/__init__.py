@@ -23,6 +23,9 @@ a CDN):
 - ``/search``: full-text search with facets (the box at the top of every page); ``/news``:
   what is new in the techniques followed (``POST /news/seen`` marks it seen), and its Atom
   feeds ``/feeds/news.atom`` and ``/feeds/technique/{id}.atom``; from :mod:`kg.server.web.discover`.
+- the reader's own writes (:mod:`kg.server.web.mine`): ``/techniques/new`` and
+  ``/techniques/{id}/edit`` (a technique of their own, their facts on any), ``POST /follows``
+  (the follow toggle of a technique's page), ``POST /reading/note`` (a paper's note).
 
 Every page reads the graph through the named queries or the store interface, in the
 server's worker threads. Writes are guarded by :mod:`kg.server.web.guard`.
@@ -39,6 +42,7 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from kg.server.web.discover import Discovery
+from kg.server.web.mine import MyPages
 from kg.server.web.pages import Workbench, static_dir
 
 __all__ = ["Workbench", "workbench_routes"]
@@ -49,6 +53,7 @@ def workbench_routes() -> list[BaseRoute]:
     bench = Workbench()
     h = bench.handlers()
     d = Discovery(bench).handlers()
+    mine = MyPages(bench).handlers()
     return [
         Route("/search", d["search"], methods=["GET"], name="wb_search"),
         Route("/news", d["news"], methods=["GET"], name="wb_news"),
@@ -57,6 +62,10 @@ def workbench_routes() -> list[BaseRoute]:
         Route("/feeds/technique/{id}.atom", d["feed"], methods=["GET"], name="wb_feed_technique"),
         Route("/", h["techniques"], methods=["GET"], name="wb_techniques"),
         Route("/techniques", h["techniques"], methods=["GET"], name="wb_techniques_list"),
+        Route("/techniques/new", mine["new_technique"], methods=["GET", "POST"], name="wb_technique_new"),
+        Route("/techniques/{id}/edit", mine["edit_technique"], methods=["GET", "POST"], name="wb_technique_edit"),
+        Route("/follows", mine["follow"], methods=["POST"], name="wb_follow"),
+        Route("/reading/note", mine["note"], methods=["POST"], name="wb_note"),
         Route("/techniques/{id}", h["technique"], methods=["GET"], name="wb_technique"),
         Route("/compare", h["compare"], methods=["GET"], name="wb_compare"),
         Route("/compare/choices", h["compare_choices"], methods=["GET"], name="wb_compare_choices"),

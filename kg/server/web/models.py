@@ -17,6 +17,7 @@ import kg.answer
 from kg.counts import UNCATEGORISED
 from kg.graphs import PROVENANCE, READING, graph_name
 from kg.iris import status_iri
+from kg.owntech.overrides import mine_first
 from kg.reading import KNOWN_STATUSES, reading_index, reading_rows
 from kg.resolve import Resolver, technique_names
 from kg.results import Solutions
@@ -59,11 +60,12 @@ STATUS_LABELS: dict[str, str] = dict(KNOWN_STATUSES)
 
 _READ = status_iri("read")
 #: Every technique's card, without its paper counts (:data:`_PAPER_COUNTS`). ``$ONLY``
-#: becomes a pattern that narrows it to the comparison page's techniques.
+#: becomes a pattern that narrows it to the comparison page's techniques (and the reader's
+#: own); where the reader gave their own value of a fact, it replaces the catalog's.
 _CARDS = """
 SELECT ?technique ?id ?name ?nameZh ?categoryId ?categoryLabel ?categoryPosition ?onPage
        ?firstAuthor ?team ?organisations ?aliases ?date ?headline ?conditional ?conditions
-       ?suits ?availability
+       ?suits ?availability ?addedBy
 WHERE {
   $ONLY
   ?technique a tkg:Technique ; skos:notation ?id ; skos:prefLabel ?name ; skos:broader ?category ;
@@ -82,14 +84,14 @@ WHERE {
     SELECT ?technique (GROUP_CONCAT(DISTINCT ?alias; separator="\\n") AS ?aliases)
     WHERE { ?technique skos:altLabel ?alias } GROUP BY ?technique
   }
-  OPTIONAL { ?technique dcterms:date ?date }
-  OPTIONAL { ?technique tkg:headlineResult ?headline }
-  OPTIONAL { ?technique tkg:headlineConditional ?conditional }
-  OPTIONAL { ?technique tkg:headlineConditions ?conditions }
-  OPTIONAL { ?technique tkg:suitedFor ?suits }
-  OPTIONAL { ?technique tkg:availability ?availability }
+  $SINGLE
+  OPTIONAL { ?technique tkg:addedBy ?addedBy }
 }
 ORDER BY ?categoryPosition ?name"""
+_MINE, _ANY, _BINDS = mine_first("?technique", {
+    "date": "dcterms:date", "headline": "tkg:headlineResult", "conditional": "tkg:headlineConditional",
+    "conditions": "tkg:headlineConditions", "suits": "tkg:suitedFor", "availability": "tkg:availability"})
+_CARDS = _CARDS.replace("$SINGLE", "\n  ".join([*_ANY, _MINE, *_BINDS]))  # the reader's values last: cheaper
 
 #: The papers behind each technique (VALUES-bound to the cards shown: a large store links
 #: hundreds of thousands of papers, and a page counts only those of its own cards).
@@ -187,11 +189,13 @@ CARDS_PER_PAGE = 120
 
 def technique_cards(store: GraphStore, *, lineage_only: bool = True, counts: bool = True) -> list[dict[str, Any]]:
     """Every technique as a card: names, category, people, headline, fit, kernel and
-    reading; without ``lineage_only``, only the techniques of the comparison page. Without
+    reading; without ``lineage_only``, only the techniques of the comparison page and the
+    reader's own (``mine``). Without
     ``counts``, the papers and reading badge are left out: :func:`count_papers` adds
     them to the cards a page shows."""
     cards: dict[str, dict[str, Any]] = {}
-    query = _CARDS.replace("$ONLY", "" if lineage_only else "?technique tkg:onComparisonPage true .")
+    query = _CARDS.replace("$ONLY", "" if lineage_only else
+                           "{ ?technique tkg:onComparisonPage true } UNION { ?technique tkg:addedBy tkg:reader }")
     rows = _records(store.query(query))
     kernels = kernel_status(store, None if lineage_only else sorted({NamedNode(r["technique"]) for r in rows},
                                                                     key=lambda n: n.value))
@@ -212,6 +216,7 @@ def technique_cards(store: GraphStore, *, lineage_only: bool = True, counts: boo
             "conditional": bool(row["conditional"]), "conditions": row["conditions"] or "",
             "suits": row["suits"] or "", "availability": row["availability"] or "",
             "kernel": kernel, "kernelBadge": text, "kernelStyle": style, "kernelTitle": title,
+            "mine": bool(row["addedBy"]),
         }
     found = list(cards.values())
     return count_papers(store, found) if counts else found
@@ -357,6 +362,12 @@ class CardFilters:
         return bool(self.q or self.category or self.organisation or self.year or self.kernel)
 
 
+def shown_by_default(card: Mapping[str, Any]) -> bool:
+    """Whether the Techniques page lists a card without "all": the comparison page's
+    techniques and the reader's own."""
+    return bool(card["onPage"] or card.get("mine"))
+
+
 def _matches(card: dict[str, Any], needle: str) -> bool:
     names = [card["name"], card["id"], card["nameZh"] or "", *card["aliases"]]
     return any(needle in fold(name) for name in names)
@@ -368,7 +379,7 @@ def filter_cards(cards: Iterable[dict[str, Any]], filters: CardFilters) -> list[
     kernels = KERNEL_FILTERS.get(filters.kernel, (filters.kernel,))
     out = []
     for card in cards:
-        if not filters.all and not card["onPage"]:
+        if not filters.all and not shown_by_default(card):
             continue
         if filters.category and card["category"] != filters.category:
             continue
@@ -387,7 +398,7 @@ def filter_cards(cards: Iterable[dict[str, Any]], filters: CardFilters) -> list[
 def facets(cards: Iterable[dict[str, Any]], *,
            include_lineage_only: bool = False) -> dict[str, list[tuple[str, str, int]]]:
     """The choices of each filter, as (value, label, count), from every card."""
-    cards = [c for c in cards if include_lineage_only or c["onPage"]]
+    cards = [c for c in cards if include_lineage_only or shown_by_default(c)]
     categories: dict[str, tuple[str, int, int]] = {}
     for c in cards:
         label, position, n = categories.get(c["category"], (c["categoryLabel"], c["categoryPosition"], 0))

@@ -36,6 +36,7 @@ from kg.server.errors import without_paths
 from kg.server.sparql import EndpointError, QueryRunner
 from kg.server.web import models
 from kg.server.web.guard import COOKIE, CSRF_COOKIE, WriteDenied, WriteGuard
+from kg.server.web.mymodels import follow_state, with_notes
 from kg.store.base import GraphStore
 from kg.wording import counted
 
@@ -368,7 +369,7 @@ class Workbench:
         cards = await self.call(request, self.kept_catalog, store, (filters.all,), models.technique_cards, store,
                                 lineage_only=filters.all, counts=False)
         matched = models.filter_cards(cards, filters)
-        total = sum(1 for c in cards if filters.all or c["onPage"])
+        total = sum(1 for c in cards if filters.all or models.shown_by_default(c))
         pages = max(1, -(-len(matched) // models.CARDS_PER_PAGE))
         asked = request.query_params.get("page", "1")
         number = min(int(asked), pages) if asked.isdigit() and int(asked) > 0 else 1
@@ -402,8 +403,10 @@ class Workbench:
             return models.technique_page(store, node, edges=edges, names=names)
 
         data = await self.call(request, self.kept_catalog, store, (node.value,), page)
-        if data:  # the statuses of its papers as they are now
+        if data:  # the statuses of its papers as they are now, and whether the reader follows it
             data = await self.call(request, self.kept, store, ("page", node.value), models.with_statuses, store, data)
+            data = {**data, "follow": await self.call(request, self.kept, store, ("follow", node.value),
+                                                      follow_state, store, node)}
         if not data:
             raise NotFoundError(f"no technique is called {ident!r}")
         if data["card"]["id"] != ident:
@@ -568,6 +571,7 @@ class Workbench:
         store = self.store(request)
         data = await self.call(request, self.kept, store, (status, category), models.reading_page, store,
                                status=status, category=category, kept=self._overviews)
+        data = await self.call(request, self.kept, store, ("notes", status, category), with_notes, store, data)
         return self.render(request, "reading.html", title="Reading list", data=data, status=status,
                            category=category)
 
@@ -698,14 +702,18 @@ def _lineage_now(store: GraphStore, view: tuple[dict[str, Any], dict[str, list[s
     return {**data, "cards": {t: card(t, c) for t, c in data["cards"].items()}}
 
 
-def _keep_index(store: GraphStore, papers: list[str]) -> None:
-    """The search index after a status change (see :func:`kg.search.update_index`); the
-    change stands whatever happens here, and the next search catches up."""
+def _keep_index(store: GraphStore, papers: list[str], *, techniques: list[str] | None = None,
+                graphs: list[NamedNode] | None = None, reading: bool = True) -> None:
+    """The search index after a write of the workbench (a status, a note: the ``reading``
+    graph; a technique of the reader's, a follow: ``graphs``, None when not known), see
+    :func:`kg.search.update_index`; the change stands whatever happens here, and the next
+    search catches up."""
     from kg.graphs import READING
     from kg.search import update_index
 
     try:
-        update_index(store, papers=papers, graphs=[READING])
+        update_index(store, papers=papers, techniques=techniques or [],
+                     graphs=[READING] if reading and graphs is None else graphs)
     except Exception as error:  # noqa: BLE001 - the change is written; the next search catches up
         import logging
 
