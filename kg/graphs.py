@@ -4,10 +4,11 @@ Every named graph has one of three kinds of owner (:class:`GraphKind`):
 
 - ``package``: built from TechKG's own files (ontology, catalog); ``kg build`` rewrites them.
 - ``user``: the user's own state (reading state, their reading list, the Zotero sync state,
-  lineage decisions). No command replaces or drops one of these without asking, and every
+  lineage decisions, link decisions). No command replaces or drops one of these without asking, and every
   command that does replace one keeps a snapshot first.
 - ``source``: refreshed from a source (arxiv, github, zotero, citations, kernels, and
   ``import/<name>`` graphs loaded by ``kg import rdf``); a refresh replaces it whole.
+  ``links`` is derived the same way: ``kg link`` makes it again from the other graphs.
 
 ``provenance`` describes every other graph: when and by what activity it was last
 generated, and a hash of its content. It is kept by TechKG itself.
@@ -29,6 +30,8 @@ __all__ = [
     "IMPORT_PREFIX",
     "KERNELS",
     "LINEAGE_DECISIONS",
+    "LINKS",
+    "LINK_DECISIONS",
     "ONTOLOGY",
     "OWNERS",
     "PROVENANCE",
@@ -52,7 +55,7 @@ class GraphKind(StrEnum):
 
     package = "package"  # built from the package: ontology, catalog
     user = "user"  # the user's own state: never replaced without asking
-    source = "source"  # refreshed from a source: arxiv, github, zotero, citations, imports
+    source = "source"  # refreshed from a source: arxiv, github, zotero, citations, imports; derived: links
     internal = "internal"  # TechKG's own bookkeeping: provenance
 
 
@@ -79,6 +82,9 @@ ZOTERO_SYNC = graph_iri("zotero-sync")
 CITATIONS = graph_iri("citations")
 LINEAGE_DECISIONS = graph_iri("lineage-decisions")
 KERNELS = graph_iri("kernels")
+#: The paper-technique links kg link derives (kg/linking), and the reader's verdicts on them.
+LINKS = graph_iri("links")
+LINK_DECISIONS = graph_iri("link-decisions")
 PROVENANCE = graph_iri("provenance")
 
 #: ``kg import rdf`` loads into ``import/<name>`` graphs.
@@ -91,12 +97,14 @@ SOURCES: dict[str, NamedNode] = {
     "reading-list": READING_LIST,
     "reading": READING,
     "lineage-decisions": LINEAGE_DECISIONS,
+    "link-decisions": LINK_DECISIONS,
     "arxiv": ARXIV,
     "github": GITHUB,
     "zotero": ZOTERO,
     "zotero-sync": ZOTERO_SYNC,
     "citations": CITATIONS,
     "kernels": KERNELS,
+    "links": LINKS,
     "provenance": PROVENANCE,
 }
 
@@ -108,11 +116,13 @@ OWNERS: dict[NamedNode, GraphKind] = {
     READING: GraphKind.user,
     ZOTERO_SYNC: GraphKind.user,
     LINEAGE_DECISIONS: GraphKind.user,
+    LINK_DECISIONS: GraphKind.user,
     ARXIV: GraphKind.source,
     GITHUB: GraphKind.source,
     ZOTERO: GraphKind.source,
     CITATIONS: GraphKind.source,
     KERNELS: GraphKind.source,
+    LINKS: GraphKind.source,
     PROVENANCE: GraphKind.internal,
 }
 
