@@ -141,6 +141,7 @@ _GROUPS = {
     "kernels": "kg.cli.kernels",  # kg kernels (#8)
     "graph": "kg.cli.graph",  # kg graph list/drop (#13)
     "suggest": "kg.cli.suggest",  # kg suggest (#17)
+    "links": "kg.cli.links",  # kg links list/accept/reject/add/threshold (#28)
 }
 #: The modules whose ``register(app)`` adds plain commands, and the commands each adds,
 #: loaded only when one of them is used (a test checks the names against the modules).
@@ -148,6 +149,7 @@ _COMMANDS = {
     "kg.cli.backup": ("backup", "restore", "undo"),  # (#13)
     "kg.cli.query": ("query",),  # kg query, kg serve (issue #5)
     "kg.cli.serve": ("serve",),
+    "kg.cli.links": ("link",),  # kg link (#28)
 }
 #: The order ``kg --help`` lists them in, after the commands of kg.cli.core.
 _ORDER = (*(name for names in _COMMANDS.values() for name in names), *_GROUPS)

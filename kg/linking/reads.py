@@ -1,0 +1,130 @@
+"""What the linker reads from the store: techniques and their names, papers' texts and
+categories, primary papers.
+
+Every read is over the union of the graphs (the reader's own techniques, their reading
+list, Zotero and every import count), one query per kind of fact so that each is an index
+scan; for a few papers they are bound (VALUES). A text held by several graphs (a title in
+the catalog and in ``arxiv``) is read once, from the first graph in :data:`kg.graphs.SOURCES`
+order.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from pyoxigraph import Literal, NamedNode
+
+from kg.graphs import LINKS, PROVENANCE, SOURCES
+from kg.linking.model import PaperText, TextField
+from kg.linking.names import TechniqueLabels
+
+if TYPE_CHECKING:
+    from kg.store.base import GraphStore
+
+__all__ = ["TEXT_QUERIES", "paper_texts", "primary_papers", "technique_labels", "titles"]
+
+_ORDER = {g.value: i for i, g in enumerate(SOURCES.values())}
+_SKIP = {LINKS.value, PROVENANCE.value}
+#: (field, the pattern that binds ?g ?p ?o): every text a paper is linked by.
+TEXT_QUERIES: tuple[tuple[str, str], ...] = (
+    ("title", "GRAPH ?g { ?p dcterms:title ?o }"),
+    ("abstract", "GRAPH ?g { ?p dcterms:abstract ?o }"),
+    ("tldr", "GRAPH ?g { ?p tkg:tldr ?o }"),
+    ("reading-list-why", "GRAPH ?g { ?p tkg:whyItMatters ?o }"),
+    ("zotero-tag", "GRAPH ?g { ?p tkg:tag ?o }"),
+    ("zotero-note", "GRAPH ?g { ?n tkg:noteOf ?p ; rdf:value ?o }"),
+    ("reading-list-category", "GRAPH ?g { ?p tkg:readingCategory ?c } ?c skos:prefLabel ?o"),
+)
+_CATEGORIES = "{ ?p tkg:arxivCategory ?o } UNION { ?p tkg:arxivPrimaryCategory ?o } UNION { ?p tkg:fieldOfStudy ?o }"
+Progress = Callable[[str, int, int], None]
+
+
+def technique_labels(store: GraphStore) -> list[TechniqueLabels]:
+    """Every technique of the graph with its names: English name first, then its other
+    names (aliases, names in other languages) and ids."""
+    rows = store.select(
+        """SELECT ?t ?p ?o WHERE { ?t a tkg:Technique ; ?p ?o
+             FILTER(?p IN (skos:prefLabel, skos:altLabel, skos:notation)) }""")
+    found: dict[str, dict[str, list[Literal]]] = defaultdict(lambda: defaultdict(list))
+    for row in rows.rows:
+        t, p, o = row["t"], row["p"], row["o"]
+        if isinstance(t, NamedNode) and isinstance(p, NamedNode) and isinstance(o, Literal):
+            found[t.value][p.value.rsplit("#", 1)[-1]].append(o)
+    out = []
+    for iri, props in sorted(found.items()):
+        english = sorted(o.value for o in props["prefLabel"] if o.language in ("en", None))
+        others = sorted(o.value for o in props["prefLabel"] if o.language not in ("en", None))
+        notations = sorted(o.value for o in props["notation"])
+        if not english and not others:
+            continue
+        name = english[0] if english else others[0]
+        labels = list(dict.fromkeys([name, *english, *sorted(o.value for o in props["altLabel"]), *others]))
+        out.append(TechniqueLabels(iri, notations[0] if notations else iri.rsplit("/", 1)[-1], name, tuple(labels),
+                                   tuple(notations)))
+    return out
+
+
+def primary_papers(store: GraphStore) -> dict[str, dict[str, str]]:
+    """Paper IRI → technique IRI → the graph that names the paper the technique's primary one."""
+    out: dict[str, dict[str, str]] = defaultdict(dict)
+    for row in store.select("SELECT ?g ?t ?p WHERE { GRAPH ?g { ?t tkg:primaryPaper ?p } }").rows:
+        g, t, p = row["g"], row["t"], row["p"]
+        if isinstance(g, NamedNode) and isinstance(t, NamedNode) and isinstance(p, NamedNode):
+            earlier = out[p.value].get(t.value)
+            if earlier is None or _ORDER.get(g.value, 99) < _ORDER.get(earlier, 99):
+                out[p.value][t.value] = g.value
+    return dict(out)
+
+
+def titles(store: GraphStore, papers: Sequence[str]) -> dict[str, str]:
+    if not papers:
+        return {}
+    rows = store.select("SELECT ?p (MIN(?o) AS ?t) WHERE { ?p dcterms:title ?o } GROUP BY ?p",
+                        {"p": [NamedNode(p) for p in papers]})
+    return {r["p"].value: str(r["t"].value) for r in rows.rows  # type: ignore[union-attr]
+            if r["p"] is not None and r["t"] is not None}
+
+
+def _bind(papers: Sequence[str] | None) -> dict[str, Any] | None:
+    return None if papers is None else {"p": [NamedNode(p) for p in papers]}
+
+
+def paper_texts(store: GraphStore, papers: Sequence[str] | None = None, *,
+                progress: Progress | None = None) -> dict[str, PaperText]:
+    """Paper IRI → its texts and categories, for every document of the graph (or only
+    ``papers``). A subject counts as a paper when it is a ``bibo:Document`` somewhere."""
+    if papers is not None and not papers:
+        return {}
+    bound = _bind(papers)
+    documents = {row[0].value for row in store.stream("SELECT ?p WHERE { ?p a bibo:Document }", bound)
+                 if isinstance(row[0], NamedNode)}
+    found: dict[str, dict[tuple[str, str], str]] = defaultdict(dict)
+    for step, (field, pattern) in enumerate(TEXT_QUERIES):
+        if progress is not None:
+            progress(field, step, len(TEXT_QUERIES))
+        for g, p, o in store.stream(f"SELECT ?g ?p ?o WHERE {{ {pattern} }}", bound):
+            if not isinstance(p, NamedNode) or not isinstance(o, Literal) or not isinstance(g, NamedNode):
+                continue
+            if p.value not in documents or g.value in _SKIP:
+                continue
+            value = o.value.strip()
+            if field == "zotero-tag" and value.casefold().startswith("status/"):
+                continue  # a reading status kept as a tag, not a topic
+            if not value:
+                continue
+            slot = found[p.value]
+            key = (field, " ".join(value.split()))
+            earlier = slot.get(key)
+            if earlier is None or _ORDER.get(g.value, 99) < _ORDER.get(earlier, 99):
+                slot[key] = g.value
+    categories: dict[str, set[str]] = defaultdict(set)
+    for p, o in store.stream(f"SELECT ?p ?o WHERE {{ {_CATEGORIES} }}", bound):
+        if isinstance(p, NamedNode) and isinstance(o, Literal):
+            categories[p.value].add(o.value)
+    if progress is not None:
+        progress("texts", len(TEXT_QUERIES), len(TEXT_QUERIES))
+    return {p: PaperText(p, [TextField(field, text, source) for (field, text), source in slot.items()],
+                         frozenset(categories.get(p, ())))
+            for p, slot in found.items()}

@@ -1,0 +1,168 @@
+"""The relation a name's wording reads as: introduces, extends, uses, evaluates or mentions.
+
+Within the sentence that names the technique:
+
+- a cue right after the name wins: ``GQA-based`` and ``X is used`` read *uses*,
+  ``X baselines`` *evaluates*, ``X-like`` *extends*;
+- else the nearest cue before it, within a few words that hold no comma, clause word
+  ("which", "while", ...) or sentence break: "we propose / introduce / present X" or "a
+  method called X" *introduces*, "we extend / generalise / build on / improve X"
+  *extends*, "trained with / using / based on / on top of X" *uses*, "compared with /
+  outperforms / than / evaluate X" *evaluates*;
+- a title that opens with the name and a colon ("GQA: Training ...") introduces it; one
+  that opens with a new name made of it ("ZeRO-Offload: ...") extends it, as does
+  proposing such a name ("we present ZeRO-Infinity");
+- otherwise: *uses* in a title (a title names what the paper works with), a reading-list
+  "why" text or a Zotero tag; *uses* in a sentence with a method signal ("we", "our",
+  "this paper"); *mentions* everywhere else.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+__all__ = ["Reading", "read_relation", "sentence_bounds"]
+
+_WORDS = r"(?:\S+\s+)"
+_PRE: tuple[tuple[str, str, int], ...] = (
+    # (relation, cue, most words between the cue and the name)
+    ("introduces", r"(?:we|this (?:paper|work|report|article)|here(?:,)? we|in this (?:paper|work),? we|authors?)"
+                   r"\s+(?:\w+\s+){0,2}?(?:propose|present|introduce|develop|design|describe|unveil|release)[sd]?"
+                   r"|introducing|propose[sd]?|提出", 6),
+    ("introduces", r"called|named|dubbed|termed|coined", 1),
+    ("extends", r"extend(?:s|ed|ing)?|extensions? (?:of|to)|generali[sz](?:e|es|ed|ing)|generali[sz]ations? of"
+                r"|improv(?:e|es|ed|ing) (?:up)?on|improvements? (?:to|of|on)|buil(?:d|ds|t|ding) (?:up)?on"
+                r"|enhanc(?:e|es|ed|ing)|augment(?:s|ed|ing)?|refin(?:e|es|ed|ing)|modif(?:y|ies|ied|ying)"
+                r"|variants? of|upgrad(?:e|es|ed|ing)|revisit(?:s|ed|ing)?|successors? (?:to|of)|inspired by"
+                r"|扩展|改进", 4),
+    ("evaluates", r"compar(?:e|es|ed|ing)(?: \w+){0,3}? (?:with|to|against)|comparisons? (?:with|to|against|of)"
+                  r"|versus|vs\.?|outperform(?:s|ed|ing)?|surpass(?:es|ed|ing)?|beat(?:s|ing)?|than|against"
+                  r"|relative to|over|baselines?(?: such as| like| including)?|evaluat(?:e|es|ed|ing)"
+                  r"|evaluations? of|benchmark(?:s|ed|ing)?|analy[sz](?:e|es|ed|ing)|analysis of|stud(?:y|ies|ied|ying)"
+                  r"|measur(?:e|es|ed|ing)|characteri[sz](?:e|es|ed|ing)|profil(?:e|es|ed|ing)|examin(?:e|es|ed|ing)"
+                  r"|investigat(?:e|es|ed|ing)|reproduc(?:e|es|ed|ing)|close to|comparable (?:to|with)|similar to"
+                  r"|on par with|match(?:es|ed|ing)?|speedups? (?:over|of)|对比|比较|优于", 3),
+    ("uses", r"us(?:e|es|ed|ing)|utili[sz](?:e|es|ed|ing)|employ(?:s|ed|ing)?|adopt(?:s|ed|ing)?"
+             r"|leverag(?:e|es|ed|ing)|appl(?:y|ies|ied|ying)|rel(?:y|ies|ied|ying) on|based on|on top of|with|via"
+             r"|through|powered by|equipped with|train(?:s|ed|ing)?(?: \w+){0,2}? (?:with|using|on)"
+             r"|fine-?tun(?:e|es|ed|ing)(?: \w+){0,2}? (?:with|using)|optimi[sz](?:e|es|ed|ing) (?:with|by|using)"
+             r"|implement(?:s|ed|ing)? (?:in|with|using)|written in|runs? on|deploy(?:s|ed|ing)? (?:with|on)"
+             r"|integrat(?:e|es|ed|ing)|incorporat(?:e|es|ed|ing)|combin(?:e|es|ed|ing)|accelerat(?:e|es|ed|ing)"
+             r"|scal(?:e|es|ed|ing)|for|基于|采用|使用|利用|结合", 3),
+)
+_PRE_PATTERNS = tuple((relation, re.compile(rf"(?<![A-Za-z0-9])(?:{cue})(?![A-Za-z0-9])", re.IGNORECASE), gap)
+                      for relation, cue, gap in _PRE)
+_POST: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("uses", re.compile(r"^[\-‐ ](?:based|powered|enabled|driven|accelerated|aware|compatible|backed|equipped|"
+                        r"trained|optimi[sz]ed|tuned|style training)(?![A-Za-z])", re.IGNORECASE)),
+    ("extends", re.compile(r"^[\-‐ ](?:like|style|inspired|variant|variants)(?![A-Za-z])", re.IGNORECASE)),
+    ("uses", re.compile(r"^\W{0,3}(?:is|are|was|were|has been|have been) (?:\w+ )?(?:used|employed|adopted|applied|"
+                        r"leveraged|integrated|incorporated)\b", re.IGNORECASE)),
+    ("uses", re.compile(r"^\W{0,3}(?:as|for) (?:the |our |a |its )?(?:backbone|optimi[sz]er|base model|foundation|"
+                        r"framework|training framework|building block)\b", re.IGNORECASE)),
+    ("evaluates", re.compile(r"^\W{0,3}(?:baselines?|as (?:a |the )?baselines?)\b", re.IGNORECASE)),
+    ("introduces", re.compile(r"^\W{0,3}(?:is|was) (?:newly )?(?:proposed|introduced|presented)\b", re.IGNORECASE)),
+    ("introduces", re.compile(r"^\s*(?:\([^)]{1,40}\))?\s*,\s+(?:a|an)\s+(?:new|novel)\b", re.IGNORECASE)),
+)
+_BLOCK = re.compile(r"[,;:.!?。；]|(?<![A-Za-z])(?:which|that|while|whereas|but|although|though|however|where|when|"
+                    r"whose|unlike|instead)(?![A-Za-z])", re.IGNORECASE)
+_METHOD = re.compile(r"(?<![A-Za-z])(?:we|our|us|this (?:paper|work|report|article)|the proposed|in this work)"
+                     r"(?![A-Za-z])", re.IGNORECASE)
+_GENERIC_SUFFIX = re.compile(
+    r"^[\-‐](?:based|like|style|inspired|aware|free|enabled|powered|driven|compatible|friendly|specific|only|level|"
+    r"wise|scale|sized|size|type|heavy|centric|oriented|related|bound|induced|guided|augmented|accelerated|"
+    r"equipped|backed|tuned|trained|optimi[sz]ed|variant|variants|family|models?|layers?|blocks?|architecture|"
+    r"\d+[A-Za-z]?)(?![A-Za-z0-9])", re.IGNORECASE)
+_COMPOUND = re.compile(r"^[\-‐][A-Za-z][A-Za-z0-9]*")
+_ABBREVIATIONS = ("e.g", "i.e", "et al", "vs", "cf", "fig", "eq", "sec", "approx", "resp", "etc")
+
+
+@dataclass(frozen=True)
+class Reading:
+    relation: str
+    explicit: bool
+
+
+def sentence_bounds(text: str, start: int, end: int) -> tuple[int, int]:
+    """The sentence of ``text`` around ``start:end``."""
+    left = 0
+    i = start - 1
+    while i > 0:
+        c = text[i]
+        if c in "。！？；\n" or (c in ".!?" and text[i + 1:i + 2].isspace() and not _abbreviation(text, i)):
+            left = i + 1
+            break
+        i -= 1
+    right = len(text)
+    j = end
+    while j < len(text):
+        c = text[j]
+        if c in "。！？；\n" or (c in ".!?" and (j + 1 == len(text) or text[j + 1].isspace())
+                                and not _abbreviation(text, j)):
+            right = j + 1
+            break
+        j += 1
+    return left, right
+
+
+def _abbreviation(text: str, dot: int) -> bool:
+    head = text[max(0, dot - 6):dot].lower()
+    return head.endswith(_ABBREVIATIONS) or (dot >= 1 and text[dot - 1].isdigit() and text[dot + 1:dot + 2].isdigit())
+
+
+def compound(text: str, end: int) -> str | None:
+    """The new name made of the name ending at ``end`` and what follows it ("ZeRO-Offload"),
+    or None where what follows is a plain suffix ("-based", "-3") or nothing."""
+    rest = text[end:end + 40]
+    if _GENERIC_SUFFIX.match(rest):
+        return None
+    m = _COMPOUND.match(rest)
+    return m.group(0) if m else None
+
+
+def _pre_cue(sentence: str, name_start: int) -> tuple[str, int] | None:
+    """The nearest cue before the name (relative offset ``name_start`` in ``sentence``)
+    with only a few unblocked words between: (relation, words between)."""
+    head = sentence[:name_start]
+    best: tuple[int, int, str] | None = None
+    for order, (relation, pattern, most) in enumerate(_PRE_PATTERNS):
+        for m in pattern.finditer(head):
+            gap = head[m.end():]
+            if _BLOCK.search(gap):
+                continue
+            words = len(gap.split())
+            if words > most:
+                continue
+            key = (words, order)
+            if best is None or key < best[:2]:
+                best = (words, order, relation)
+    return (best[2], best[0]) if best else None
+
+
+def read_relation(text: str, start: int, end: int, field: str) -> Reading:
+    """The relation the wording around ``text[start:end]`` (a name found in ``field``) reads."""
+    made = compound(text, end)
+    if field == "title":
+        lead = text[:start].strip(" \"'“‘([")
+        after = text[end + (len(made) if made else 0):].lstrip()
+        if not lead and after.startswith((":", "：", " -", "—")):
+            return Reading("extends" if made else "introduces", True)
+    left, right = sentence_bounds(text, start, end)
+    sentence = text[left:right]
+    rel_start, rel_end = start - left, end - left
+    tail = sentence[rel_end + (len(made) if made else 0):]
+    for relation, pattern in _POST:
+        if pattern.match(sentence[rel_end:]) or (made and pattern.match(tail)):
+            return Reading(relation, True)
+    found = _pre_cue(sentence, rel_start)
+    if found is not None:
+        relation, _words = found
+        if relation == "introduces" and made:
+            return Reading("extends", True)
+        return Reading(relation, True)
+    if field in ("title", "reading-list-why", "zotero-tag"):
+        return Reading("uses", False)
+    if field in ("abstract", "tldr", "zotero-note") and _METHOD.search(sentence):
+        return Reading("uses", False)
+    return Reading("mentions", False)
