@@ -60,6 +60,7 @@ __all__ = [
     "MAX_BATCH",
     "MAX_LIST_LIMIT",
     "PAPER_FIELDS",
+    "SEARCH_FIELDS",
     "RETRY_STATUSES",
     "EdgeList",
     "S2Edge",
@@ -80,9 +81,13 @@ KEYRING_SERVICE = "techkg-semanticscholar"
 KEYRING_USER = "api-key"
 #: 429 is retried with backoff even without Retry-After (Semantic Scholar often sends none).
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
-_OTHER = ("paperId", "externalIds", "title", "year", "venue", "authors")
-#: What a batch asks about each paper: its ids and what a candidate paper needs, and the counts.
-PAPER_FIELDS = (*_OTHER, "publicationDate", "citationCount", "referenceCount", "influentialCitationCount")
+_OTHER = ("paperId", "externalIds", "title", "year", "venue", "authors", "abstract", "fieldsOfStudy")
+#: What a search asks about each paper: its ids, what a candidate paper needs (its abstract
+#: and fields of study too, for kg link), and the counts.
+SEARCH_FIELDS = (*_OTHER, "publicationDate", "citationCount", "referenceCount", "influentialCitationCount")
+#: What a batch asks: the same, and the TLDR (which the API gives for a paper asked about
+#: directly, not for the papers of a citation list, a search or the recommendations).
+PAPER_FIELDS = (*SEARCH_FIELDS, "tldr")
 #: What a citation list asks about each citation: the citation itself, and the other paper.
 EDGE_FIELDS = ("contexts", "intents", "contextsWithIntent", "isInfluential", *_OTHER)
 _PREFIXES = {"arxiv": "ARXIV", "doi": "DOI", "corpusid": "CorpusId", "mag": "MAG", "acl": "ACL", "pmid": "PMID",
@@ -180,6 +185,9 @@ class S2Paper:
     citation_count: int | None = None
     reference_count: int | None = None
     influential_count: int | None = None
+    abstract: str | None = None
+    tldr: str | None = None
+    fields_of_study: tuple[str, ...] = ()
 
     @classmethod
     def from_json(cls, data: Any) -> S2Paper:
@@ -202,6 +210,7 @@ class S2Paper:
         authors = tuple(name for a in (data.get("authors") or []) if isinstance(a, dict)
                         and (name := _str(a.get("name"))))
         date = _str(data.get("publicationDate"))
+        tldr = data.get("tldr")
         return cls(
             paper_id=_str(data.get("paperId")), title=_str(data.get("title")), year=_int(data.get("year")),
             venue=_str(data.get("venue")), authors=authors, arxiv=arxiv, doi=doi,
@@ -209,6 +218,8 @@ class S2Paper:
             publication_date=date if date and re.match(r"^\d{4}-\d{2}-\d{2}$", date) else None,
             citation_count=_int(data.get("citationCount")), reference_count=_int(data.get("referenceCount")),
             influential_count=_int(data.get("influentialCitationCount")),
+            abstract=_str(data.get("abstract")), tldr=_str(tldr.get("text")) if isinstance(tldr, dict) else None,
+            fields_of_study=tuple(sorted({f for f in (_str(v) for v in data.get("fieldsOfStudy") or []) if f})),
         )
 
 
@@ -392,7 +403,7 @@ class SemanticScholarSource:
                 return out
             offset = nxt
 
-    def search(self, query: str, *, limit: int = 10, fields: Sequence[str] = PAPER_FIELDS) -> list[S2Paper]:
+    def search(self, query: str, *, limit: int = 10, fields: Sequence[str] = SEARCH_FIELDS) -> list[S2Paper]:
         """``GET /paper/search``: the first ``limit`` papers for ``query``, page by page."""
         found: list[S2Paper] = []
         offset = 0

@@ -14,7 +14,8 @@ the notes (``../shared/reference/api-notes.md``):
   ``GET /recommendations/v1/papers/forpaper/{id}`` (``recommendedPapers``);
 - ids in every form the API takes: a paperId, ``CorpusId:``, ``ARXIV:``, ``DOI:`` or a bare
   DOI, ``URL:`` of an arXiv or semanticscholar.org page (prefixes in any case);
-- ``fields``: an unknown one answers 400 ``{"error":"Unrecognized or unsupported fields:
+- ``fields``: ``tldr`` only for a paper asked about directly (batch, one paper); an
+  unknown one answers 400 ``{"error":"Unrecognized or unsupported fields:
   [x]"}``; an unknown paper 404 ``{"error":"Paper with id X not found"}``;
 - keys: an ``x-api-key`` the emulator does not know answers 403 ``{"message":"Forbidden"}``;
   with ``require_key`` so does a request without one; ``unauthenticated_per_second``
@@ -52,6 +53,9 @@ PAPER_FIELDS = frozenset({
     "referenceCount", "citationCount", "influentialCitationCount", "isOpenAccess", "openAccessPdf",
     "fieldsOfStudy", "s2FieldsOfStudy", "publicationTypes", "publicationDate", "journal", "authors",
 })
+#: Fields of a paper asked about directly (batch, one paper), not of a list's, a search's or
+#: the recommendations' papers: this emulator refuses them there (the API leaves them out).
+DIRECT_FIELDS = frozenset({"tldr"})
 EDGE_FIELDS = frozenset({"contexts", "intents", "contextsWithIntent", "isInfluential"})
 INTENTS = ("methodology", "background", "result")
 _ARXIV_URL = re.compile(r"^https?://(?:www\.)?arxiv\.org/(?:abs|pdf)/(?P<id>[^v?#]+?)(?:v\d+)?(?:\.pdf)?$")
@@ -75,6 +79,8 @@ class EmulatedPaper:
     doi: str | None = None
     publication_date: str | None = None
     abstract: str | None = None
+    tldr: str | None = None
+    fields_of_study: tuple[str, ...] = ("Computer Science",)
     #: Citations the API counts but cannot list (its counts run ahead of its lists).
     extra_citations: int = 0
 
@@ -230,12 +236,14 @@ class SemanticScholarEmulator(LoopbackServer):
 
     def add_paper(self, title: str, *, year: int | None = None, venue: str = "", authors: Sequence[str] = (),
                   arxiv: str | None = None, doi: str | None = None, publication_date: str | None = None,
-                  paper_id: str | None = None, abstract: str | None = None) -> str:
+                  paper_id: str | None = None, abstract: str | None = None, tldr: str | None = None,
+                  fields_of_study: Sequence[str] = ("Computer Science",)) -> str:
         """Add a paper; returns its paperId (derived from its arXiv id, DOI or title)."""
         pid = paper_id or paper_key(arxiv or doi or title)
         with self.lock:
             paper = EmulatedPaper(pid, int(pid[:7], 16), title, year, venue, list(authors), arxiv,
-                                  doi.lower() if doi else None, publication_date, abstract)
+                                  doi.lower() if doi else None, publication_date, abstract, tldr,
+                                  tuple(fields_of_study))
             self.papers[pid] = paper
             self._by_alias[pid] = pid
             self._by_alias[f"corpusid:{paper.corpus_id}"] = pid
@@ -325,8 +333,9 @@ class SemanticScholarEmulator(LoopbackServer):
             "venue": p.venue, "publicationVenue": {"name": p.venue} if p.venue else None, "year": p.year,
             "referenceCount": len(self._cited[pid]), "citationCount": len(self._citing[pid]) + p.extra_citations,
             "influentialCitationCount": sum(1 for e in self._citing[pid].values() if e.influential),
-            "isOpenAccess": bool(p.arxiv), "openAccessPdf": None, "fieldsOfStudy": ["Computer Science"],
-            "s2FieldsOfStudy": [{"category": "Computer Science", "source": "s2-fos-model"}],
+            "isOpenAccess": bool(p.arxiv), "openAccessPdf": None, "fieldsOfStudy": list(p.fields_of_study),
+            "s2FieldsOfStudy": [{"category": f, "source": "s2-fos-model"} for f in p.fields_of_study],
+            "tldr": {"model": "tldr@v2.0.0", "text": p.tldr} if p.tldr else None,
             "publicationTypes": ["JournalArticle"], "publicationDate": p.publication_date, "journal": None,
             "authors": [{"authorId": str(int(hashlib.sha1(a.encode()).hexdigest()[:8], 16)), "name": a}
                         for a in p.authors],
@@ -371,7 +380,7 @@ class SemanticScholarEmulator(LoopbackServer):
 
     def _answer(self, method: str, path: str, query: dict[str, list[str]], body: bytes) -> tuple[int, Any]:
         if path == "/graph/v1/paper/batch" and method == "POST":
-            fields = self._fields(query, PAPER_FIELDS, ("title",))
+            fields = self._fields(query, PAPER_FIELDS | DIRECT_FIELDS, ("title",))
             try:
                 ids = json.loads(body or b"{}").get("ids")
             except (ValueError, AttributeError):
@@ -421,7 +430,7 @@ class SemanticScholarEmulator(LoopbackServer):
             return 200, out
         m = re.match(r"^/graph/v1/paper/(?P<id>.+)$", path)
         if m and method == "GET":
-            fields = self._fields(query, PAPER_FIELDS, ("title",))
+            fields = self._fields(query, PAPER_FIELDS | DIRECT_FIELDS, ("title",))
             pid = self.resolve(m.group("id"))
             if pid is None:
                 raise self._not_found(unquote(m.group("id")))

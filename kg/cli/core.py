@@ -79,8 +79,13 @@ def build(
 
     # Which techniques have a kernel and which have none (reasoned), for every view of the
     # graph, in the build's own transaction; runs are added by kg kernels verify.
-    report = run_build(store, data=data, reading_list=reading_list, validate=False, accept_counts=accept_counts,
-                       force=force, extra_inputs=extra, also=lambda tx: record_registry(store, tx))
+    from kg.cli.links import relinking
+    from kg.graphs import CATALOG, READING_LIST
+
+    with relinking([CATALOG, READING_LIST], label="kg build (links)", names=True, enabled=store is not reader):
+        report = run_build(store, data=data, reading_list=reading_list, validate=False,
+                           accept_counts=accept_counts, force=force, extra_inputs=extra,
+                           also=lambda tx: record_registry(store, tx))
     if validate:
         report.violations = validate_store(store, cache=cache_for(store))
     r, imported = report.reading, report.imported
