@@ -12,8 +12,10 @@ too. In order, for one name in one paper:
    (unless the paper is also listed in an ML category), rules the name out.
 3. **Confirmation.** A confirming cue ("state space" for SSD) makes it certain; a name
    that requires one is ruled out without.
-4. **Domain.** An acronym or a common word needs the paper to be about ML or its systems:
-   an ML category, or a domain cue in its text.
+4. **Domain.** An acronym, a common word or an ordinary phrase the file marks ("Full
+   Attention") needs the paper to be about ML or its systems: an ML category, or a domain
+   cue in its text. A name the file marks generic (a kind of system, not the technique's
+   own name) never links.
 
 Cues are matched as whole words on the text with separators as spaces, never where the
 name itself stands (so that "eagle" vetoes the bird, not EAGLE).
@@ -77,6 +79,10 @@ class Rule:
     veto: Cues | None = None
     veto_categories: tuple[str, ...] = ()
     lowercase: bool = False
+    #: an ordinary phrase ("Full Attention"): it needs an ML paper, as an acronym does
+    domain: bool = False
+    #: a description of a kind of system rather than the technique's own name: never links
+    generic: bool = False
 
 
 @dataclass
@@ -111,7 +117,8 @@ def _load(path: Path) -> Rules:
         rules.by_label[label] = Rule(
             label, Cues(item.get("confirm", [])) if item.get("confirm") else None,
             bool(item.get("require_confirm", False)), Cues(item.get("veto", [])) if item.get("veto") else None,
-            tuple(item.get("veto_categories", [])), bool(item.get("lowercase", False)))
+            tuple(item.get("veto_categories", [])), bool(item.get("lowercase", False)),
+            bool(item.get("domain", False)), bool(item.get("generic", False)))
     return rules
 
 
@@ -176,10 +183,12 @@ class Judge:
         self.folded = {iri: {fold(n) for n in names} for iri, names in labels.items()}
 
     def judge(self, alias: Alias, technique: str, context: str, categories: frozenset[str],
-              defined: Mapping[str, str], own: Sequence[tuple[int, int]]) -> Verdict:
+              defined: Mapping[str, str], own: Sequence[tuple[int, int]], *, inside: bool = False) -> Verdict:
         """Whether ``alias`` names ``technique`` in a paper whose texts are ``context``
         (normalised, separators as spaces), listed in ``categories``, defining the acronyms
-        of ``defined``; ``own``: where the alias stands in ``context``."""
+        of ``defined``; ``own``: where the alias stands in ``context``. ``inside``: the name
+        stands inside another technique's name ("Transformer" in "Switch Transformer"),
+        which settles the domain and confirms it, vetoes apart."""
         if alias.kind == "acronym" and alias.label in defined:
             long = fold(defined[alias.label])
             names = self.folded.get(technique, set())
@@ -188,16 +197,20 @@ class Judge:
             return Verdict(False, reason=f"defined here as {defined[alias.label]!r}")
         rule = self.rules.by_label.get(alias.label)
         ml = bool(categories & self.rules.domain_categories)
+        if rule is not None and rule.generic:
+            return Verdict(False, reason="a generic description")
         if rule is not None:
             if rule.veto is not None and rule.veto.found(context, own):
                 return Verdict(False, reason="a vetoing cue")
             if not ml and any(_category_matches(c, p) for c in categories for p in rule.veto_categories):
                 return Verdict(False, reason="the paper's field")
-            if rule.confirm is not None and rule.confirm.found(context, own):
+            if inside or (rule.confirm is not None and rule.confirm.found(context, own)):
                 return Verdict(True, "confirmed")
             if rule.require_confirm:
                 return Verdict(False, reason="no confirming cue")
-        if alias.kind in ("acronym", "word"):
+        if alias.kind in ("acronym", "word") or (rule is not None and rule.domain):
+            if inside:
+                return Verdict(True, "confirmed")
             if ml or self.rules.domain.found(context, own):
                 return Verdict(True, "domain")
             return Verdict(False, reason="not an ML paper")

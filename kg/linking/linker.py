@@ -11,7 +11,9 @@ it is short), the field, the graph, the relation its wording reads
             0.95 for a default "uses"; 0.8 for "mentions")
 
 A distinctive name of a technique found in the paper ("Grouped-Query Attention") confirms
-its acronyms there ("GQA"), unless a veto or the paper's own definition says otherwise. A
+its acronyms there ("GQA"), unless a veto or the paper's own definition says otherwise,
+and a distinctive name of any technique shows the paper is about ML (the domain an
+acronym or a common word needs). A
 link's relation is the strongest its evidence reads and its score ``1 - Π(1 - s)`` over
 the best item of each field (:func:`kg.linking.model.strongest`).
 """
@@ -89,10 +91,16 @@ class Linker:
         defined = definitions("\n".join(f.text for f in paper.fields)) if any(
             hit.alias.kind == "acronym" for _item, hits in found for hit in hits) else {}
         verdicts: dict[tuple[Alias, str], Verdict] = {}
-        for alias in own:
+        # A distinctive name of any technique ("DanceGRPO", "Gated DeltaNet") shows the paper
+        # is about ML techniques: that is the domain an acronym or a word needs.
+        distinctive = [a for a in own if a.kind in ("phrase", "coined")]
+        categories = paper.categories
+        for alias in sorted(distinctive, key=lambda a: a.label) + [a for a in own if a not in distinctive]:
             for technique in alias.techniques:
-                verdicts[(alias, technique)] = self.judge.judge(alias, technique, context, paper.categories, defined,
+                verdicts[(alias, technique)] = self.judge.judge(alias, technique, context, categories, defined,
                                                                 own[alias])
+            if alias.kind in ("phrase", "coined") and any(verdicts[(alias, t)].ok for t in alias.techniques):
+                categories = categories | self.rules.domain_categories
         sure = {t for (alias, t), v in verdicts.items() if v.ok and v.certainty in ("distinctive", "defined")}
         out: dict[str, dict[tuple[str, str, str], Evidence]] = defaultdict(dict)
         for item, hits in found:
@@ -108,15 +116,42 @@ class Linker:
                     factor = 0.8 if reading.relation == "mentions" else _DEFAULT_FACTOR[reading.explicit]
                     score = round(FIELD_WEIGHTS.get(item.field, 0.5) * CERTAINTY[certainty] * factor, 3)
                     text = _excerpt(item.text, hit.start, hit.end, item.field)
-                    key = (item.field, item.source, text)
-                    earlier = out[technique].get(key)
-                    if earlier is None or (earlier.score, -_rank(earlier.relation)) < (score, -_rank(reading.relation)):
-                        out[technique][key] = Evidence(item.field, text, item.source, reading.relation, score)
+                    _keep(out[technique], Evidence(item.field, text, item.source, reading.relation, score))
+                if read_relation(item.text, hit.start, hit.end, item.field).relation == "introduces":
+                    for technique, evidence in self._nested(item, hit, paper, context, defined):
+                        _keep(out[technique], evidence)
         return {t: sorted(items.values(), key=lambda e: -e.score) for t, items in out.items()}
+
+    def _nested(self, item: TextField, hit: Hit, paper: PaperText, context: str,
+                defined: dict[str, str]) -> list[tuple[str, Evidence]]:
+        """A technique named inside the name of one the text introduces ("Switch Transformer"
+        holds "Transformer", "Triton-Ascend" "Triton"): the paper extends it."""
+        out = []
+        for inner in self.matcher.find_all(item.text):
+            if not (hit.start <= inner.start and inner.end <= hit.end) or (inner.start, inner.end) == (
+                    hit.start, hit.end):
+                continue
+            for technique in inner.alias.techniques - hit.alias.techniques:
+                verdict = self.judge.judge(inner.alias, technique, context, paper.categories, defined, [],
+                                           inside=True)
+                if verdict.ok:
+                    score = round(FIELD_WEIGHTS.get(item.field, 0.5) * CERTAINTY[verdict.certainty] * 0.9, 3)
+                    text = _excerpt(item.text, hit.start, hit.end, item.field)
+                    out.append((technique, Evidence(item.field, text, item.source, "extends", score)))
+        return out
+
 
     def link(self, paper: PaperText) -> list[Link]:
         """The automatic links of ``paper`` from its texts."""
         return merge(paper.iri, self.evidence(paper))
+
+
+def _keep(found: dict[tuple[str, str, str], Evidence], item: Evidence) -> None:
+    """Keep ``item`` unless the same text of the same field says more already."""
+    key = (item.field, item.source, item.text)
+    earlier = found.get(key)
+    if earlier is None or (earlier.score, -_rank(earlier.relation)) < (item.score, -_rank(item.relation)):
+        found[key] = item
 
 
 def _rank(relation: str) -> int:

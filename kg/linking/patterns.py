@@ -25,6 +25,7 @@ __all__ = ["Hit", "Matcher", "is_word_char", "normalise"]
 
 _SEPARATORS = str.maketrans({c: " " for c in "-‐‑‒–—_/\t\n\r\u00a0\u2009\u202f"})
 _SUFFIXES = ("'s", "’s", "es", "s")
+_EXACT_SUFFIXES = ("'s", "’s", "s")
 
 
 def is_word_char(c: str) -> bool:
@@ -91,17 +92,25 @@ class Matcher:
         else:
             automaton.add_word(key, (len(key), [alias]))
 
-    def find(self, text: str) -> list[Hit]:
-        """The names in ``text``, left to right, without overlaps."""
+    def find_all(self, text: str) -> list[Hit]:
+        """Every name in ``text`` on word boundaries, overlapping ones included."""
         hits: list[Hit] = []
         for automaton, lower in ((self._folded, True), (self._exact, False)):
             if not len(automaton):
                 continue
             norm = normalise(text, lower=lower)
+            # A name matched with its own capitals takes a plural "s" or a possessive, not
+            # "es": "Switches" is a verb more often than the plural of Switch.
+            suffixes = _SUFFIXES if lower else _EXACT_SUFFIXES
             for last, (length, found) in automaton.iter(norm):
-                span = _bounded(norm, last, length)
+                span = _bounded(norm, last, length, suffixes)
                 if span is not None:
                     hits += [Hit(span[0], span[1], alias) for alias in found]
+        return hits
+
+    def find(self, text: str) -> list[Hit]:
+        """The names in ``text``, left to right, without overlaps."""
+        hits = self.find_all(text)
         if len(hits) < 2:
             return hits
         hits.sort(key=lambda h: (h.start, -(h.end - h.start)))
@@ -117,7 +126,7 @@ class Matcher:
         return kept
 
 
-def _bounded(norm: str, last: int, length: int) -> tuple[int, int] | None:
+def _bounded(norm: str, last: int, length: int, suffixes: tuple[str, ...]) -> tuple[int, int] | None:
     """The span of a key of ``length`` ending at ``last`` if it stands on word boundaries
     (with a plural or possessive ending taken in), else None."""
     start = last + 1 - length
@@ -125,7 +134,7 @@ def _bounded(norm: str, last: int, length: int) -> tuple[int, int] | None:
         return None
     end = last + 1
     if end < len(norm) and is_word_char(norm[end]):
-        for suffix in _SUFFIXES:
+        for suffix in suffixes:
             stop = end + len(suffix)
             if norm.startswith(suffix, end) and (stop == len(norm) or not is_word_char(norm[stop])):
                 return start, stop

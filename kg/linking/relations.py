@@ -9,9 +9,11 @@ Within the sentence that names the technique:
   method called X" *introduces*, "we extend / generalise / build on / improve X"
   *extends*, "trained with / using / based on / on top of X" *uses*, "compared with /
   outperforms / than / evaluate X" *evaluates*;
-- a title that opens with the name and a colon ("GQA: Training ...") introduces it; one
-  that opens with a new name made of it ("ZeRO-Offload: ...") extends it, as does
-  proposing such a name ("we present ZeRO-Infinity");
+- a title that is the name, or opens with it and a colon ("GQA: Training ..."),
+  introduces it; one that opens with a new name made of it ("ZeRO-Offload: ...") extends
+  it, as does proposing such a name ("we present ZeRO-Infinity");
+- "such as X", "unlike X", "instead of X", "existing X" read *mentions*: X stands as an
+  example, a contrast or the past, not as the paper's method;
 - otherwise: *uses* in a title (a title names what the paper works with), a reading-list
   "why" text or a Zotero tag; *uses* in a sentence with a method signal ("we", "our",
   "this paper"); *mentions* everywhere else.
@@ -31,6 +33,7 @@ _PRE: tuple[tuple[str, str, int], ...] = (
                    r"\s+(?:\w+\s+){0,2}?(?:propose|present|introduce|develop|design|describe|unveil|release)[sd]?"
                    r"|introducing|propose[sd]?|提出", 6),
     ("introduces", r"called|named|dubbed|termed|coined", 1),
+    ("extends", r"improv(?:e|es|ed|ing)", 1),
     ("extends", r"extend(?:s|ed|ing)?|extensions? (?:of|to)|generali[sz](?:e|es|ed|ing)|generali[sz]ations? of"
                 r"|improv(?:e|es|ed|ing) (?:up)?on|improvements? (?:to|of|on)|buil(?:d|ds|t|ding) (?:up)?on"
                 r"|enhanc(?:e|es|ed|ing)|augment(?:s|ed|ing)?|refin(?:e|es|ed|ing)|modif(?:y|ies|ied|ying)"
@@ -43,6 +46,9 @@ _PRE: tuple[tuple[str, str, int], ...] = (
                   r"|measur(?:e|es|ed|ing)|characteri[sz](?:e|es|ed|ing)|profil(?:e|es|ed|ing)|examin(?:e|es|ed|ing)"
                   r"|investigat(?:e|es|ed|ing)|reproduc(?:e|es|ed|ing)|close to|comparable (?:to|with)|similar to"
                   r"|on par with|match(?:es|ed|ing)?|speedups? (?:over|of)|对比|比较|优于", 3),
+    ("mentions", r"unlike|in contrast to|as opposed to|instead of|rather than|without|alternatives? to"
+                 r"|replac(?:e|es|ed|ing)|beyond", 3),
+    ("example", r"such as|e\.g\.,?|for example|for instance|including|like", 3),
     ("uses", r"us(?:e|es|ed|ing)|utili[sz](?:e|es|ed|ing)|employ(?:s|ed|ing)?|adopt(?:s|ed|ing)?"
              r"|leverag(?:e|es|ed|ing)|appl(?:y|ies|ied|ying)|rel(?:y|ies|ied|ying) on|based on|on top of|with|via"
              r"|through|powered by|equipped with|train(?:s|ed|ing)?(?: \w+){0,2}? (?:with|using|on)"
@@ -75,6 +81,8 @@ _GENERIC_SUFFIX = re.compile(
     r"equipped|backed|tuned|trained|optimi[sz]ed|variant|variants|family|models?|layers?|blocks?|architecture|"
     r"\d+[A-Za-z]?)(?![A-Za-z0-9])", re.IGNORECASE)
 _COMPOUND = re.compile(r"^[\-‐][A-Za-z][A-Za-z0-9]*")
+#: What may follow a name that makes a whole title: a remark in brackets, punctuation.
+_TITLE_REST = re.compile(r"\([^)]*\)|[\s.!?\"'”’)\]]")
 _ABBREVIATIONS = ("e.g", "i.e", "et al", "vs", "cf", "fig", "eq", "sec", "approx", "resp", "etc")
 
 
@@ -123,9 +131,11 @@ def compound(text: str, end: int) -> str | None:
 
 def _pre_cue(sentence: str, name_start: int) -> tuple[str, int] | None:
     """The nearest cue before the name (relative offset ``name_start`` in ``sentence``)
-    with only a few unblocked words between: (relation, words between)."""
+    with only a few unblocked words between: (relation, words between). An example cue
+    ("such as X", "e.g. X") passes the name on to the cue before it ("we use attention
+    variants such as X" uses X); with none, X is only mentioned."""
     head = sentence[:name_start]
-    best: tuple[int, int, str] | None = None
+    best: tuple[int, int, str, int] | None = None
     for order, (relation, pattern, most) in enumerate(_PRE_PATTERNS):
         for m in pattern.finditer(head):
             gap = head[m.end():]
@@ -136,8 +146,15 @@ def _pre_cue(sentence: str, name_start: int) -> tuple[str, int] | None:
                 continue
             key = (words, order)
             if best is None or key < best[:2]:
-                best = (words, order, relation)
-    return (best[2], best[0]) if best else None
+                best = (words, order, relation, m.start())
+    if best is None:
+        return None
+    if best[2] == "example":
+        before = _pre_cue(sentence, best[3])
+        if before is not None and before[1] + best[0] <= 6:
+            return before
+        return "mentions", best[0]
+    return best[2], best[0]
 
 
 def read_relation(text: str, start: int, end: int, field: str) -> Reading:
@@ -148,6 +165,8 @@ def read_relation(text: str, start: int, end: int, field: str) -> Reading:
         after = text[end + (len(made) if made else 0):].lstrip()
         if not lead and after.startswith((":", "：", " -", "—")):
             return Reading("extends" if made else "introduces", True)
+        if not lead and not made and not _TITLE_REST.sub("", after):
+            return Reading("introduces", True)  # the title is the name: the technique's own document
     left, right = sentence_bounds(text, start, end)
     sentence = text[left:right]
     rel_start, rel_end = start - left, end - left
