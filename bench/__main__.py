@@ -7,7 +7,7 @@ import runpy
 import sys
 import time
 
-BENCHMARKS = ("store", "ingest", "zotero", "queries", "analytics", "exports", "kernels", "web", "citations")
+BENCHMARKS = ("store", "ingest", "zotero", "queries", "analytics", "exports", "kernels", "web", "citations", "links")
 #: Run only when named: ``scale`` takes about 15 minutes at its default size.
 BY_NAME = ("scale",)
 

@@ -250,3 +250,27 @@ def rows(scores: Scores) -> Iterable[dict[str, Any]]:
     tp, predicted, gold = scores.any_relation
     yield {"relation": "any relation", "gold": gold, "predicted": predicted, "correct": tp,
            "precision": fmt(Scores.ratio(tp, predicted)), "recall": fmt(Scores.ratio(tp, gold))}
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m bench.labelled``: what the set holds, and where the linker and the gold disagree."""
+    import argparse
+    from collections import Counter
+
+    parser = argparse.ArgumentParser(prog="python -m bench.labelled",
+                                     description="The labelled set of paper-technique links: its sources, and the "
+                                                 "links the linker misses or adds (python -m bench links scores it).")
+    parser.add_argument("--threshold", type=float, default=None, help="least score of a link (default: kg's)")
+    args = parser.parse_args(argv)
+    examples = load()
+    print("sources:", ", ".join(f"{n} {s}" for s, n in sorted(Counter(e.source for e in examples).items())))
+    scores = evaluate(examples, threshold=args.threshold)
+    for title, items in (("missed (gold relation, found)", scores.misses),
+                         ("not in the gold (found, gold)", scores.wrong)):
+        print(f"{title}: {len(items)}")
+        for ident, technique, first, second in items:
+            print(f"  {ident}  {technique}: {first}, {second}")
+
+
+if __name__ == "__main__":
+    main()

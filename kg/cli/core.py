@@ -86,6 +86,8 @@ def build(
         report = run_build(store, data=data, reading_list=reading_list, validate=False,
                            accept_counts=accept_counts, force=force, extra_inputs=extra,
                            also=lambda tx: record_registry(store, tx))
+    if store is not reader:
+        report.triples = store.count()  # the links made after the build's own write included
     if validate:
         report.violations = validate_store(store, cache=cache_for(store))
     r, imported = report.reading, report.imported

@@ -105,6 +105,7 @@ class Linker:
         out: dict[str, dict[tuple[str, str, str], Evidence]] = defaultdict(dict)
         for item, hits in found:
             for hit in hits:
+                reading = None
                 for technique in hit.alias.techniques:
                     verdict = verdicts[(hit.alias, technique)]
                     if not verdict.ok:
@@ -112,12 +113,12 @@ class Linker:
                     certainty = verdict.certainty
                     if certainty == "domain" and technique in sure:
                         certainty = "confirmed"
-                    reading = read_relation(item.text, hit.start, hit.end, item.field)
+                    reading = reading or read_relation(item.text, hit.start, hit.end, item.field)
                     factor = 0.8 if reading.relation == "mentions" else _DEFAULT_FACTOR[reading.explicit]
                     score = round(FIELD_WEIGHTS.get(item.field, 0.5) * CERTAINTY[certainty] * factor, 3)
                     text = _excerpt(item.text, hit.start, hit.end, item.field)
                     _keep(out[technique], Evidence(item.field, text, item.source, reading.relation, score))
-                if read_relation(item.text, hit.start, hit.end, item.field).relation == "introduces":
+                if reading is not None and reading.relation == "introduces":
                     for technique, evidence in self._nested(item, hit, paper, context, defined):
                         _keep(out[technique], evidence)
         return {t: sorted(items.values(), key=lambda e: -e.score) for t, items in out.items()}

@@ -19,6 +19,7 @@ from pyoxigraph import Literal, NamedNode
 from kg.graphs import LINKS, PROVENANCE, SOURCES
 from kg.linking.model import PaperText, TextField
 from kg.linking.names import TechniqueLabels
+from kg.vocab import BIBO, DCTERMS, RDF, TKG
 
 if TYPE_CHECKING:
     from kg.store.base import GraphStore
@@ -91,40 +92,113 @@ def _bind(papers: Sequence[str] | None) -> dict[str, Any] | None:
     return None if papers is None else {"p": [NamedNode(p) for p in papers]}
 
 
+#: Facts an import copy's lines give directly (predicate → field), read without the store.
+_COPY_FIELDS = {
+    DCTERMS.title.value: "title", DCTERMS.abstract.value: "abstract", TKG.tldr.value: "tldr",
+    TKG.whyItMatters.value: "reading-list-why", TKG.tag.value: "zotero-tag",
+    TKG.arxivCategory.value: "category", TKG.arxivPrimaryCategory.value: "category",
+    TKG.fieldOfStudy.value: "category",
+}
+_TYPE, _DOCUMENT = f"<{RDF.type.value}>", f"<{BIBO.Document.value}>"
+
+
+class _Texts:
+    """Papers' texts as they are read: keeps each text once, from the best graph."""
+
+    def __init__(self) -> None:
+        self.documents: set[str] = set()
+        self.found: dict[str, dict[tuple[str, str], str]] = defaultdict(dict)
+        self.categories: dict[str, set[str]] = defaultdict(set)
+
+    def add(self, graph: str, paper: str, field: str, value: str) -> None:
+        if field == "category":
+            self.categories[paper].add(value)
+            return
+        value = value.strip()
+        if not value or (field == "zotero-tag" and value.casefold().startswith("status/")):
+            return  # a reading status kept as a tag is not a topic
+        slot = self.found[paper]
+        key = (field, " ".join(value.split()))
+        earlier = slot.get(key)
+        if earlier is None or _ORDER.get(graph, 99) < _ORDER.get(earlier, 99):
+            slot[key] = graph
+
+    def papers(self) -> dict[str, PaperText]:
+        return {p: PaperText(p, [TextField(field, text, source) for (field, text), source in slot.items()],
+                             frozenset(self.categories.get(p, ())))
+                for p, slot in self.found.items() if p in self.documents}
+
+
+def _from_copy(path: Any, graph: str, into: _Texts) -> None:
+    """Read ``graph``'s facts from its import copy: the lines of the predicates wanted are
+    picked out as bytes and parsed by pyoxigraph in blocks, never one term at a time."""
+    import pyoxigraph as ox
+
+    wanted = {f"<{p}>".encode() for p in _COPY_FIELDS}
+    kind, document = _TYPE.encode(), _DOCUMENT.encode()
+    block: list[bytes] = []
+
+    def flush() -> None:
+        for quad in ox.parse(b"".join(block), format=ox.RdfFormat.N_TRIPLES):
+            if isinstance(quad.subject, NamedNode) and isinstance(quad.object, Literal):
+                into.add(graph, quad.subject.value, _COPY_FIELDS[quad.predicate.value], quad.object.value)
+        block.clear()
+
+    with open(path, "rb") as lines:
+        for line in lines:
+            parts = line.split(b" ", 2)
+            if len(parts) < 3:
+                continue
+            if parts[1] in wanted:
+                block.append(line)
+                if len(block) >= 50_000:
+                    flush()
+            elif parts[1] == kind and parts[2].startswith(document) and parts[0].startswith(b"<"):
+                into.documents.add(parts[0][1:-1].decode())
+    if block:
+        flush()
+
+
+def _copies(store: GraphStore) -> dict[str, Any]:
+    """Graph IRI → the import copy the store keeps of it (kg import rdf's graphs)."""
+    from kg.graphs import is_import_graph
+
+    out: dict[str, Any] = {}
+    for graph in store.named_graphs():
+        if is_import_graph(graph):
+            copy = store.import_copy(graph)
+            if copy is not None and copy.path.exists():
+                out[graph.value] = copy.path
+    return out
+
+
 def paper_texts(store: GraphStore, papers: Sequence[str] | None = None, *,
                 progress: Progress | None = None) -> dict[str, PaperText]:
     """Paper IRI → its texts and categories, for every document of the graph (or only
-    ``papers``). A subject counts as a paper when it is a ``bibo:Document`` somewhere."""
+    ``papers``). A subject counts as a paper when it is a ``bibo:Document`` somewhere.
+    Reading every paper, a graph ``kg import rdf`` loaded whole is read from its import
+    copy (:mod:`kg.store.copies`), the rest from the store."""
     if papers is not None and not papers:
         return {}
     bound = _bind(papers)
-    documents = {row[0].value for row in store.stream("SELECT ?p WHERE { ?p a bibo:Document }", bound)
-                 if isinstance(row[0], NamedNode)}
-    found: dict[str, dict[tuple[str, str], str]] = defaultdict(dict)
+    into = _Texts()
+    copies = _copies(store) if papers is None else {}
+    for graph, path in copies.items():
+        _from_copy(path, graph, into)
+    skip = _SKIP | set(copies)
+    outside = ("FILTER(?g NOT IN (" + ", ".join(f"<{g}>" for g in sorted(copies)) + "))") if copies else ""
+    into.documents |= {row[0].value for row in store.stream(
+        f"SELECT ?p WHERE {{ GRAPH ?g {{ ?p a bibo:Document }} {outside} }}", bound) if isinstance(row[0], NamedNode)}
     for step, (field, pattern) in enumerate(TEXT_QUERIES):
         if progress is not None:
             progress(field, step, len(TEXT_QUERIES))
-        for g, p, o in store.stream(f"SELECT ?g ?p ?o WHERE {{ {pattern} }}", bound):
-            if not isinstance(p, NamedNode) or not isinstance(o, Literal) or not isinstance(g, NamedNode):
-                continue
-            if p.value not in documents or g.value in _SKIP:
-                continue
-            value = o.value.strip()
-            if field == "zotero-tag" and value.casefold().startswith("status/"):
-                continue  # a reading status kept as a tag, not a topic
-            if not value:
-                continue
-            slot = found[p.value]
-            key = (field, " ".join(value.split()))
-            earlier = slot.get(key)
-            if earlier is None or _ORDER.get(g.value, 99) < _ORDER.get(earlier, 99):
-                slot[key] = g.value
-    categories: dict[str, set[str]] = defaultdict(set)
-    for p, o in store.stream(f"SELECT ?p ?o WHERE {{ {_CATEGORIES} }}", bound):
-        if isinstance(p, NamedNode) and isinstance(o, Literal):
-            categories[p.value].add(o.value)
+        for g, p, o in store.stream(f"SELECT ?g ?p ?o WHERE {{ {pattern} {outside} }}", bound):
+            if isinstance(p, NamedNode) and isinstance(o, Literal) and isinstance(g, NamedNode) \
+                    and g.value not in skip:
+                into.add(g.value, p.value, field, o.value)
+    for g, p, o in store.stream(f"SELECT ?g ?p ?o WHERE {{ GRAPH ?g {{ {_CATEGORIES} }} {outside} }}", bound):
+        if isinstance(p, NamedNode) and isinstance(o, Literal) and isinstance(g, NamedNode):
+            into.add(g.value, p.value, "category", o.value)
     if progress is not None:
         progress("texts", len(TEXT_QUERIES), len(TEXT_QUERIES))
-    return {p: PaperText(p, [TextField(field, text, source) for (field, text), source in slot.items()],
-                         frozenset(categories.get(p, ())))
-            for p, slot in found.items()}
+    return into.papers()

@@ -59,6 +59,14 @@ _PRE: tuple[tuple[str, str, int], ...] = (
 )
 _PRE_PATTERNS = tuple((relation, re.compile(rf"(?<![A-Za-z0-9])(?:{cue})(?![A-Za-z0-9])", re.IGNORECASE), gap)
                       for relation, cue, gap in _PRE)
+#: Every cue in one expression (a group per cue, in the order above: the first that fits
+#: at a place wins, so "compared with" is read before "with").
+_CUES = re.compile("|".join(rf"(?P<c{i}>(?<![A-Za-z0-9])(?:{cue})(?![A-Za-z0-9]))"
+                            for i, (_relation, cue, _gap) in enumerate(_PRE)), re.IGNORECASE)
+#: How far before a name the wording is read (a cue and the few words after it), and
+#: the marks that end a sentence.
+_REACH = 160
+_STOP = re.compile(r"[。！？；\n]|[.!?](?=\s)")
 _POST: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("uses", re.compile(r"^[\-‐ ](?:based|powered|enabled|driven|accelerated|aware|compatible|backed|equipped|"
                         r"trained|optimi[sz]ed|tuned|style training)(?![A-Za-z])", re.IGNORECASE)),
@@ -95,22 +103,16 @@ class Reading:
 def sentence_bounds(text: str, start: int, end: int) -> tuple[int, int]:
     """The sentence of ``text`` around ``start:end``."""
     left = 0
-    i = start - 1
-    while i > 0:
-        c = text[i]
-        if c in "。！？；\n" or (c in ".!?" and text[i + 1:i + 2].isspace() and not _abbreviation(text, i)):
-            left = i + 1
-            break
-        i -= 1
+    for m in _STOP.finditer(text, max(0, start - _REACH), start):
+        if m.group(0) in ".!?" and _abbreviation(text, m.start()):
+            continue
+        left = m.end()
     right = len(text)
-    j = end
-    while j < len(text):
-        c = text[j]
-        if c in "。！？；\n" or (c in ".!?" and (j + 1 == len(text) or text[j + 1].isspace())
-                                and not _abbreviation(text, j)):
-            right = j + 1
-            break
-        j += 1
+    for m in _STOP.finditer(text, end):
+        if m.group(0) in ".!?" and _abbreviation(text, m.start()):
+            continue
+        right = m.end()
+        break
     return left, right
 
 
@@ -134,19 +136,21 @@ def _pre_cue(sentence: str, name_start: int) -> tuple[str, int] | None:
     with only a few unblocked words between: (relation, words between). An example cue
     ("such as X", "e.g. X") passes the name on to the cue before it ("we use attention
     variants such as X" uses X); with none, X is only mentioned."""
+    low = max(0, name_start - _REACH)
     head = sentence[:name_start]
     best: tuple[int, int, str, int] | None = None
-    for order, (relation, pattern, most) in enumerate(_PRE_PATTERNS):
-        for m in pattern.finditer(head):
-            gap = head[m.end():]
-            if _BLOCK.search(gap):
-                continue
-            words = len(gap.split())
-            if words > most:
-                continue
-            key = (words, order)
-            if best is None or key < best[:2]:
-                best = (words, order, relation, m.start())
+    for m in _CUES.finditer(head, low):
+        order = int((m.lastgroup or "c0")[1:])
+        relation, _pattern, most = _PRE_PATTERNS[order]
+        gap = head[m.end():]
+        if _BLOCK.search(gap):
+            continue
+        words = len(gap.split())
+        if words > most:
+            continue
+        key = (words, order)
+        if best is None or key < best[:2]:
+            best = (words, order, relation, m.start())
     if best is None:
         return None
     if best[2] == "example":
