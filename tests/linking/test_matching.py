@@ -15,7 +15,8 @@ def _found(matcher: Matcher, text: str) -> list[tuple[str, str]]:
     return [(text[h.start:h.end], h.alias.label) for h in matcher.find(text)]
 
 
-MOE = TechniqueLabels("t:moe", "moe", "Sparsely-Gated MoE", ("Sparsely-Gated Mixture-of-Experts", "Switch Transformers"))
+MOE = TechniqueLabels("t:moe", "moe", "Sparsely-Gated MoE",
+                      ("Sparsely-Gated Mixture-of-Experts", "Switch Transformers"))
 GQA = TechniqueLabels("t:gqa", "gqa", "Grouped-Query Attention", ("Grouped-Query Attention", "GQA"))
 
 
