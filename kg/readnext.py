@@ -46,6 +46,8 @@ CO_CITATION_CAP = 1.5
 READ_SEEDS = 100
 TECHNIQUE_SEEDS = 300
 _READ = "https://w3id.org/techkg/id/status/read"
+#: The relations that make a paper one of a technique's papers (kg.linking).
+PAPER_OF = "tkg:introducesTechnique|tkg:extendsTechnique|tkg:usesTechnique|tkg:evaluatesTechnique"
 
 
 @dataclass
@@ -183,7 +185,7 @@ class SparqlReadingFacts:
             return None, []
         rows = self.store.select(
             f"""SELECT DISTINCT ?p ?role WHERE {{ {{ ?t tkg:primaryPaper ?p BIND("primary" AS ?role) }}
-                 UNION {{ ?p tkg:usesTechnique ?t BIND("uses" AS ?role) }} }} ORDER BY ?role ?p
+                 UNION {{ ?p {PAPER_OF} ?t BIND("uses" AS ?role) }} }} ORDER BY ?role ?p
                  LIMIT {TECHNIQUE_SEEDS}""", {"t": t})
         return str(name), [(r["p"], r["role"]) for r in rows.records() if isinstance(r["p"], str)]
 
@@ -202,7 +204,8 @@ class SparqlReadingFacts:
                                       FILTER(LANG(?name) = "en") ?p tkg:readingStatus ?s }""").records()
         if uses:
             rows += self.store.select(
-                """SELECT DISTINCT ?p ?name WHERE { ?r tkg:usesTechnique ?t .
+                """SELECT DISTINCT ?p ?name WHERE {
+                     ?r tkg:introducesTechnique|tkg:extendsTechnique|tkg:usesTechnique ?t .
                      ?t tkg:primaryPaper ?p ; skos:prefLabel ?name . FILTER(LANG(?name) = "en") }""",
                 {"r": [NamedNode(p) for p in uses]}).records()
         return [(r["p"], str(r["name"])) for r in rows if isinstance(r["p"], str)]

@@ -230,7 +230,8 @@ class DuckDBReadingFacts:
 
         found = self._rows("SELECT list_min(names) FROM suggest_techniques WHERE technique = $t", {"t": technique})
         name = found[0][0] if found else None
-        rows = self._rows(f"""SELECT DISTINCT paper, role FROM paper_techniques WHERE technique = $t
+        rows = self._rows(f"""SELECT DISTINCT paper, CASE WHEN role = 'primary' THEN 'primary' ELSE 'uses' END AS role
+                              FROM paper_techniques WHERE technique = $t AND role <> 'mentions'
                               ORDER BY role, paper LIMIT {TECHNIQUE_SEEDS}""", {"t": technique})
         return name, [(paper, role) for paper, role in rows]
 
@@ -258,7 +259,8 @@ class DuckDBReadingFacts:
                 WHERE p IN (SELECT paper FROM suggest_reading)
                 UNION ALL
                 SELECT p, name FROM named
-                WHERE technique IN (SELECT technique FROM paper_techniques WHERE role = 'uses'
+                WHERE technique IN (SELECT technique FROM paper_techniques
+                                    WHERE role IN ('introduces', 'extends', 'uses')
                                     AND paper IN (SELECT unnest(CAST($uses AS VARCHAR[]))))""",
             {"uses": _iris(uses)})]
 

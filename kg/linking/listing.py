@@ -129,7 +129,7 @@ def list_links(store: GraphStore, *, technique: str | None = None, paper: str | 
     limit = threshold(store)
     merged: dict[tuple[str, str], tuple[Link, bool]] = {}
     for key, link in found.items():
-        merged[key] = (link, link.status == "manual" or link.score >= limit)
+        merged[key] = (link, link.status == "manual" or link.score >= limit)  # manual: the catalog's primary paper
     for key, decision in decided.items():
         merged[key] = (decision.as_link(), decision.status != "rejected")
     rows = []

@@ -5,13 +5,14 @@ A link node (``id/link/<hex>``, one per paper and technique) carries ``tkg:linke
 ``tkg:linkedTechnique``, ``tkg:linkRelation`` (the sub-property of ``tkg:linksTechnique``),
 ``tkg:linkScore``, ``tkg:linkStatus`` and one ``tkg:linkEvidence`` node per piece of
 evidence (``tkg:evidenceField``, ``tkg:evidenceText``, ``tkg:evidenceSource``). Beside it,
-``paper tkg:<relation>Technique technique`` when queries should see it: the catalog's
-primary papers always, an automatic link when its score reaches the reader's threshold
-and the reader decided nothing on it (a decision's own triple lives in
-``link-decisions``). Each technique records the names it was linked by
-(``tkg:linkNames``, JSON) and the graph the context rules' digest (``tkg:linkRules``), so
-that a later change of names re-links only what it can change
-(:mod:`kg.linking.refresh`).
+``paper tkg:<relation>Technique technique`` when queries should see it: an automatic link
+whose score reaches the reader's threshold and on which the reader decided nothing. (A
+decision's own triple lives in ``link-decisions``; a catalog's primary paper, linked as
+*introduces* with status manual, is seen through the catalog's ``tkg:primaryPaper``, which
+every query reads beside ``tkg:introducesTechnique``: one statement, not two.) Each
+technique records the names it was linked by (``tkg:linkNames``, JSON) and the graph the
+context rules' digest (``tkg:linkRules``), so that a later change of names re-links only
+what it can change (:mod:`kg.linking.refresh`).
 
 The whole graph is written through the store's bulk loader (:meth:`GraphStore.load_file`:
 a replacement by the difference, journalled, so that a killed ``kg link`` leaves the links
@@ -51,11 +52,12 @@ Decided = Mapping[tuple[str, str], str]
 
 
 def visible(link: Link, decided: Decided, threshold: float) -> bool:
-    """Whether queries see ``link`` through its triple in ``links``: the catalog's (manual)
-    links, and automatic ones at or above ``threshold`` the reader left undecided."""
-    if (link.paper, link.technique) in decided:
+    """Whether ``link`` gets its direct triple in ``links``: an automatic link at or above
+    ``threshold`` the reader left undecided. (Queries see a catalog's primary paper through
+    its ``tkg:primaryPaper``, and a decided link through the reader's graph.)"""
+    if (link.paper, link.technique) in decided or link.status != "auto":
         return False
-    return link.status == "manual" or link.score >= threshold
+    return link.score >= threshold
 
 
 def direct_triple(link: Link) -> ox.Triple:

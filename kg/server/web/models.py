@@ -95,7 +95,8 @@ ORDER BY ?categoryPosition ?name"""
 _PAPER_COUNTS = """
 SELECT ?technique (COUNT(DISTINCT ?paper) AS ?papers) (COUNT(DISTINCT ?listedPaper) AS ?listed)
        (COUNT(DISTINCT ?readPaper) AS ?read) WHERE {
-  { ?technique tkg:primaryPaper ?paper } UNION { ?paper tkg:usesTechnique ?technique }
+  { ?technique tkg:primaryPaper ?paper }
+  UNION { ?paper tkg:introducesTechnique|tkg:extendsTechnique|tkg:usesTechnique|tkg:evaluatesTechnique ?technique }
   OPTIONAL { ?paper tkg:readingStatus ?anyStatus . BIND(?paper AS ?listedPaper) }
   OPTIONAL { ?paper tkg:readingStatus $READ . BIND(?paper AS ?readPaper) }
 } GROUP BY ?technique""".replace("$READ", str(_READ))
