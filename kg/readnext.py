@@ -11,7 +11,12 @@ A paper not on the reading list (and not a seed) earns points from:
 - methodology or influential citations between it and a seed, both ways: it cites a
   seed for its method (1.0; influential 1.5), or a seed builds on it (1.2; influential 1.5);
 - co-citation: papers citing it together with a seed (0.3 each, at most 1.5 per seed);
-- Semantic Scholar's recommendations for a seed (``kg ingest citations --recommendations``; 0.8).
+- Semantic Scholar's recommendations for a seed (``kg ingest citations --recommendations``; 0.8);
+- it introduces, extends or uses a technique the reader follows (kg link's links, or the
+  reader's own: 1.0): "uses GQA, a technique you follow".
+
+A technique's seeds are its primary paper and the papers linked to it that are on the
+reading list already; the others linked to it are what it suggests.
 
 Each suggestion carries the list of its evidence and a one-line reason built from the
 strongest. :func:`add_to_reading_list` puts chosen papers on the list as to-read.
@@ -39,7 +44,7 @@ __all__ = ["ReadingFacts", "ReadingSuggestion", "SparqlReadingFacts", "add_to_re
            "seeds"]
 
 WEIGHTS = {"cites-method": 1.0, "cites-influential": 1.5, "method-of": 1.2, "influence-of": 1.5,
-           "co-cited": 0.3, "recommended": 0.8}
+           "co-cited": 0.3, "recommended": 0.8, "uses-followed": 1.0}
 CO_CITATION_CAP = 1.5
 #: How many of the papers marked read (the most recent) count as seeds, and how many
 #: papers of one technique: the work stays bounded however long the reader's history.
@@ -95,9 +100,15 @@ class ReadingFacts(Protocol):
         """The first ``limit`` papers marked read, in IRI order (dated or not)."""
         ...
 
-    def followed(self, uses: Sequence[str]) -> list[tuple[str, str]]:
-        """(primary paper, technique's English name) of the techniques whose primary paper
-        is on the reading list, and of those the papers ``uses`` use."""
+    def followed(self, uses: Sequence[str]) -> list[tuple[str, str, str]]:
+        """(primary paper, technique's English name, technique) of the techniques whose
+        primary paper is on the reading list, and of those the papers ``uses`` introduce,
+        extend or use."""
+        ...
+
+    def linked_to(self, techniques: Sequence[str]) -> list[tuple[str, str]]:
+        """(paper, technique) for the papers that introduce, extend or use ``techniques``
+        (a link queries see: kg link's above the threshold, or the reader's)."""
         ...
 
     def titles(self, papers: Sequence[str]) -> dict[str, str]:
@@ -126,14 +137,24 @@ def seeds(store: GraphStore | None, technique: NamedNode | None = None, *, facts
     if facts is None:
         assert store is not None, "the facts come from the store"
         facts = SparqlReadingFacts(store)
+    return _seeds(facts, technique)[0]
+
+
+def _seeds(facts: ReadingFacts, technique: NamedNode | None) -> tuple[dict[str, str], dict[str, str]]:
+    """The seeds (paper → how to name it) and the techniques followed (IRI → name)."""
     out: dict[str, str] = {}
     uses: list[str] = []
+    followed: dict[str, str] = {}
     if technique is not None:
         name, rows = facts.technique_seeds(technique.value)
+        if name is not None:
+            followed[technique.value] = name
+        linked = [paper for paper, role in rows if role != "primary"] if name is not None else []
+        listed = facts.listed(linked) if linked else set()
         for paper, role in rows if name is not None else []:
             if role == "primary":
                 out[paper] = f"{name}'s paper"
-            else:
+            elif paper in listed:  # a linked paper not on the list is a suggestion, not a seed
                 uses.append(paper)
     else:
         # The most recent reads, sorted here: Oxigraph's ORDER BY on dates costs more than
@@ -144,12 +165,13 @@ def seeds(store: GraphStore | None, technique: NamedNode | None = None, *, facts
             uses = list(dict.fromkeys([*uses, *facts.first_reads(READ_SEEDS)]))[:READ_SEEDS]
         # The techniques followed: those whose paper is on the list, and those of the papers read lately.
         names: dict[str, str] = {}
-        for paper, name in facts.followed(uses):
+        for paper, name, followed_technique in facts.followed(uses):
             names[paper] = min(name, names.get(paper, name))
+            followed[followed_technique] = min(name, followed.get(followed_technique, name))
         out.update({paper: f"{name}'s paper" for paper, name in names.items()})
     for paper, title in facts.titles([p for p in dict.fromkeys(uses) if p not in out]).items():
         out.setdefault(paper, _short(title))
-    return out
+    return out, followed
 
 
 def _newest_first(at: str | None) -> tuple[int, float, str]:
@@ -199,16 +221,24 @@ class SparqlReadingFacts:
                                  f"ORDER BY ?p LIMIT {limit}")
         return [r["p"] for r in rows.records()]
 
-    def followed(self, uses: Sequence[str]) -> list[tuple[str, str]]:
-        rows = self.store.select("""SELECT ?p ?name WHERE { ?t tkg:primaryPaper ?p ; skos:prefLabel ?name .
+    def followed(self, uses: Sequence[str]) -> list[tuple[str, str, str]]:
+        rows = self.store.select("""SELECT ?p ?name ?t WHERE { ?t tkg:primaryPaper ?p ; skos:prefLabel ?name .
                                       FILTER(LANG(?name) = "en") ?p tkg:readingStatus ?s }""").records()
         if uses:
             rows += self.store.select(
-                """SELECT DISTINCT ?p ?name WHERE {
+                """SELECT DISTINCT ?p ?name ?t WHERE {
                      ?r tkg:introducesTechnique|tkg:extendsTechnique|tkg:usesTechnique ?t .
                      ?t tkg:primaryPaper ?p ; skos:prefLabel ?name . FILTER(LANG(?name) = "en") }""",
                 {"r": [NamedNode(p) for p in uses]}).records()
-        return [(r["p"], str(r["name"])) for r in rows if isinstance(r["p"], str)]
+        return [(r["p"], str(r["name"]), r["t"]) for r in rows if isinstance(r["p"], str)]
+
+    def linked_to(self, techniques: Sequence[str]) -> list[tuple[str, str]]:
+        if not techniques:
+            return []
+        rows = self.store.select(
+            "SELECT DISTINCT ?p ?t WHERE { ?p tkg:introducesTechnique|tkg:extendsTechnique|tkg:usesTechnique ?t }",
+            {"t": [NamedNode(t) for t in techniques]})
+        return [(r["p"], r["t"]) for r in rows.records() if isinstance(r["p"], str)]
 
     def titles(self, papers: Sequence[str]) -> dict[str, str]:
         out: dict[str, str] = {}
@@ -284,6 +314,7 @@ def _reason(evidence: list[dict[str, Any]]) -> str:
         "influence-of": f"{seed} builds on it (an influential citation)",
         "co-cited": f"cited together with {seed} by {top.get('n', 1)} paper" + ("s" if top.get("n", 1) != 1 else ""),
         "recommended": f"Semantic Scholar recommends it to readers of {seed}",
+        "uses-followed": f"uses {seed}, a technique you follow",
     }[top["kind"]]
     more = len(evidence) - 1
     return phrase + (f"; and {more} more link{'s' if more != 1 else ''}" if more else "")
@@ -296,11 +327,15 @@ def reading_suggestions(store: GraphStore | None, *, technique: NamedNode | None
     if facts is None:
         assert store is not None, "the facts come from the store"
         facts = SparqlReadingFacts(store)
-    named = seeds(store, technique, facts=facts)
-    if not named:
+    named, followed = _seeds(facts, technique)
+    if not named and not followed:
         return []
     evidence: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for row in facts.evidence(list(named)):
+    for paper, followed_technique in facts.linked_to(sorted(followed)):
+        if paper not in named:
+            evidence[paper].append({"kind": "uses-followed", "seed": followed_technique,
+                                    "seed_name": followed[followed_technique], "weight": WEIGHTS["uses-followed"]})
+    for row in facts.evidence(list(named)) if named else []:
         cand = row["cand"]
         if cand in named or not isinstance(cand, str):
             continue

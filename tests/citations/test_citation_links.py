@@ -35,3 +35,21 @@ def test_kg_ingest_citations_keeps_abstract_and_tldr_and_links_from_citations(bu
     evidence = next(r for r in rows if r.technique_name == "Gated DeltaNet").link.evidence
     assert any(e.field == "citation-context" and "chunkwise algorithm" in e.text for e in evidence)
     assert ml_graph.CANDIDATES  # the planted graph is the one the citation tests use
+
+
+def test_kg_suggest_reading_counts_papers_that_use_a_technique_you_follow(built_store, source) -> None:
+    from pyoxigraph import NamedNode
+
+    from ingest.citations import ingest_citations
+    from kg.iris import technique_iri
+    from kg.linking.apply import link_everything
+    from kg.readnext import reading_suggestions
+
+    ingest_citations(built_store, source)
+    link_everything(built_store)
+    found = reading_suggestions(built_store, technique=NamedNode(technique_iri("gated-deltanet").value))
+    study = next(s for s in found if s.paper == "https://doi.org/10.5555/techkg.delta-study")
+    kinds = {e["kind"] for e in study.evidence}
+    assert "uses-followed" in kinds
+    assert any(e["kind"] == "uses-followed" and e["seed_name"] == "Gated DeltaNet" for e in study.evidence)
+    assert "a technique you follow" in study.reason or len(study.evidence) > 1
