@@ -22,7 +22,7 @@ from kg.linking.model import PRIORITY, Evidence, Link, link_id, relation_of_prop
 if TYPE_CHECKING:
     from kg.store.base import GraphStore
 
-__all__ = ["LinkRow", "auto_links", "list_links"]
+__all__ = ["LinkRow", "auto_links", "find_link", "list_links", "techniques_of"]
 
 
 @dataclass
@@ -192,3 +192,30 @@ def by_relation(rows: list[LinkRow]) -> dict[str, list[LinkRow]]:
     for row in rows:
         out[row.link.relation].append(row)
     return out
+
+
+def techniques_of(store: GraphStore, papers: list[str]) -> dict[str, list[dict[str, str]]]:
+    """Paper IRI → the techniques queries see it linked to (introduces, extends, uses,
+    evaluates; its primary paper counts as introduces), strongest first: ``{technique,
+    name, relation}`` each."""
+    if not papers:
+        return {}
+    from kg.linking.model import RELATION_PROPERTIES
+
+    values = " ".join(f"({RELATION_PROPERTIES[r]} {PRIORITY[r]})" for r in ("introduces", "extends", "uses",
+                                                                          "evaluates"))
+    rows = store.stream(
+        f"""SELECT ?p ?t (MIN(?rank) AS ?best) (MIN(STR(?n)) AS ?name) WHERE {{
+              {{ ?t tkg:primaryPaper ?p BIND(0 AS ?rank) }}
+              UNION {{ ?p ?rel ?t VALUES (?rel ?rank) {{ {values} }} }}
+              ?t skos:prefLabel ?n FILTER(LANG(?n) = "en") }} GROUP BY ?p ?t""",
+        {"p": [NamedNode(p) for p in papers]})
+    from kg.linking.model import RELATIONS
+
+    found: dict[str, list[tuple[int, str, str]]] = defaultdict(list)
+    for row in rows:
+        paper, technique, best, name = (_value(t) for t in row)
+        if paper and technique and best is not None and name:
+            found[paper].append((int(best), name, technique))
+    return {p: [{"technique": t, "name": n, "relation": RELATIONS[rank]} for rank, n, t in sorted(items)]
+            for p, items in found.items()}
