@@ -14,6 +14,7 @@ spaces), and where hits overlap the longest leftmost one wins ("Gated DeltaNet" 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -40,14 +41,23 @@ def is_word_char(c: str) -> bool:
 
 def normalise(text: str, *, lower: bool) -> str:
     """``text`` with separators as spaces (and in lower case with ``lower``), of the same
-    length, so that an offset in one is an offset in the other."""
-    out = text.translate(_SEPARATORS)
-    if lower:
-        low = out.lower()
-        if len(low) == len(out):
-            return low
-        return "".join(c.lower() if len(c.lower()) == 1 else c for c in out)
-    return out
+    length, so that an offset in one is an offset in the other. The last texts asked about
+    are remembered: the matcher and the context rules read the same ones in turn."""
+    return _lowered(text) if lower else _spaced(text)
+
+
+@functools.lru_cache(maxsize=64)
+def _spaced(text: str) -> str:
+    return text.translate(_SEPARATORS)
+
+
+@functools.lru_cache(maxsize=64)
+def _lowered(text: str) -> str:
+    out = _spaced(text)
+    low = out.lower()
+    if len(low) == len(out):
+        return low
+    return "".join(c.lower() if len(c.lower()) == 1 else c for c in out)
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ from kg.vocab import BIBO, DCTERMS, RDF, TKG
 if TYPE_CHECKING:
     from kg.store.base import GraphStore
 
-__all__ = ["TEXT_QUERIES", "paper_texts", "primary_papers", "technique_labels", "titles"]
+__all__ = ["TEXT_QUERIES", "paper_texts", "papers_with_words", "primary_papers", "technique_labels", "titles"]
 
 _ORDER = {g.value: i for i, g in enumerate(SOURCES.values())}
 _SKIP = {LINKS.value, PROVENANCE.value}
@@ -202,3 +202,30 @@ def paper_texts(store: GraphStore, papers: Sequence[str] | None = None, *,
     if progress is not None:
         progress("texts", len(TEXT_QUERIES), len(TEXT_QUERIES))
     return into.papers()
+
+
+def papers_with_words(store: GraphStore, words: Sequence[str]) -> set[str]:
+    """The papers one of whose texts holds one of ``words`` (lower case), found by a
+    case-blind substring test: the lines of an import copy as bytes, the rest in the store."""
+    if not words:
+        return set()
+    from pyoxigraph import Literal as Lit
+
+    found: set[str] = set()
+    copies = _copies(store)
+    wanted = {f"<{p}>".encode() for p, field in _COPY_FIELDS.items() if field != "category"}
+    needles = [w.encode() for w in words]
+    for path in copies.values():
+        with open(path, "rb") as lines:
+            for line in lines:
+                parts = line.split(b" ", 2)
+                if len(parts) == 3 and parts[1] in wanted and parts[0].startswith(b"<"):
+                    text = parts[2].lower()
+                    if any(n in text for n in needles):
+                        found.add(parts[0][1:-1].decode())
+    outside = ("FILTER(?g NOT IN (" + ", ".join(f"<{g}>" for g in sorted(copies)) + "))") if copies else ""
+    texts = " UNION ".join("{ " + pattern + " }" for _field, pattern in TEXT_QUERIES)
+    rows = store.stream(f"SELECT DISTINCT ?p WHERE {{ {texts} {outside} FILTER(CONTAINS(LCASE(STR(?o)), ?word)) }}",
+                        {"word": [Lit(w) for w in words]})
+    found |= {row[0].value for row in rows if isinstance(row[0], NamedNode)}
+    return found

@@ -25,7 +25,7 @@ from pyoxigraph import Literal, NamedNode
 from kg.graphs import LINKS
 from kg.linking.apply import LinkReport, link_everything, link_papers, linked_names, rules_digest
 from kg.linking.names import fold
-from kg.linking.reads import TEXT_QUERIES, technique_labels
+from kg.linking.reads import TEXT_QUERIES, papers_with_words, technique_labels
 
 if TYPE_CHECKING:
     from kg.store.base import GraphStore
@@ -116,13 +116,7 @@ def candidates(store: GraphStore) -> set[str] | None:
         added |= new - old
         if old - new:
             gone.add(technique)
-    found: set[str] = set()
-    words = sorted({w for w in (_words(n) for n in added) if w})
-    if words:
-        texts = " UNION ".join("{ " + pattern + " }" for _field, pattern in TEXT_QUERIES)
-        rows = store.stream(f"SELECT DISTINCT ?p WHERE {{ {texts} FILTER(CONTAINS(LCASE(STR(?o)), ?word)) }}",
-                            {"word": [Literal(w) for w in words]})
-        found |= {row[0].value for row in rows if isinstance(row[0], NamedNode)}
+    found = papers_with_words(store, sorted({w for w in (_words(n) for n in added) if w}))
     if gone:
         rows = store.stream(f"SELECT DISTINCT ?p WHERE {{ GRAPH {LINKS} {{ ?l tkg:linkedPaper ?p ; "
                             f"tkg:linkedTechnique ?t }} }}", {"t": [NamedNode(t) for t in sorted(gone)]})
@@ -130,9 +124,10 @@ def candidates(store: GraphStore) -> set[str] | None:
     return found
 
 
-def relink_names(store: GraphStore, *, label: str) -> LinkReport | None:
-    """Link again what a change of techniques or names can concern; None when nothing changed."""
-    found = candidates(store)
+def relink_names(store: GraphStore, *, label: str, found: set[str] | None = None) -> LinkReport | None:
+    """Link again what a change of techniques or names can concern (``found``: the
+    candidates, when the caller has them); None when nothing changed."""
+    found = candidates(store) if found is None else found
     if found is None:
         return link_everything(store, label=label)
     recorded, _rules = _recorded(store)
