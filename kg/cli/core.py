@@ -70,7 +70,8 @@ def build(
     fmt = pick_format(fmt)
     extra = [Path(registry.__file__)]  # the kernel registry is recorded too (below)
     reader = state().reader()
-    if force or not up_to_date(reader, build_inputs(data, reading_list, extra=extra)):
+    writes = force or not up_to_date(reader, build_inputs(data, reading_list, extra=extra))
+    if writes:
         state().close_reader()
         store = state().store()
     else:
@@ -82,11 +83,11 @@ def build(
     from kg.cli.links import relinking
     from kg.graphs import CATALOG, READING_LIST
 
-    with relinking([CATALOG, READING_LIST], label="kg build (links)", names=True, enabled=store is not reader):
+    with relinking([CATALOG, READING_LIST], label="kg build (links)", names=True, enabled=writes):
         report = run_build(store, data=data, reading_list=reading_list, validate=False,
                            accept_counts=accept_counts, force=force, extra_inputs=extra,
                            also=lambda tx: record_registry(store, tx))
-    if store is not reader:
+    if writes:
         report.triples = store.count()  # the links made after the build's own write included
     if validate:
         report.violations = validate_store(store, cache=cache_for(store))
