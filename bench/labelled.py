@@ -7,7 +7,10 @@ arXiv's Atom answers and Semantic Scholar's cassettes in ``../shared/fixtures``,
 catalog's bibliography (titles), the user's reading list in ``../shared/seeds`` (title,
 "why" text, section). Lines marked ``written`` are hard negatives written for the
 ambiguous names where no recorded text has one, with their own title and abstract.
-``hard_negative`` names the ambiguous names a line is a trap for.
+``hard_negative`` names the ambiguous names a line is a trap for. A line may also carry
+its own texts (``title``, ``abstract``, ``tldr``, ``why``, ``section``, ``contexts``,
+``categories``): so can any other set of labelled papers (``python -m bench links
+--labelled FILE``), with ``links`` as ``[{"technique": ID, "relation": R}]``.
 
 :func:`evaluate` runs the linker as ``kg link`` runs it (the catalog's names and the
 context rules; no primary-paper knowledge, so introduces must be read from the text) and
@@ -110,9 +113,19 @@ def load(path: Path = LABELLED, shared: Path = SHARED) -> list[Example]:
     for line in path.read_text(encoding="utf-8").splitlines():
         row = json.loads(line)
         kind, _, key = row["id"].partition(":")
-        example = Example(row["id"], row["source"], links={g["technique"]: g["relation"] for g in row["links"]},
+        example = Example(row["id"], row.get("source", kind), links={g["technique"].rsplit("/", 1)[-1]: g["relation"]
+                                                                    for g in row.get("links", [])},
                           hard_negative=tuple(row.get("hard_negative", ())), written=bool(row.get("written")))
-        if kind == "arxiv":
+        if row.get("abstract") or kind not in ("arxiv", "s2", "catalog", "reading-list"):
+            # A line that carries its own texts (the written hard negatives, or any set of real
+            # papers given whole): title, abstract, TLDR, why text, section, citation sentences.
+            example.title, example.abstract = row.get("title", ""), row.get("abstract", "")
+            example.why, example.section = row.get("why", ""), row.get("section", "")
+            example.contexts = list(row.get("contexts", ()))
+            example.categories = tuple(row.get("categories", ()))
+            if row.get("tldr"):
+                example.abstract = (example.abstract + "\n" + row["tldr"]).strip()
+        elif kind == "arxiv":
             example.title, example.abstract, example.categories = atom[key]
         elif kind == "s2":
             example.title, example.abstract, example.contexts = s2[key]
@@ -122,9 +135,6 @@ def load(path: Path = LABELLED, shared: Path = SHARED) -> list[Example]:
             entry = seed.entries[int(key)]
             assert entry.title == row["title"], (entry.title, row["title"])
             example.title, example.why, example.section = entry.title, entry.why, entry.category
-        else:
-            example.title, example.abstract = row["title"], row.get("abstract", "")
-            example.categories = tuple(row.get("categories", ()))
         out.append(example)
     return out
 

@@ -29,8 +29,8 @@ from pathlib import Path
 from bench.labelled import evaluate, load, rows
 
 
-def quality() -> bool:
-    examples = load()
+def quality(path: Path | None = None) -> bool:
+    examples = load(path) if path is not None else load()
     scores = evaluate(examples, repeat=5)
     print(f"labelled set: {scores.examples} papers ({scores.hard_negatives} hard negatives), threshold "
           f"{scores.threshold}")
@@ -105,8 +105,10 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench links", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--papers", type=int, default=100_000, help="corpus size for the scale part (0: skip it)")
+    parser.add_argument("--labelled", type=Path, default=None,
+                        help="another labelled set, lines as in tests/linking/labelled.jsonl (texts given whole)")
     args = parser.parse_args(argv)
-    ok = quality()
+    ok = quality(args.labelled)
     if args.papers:
         ok = scale(args.papers) and ok
     sys.exit(0 if ok else 1)
