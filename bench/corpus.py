@@ -125,18 +125,24 @@ class _Texts:
                                    (f"Synthetic technique {i}",), (f"synthetic-{i}",))
                    for i, (iri, _depth, _cat) in enumerate(techniques)]
         self.linker = Linker(labels)
-        self.names = [(t.iri, t.labels) for t in labels]
+        self.names: list[tuple[str, tuple[str, ...]]] = [(t.iri, t.labels) for t in labels]
+        self.labels = dict(self.names)
         self.synthetic = len(techniques)
 
-    def _name(self, rng: random.Random) -> tuple[str, str]:
-        """A technique and a name it is known by: mostly a synthetic one, else a catalog one."""
+    def _name(self, rng: random.Random, topic: str) -> str:
+        """A name of the paper's topic technique, or of another: mostly a synthetic one, else
+        a catalog one."""
+        if topic in self.labels and rng.random() < 0.5:
+            return rng.choice(self.labels[topic])
         if rng.random() < 0.8 and self.synthetic:
-            iri, labels = self.names[len(self.names) - self.synthetic + rng.randrange(self.synthetic)]
+            _iri, labels = self.names[len(self.names) - self.synthetic + rng.randrange(self.synthetic)]
         else:
-            iri, labels = self.names[rng.randrange(len(self.names) - self.synthetic)]
-        return iri, rng.choice(labels)
+            _iri, labels = self.names[rng.randrange(len(self.names) - self.synthetic)]
+        return rng.choice(labels)
 
-    def paper(self, w: _Writer, rng: random.Random, paper: str, title: str, introduces: str | None) -> None:
+    def paper(self, w: _Writer, rng: random.Random, paper: str, title: str, topic: str, introduces: str | None
+              ) -> None:
+        """The abstract of ``paper``, drawn with ``rng``: it may name its ``topic`` technique."""
         from kg.linking.model import RELATION_PROPERTIES, PaperText, TextField
 
         fill = {"k": rng.randint(2, 64), "model": rng.choice(_MODELS), "feature": rng.choice(_FEATURES),
@@ -148,7 +154,7 @@ class _Texts:
         if rng.random() < NAMING:
             for _ in range(1 + (rng.random() < 0.3)):
                 relation = rng.choices([r for r, _w in _RELATION_WEIGHTS], [w for _r, w in _RELATION_WEIGHTS])[0]
-                _iri, name = self._name(rng)
+                name = self._name(rng, topic)
                 sentences.append(rng.choice(_WORDING[relation]).format(n=name, **fill))
         if rng.random() < 0.05:
             sentences.append(rng.choice(_DECOYS))
@@ -225,15 +231,17 @@ def generate(n_papers: int = 100_000, *, seed: int = 42, out: Path) -> CorpusInf
                 snapshots += 1
 
         papers = [f"{BASE}paper/{i}" for i in range(n_papers)]
+        # The abstracts and the primary papers draw from streams of their own: the rest of the
+        # corpus (years, authors, citations, reading statuses) is the same whatever they write.
+        texts_rng, primary_rng = random.Random(seed + 1), random.Random(seed + 2)
         every = max(1, len(techniques) // 200)
-        primary = {rng.randrange(n_papers): node for node, _depth, _cat in techniques[::every]}
+        primary = {primary_rng.randrange(n_papers): node for node, _depth, _cat in techniques[::every]}
         writer = _Texts(techniques, roots)
         for i, paper in enumerate(papers):
             year = rng.randint(2016, 2026)
             w.iri(paper, RDF + "type", BIBO + "Document")
             title = " ".join(rng.choice(WORDS) for _ in range(5)).capitalize()
             w.t(paper, DCT + "title", _lit(f"{title} ({i})"))
-            writer.paper(w, rng, paper, f"{title} ({i})", primary.get(i))
             w.t(paper, DCT + "issued", _lit(str(year), XSD + "gYear"))
             w.t(paper, TKG + "venue", _lit(f"{rng.choice(VENUES)}'{year % 100:02d}"))
             first, second = rng.sample(authors, 2)
@@ -246,6 +254,7 @@ def generate(n_papers: int = 100_000, *, seed: int = 42, out: Path) -> CorpusInf
                 w.iri(paper, CITO + "cites", papers[rng.randrange(i)])
                 if rng.random() < 0.6:
                     w.iri(paper, CITO + "cites", papers[rng.randrange(i)])
+            writer.paper(w, texts_rng, paper, f"{title} ({i})", rng.choice(tech_iris), primary.get(i))
             if rng.random() < 0.35:
                 w.iri(paper, TKG + "readingStatus", f"{ID}status/{rng.choice(STATUSES)}")
                 w.t(paper, TKG + "statusChangedAt",
@@ -300,7 +309,7 @@ def refresh(source: Path, *, out: Path, changed: float = 0.05, added: float = 0.
             w.t(new, DCT + "issued", _lit("2026", XSD + "gYear"))
             w.iri(new, DCT + "creator", f"{BASE}person/{rng.randrange(max(30, papers // 3))}")
             w.iri(new, CITO + "cites", f"{BASE}paper/{rng.randrange(papers)}")
-            writer.paper(w, rng, new, title, None)
+            writer.paper(w, rng, new, title, f"{BASE}technique/{rng.randrange(max(1, techniques))}", None)
         written += w.count
     return written
 

@@ -14,12 +14,15 @@ A distinctive name of a technique found in the paper ("Grouped-Query Attention")
 its acronyms there ("GQA"), unless a veto or the paper's own definition says otherwise,
 and a distinctive name of any technique shows the paper is about ML (the domain an
 acronym or a common word needs). A
+name the paper introduces that holds another technique's name extends that technique
+("Switch Transformer", and the paper's own names: "DanceGRPO", "Dr. GRPO"). A
 link's relation is the strongest its evidence reads and its score ``1 - Π(1 - s)`` over
 the best item of each field (:func:`kg.linking.model.strongest`).
 """
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 
@@ -27,7 +30,7 @@ from kg.linking.context import CERTAINTY, Judge, Rules, Verdict, definitions, lo
 from kg.linking.model import FIELD_WEIGHTS, Evidence, Link, PaperText, TextField, strongest
 from kg.linking.names import Alias, TechniqueLabels, aliases, label_variants
 from kg.linking.patterns import Hit, Matcher, normalise
-from kg.linking.relations import read_relation, sentence_bounds
+from kg.linking.relations import own_names, read_relation, sentence_bounds
 
 __all__ = ["EVIDENCE_CHARS", "Linker", "merge"]
 
@@ -58,6 +61,7 @@ class Linker:
         self.matcher = Matcher(self.aliases, lowercase=self.rules.lowercase)
         names = {t.iri: [v for label in t.labels for v in label_variants(label)] for t in techniques}
         self.judge = Judge(self.rules, names)
+        self._coined = {a.label: a for a in self.aliases if a.kind in ("acronym", "coined")}
 
     def find(self, fields: Sequence[TextField]) -> list[tuple[TextField, list[Hit]]]:
         """The names found in each of ``fields`` (only fields with some)."""
@@ -102,6 +106,8 @@ class Linker:
             if alias.kind in ("phrase", "coined") and any(verdicts[(alias, t)].ok for t in alias.techniques):
                 categories = categories | self.rules.domain_categories
         sure = {t for (alias, t), v in verdicts.items() if v.ok and v.certainty in ("distinctive", "defined")}
+        own_work = own_names(next((f.text for f in paper.fields if f.field == "title"), ""),
+                             " ".join(f.text for f in paper.fields if f.field in ("abstract", "tldr")))
         out: dict[str, dict[tuple[str, str, str], Evidence]] = defaultdict(dict)
         for item, hits in found:
             for hit in hits:
@@ -113,7 +119,7 @@ class Linker:
                     certainty = verdict.certainty
                     if certainty == "domain" and technique in sure:
                         certainty = "confirmed"
-                    reading = reading or read_relation(item.text, hit.start, hit.end, item.field)
+                    reading = reading or read_relation(item.text, hit.start, hit.end, item.field, own_work)
                     factor = 0.8 if reading.relation == "mentions" else _DEFAULT_FACTOR[reading.explicit]
                     score = round(FIELD_WEIGHTS.get(item.field, 0.5) * CERTAINTY[certainty] * factor, 3)
                     text = _excerpt(item.text, hit.start, hit.end, item.field)
@@ -121,6 +127,8 @@ class Linker:
                 if reading is not None and reading.relation == "introduces":
                     for technique, evidence in self._nested(item, hit, paper, context, defined):
                         _keep(out[technique], evidence)
+        for technique, evidence in self._made_of(own_work, paper, context, defined):
+            _keep(out[technique], evidence)
         return {t: sorted(items.values(), key=lambda e: -e.score) for t, items in out.items()}
 
     def _nested(self, item: TextField, hit: Hit, paper: PaperText, context: str,
@@ -142,9 +150,48 @@ class Linker:
         return out
 
 
+    def _made_of(self, own: Sequence[str], paper: PaperText, context: str, defined: dict[str, str]
+                 ) -> list[tuple[str, Evidence]]:
+        """A technique whose acronym or coined name makes part of the name the paper gives
+        its own work ("DanceGRPO", "Dr. GRPO", "ZeRO-Offload", "DeepSeekMoE"): the paper
+        extends it."""
+        out = []
+        for name in own:
+            for part in _parts(name):
+                alias = self._coined.get(part)
+                if alias is None:
+                    continue
+                item = next((f for f in paper.fields if name in f.text), None)
+                if item is None:
+                    continue
+                at = item.text.index(name)
+                for technique in alias.techniques:
+                    verdict = self.judge.judge(alias, technique, context, paper.categories, defined, [], inside=True)
+                    if verdict.ok:
+                        score = round(FIELD_WEIGHTS.get(item.field, 0.5) * CERTAINTY[verdict.certainty] * 0.9, 3)
+                        out.append((technique, Evidence(item.field, _excerpt(item.text, at, at + len(name), item.field),
+                                                        item.source, "extends", score)))
+        return out
+
     def link(self, paper: PaperText) -> list[Link]:
         """The automatic links of ``paper`` from its texts."""
         return merge(paper.iri, self.evidence(paper))
+
+
+_BOUNDARY = re.compile(r"[\s\-‐.]+|(?<=[a-z])(?=[A-Z])")
+
+
+def _parts(name: str) -> list[str]:
+    """The pieces of a name between its word boundaries, spaces, hyphens and capitals after
+    small letters ("DanceGRPO" → "Dance", "GRPO", "DanceGRPO"), the name itself left out."""
+    cuts = sorted({0, len(name)} | {x for m in _BOUNDARY.finditer(name) for x in (m.start(), m.end())})
+    out = []
+    for i, a in enumerate(cuts):
+        for b in cuts[i + 1:]:
+            part = name[a:b].strip(" -‐.")
+            if len(part) >= 2 and part != name and part == name[a:b]:
+                out.append(part)
+    return list(dict.fromkeys(out))
 
 
 def _keep(found: dict[tuple[str, str, str], Evidence], item: Evidence) -> None:

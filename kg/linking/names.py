@@ -29,6 +29,9 @@ from dataclasses import dataclass
 
 __all__ = ["Alias", "TechniqueLabels", "aliases", "classify", "fold", "label_variants"]
 
+#: Shortened words of technique names, written out in as many papers.
+_SHORT = {"aux": "auxiliary", "attn": "attention", "param": "parameter", "params": "parameters"}
+_SHORT_WORD = re.compile(r"(?<![A-Za-z])(?:aux|attn|params?)(?=[\s\-_])", re.IGNORECASE)
 _SPACES = str.maketrans({c: " " for c in "-‐‑‒–—_/\t\n\r\u00a0"})
 
 
@@ -65,13 +68,17 @@ class Alias:
 
 def label_variants(label: str) -> list[str]:
     """``"Full Attention / Transformer"`` → both names; ``"Muon (scaled for LLM training)"``
-    → ``"Muon"`` (and the name as written, when it is short)."""
+    → ``"Muon"``; ``"aux-loss-free"`` → it and ``"auxiliary-loss-free"``."""
     out = []
     plain = re.sub(r"\s*\([^)]*\)", "", label).strip()
     for part in re.split(r"\s+/\s+", plain):
         part = part.strip(" ,;:")
         if part:
             out.append(part)
+            # A shortened word is written out as often ("aux-loss-free" and "auxiliary-loss-free").
+            long = _SHORT_WORD.sub(lambda m: _SHORT[m.group(0).lower()], part)
+            if long != part:
+                out.append(long)
     return list(dict.fromkeys(out))
 
 

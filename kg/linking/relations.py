@@ -13,10 +13,15 @@ Within the sentence that names the technique:
   introduces it; one that opens with a new name made of it ("ZeRO-Offload: ...") extends
   it, as does proposing such a name ("we present ZeRO-Infinity");
 - "such as X", "unlike X", "instead of X", "existing X" read *mentions*: X stands as an
-  example, a contrast or the past, not as the paper's method;
+  example, a contrast or the past, not as the paper's method; a comparison or a contrast
+  before a name that only qualifies a phrase ("exceeding PPO-based RLHF") governs it;
+- introducing a new name opened by a word of its own ("we introduce Dr. GRPO") extends the
+  known name in it; in a text that introduces something, a name the sentence then says
+  extends another ("KDA, which extends Gated DeltaNet") is the new one: introduces;
 - otherwise: *uses* in a title (a title names what the paper works with), a reading-list
   "why" text or a Zotero tag; *uses* in a sentence with a method signal ("we", "our",
-  "this paper"); *mentions* everywhere else.
+  "this paper", or the name the paper gives its own work: :func:`own_names`); *mentions*
+  everywhere else.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["Reading", "read_relation", "sentence_bounds"]
+__all__ = ["Reading", "own_names", "read_relation", "sentence_bounds"]
 
 _WORDS = r"(?:\S+\s+)"
 _PRE: tuple[tuple[str, str, int], ...] = (
@@ -40,7 +45,8 @@ _PRE: tuple[tuple[str, str, int], ...] = (
                 r"|variants? of|upgrad(?:e|es|ed|ing)|revisit(?:s|ed|ing)?|successors? (?:to|of)|inspired by"
                 r"|扩展|改进", 4),
     ("evaluates", r"compar(?:e|es|ed|ing)(?: \w+){0,3}? (?:with|to|against)|comparisons? (?:with|to|against|of)"
-                  r"|versus|vs\.?|outperform(?:s|ed|ing)?|surpass(?:es|ed|ing)?|beat(?:s|ing)?|than|against"
+                  r"|versus|vs\.?|outperform(?:s|ed|ing)?|surpass(?:es|ed|ing)?|exceed(?:s|ed|ing)?|beat(?:s|ing)?"
+                  r"|than|against"
                   r"|relative to|over|baselines?(?: such as| like| including)?|evaluat(?:e|es|ed|ing)"
                   r"|evaluations? of|benchmark(?:s|ed|ing)?|analy[sz](?:e|es|ed|ing)|analysis of|stud(?:y|ies|ied|ying)"
                   r"|measur(?:e|es|ed|ing)|characteri[sz](?:e|es|ed|ing)|profil(?:e|es|ed|ing)|examin(?:e|es|ed|ing)"
@@ -79,6 +85,16 @@ _POST: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("introduces", re.compile(r"^\W{0,3}(?:is|was) (?:newly )?(?:proposed|introduced|presented)\b", re.IGNORECASE)),
     ("introduces", re.compile(r"^\s*(?:\([^)]{1,40}\))?\s*,\s+(?:a|an)\s+(?:new|novel)\b", re.IGNORECASE)),
 )
+#: The first _POST readings are the adjectives ("-based", "-like") a comparison before the name overrides.
+_ADJECTIVES = 2
+#: A coined name: a capitalised token with capitals or digits inside ("DeepSeek-V3",
+#: "Kimi Linear", "GShard"), one to three words.
+_NAME = r"([A-Z][A-Za-z0-9.\-]*(?: [A-Z0-9][A-Za-z0-9.\-]*){0,2})"
+_COINED = re.compile(r"[A-Z][A-Za-z0-9.\-]*(?:[a-z][A-Z]|[0-9])[A-Za-z0-9.\-]*")
+_TITLE_NAME = re.compile(rf"{_NAME}(?:\s*:|\s+(?:Technical Report|System Card|Model Card)\b)")
+_PRESENTED = re.compile(r"(?<![A-Za-z])(?:we|this (?:paper|work|report))\s+(?:\w+\s+){0,2}?"
+                        rf"(?:propose|present|introduce|release|unveil|describe)[sd]?\s+{_NAME}\s*[,(:]",
+                        re.IGNORECASE)
 _BLOCK = re.compile(r"[,;:.!?。；]|(?<![A-Za-z])(?:which|that|while|whereas|but|although|though|however|where|when|"
                     r"whose|unlike|instead)(?![A-Za-z])", re.IGNORECASE)
 _METHOD = re.compile(r"(?<![A-Za-z])(?:we|our|us|this (?:paper|work|report|article)|the proposed|in this work)"
@@ -91,7 +107,20 @@ _GENERIC_SUFFIX = re.compile(
 _COMPOUND = re.compile(r"^[\-‐][A-Za-z][A-Za-z0-9]*")
 #: What may follow a name that makes a whole title: a remark in brackets, punctuation.
 _TITLE_REST = re.compile(r"\([^)]*\)|[\s.!?\"'”’)\]]")
-_ABBREVIATIONS = ("e.g", "i.e", "et al", "vs", "cf", "fig", "eq", "sec", "approx", "resp", "etc")
+#: Words a dot ends without ending the sentence or the clause ("e.g.", "et al.", "Dr. GRPO").
+_ABBREVIATIONS = frozenset({"e.g", "i.e", "al", "vs", "cf", "fig", "figs", "eq", "eqs", "sec", "approx", "resp",
+                            "etc", "dr", "mr", "ms", "prof"})
+_ABBREVIATION_DOT = re.compile(r"(?<![A-Za-z.])(?:e\.g|i\.e|al|vs|cf|figs?|eqs?|sec|approx|resp|etc|dr|mr|ms|prof)"
+                               r"\.(?=\s)", re.IGNORECASE)
+#: A capitalised word that opens a new name right before a known one ("Dr. GRPO",
+#: "Adaptive GQA"), but not an article or a determiner.
+_MODIFIER = re.compile(r"(?<![A-Za-z0-9])([A-Z][A-Za-z0-9]*\.?)[ \-‐]$")
+_NOT_MODIFIERS = frozenset({"A", "An", "The", "Our", "This", "These", "That", "Its", "Their", "We", "In", "On",
+                            "With", "For", "And", "Or", "To", "Of", "By", "As", "At"})
+#: A name the sentence then says extends, improves or generalises something: the paper's new method.
+_EXTENDING = re.compile(r"^\s*(?:\([^)]{1,40}\))?\s*,\s+(?:(?:a|an)\s+(?:[\w\-]+\s+){0,5}?(?:that|which)|which|that)"
+                        r"\s+(?:extends|generali[sz]es|improves (?:up)?on|builds (?:up)?on|augments|enhances)\b",
+                        re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -117,8 +146,22 @@ def sentence_bounds(text: str, start: int, end: int) -> tuple[int, int]:
 
 
 def _abbreviation(text: str, dot: int) -> bool:
-    head = text[max(0, dot - 6):dot].lower()
-    return head.endswith(_ABBREVIATIONS) or (dot >= 1 and text[dot - 1].isdigit() and text[dot + 1:dot + 2].isdigit())
+    word = re.search(r"[A-Za-z.]*$", text[max(0, dot - 8):dot])
+    return (word is not None and word.group(0).lower() in _ABBREVIATIONS) or (
+        dot >= 1 and text[dot - 1].isdigit() and text[dot + 1:dot + 2].isdigit())
+
+
+def _speaks(sentence: str, name: str, before: int) -> bool:
+    """The paper's own ``name`` stands in ``sentence`` before offset ``before`` (its subject)."""
+    at = sentence.find(name, 0, before)
+    return at >= 0 and not sentence[at + len(name):at + len(name) + 1].isalnum()
+
+
+def _modified(sentence: str, start: int) -> bool:
+    """A capitalised word opens the name the sentence introduces ("we introduce Dr. GRPO"):
+    a new name made of the known one."""
+    m = _MODIFIER.search(sentence[max(0, start - 30):start])
+    return m is not None and m.group(1).rstrip(".") not in _NOT_MODIFIERS
 
 
 def compound(text: str, end: int) -> str | None:
@@ -143,7 +186,7 @@ def _pre_cue(sentence: str, name_start: int) -> tuple[str, int] | None:
         order = int((m.lastgroup or "c0")[1:])
         relation, _pattern, most = _PRE_PATTERNS[order]
         gap = head[m.end():]
-        if _BLOCK.search(gap):
+        if _BLOCK.search(_ABBREVIATION_DOT.sub(" ", gap)):
             continue
         words = len(gap.split())
         if words > most:
@@ -161,8 +204,24 @@ def _pre_cue(sentence: str, name_start: int) -> tuple[str, int] | None:
     return best[2], best[0]
 
 
-def read_relation(text: str, start: int, end: int, field: str) -> Reading:
-    """The relation the wording around ``text[start:end]`` (a name found in ``field``) reads."""
+def own_names(title: str, abstract: str) -> tuple[str, ...]:
+    """The names a paper gives its own work: what opens its title before a colon or as a
+    report's name ("DeepSeek-V3 Technical Report") and comes back in its abstract, and what
+    it presents ("We present
+    DeepSeek-V3, ..."). A sentence with one of them as its subject speaks for the paper,
+    as "we" does."""
+    found = []
+    m = _TITLE_NAME.match(title.strip())
+    if m and (m.group(1) in abstract or _COINED.fullmatch(m.group(1))):
+        # a name the abstract calls the work by, or one coined word ("DanceGRPO"), not a heading
+        found.append(m.group(1))
+    found += [m.group(1) for m in _PRESENTED.finditer(abstract)]
+    return tuple(dict.fromkeys(n for n in found if len(n) >= 3 and n not in _NOT_MODIFIERS))
+
+
+def read_relation(text: str, start: int, end: int, field: str, own: tuple[str, ...] = ()) -> Reading:
+    """The relation the wording around ``text[start:end]`` (a name found in ``field``) reads;
+    ``own`` are the paper's names for its own work (:func:`own_names`)."""
     made = compound(text, end)
     if field == "title":
         lead = text[:start].strip(" \"'“‘([")
@@ -175,17 +234,26 @@ def read_relation(text: str, start: int, end: int, field: str) -> Reading:
     sentence = text[left:right]
     rel_start, rel_end = start - left, end - left
     tail = sentence[rel_end + (len(made) if made else 0):]
-    for relation, pattern in _POST:
-        if pattern.match(sentence[rel_end:]) or (made and pattern.match(tail)):
-            return Reading(relation, True)
     found = _pre_cue(sentence, rel_start)
+    for order, (relation, pattern) in enumerate(_POST):
+        if pattern.match(sentence[rel_end:]) or (made and pattern.match(tail)):
+            if order < _ADJECTIVES and found is not None and found[0] in ("evaluates", "mentions"):
+                # "exceeding PPO-based RLHF", "unlike GQA-style models": the comparison or the
+                # contrast governs the phrase the name only qualifies.
+                return Reading(found[0], True)
+            return Reading(relation, True)
+    if _EXTENDING.match(sentence[rel_end:]) and _PRE_PATTERNS[0][1].search(text):
+        # "We introduce Kimi Linear ... Kimi Delta Attention (KDA), which extends Gated
+        # DeltaNet": what extends another technique in a paper that introduces is the new one.
+        return Reading("introduces", True)
     if found is not None:
         relation, _words = found
-        if relation == "introduces" and made:
+        if relation == "introduces" and (made or _modified(sentence, rel_start)):
             return Reading("extends", True)
         return Reading(relation, True)
     if field in ("title", "reading-list-why", "zotero-tag"):
         return Reading("uses", False)
-    if field in ("abstract", "tldr", "zotero-note") and _METHOD.search(sentence):
+    if field in ("abstract", "tldr", "zotero-note") and (
+            _METHOD.search(sentence) or any(_speaks(sentence, name, rel_start) for name in own)):
         return Reading("uses", False)
     return Reading("mentions", False)

@@ -28,6 +28,14 @@ def test_hyphens_spaces_case_and_plurals_are_one_name() -> None:
     assert _found(matcher, "two Switch Transformer models") == [("Switch Transformer", "Switch Transformers")]
 
 
+def test_a_shortened_word_of_a_name_is_also_found_written_out() -> None:
+    balancing = TechniqueLabels("t:alf", "aux-loss-free-balancing", "Auxiliary-Loss-Free Load Balancing",
+                                ("aux-loss-free",))
+    matcher = _matcher(balancing)
+    assert _found(matcher, "an auxiliary-loss-free strategy; aux-loss-free routing") == [
+        ("auxiliary-loss-free", "auxiliary-loss-free"), ("aux-loss-free", "aux-loss-free")]
+
+
 def test_acronyms_match_as_written_on_word_boundaries() -> None:
     matcher = _matcher(GQA)
     assert _found(matcher, "GQA cuts the cache; GQAs and GQA's heads") == [("GQA", "GQA"), ("GQAs", "GQA"),

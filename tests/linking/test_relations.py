@@ -76,3 +76,43 @@ def test_a_paper_introducing_a_compound_name_extends_the_technique_inside_it(lin
     found = links_of(linker, paper("Switch Transformers: Scaling to Trillion Parameter Models"))
     assert found["switch-transformer"].relation == "introduces"
     assert found["transformer"].relation == "extends"
+
+
+def test_a_comparison_governs_the_phrase_a_name_only_qualifies() -> None:
+    assert _reading("DPO matches or beats existing methods, exceeding PPO-based RLHF.", "PPO") == "evaluates"
+    assert _reading("Unlike GQA-style models, ours keeps every head.") == "mentions"
+    assert _reading("We propose a GQA-based attention.") == "uses"
+
+
+def test_a_new_name_opened_by_a_word_of_its_own_extends_the_known_one() -> None:
+    text = "To fix this bias, we introduce Dr. GRPO, an unbiased optimization method."
+    assert _reading(text, "GRPO") == "extends"
+    assert _reading("We introduce GRPO, a variant of PPO.", "GRPO") == "introduces"
+    assert _reading("In this paper we present The GRPO recipe.", "GRPO") == "introduces"
+
+
+def test_what_extends_another_technique_in_a_paper_that_introduces_is_the_new_one() -> None:
+    text = ("We introduce Kimi Linear, a hybrid linear attention architecture. Its core is Kimi Delta Attention "
+            "(KDA), which extends Gated DeltaNet with a finer-grained gating mechanism.")
+    assert _reading(text, "Kimi Delta Attention") == "introduces"
+    survey = "Kimi Delta Attention (KDA), which extends Gated DeltaNet, is one of many recent designs."
+    assert _reading(survey, "Kimi Delta Attention") == "mentions"
+
+
+def test_the_name_a_paper_gives_its_own_work_speaks_for_it_as_we_does(linker: Linker) -> None:
+    found = links_of(linker, paper(
+        "DeepSeek-V3 Technical Report",
+        "We present DeepSeek-V3, a strong Mixture-of-Experts (MoE) language model. Furthermore, DeepSeek-V3 "
+        "pioneers an auxiliary-loss-free strategy for load balancing.", categories=["cs.CL"]))
+    assert found["aux-loss-free-balancing"].relation == "uses"
+    other = links_of(linker, paper("A survey", "An auxiliary-loss-free strategy for load balancing was proposed.",
+                                   categories=["cs.CL"]))
+    assert other["aux-loss-free-balancing"].relation == "mentions"
+
+
+def test_a_paper_whose_own_name_is_made_of_a_techniques_name_extends_it(linker: Linker) -> None:
+    found = links_of(linker, paper("DanceGRPO: Unleashing GRPO on Visual Generation"))
+    assert found["grpo"].relation == "extends"
+    assert any(e.relation == "extends" and e.field == "title" for e in found["grpo"].evidence)
+    plain = links_of(linker, paper("Unleashing GRPO on Visual Generation", categories=["cs.CV"]))
+    assert plain["grpo"].relation == "uses"
