@@ -4,11 +4,12 @@ Every named graph has one of three kinds of owner (:class:`GraphKind`):
 
 - ``package``: built from TechKG's own files (ontology, catalog); ``kg build`` rewrites them.
 - ``user``: the user's own state (reading state, their reading list, the Zotero sync state,
-  lineage decisions, the papers rejected from the reading suggestions, what is new's state).
-  No command replaces or drops one of these without asking, and every command that does
-  replace one keeps a snapshot first.
+  lineage decisions, the papers rejected from the reading suggestions, what is new's state,
+  link decisions). No command replaces or drops one of these without asking, and every
+  command that does replace one keeps a snapshot first.
 - ``source``: refreshed from a source (arxiv, github, zotero, citations, kernels, and
   ``import/<name>`` graphs loaded by ``kg import rdf``); a refresh replaces it whole.
+  ``links`` is derived the same way: ``kg link`` makes it again from the other graphs.
 
 ``provenance`` describes every other graph: when and by what activity it was last
 generated, and a hash of its content. It is kept by TechKG itself.
@@ -30,6 +31,8 @@ __all__ = [
     "IMPORT_PREFIX",
     "KERNELS",
     "LINEAGE_DECISIONS",
+    "LINKS",
+    "LINK_DECISIONS",
     "NEWS",
     "READING_DECISIONS",
     "ONTOLOGY",
@@ -55,7 +58,7 @@ class GraphKind(StrEnum):
 
     package = "package"  # built from the package: ontology, catalog
     user = "user"  # the user's own state: never replaced without asking
-    source = "source"  # refreshed from a source: arxiv, github, zotero, citations, imports
+    source = "source"  # refreshed from a source: arxiv, github, zotero, citations, imports; derived: links
     internal = "internal"  # TechKG's own bookkeeping: provenance
 
 
@@ -86,6 +89,9 @@ READING_DECISIONS = graph_iri("reading-decisions")
 #: When the reader last looked at what is new (kg news), and the papers they marked seen.
 NEWS = graph_iri("news")
 KERNELS = graph_iri("kernels")
+#: The paper-technique links kg link derives (kg/linking), and the reader's verdicts on them.
+LINKS = graph_iri("links")
+LINK_DECISIONS = graph_iri("link-decisions")
 PROVENANCE = graph_iri("provenance")
 
 #: ``kg import rdf`` loads into ``import/<name>`` graphs.
@@ -100,12 +106,14 @@ SOURCES: dict[str, NamedNode] = {
     "lineage-decisions": LINEAGE_DECISIONS,
     "reading-decisions": READING_DECISIONS,
     "news": NEWS,
+    "link-decisions": LINK_DECISIONS,
     "arxiv": ARXIV,
     "github": GITHUB,
     "zotero": ZOTERO,
     "zotero-sync": ZOTERO_SYNC,
     "citations": CITATIONS,
     "kernels": KERNELS,
+    "links": LINKS,
     "provenance": PROVENANCE,
 }
 
@@ -119,11 +127,13 @@ OWNERS: dict[NamedNode, GraphKind] = {
     LINEAGE_DECISIONS: GraphKind.user,
     READING_DECISIONS: GraphKind.user,
     NEWS: GraphKind.user,
+    LINK_DECISIONS: GraphKind.user,
     ARXIV: GraphKind.source,
     GITHUB: GraphKind.source,
     ZOTERO: GraphKind.source,
     CITATIONS: GraphKind.source,
     KERNELS: GraphKind.source,
+    LINKS: GraphKind.source,
     PROVENANCE: GraphKind.internal,
 }
 

@@ -22,20 +22,26 @@ def list_(
     category: Annotated[Optional[str], typer.Option(help="Only categories containing this text.")] = None,  # noqa: UP045
     fmt: FormatOpt = Format.table,
 ) -> None:
-    """The reading list with each paper's current status, note and the time of its last change."""
+    """The reading list with each paper's current status, the techniques it introduces, extends, uses or
+    evaluates (kg links), its note and the time of its last change."""
     from kg.cli.output import emit
+    from kg.linking.listing import techniques_of
     from kg.reading import reading_rows
 
     fmt = pick_format(fmt)
-    rows = reading_rows(state().reader(), status=status, category=category)
+    store = state().reader()
+    rows = reading_rows(store, status=status, category=category)
+    linked = techniques_of(store, [str(r["paper"]) for r in rows])
     for r in rows:
+        techniques = linked.get(str(r["paper"]), [])
+        r["techniques"] = techniques if fmt is Format.json else ", ".join(t["name"] for t in techniques)
         if fmt is Format.table:
             r["changed"] = _local_time(r["changed"])
             r["note"] = r["note"] or ("📝" if r["has_note"] else "")  # flagged in the list, text not synced
-    columns = ["status", "title", "categories", "venue", "note", "changed"]
+    columns = ["status", "title", "techniques", "categories", "venue", "note", "changed"]
     if fmt is not Format.table:
         columns += ["has_note", "paper"]
-    emit(rows, columns, fmt=fmt, title=f"Reading list: {len(rows)} papers", short={"note": 48})
+    emit(rows, columns, fmt=fmt, title=f"Reading list: {len(rows)} papers", short={"note": 48, "techniques": 40})
 
 
 def _local_time(value: object) -> str:

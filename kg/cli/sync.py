@@ -135,10 +135,13 @@ def _short(value: Any) -> str:
 
 def _run(api: ZoteroAPI, options: SyncOptions, fmt: Format, *, pull: bool) -> SyncReport:
     from ingest.zotero_sync import ingest, sync
+    from kg.cli.links import relinking
+    from kg.graphs import ZOTERO
 
     store = state().store()
     label = f"reading Zotero {api.library}" if pull else f"syncing with Zotero {api.library}"
-    with progress_bar(label, fmt) as update:
+    with relinking([ZOTERO], label="kg sync zotero (links)", enabled=not options.dry_run), \
+            progress_bar(label, fmt) as update:
         def progress(stage: str, done: int, total: int) -> None:
             update(done, total)
 
