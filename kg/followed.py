@@ -8,7 +8,7 @@ this module when merging; its callers need only the (technique IRI, inferred) pa
 Followed techniques are ``?reader tkg:follows ?technique`` in the user graph ``follows``
 (the agreed model; any graph and subject are read here). With none, the reader is taken to
 follow what :mod:`kg.readnext` infers: the techniques whose primary paper is on the reading
-list, and those the papers read use.
+list, and those the papers read introduce, extend or use (kg link's links, or the reader's).
 """
 
 from __future__ import annotations
@@ -35,5 +35,6 @@ def followed(store: GraphStore) -> list[tuple[str, bool]]:
     rows = store.select(
         f"""SELECT DISTINCT ?t WHERE {{ ?t a tkg:Technique .
               {{ ?t tkg:primaryPaper ?p . ?p tkg:readingStatus ?s }}
-              UNION {{ ?r tkg:readingStatus <{_READ}> ; tkg:usesTechnique ?t }} }} ORDER BY ?t""")
+              UNION {{ ?r tkg:readingStatus <{_READ}> ;
+                         tkg:introducesTechnique|tkg:extendsTechnique|tkg:usesTechnique ?t }} }} ORDER BY ?t""")
     return [(row["t"].value, True) for row in rows.rows if isinstance(row["t"], NamedNode)]

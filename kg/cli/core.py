@@ -84,13 +84,13 @@ def build(
     from kg.cli.search import index_after_build
     from kg.graphs import CATALOG, READING_LIST
 
-    with relinking([CATALOG, READING_LIST], label="kg build (links)", names=True, enabled=writes):
+    with relinking([CATALOG, READING_LIST], label="kg build (links)", names=True, enabled=writes) as linked:
         report = run_build(store, data=data, reading_list=reading_list, validate=False,
                            accept_counts=accept_counts, force=force, extra_inputs=extra,
                            also=lambda tx: record_registry(store, tx))
     if writes:
         report.triples = store.count()  # the links made after the build's own write included
-    index_after_build(store, force=force, fmt=fmt)  # after the links: the index reads them too
+    index_after_build(store, force=force, fmt=fmt, linked=linked)  # after the links: the index reads them too
     if validate:
         report.violations = validate_store(store, cache=cache_for(store))
     r, imported = report.reading, report.imported

@@ -50,11 +50,11 @@ def reading_list(
 
     fmt = pick_format(fmt, as_json=json_out)
     store = state().store()
-    with relinking([READING_LIST], label="kg import reading-list (links)"):
+    with relinking([READING_LIST], label="kg import reading-list (links)") as linked:
         report = import_reading_list(store, file, load_catalog(), accept_counts=accept_counts)
     from kg.cli.search import keep_index_current
 
-    keep_index_current(store)
+    keep_index_current(store, papers=linked.papers, graphs=linked.graphs)
     data = {"path": report.path, "entries": report.entries, "papers": report.papers, "read": report.read,
             "to_read": report.to_read, "with_note": report.with_note, "categories": report.categories,
             "stated_counts": report.stated_counts, "counts_match": report.counts_match,
@@ -139,7 +139,7 @@ def rdf(
     activity = Activity("kg import rdf", used=[str(file)])
     from kg.cli.links import relinking
 
-    with relinking([target], label="kg import rdf (links)", names=True, enabled=link), \
+    with relinking([target], label="kg import rdf (links)", names=True, enabled=link) as linked, \
             progress_bar(show=report_fmt is Format.table) as bar:
         tasks: dict[str, Any] = {}
 
@@ -155,7 +155,8 @@ def rdf(
     seconds = time.perf_counter() - started
     from kg.cli.search import keep_index_current
 
-    keep_index_current(state().store(), graphs=None)
+    # the import graph followed to its documents; the papers linked again, in links
+    keep_index_current(state().store(), papers=linked.papers, graphs=linked.graphs or None)
     skipped = activity.stats.get("skipped_provenance", 0)
     added, removed = activity.stats.get("added", count), activity.stats.get("removed", 0)
     data = {"file": str(file), "graph": target.value, "triples": count, "added": added, "removed": removed,

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
     from ingest.merge import IngestReport
+    from kg.cli.links import Relinked
 
 __all__ = ["app"]
 
@@ -96,14 +97,16 @@ def _print_report(report: IngestReport, fmt: Format) -> None:
               f"graph {'written' if report.graph_written else 'unchanged'} in {escape(report.store)}")
 
 
-def _keep_current(store: Any, report: IngestReport, graphs: tuple[str, ...]) -> None:
-    """The search index after an ingest: the papers it wrote, in the graphs it writes."""
+def _keep_current(store: Any, report: IngestReport, graphs: tuple[str, ...], linked: Relinked | None = None) -> None:
+    """The search index after an ingest: the papers it wrote, in the graphs it writes, and
+    the papers ``linked`` again after it (:func:`kg.cli.links.relinking`), in ``links``."""
     if not report.graph_written:
         return
     from kg.cli.search import keep_index_current
     from kg.graphs import graph_iri
 
-    keep_index_current(store, papers=report.nodes, graphs=[graph_iri(g) for g in graphs])
+    keep_index_current(store, papers=[*report.nodes, *(linked.papers if linked else [])],
+                       graphs=[*(graph_iri(g) for g in graphs), *(linked.graphs if linked else [])])
 
 
 def _cache(cache_dir: Path | None, source: str) -> Any:
@@ -166,7 +169,7 @@ def arxiv(
     from kg.cli.links import relinking
     from kg.graphs import ARXIV
 
-    with relinking([ARXIV], label="kg ingest arxiv (links)"):
+    with relinking([ARXIV], label="kg ingest arxiv (links)") as linked:
         if oai:
             if offline:
                 raise IngestError("--offline does not apply to --oai harvests", source="arxiv-oai",
@@ -192,7 +195,7 @@ def arxiv(
             with client, _progress("searching arXiv" if query else "looking up arXiv ids", fmt) as progress:
                 report = ingest_arxiv(store, ArxivSource(client=client, api_url=url), ids=ids or None, query=query,
                                       max_results=max_results, to_read=to_read, progress=progress)
-    _keep_current(store, report, ("arxiv", "reading"))
+    _keep_current(store, report, ("arxiv", "reading"), linked)
     _print_report(report, fmt)
 
 
@@ -310,8 +313,8 @@ def citations(
     from kg.cli.links import relinking
     from kg.graphs import CITATIONS
 
-    with relinking([CITATIONS], label="kg ingest citations (links)"), client, \
+    with relinking([CITATIONS], label="kg ingest citations (links)") as linked, client, \
             _progress("fetching citations from Semantic Scholar", fmt) as progress:
         report = ingest_citations(state().store(), source, run, progress=progress)
-    _keep_current(state().store(), report, ("citations",))
+    _keep_current(state().store(), report, ("citations",), linked)
     _print_report(report, fmt)

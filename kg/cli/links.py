@@ -6,6 +6,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated, Any, Optional
 
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
     from kg.linking.listing import LinkRow
     from kg.store.base import GraphStore
 
-__all__ = ["app", "register", "relinking"]
+__all__ = ["Relinked", "app", "register", "relinking"]
 
 
 class _ListByDefault(TyperGroup):
@@ -167,6 +168,14 @@ def _print_decision(row: Any, decision: Any, fmt: Format, verb: str) -> None:
     console().print(f"[green]{verb}[/] {paper} [bold]{decision.relation}[/] {name} ({decision.id}): {says}.")
 
 
+def _index_paper(store: GraphStore, paper: str) -> None:
+    """The search index after a verdict: the paper's document (its techniques) made again."""
+    from kg.cli.search import keep_index_current
+    from kg.graphs import LINK_DECISIONS, LINKS
+
+    keep_index_current(store, papers=[paper], graphs=[LINKS, LINK_DECISIONS])
+
+
 def _decide(ident: str, status: str, relation: str | None, fmt: Format) -> None:
     from kg.errors import KGError
     from kg.linking.decisions import check_relation, decide
@@ -181,6 +190,7 @@ def _decide(ident: str, status: str, relation: str | None, fmt: Format) -> None:
                           f"{row.technique_name}", hint="Change the technique's `paper` in the catalog files "
                                                         "(docs/catalog-format.md) and run kg build.")
     decision = decide(store, row.link, status, relation=chosen)
+    _index_paper(store, row.link.paper)
     _print_decision({"title": row.paper_title, "technique_name": row.technique_name}, decision, fmt, status)
 
 
@@ -233,6 +243,7 @@ def add(
     existing = list_links(store, paper=found.value, technique=node.value)
     link = existing[0].link if existing else Link(found.value, node.value, relation.value, 1.0)
     decision = decide(store, link, "manual", relation=relation.value, note=note)
+    _index_paper(store, found.value)
     from kg.linking.listing import _names
 
     titles, names = _names(store, {found.value}, {node.value})
@@ -259,6 +270,9 @@ def threshold_(
             console().print(f"threshold {now:.2f}: queries see automatic links scoring at least this")
         return
     old, removed, added = set_threshold(state().store(), value)
+    from kg.cli.search import keep_index_current
+
+    keep_index_current(state().store())  # the links graph followed to the papers whose links came or went
     record = {"threshold": value, "previous": old, "hidden": removed, "shown": added}
     if not emit_machine(fmt, record):
         console().print(f"threshold {old:.2f} → [bold]{value:.2f}[/]: {added} automatic links now seen by queries, "
@@ -284,6 +298,9 @@ def link(fmt: FormatOpt = Format.table) -> None:
             bar.update(task, description=label, completed=done, total=total or None)
 
         report = link_everything(store, progress=progress)
+    from kg.cli.search import keep_index_current
+
+    keep_index_current(store)  # the links graph followed to its papers (or the index made again)
     if not emit_machine(fmt, report.as_dict()):
         _print_link_report(report, console())
 
@@ -297,26 +314,41 @@ def _print_link_report(report: LinkReport, out: Any) -> None:
     out.print(f"  seen        {report.shown:,} by queries (kg links threshold sets the least score)")
 
 
+@dataclass
+class Relinked:
+    """What :func:`relinking` changed, for the search index that follows: the papers linked
+    again, and ``links`` in ``graphs`` when those papers are all it changed there (empty
+    after a whole run: the index then follows the graph itself)."""
+
+    papers: list[str] = field(default_factory=list)
+    graphs: list[NamedNode] = field(default_factory=list)
+
+
 @contextmanager
 def relinking(graphs: Sequence[NamedNode], *, label: str, names: bool = False, enabled: bool = True
-              ) -> Iterator[None]:
+              ) -> Iterator[Relinked]:
     """Around a command that writes ``graphs``: afterwards, link the papers it changed (and,
     with ``names``, what a change of techniques or names concerns) in a transaction of their
     own, and say so on stderr. A failure there leaves the command's own write standing."""
+    done = Relinked()
     if not enabled:
-        yield
+        yield done
         return
     from kg.errors import KGError
     from kg.linking.refresh import Watch
 
     store = state().store()
     watch = Watch(store, graphs)
-    yield
+    yield done
     try:
         report = watch.relink(label=label, names=names)
     except KGError as error:
         print(f"links not updated: {error.message} (kg link makes them again)", file=sys.stderr)
         return
+    if not report.whole:
+        from kg.graphs import LINKS
+
+        done.papers, done.graphs = list(report.changed), [LINKS]
     if report.whole or report.added or report.removed:
         what = f"{report.papers:,} papers" if report.whole else f"{report.papers:,} changed papers"
         print(f"linked {what} to techniques: {report.links:,} links, {report.shown:,} seen by queries"

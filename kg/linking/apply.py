@@ -48,6 +48,8 @@ class LinkReport:
     removed: int = 0
     added: int = 0
     whole: bool = True
+    #: The papers a run over some papers linked again (none for a whole run).
+    changed: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         return {"papers": self.papers, "techniques": self.techniques, "links": self.links, "shown": self.shown,
@@ -159,4 +161,4 @@ def link_papers(store: GraphStore, papers: Sequence[str], *, label: str = "kg li
     extra = list(state_lines(linked_names(techniques), rules_digest())) if names_too else []
     removed, added = write_papers(store, wanted, links, decided=decided, threshold=limit,
                                   activity=Activity(label, stats={"papers": len(wanted)}), extra=extra)
-    return _report(len(wanted), len(techniques), counts, removed=removed, added=added, whole=False)
+    return _report(len(wanted), len(techniques), counts, removed=removed, added=added, whole=False, changed=wanted)

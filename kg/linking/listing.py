@@ -22,7 +22,7 @@ from kg.linking.model import PRIORITY, Evidence, Link, link_id, relation_of_prop
 if TYPE_CHECKING:
     from kg.store.base import GraphStore
 
-__all__ = ["LinkRow", "auto_links", "find_link", "list_links", "techniques_of"]
+__all__ = ["LinkRow", "auto_links", "find_link", "links_of", "list_links", "techniques_of"]
 
 
 @dataclass
@@ -78,6 +78,18 @@ def auto_links(store: GraphStore, *, papers: list[str] | None = None,
     for link in out.values():
         link.evidence.sort(key=lambda e: (e.field != "catalog", e.field != "title", e.field, e.text))
     return out
+
+
+def links_of(store: GraphStore, papers: list[str]) -> dict[tuple[str, str], Link]:
+    """The links of ``papers`` as queries see them, with their evidence: the reader's verdict
+    over the linker's reading, rejected links left out."""
+    found = auto_links(store, papers=papers)
+    for key, decision in decisions(store, papers=papers).items():
+        if decision.status == "rejected":
+            found.pop(key, None)
+        else:
+            found[key] = decision.as_link()
+    return found
 
 
 def _value(term: object) -> str | None:
