@@ -8,7 +8,7 @@ import sys
 import time
 
 BENCHMARKS = ("store", "ingest", "zotero", "queries", "analytics", "exports", "kernels", "web", "citations", "search",
-              "suggestions")
+              "suggestions", "links")
 #: Run only when named: ``scale`` takes about 15 minutes at its default size.
 BY_NAME = ("scale",)
 

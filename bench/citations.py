@@ -228,8 +228,8 @@ def scale_bench(n_papers: int, n_citations: int, workdir: Path) -> dict[str, Any
     start = time.perf_counter()
     corpus = generate(n_papers, out=workdir / f"corpus-{n_papers}.nt")
     subprocess.run([str(kg), "build", "--no-validate"], check=True, capture_output=True, env=env)
-    subprocess.run([str(kg), "import", "rdf", str(corpus.path), "--graph", "bench"], check=True, capture_output=True,
-                   env=env)
+    subprocess.run([str(kg), "import", "rdf", str(corpus.path), "--graph", "bench", "--no-link"], check=True,
+                   capture_output=True, env=env)
     cites = workdir / "citations.nt"
     counts = citations_file(corpus.path, n_citations, cites)
     store = OxigraphStore(store_dir)

@@ -2,10 +2,18 @@
 
 ``generate(n_papers, seed=42, out=path)`` writes N-Triples (gzip if the name ends in
 ``.gz``): synthetic techniques hanging off the real catalog's techniques in lineage
-chains, papers with ordered authors, citations, technique links, reading statuses and
-reading-list categories, and repositories with dated star snapshots. About 13 triples
-per paper: 100k papers ≈ 1.3M triples. Load it on top of ``kg build`` with
+chains, papers with a title and an abstract, ordered authors, citations, reading
+statuses and reading-list categories, and repositories with dated star snapshots. About
+14 triples per paper: 100k papers ≈ 1.4M triples. Load it on top of ``kg build`` with
 ``kg import rdf FILE --graph bench`` so that named queries find real techniques too.
+
+A paper's links to techniques are not drawn at random: its abstract is written from
+sentences that name techniques (a synthetic one by its name, "Synthetic technique 17", or
+a catalog one by one of its names) in the wording of a relation ("we train ... with X",
+"we extend X", "compared against X", "prior work such as X"), or none, with now and then a
+name in another sense ("checkpoints are written to SSD storage"), and the linker
+(:mod:`kg.linking`) reads the links from the title and abstract; the corpus holds the
+direct triples of those it would show (``paper tkg:usesTechnique technique``, ...).
 
 Run ``python -m bench.corpus N OUT`` to write one (``--help`` for the options).
 """
@@ -43,6 +51,25 @@ ROOT_TECHNIQUES = (
 )
 RELATIONS = ("refines", "generalizes", "extends", "replaces", "combines", "portsTo", "buildsOn")
 STATUSES = ("to-read", "reading", "read", "skipped")
+#: The share of papers whose abstract names techniques (one, or two).
+NAMING = 0.3
+#: Sentences in a relation's wording; {n} is the technique's name.
+_WORDING = {
+    "uses": ("We train {model} with {n} on {k} GPUs.", "Our method is built on top of {n}.",
+             "Our kernels apply {n} at every layer.", "We adopt {n} for {goal}."),
+    "extends": ("We extend {n} with {feature}.", "This work builds on {n} and adds {feature}."),
+    "evaluates": ("Compared against {n}, it is {k}x faster.", "It outperforms {n} on {goal}."),
+    "mentions": ("Prior work such as {n} targets {goal}.", "Unlike {n}, the method needs no {feature}."),
+}
+_RELATION_WEIGHTS = (("uses", 0.45), ("extends", 0.2), ("evaluates", 0.2), ("mentions", 0.15))
+_FILLER = ("Experiments on {k} GPUs show a {k}x speedup.", "The code is public.",
+           "We study {goal} at scale.", "Results hold across model sizes.")
+#: Names in another sense: they must link nothing.
+_DECOYS = ("Checkpoints are written to SSD storage.", "The transformer substation feeds the cluster.",
+           "Detectors report TP and FP counts per class.")
+_MODELS = ("language models", "vision encoders", "recommenders", "speech models")
+_FEATURES = ("per-channel gates", "a learned router", "low-rank updates", "chunked scans")
+_GOALS = ("long contexts", "memory use", "throughput", "stability")
 VENUES = ("arXiv", "NeurIPS", "ICML", "ICLR", "MLSys", "SOSP", "OSDI", "SC", "ACL", "EuroSys")
 WORDS = ("sparse", "attention", "expert", "routing", "gradient", "parallel", "pipeline", "kernel",
          "quantized", "low-rank", "optimizer", "memory", "efficient", "scalable", "state", "delta",
@@ -103,11 +130,69 @@ def _abstract(rng: random.Random, i: int) -> str:
     return " ".join(words).capitalize() + f" (study {i})."
 
 
+class _Texts:
+    """Writes each paper's abstract and the links the linker reads from its title and abstract."""
+
+    def __init__(self, techniques: list[tuple[str, int, str]], roots: list[tuple[str, int, str]]) -> None:
+        from bench.labelled import catalog_techniques
+        from kg.linking.linker import Linker
+        from kg.linking.names import TechniqueLabels
+
+        catalog = {t.iri: t for t in catalog_techniques()}
+        labels = [catalog[iri] for iri, _depth, _cat in roots if iri in catalog]
+        labels += [TechniqueLabels(iri, f"synthetic-{i}", f"Synthetic technique {i}",
+                                   (f"Synthetic technique {i}",), (f"synthetic-{i}",))
+                   for i, (iri, _depth, _cat) in enumerate(techniques)]
+        self.linker = Linker(labels)
+        self.names: list[tuple[str, tuple[str, ...]]] = [(t.iri, t.labels) for t in labels]
+        self.labels = dict(self.names)
+        self.synthetic = len(techniques)
+
+    def _name(self, rng: random.Random, topic: str) -> str:
+        """A name of the paper's topic technique, or of another: mostly a synthetic one, else
+        a catalog one."""
+        if topic in self.labels and rng.random() < 0.5:
+            return rng.choice(self.labels[topic])
+        if rng.random() < 0.8 and self.synthetic:
+            _iri, labels = self.names[len(self.names) - self.synthetic + rng.randrange(self.synthetic)]
+        else:
+            _iri, labels = self.names[rng.randrange(len(self.names) - self.synthetic)]
+        return rng.choice(labels)
+
+    def paper(self, w: _Writer, rng: random.Random, paper: str, title: str, topic: str, introduces: str | None,
+              extra: str | None = None) -> None:
+        """The abstract of ``paper``, drawn with ``rng``: it may name its ``topic`` technique;
+        ``extra`` (words for a search to find) ends it, and the linker reads it too."""
+        from kg.linking.model import RELATION_PROPERTIES, PaperText, TextField
+
+        fill = {"k": rng.randint(2, 64), "model": rng.choice(_MODELS), "feature": rng.choice(_FEATURES),
+                "goal": rng.choice(_GOALS)}
+        sentences = [rng.choice(_FILLER).format(**fill)]
+        if introduces is not None:
+            number = introduces.rsplit("/", 1)[1]
+            sentences.insert(0, f"We propose Synthetic technique {number}, a method for {fill['goal']}.")
+        if rng.random() < NAMING:
+            for _ in range(1 + (rng.random() < 0.3)):
+                relation = rng.choices([r for r, _w in _RELATION_WEIGHTS], [w for _r, w in _RELATION_WEIGHTS])[0]
+                name = self._name(rng, topic)
+                sentences.append(rng.choice(_WORDING[relation]).format(n=name, **fill))
+        if rng.random() < 0.05:
+            sentences.append(rng.choice(_DECOYS))
+        rng.shuffle(sentences)
+        abstract = " ".join(sentences) + (f" {extra}" if extra else "")
+        w.t(paper, DCT + "abstract", _lit(abstract))
+        text = PaperText(paper, [TextField("title", title, ""), TextField("abstract", abstract, "")])
+        for link in self.linker.link(text):
+            if link.score >= 0.5:
+                w.iri(paper, RELATION_PROPERTIES[link.relation].value, link.technique)
+
+
 def generate(n_papers: int = 100_000, *, seed: int = 42, out: Path, abstracts: bool = False) -> CorpusInfo:
     """Write the corpus to ``out`` and return what it contains; with ``abstracts``, each
-    paper has a synthetic abstract too (drawn apart: the rest of the corpus is the same)."""
+    paper's abstract has more words too, for a search to find (drawn apart: the rest of the
+    corpus is the same, but for the links those words make)."""
     rng = random.Random(seed)
-    words_rng = random.Random(seed + 1)
+    words_rng = random.Random(seed + 3)
     out.parent.mkdir(parents=True, exist_ok=True)
     opener = gzip.open if out.suffix == ".gz" else open
     n_techniques = max(50, n_papers // 200)
@@ -169,13 +254,17 @@ def generate(n_papers: int = 100_000, *, seed: int = 42, out: Path, abstracts: b
                 snapshots += 1
 
         papers = [f"{BASE}paper/{i}" for i in range(n_papers)]
+        # The abstracts and the primary papers draw from streams of their own: the rest of the
+        # corpus (years, authors, citations, reading statuses) is the same whatever they write.
+        texts_rng, primary_rng = random.Random(seed + 1), random.Random(seed + 2)
+        every = max(1, len(techniques) // 200)
+        primary = {primary_rng.randrange(n_papers): node for node, _depth, _cat in techniques[::every]}
+        writer = _Texts(techniques, roots)
         for i, paper in enumerate(papers):
             year = rng.randint(2016, 2026)
             w.iri(paper, RDF + "type", BIBO + "Document")
             title = " ".join(rng.choice(WORDS) for _ in range(5)).capitalize()
             w.t(paper, DCT + "title", _lit(f"{title} ({i})"))
-            if abstracts:
-                w.t(paper, DCT + "abstract", _lit(_abstract(words_rng, i)))
             w.t(paper, DCT + "issued", _lit(str(year), XSD + "gYear"))
             w.t(paper, TKG + "venue", _lit(f"{rng.choice(VENUES)}'{year % 100:02d}"))
             first, second = rng.sample(authors, 2)
@@ -188,14 +277,15 @@ def generate(n_papers: int = 100_000, *, seed: int = 42, out: Path, abstracts: b
                 w.iri(paper, CITO + "cites", papers[rng.randrange(i)])
                 if rng.random() < 0.6:
                     w.iri(paper, CITO + "cites", papers[rng.randrange(i)])
-            w.iri(paper, TKG + "usesTechnique", rng.choice(tech_iris))
+            writer.paper(w, texts_rng, paper, f"{title} ({i})", rng.choice(tech_iris), primary.get(i),
+                         _abstract(words_rng, i) if abstracts else None)
             if rng.random() < 0.35:
                 w.iri(paper, TKG + "readingStatus", f"{ID}status/{rng.choice(STATUSES)}")
                 w.t(paper, TKG + "statusChangedAt",
                     _lit(f"{rng.randint(2024, 2026)}-{rng.randint(1, 12):02d}-01T00:00:00Z", XSD + "dateTime"))
                 w.iri(paper, TKG + "readingCategory", rng.choice(cats))
-        for node, _depth, _cat in techniques[:: max(1, len(techniques) // 200)]:
-            w.iri(node, TKG + "primaryPaper", rng.choice(papers))
+        for index, node in primary.items():
+            w.iri(node, TKG + "primaryPaper", papers[index])
         deepest = max(techniques, key=lambda t: t[1])
         return CorpusInfo(out, w.count, n_papers, n_techniques, n_authors, n_repos, snapshots,
                           deepest[0], deepest[1])
@@ -233,14 +323,17 @@ def refresh(source: Path, *, out: Path, changed: float = 0.05, added: float = 0.
             target.write(line)
             written += 1
         w = _Writer(target)
+        roots = [(f"{ID}technique/{tid}", 0, cat) for tid, cat in ROOT_TECHNIQUES]
+        writer = _Texts([(f"{BASE}technique/{i}", 1, "") for i in range(techniques)], roots)
         for i in range(papers, papers + int(papers * added)):
             new = f"{BASE}paper/{i}"
             w.iri(new, RDF + "type", BIBO + "Document")
-            w.t(new, DCT + "title", _lit(" ".join(rng.choice(WORDS) for _ in range(5)).capitalize() + f" ({i})"))
+            title = " ".join(rng.choice(WORDS) for _ in range(5)).capitalize() + f" ({i})"
+            w.t(new, DCT + "title", _lit(title))
             w.t(new, DCT + "issued", _lit("2026", XSD + "gYear"))
             w.iri(new, DCT + "creator", f"{BASE}person/{rng.randrange(max(30, papers // 3))}")
             w.iri(new, CITO + "cites", f"{BASE}paper/{rng.randrange(papers)}")
-            w.iri(new, TKG + "usesTechnique", f"{BASE}technique/{rng.randrange(max(1, techniques))}")
+            writer.paper(w, rng, new, title, f"{BASE}technique/{rng.randrange(max(1, techniques))}", None)
         written += w.count
     return written
 
@@ -253,10 +346,10 @@ def main(argv: list[str] | None = None) -> None:
         description="Write the deterministic synthetic corpus (N-Triples; gzip when OUT ends in .gz).",
     )
     parser.add_argument("papers", nargs="?", type=int, default=100_000,
-                        help="how many papers (about 13 triples each; default 100000)")
+                        help="how many papers (about 14 triples each; default 100000)")
     parser.add_argument("out", nargs="?", type=Path, help="where to write it (default bench/out/corpus-N.nt)")
     parser.add_argument("--seed", type=int, default=42, help="random seed (default 42)")
-    parser.add_argument("--abstracts", action="store_true", help="give each paper a synthetic abstract")
+    parser.add_argument("--abstracts", action="store_true", help="give each abstract more words, for a search to find")
     args = parser.parse_args(argv)
     if args.papers < 1:
         parser.error("papers must be at least 1")

@@ -341,9 +341,11 @@ def _in_categories(store: GraphStore, rows: list[dict[str, Any]], keep: set[str]
 #: lineage-paper-links for a few techniques (VALUES-bound), the statuses left out unless
 #: wanted ($STATUS): Oxigraph joins them by reading every status of the store.
 _FEW = 300
-_LINKS_OF_FEW = """SELECT ?technique ?paper ?role ?status WHERE {
+_LINKS_OF_FEW = """SELECT DISTINCT ?technique ?paper ?role ?status WHERE {
   { ?technique tkg:primaryPaper ?paper . BIND("introduces" AS ?role) }
-  UNION { ?paper tkg:usesTechnique ?technique . BIND("uses" AS ?role) }
+  UNION { ?paper ?relation ?technique .
+          VALUES (?relation ?role) { (tkg:introducesTechnique "introduces") (tkg:extendsTechnique "extends")
+                                     (tkg:usesTechnique "uses") (tkg:evaluatesTechnique "evaluates") } }
   $STATUS }"""
 _LINK_STATUS = "OPTIONAL { ?paper tkg:readingStatus ?status }"
 

@@ -16,12 +16,14 @@ One run, fetched first and written in one transaction (a failed run writes nothi
 The ``citations`` graph then holds (see :mod:`kg.citations` for the CiTO terms):
 
 - for each paper looked at, on the node the graph already has for it: ``tkg:s2PaperId``,
-  ``tkg:corpusId``, the counts, and the counts its lists were fetched at;
+  ``tkg:corpusId``, its abstract (``dcterms:abstract``), TLDR (``tkg:tldr``) and fields of
+  study (``tkg:fieldOfStudy``) for kg link, the counts, and the counts its lists were
+  fetched at;
 - each citation of a fetched list: ``cito:cites``, the intent properties, and a
   ``cito:Citation`` node with its context sentences and intents and the influential flag;
 - each paper new to TechKG met at the other end of a citation (or recommended): a
-  candidate paper (``tkg:candidate true``) with title, year, venue, authors, arXiv id,
-  DOI and S2 ids. A paper with an arXiv id gets its arXiv IRI, one with a DOI its DOI IRI,
+  candidate paper (``tkg:candidate true``) with title, abstract, fields of study, year,
+  venue, authors, arXiv id, DOI and S2 ids. A paper with an arXiv id gets its arXiv IRI, one with a DOI its DOI IRI,
   so ``kg ingest arxiv`` and the catalog land on the same node; others get their
   semanticscholar.org IRI.
 
@@ -94,11 +96,13 @@ def _state(store: GraphStore) -> dict[str, dict[str, str]]:
               OPTIONAL {{ ?paper tkg:s2PaperId ?s2 }}
               OPTIONAL {{ ?paper tkg:citationCount ?cc }} OPTIONAL {{ ?paper tkg:referenceCount ?rc }}
               OPTIONAL {{ ?paper tkg:influentialCitationCount ?ic }}
-              OPTIONAL {{ ?paper tkg:citationListCount ?cl }} OPTIONAL {{ ?paper tkg:referenceListCount ?rl }} }} }}"""
+              OPTIONAL {{ ?paper tkg:citationListCount ?cl }} OPTIONAL {{ ?paper tkg:referenceListCount ?rl }}
+              OPTIONAL {{ ?paper dcterms:abstract ?ab }} OPTIONAL {{ ?paper tkg:tldr ?tl }} }} }}"""
     )
     out: dict[str, dict[str, str]] = {}
     for row in rows:
-        record = {k: v for k in ("s2", "cc", "rc", "ic", "cl", "rl", "limit") if (v := _value(row, k)) is not None}
+        record = {k: v for k in ("s2", "cc", "rc", "ic", "cl", "rl", "limit", "ab", "tl")
+                  if (v := _value(row, k)) is not None}
         out[row["paper"].value] = record  # type: ignore[union-attr]
     return out
 
@@ -165,7 +169,8 @@ def _authors_seq(node: NamedNode) -> NamedNode:
 
 
 def _candidate_triples(node: NamedNode, paper: S2Paper, *, candidate: bool) -> list[Triple]:
-    """A paper new to TechKG, as Semantic Scholar describes it."""
+    """A paper new to TechKG, as Semantic Scholar describes it (its abstract and TLDR come
+    with its ids: :func:`_ids_triples`)."""
     t = [Triple(node, RDF.type, BIBO.Document), Triple(node, RDF.type, BIBO.AcademicArticle),
          Triple(node, DCTERMS.title, text(paper.title or f"Semantic Scholar paper {paper.paper_id}", None))]
     if paper.publication_date:
@@ -174,10 +179,6 @@ def _candidate_triples(node: NamedNode, paper: S2Paper, *, candidate: bool) -> l
         t.append(Triple(node, DCTERMS.issued, date_literal(f"{paper.year:04d}")))
     if paper.venue:
         t.append(Triple(node, TKG.venue, text(paper.venue, None)))
-    if paper.abstract:
-        t.append(Triple(node, DCTERMS.abstract, text(paper.abstract, None)))
-    if paper.tldr:
-        t.append(Triple(node, TKG.tldr, text(paper.tldr, None)))
     if paper.arxiv:
         t.append(Triple(node, TKG.arxivId, text(paper.arxiv, None)))
     if paper.doi:
@@ -199,11 +200,18 @@ def _candidate_triples(node: NamedNode, paper: S2Paper, *, candidate: bool) -> l
 
 
 def _ids_triples(node: NamedNode, paper: S2Paper) -> list[Triple]:
+    """The paper's Semantic Scholar ids, and what kg link reads of it: its abstract, TLDR
+    and fields of study."""
     t = []
     if paper.paper_id:
         t.append(Triple(node, TKG.s2PaperId, text(paper.paper_id, None)))
     if paper.corpus_id:
         t.append(Triple(node, TKG.corpusId, text(paper.corpus_id, None)))
+    if paper.abstract:
+        t.append(Triple(node, DCTERMS.abstract, text(paper.abstract, None)))
+    if paper.tldr:
+        t.append(Triple(node, TKG.tldr, text(paper.tldr, None)))
+    t += [Triple(node, TKG.fieldOfStudy, text(f, None)) for f in paper.fields_of_study]
     return t
 
 
@@ -496,7 +504,7 @@ def _unchanged(item: _Found, earlier: dict[str, str] | None, run: CitationRun) -
         return False
     paper = item.paper
     now = {"s2": paper.paper_id, "cc": paper.citation_count, "rc": paper.reference_count,
-           "ic": paper.influential_count}
+           "ic": paper.influential_count, "ab": paper.abstract, "tl": paper.tldr}
     return all((str(value) if value is not None else None) == earlier.get(key) for key, value in now.items())
 
 
@@ -584,8 +592,6 @@ def _merge(store: GraphStore, nodes: _Nodes, found: list[_Found], recommended: d
     for item in found:
         node, paper = item.node, item.paper
         state = [*_ids_triples(node, paper)]
-        if paper.tldr and not nodes.is_new(node):  # a new paper gets it with its other facts below
-            state.append(Triple(node, TKG.tldr, text(paper.tldr, None)))
         for prop, value in ((TKG.citationCount, paper.citation_count), (TKG.referenceCount, paper.reference_count),
                             (TKG.influentialCitationCount, paper.influential_count)):
             if value is not None:

@@ -75,10 +75,11 @@ KEYRING_SERVICE = "techkg-semanticscholar"
 KEYRING_USER = "api-key"
 #: 429 is retried with backoff even without Retry-After (Semantic Scholar often sends none).
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
-_OTHER = ("paperId", "externalIds", "title", "year", "venue", "authors", "citationCount", "abstract")
+_OTHER = ("paperId", "externalIds", "title", "year", "venue", "authors", "citationCount", "abstract", "fieldsOfStudy")
 #: What a batch asks about each paper: its ids and what a candidate paper needs, the counts,
-#: and what a reader triages it by (its abstract and Semantic Scholar's one-sentence TLDR).
-PAPER_FIELDS = (*_OTHER, "publicationDate", "referenceCount", "influentialCitationCount", "abstract", "tldr")
+#: and what a reader triages it by and kg link reads (its abstract, fields of study and
+#: Semantic Scholar's one-sentence TLDR, which the API gives for a paper asked about directly).
+PAPER_FIELDS = (*_OTHER, "publicationDate", "referenceCount", "influentialCitationCount", "tldr")
 #: What a search or a recommendation asks about each paper found.
 FOUND_FIELDS = (*_OTHER, "publicationDate")
 #: The most papers one list-based recommendation answers, and a bulk search's page.
@@ -183,6 +184,7 @@ class S2Paper:
     influential_count: int | None = None
     abstract: str | None = None
     tldr: str | None = None
+    fields_of_study: tuple[str, ...] = ()
 
     @classmethod
     def from_json(cls, data: Any) -> S2Paper:
@@ -214,6 +216,7 @@ class S2Paper:
             citation_count=_int(data.get("citationCount")), reference_count=_int(data.get("referenceCount")),
             influential_count=_int(data.get("influentialCitationCount")), abstract=_str(data.get("abstract")),
             tldr=_str(tldr.get("text")) if isinstance(tldr, dict) else None,
+            fields_of_study=tuple(sorted({f for f in (_str(v) for v in data.get("fieldsOfStudy") or []) if f})),
         )
 
 

@@ -90,7 +90,8 @@ def chosen(store: GraphStore) -> dict[str, str | None] | None:
 
 def inferred(store: GraphStore) -> list[FollowedTechnique]:
     """What :mod:`kg.readnext` infers the reader follows: the techniques whose primary
-    paper is on the reading list, then those the papers read lately use."""
+    paper is on the reading list, then those the papers read lately introduce, extend or use
+    (kg link's links, or the reader's)."""
     from kg.readnext import SparqlReadingFacts, recent_reads
 
     why: dict[str, str] = {}
@@ -99,9 +100,10 @@ def inferred(store: GraphStore) -> list[FollowedTechnique]:
         why.setdefault(row["t"], "its paper is on your reading list")
     uses = recent_reads(SparqlReadingFacts(store))
     if uses:
-        for row in store.select("SELECT DISTINCT ?t WHERE { ?r tkg:usesTechnique ?t . ?t a tkg:Technique }",
+        for row in store.select("SELECT DISTINCT ?t WHERE { ?r tkg:introducesTechnique|tkg:extendsTechnique|"
+                                "tkg:usesTechnique ?t . ?t a tkg:Technique }",
                                 {"r": [NamedNode(p) for p in uses]}).records():
-            why.setdefault(row["t"], "papers you read lately use it")
+            why.setdefault(row["t"], "papers you read lately introduce, extend or use it")
     names = _names(store, sorted(why))
     out = [FollowedTechnique(t, *names.get(t, (t, "")), why=reason) for t, reason in why.items()]
     return sorted(out, key=lambda f: f.name.casefold())

@@ -4,13 +4,14 @@ Every named graph has one of three kinds of owner (:class:`GraphKind`):
 
 - ``package``: built from TechKG's own files (ontology, catalog); ``kg build`` rewrites them.
 - ``user``: the user's own state (reading state and notes, their reading list, the Zotero
-  sync state, lineage decisions, the papers rejected from the reading suggestions, what is
-  new's state, their own techniques and their facts on catalog techniques
+  sync state, lineage and link decisions, the papers rejected from the reading suggestions,
+  what is new's state, their own techniques and their facts on catalog techniques
   (``my-techniques``), the techniques they follow (``follows``)). No command replaces or
   drops one of these without asking, and every command that does replace one keeps a
   snapshot first.
 - ``source``: refreshed from a source (arxiv, github, zotero, citations, kernels, and
   ``import/<name>`` graphs loaded by ``kg import rdf``); a refresh replaces it whole.
+  ``links`` is derived the same way: ``kg link`` makes it again from the other graphs.
 
 ``provenance`` describes every other graph: when and by what activity it was last
 generated, and a hash of its content. It is kept by TechKG itself.
@@ -34,6 +35,8 @@ __all__ = [
     "KERNELS",
     "LINEAGE_DECISIONS",
     "MY_TECHNIQUES",
+    "LINKS",
+    "LINK_DECISIONS",
     "NEWS",
     "ONTOLOGY",
     "OVERRIDING",
@@ -60,7 +63,7 @@ class GraphKind(StrEnum):
 
     package = "package"  # built from the package: ontology, catalog
     user = "user"  # the user's own state: never replaced without asking
-    source = "source"  # refreshed from a source: arxiv, github, zotero, citations, imports
+    source = "source"  # refreshed from a source: arxiv, github, zotero, citations, imports; derived: links
     internal = "internal"  # TechKG's own bookkeeping: provenance
 
 
@@ -95,6 +98,9 @@ MY_TECHNIQUES = graph_iri("my-techniques")
 #: The techniques the reader follows (kg follow).
 FOLLOWS = graph_iri("follows")
 KERNELS = graph_iri("kernels")
+#: The paper-technique links kg link derives (kg/linking), and the reader's verdicts on them.
+LINKS = graph_iri("links")
+LINK_DECISIONS = graph_iri("link-decisions")
 PROVENANCE = graph_iri("provenance")
 
 #: ``kg import rdf`` loads into ``import/<name>`` graphs.
@@ -111,12 +117,14 @@ SOURCES: dict[str, NamedNode] = {
     "news": NEWS,
     "my-techniques": MY_TECHNIQUES,
     "follows": FOLLOWS,
+    "link-decisions": LINK_DECISIONS,
     "arxiv": ARXIV,
     "github": GITHUB,
     "zotero": ZOTERO,
     "zotero-sync": ZOTERO_SYNC,
     "citations": CITATIONS,
     "kernels": KERNELS,
+    "links": LINKS,
     "provenance": PROVENANCE,
 }
 
@@ -132,11 +140,13 @@ OWNERS: dict[NamedNode, GraphKind] = {
     NEWS: GraphKind.user,
     MY_TECHNIQUES: GraphKind.user,
     FOLLOWS: GraphKind.user,
+    LINK_DECISIONS: GraphKind.user,
     ARXIV: GraphKind.source,
     GITHUB: GraphKind.source,
     ZOTERO: GraphKind.source,
     CITATIONS: GraphKind.source,
     KERNELS: GraphKind.source,
+    LINKS: GraphKind.source,
     PROVENANCE: GraphKind.internal,
 }
 

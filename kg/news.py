@@ -10,8 +10,9 @@ look, ``last`` is a week ago.
 Papers are linked to techniques by the direct triples ``?paper tkg:introducesTechnique |
 tkg:extendsTechnique | tkg:evaluatesTechnique | tkg:usesTechnique | tkg:mentionsTechnique |
 tkg:linksTechnique ?technique`` (the catalog's ``tkg:primaryPaper`` counts as introducing),
-with the link's score and evidence from its ``tkg:TechniqueLink`` node where the ``links``
-graph has one (:func:`_link_details`). Each new paper is shown once, by its strongest link to
+with the link's score and evidence from its ``tkg:TechniqueLink`` node where kg link made
+one or the reader decided it (:func:`_link_details`; a rejected link has no direct triple,
+so it is never news). Each new paper is shown once, by its strongest link to
 a followed technique, and ranked by
 
     0.4 · link strength + 0.3 · relation + 0.15 · influence + 0.15 · recency
@@ -220,27 +221,19 @@ def _linked(store: GraphStore, techniques: Sequence[str], since: dt.datetime) ->
 
 
 def _link_details(store: GraphStore, papers: Sequence[str]) -> dict[tuple[str, str], dict[str, Any]]:
-    """The score and the strongest evidence of each (paper, technique) link that has a
-    ``tkg:TechniqueLink`` node (the ``links`` graph).
+    """The score and the first piece of evidence of each (paper, technique) link of
+    ``papers`` that kg link made or the reader decided (:func:`kg.linking.listing.links_of`:
+    the ``tkg:TechniqueLink`` nodes of the ``links`` and ``link-decisions`` graphs)."""
+    from kg.graphs import graph_name
+    from kg.linking.listing import links_of
 
-    FOR THE INTEGRATOR: the node's shape is read leniently (any property from the node to
-    the paper and to a technique; ``tkg:score``; evidence nodes with ``tkg:text`` and
-    optionally ``tkg:field`` and ``tkg:source``); align it with #28's ``links`` graph."""
     out: dict[tuple[str, str], dict[str, Any]] = {}
     for start in range(0, len(papers), 1000):
-        chunk = [NamedNode(p) for p in papers[start:start + 1000]]
-        rows = store.select(
-            """SELECT ?paper ?t (MAX(?s) AS ?score) (SAMPLE(?text) AS ?evidence) (SAMPLE(?f) AS ?field)
-                      (SAMPLE(?src) AS ?source) WHERE {
-                 ?l a tkg:TechniqueLink ; ?p1 ?paper ; ?p2 ?t . ?t a tkg:Technique .
-                 OPTIONAL { ?l tkg:score ?s }
-                 OPTIONAL { ?l ?pe ?e . ?e tkg:text ?text OPTIONAL { ?e tkg:field ?f } OPTIONAL { ?e tkg:source ?src } }
-               } GROUP BY ?paper ?t""", {"paper": chunk})
-        for r in rows.records():
-            score = r["score"]
-            out[(r["paper"], r["t"])] = {"score": float(score) if score is not None else None,
-                                         "evidence": _text(r["evidence"]), "field": _text(r["field"]),
-                                         "source": _text(r["source"])}
+        for key, link in links_of(store, list(papers[start:start + 1000])).items():
+            first = link.evidence[0] if link.evidence else None
+            out[key] = {"score": link.score, "evidence": first.text if first else None,
+                        "field": first.field if first else None,
+                        "source": graph_name(NamedNode(first.source)) if first and first.source else None}
     return out
 
 

@@ -17,7 +17,13 @@ A paper not on the reading list, not a seed and not rejected by the reader
 - bibliographic coupling: references it shares with a seed, 0.08 each, capped at 0.4 per seed;
 - Semantic Scholar's recommendations (``kg ingest citations --recommendations``): for a
   seed's paper (0.35), or for the reader as a whole, from the papers read and followed and
-  against those rejected (0.4).
+  against those rejected (0.4);
+- it introduces, extends or uses a technique the reader follows (kg link's links, or the
+  reader's own: 0.45, as much as citing a seed for its method): "uses GQA, a technique you
+  follow".
+
+A technique's seeds are its primary paper and the papers linked to it that are on the
+reading list already; the others linked to it are what it suggests.
 
 The score is the chance that at least one piece is right, ``1 - Π(1 - p)`` over the
 evidence: 0 to 1, never past 1 however much evidence piles up, and a paper with two
@@ -49,7 +55,8 @@ __all__ = ["READER", "ReadingFacts", "ReadingSuggestion", "SparqlReadingFacts", 
            "paper_details", "reading_suggestions", "recent_reads", "seeds", "with_details"]
 
 WEIGHTS = {"cites-method": 0.45, "cites-influential": 0.6, "method-of": 0.5, "influence-of": 0.6,
-           "co-cited": 0.12, "coupled": 0.08, "recommended": 0.35, "recommended-for-you": 0.4}
+           "co-cited": 0.12, "coupled": 0.08, "recommended": 0.35, "recommended-for-you": 0.4,
+           "uses-followed": 0.45}
 #: The most co-citation, and bibliographic coupling, count for towards one seed.
 CO_CITATION_CAP = 0.5
 COUPLING_CAP = 0.4
@@ -60,6 +67,8 @@ READER = "https://w3id.org/techkg/id/agent/reader"
 READ_SEEDS = 100
 TECHNIQUE_SEEDS = 300
 _READ = "https://w3id.org/techkg/id/status/read"
+#: The relations that make a paper one of a technique's papers (kg.linking).
+PAPER_OF = "tkg:introducesTechnique|tkg:extendsTechnique|tkg:usesTechnique|tkg:evaluatesTechnique"
 
 
 @dataclass
@@ -130,9 +139,15 @@ class ReadingFacts(Protocol):
         """The first ``limit`` papers marked read, in IRI order (dated or not)."""
         ...
 
-    def followed(self, uses: Sequence[str]) -> list[tuple[str, str]]:
-        """(primary paper, technique's English name) of the techniques whose primary paper
-        is on the reading list, and of those the papers ``uses`` use."""
+    def followed(self, uses: Sequence[str]) -> list[tuple[str, str, str]]:
+        """(primary paper, technique's English name, technique) of the techniques whose
+        primary paper is on the reading list, and of those the papers ``uses`` introduce,
+        extend or use."""
+        ...
+
+    def linked_to(self, techniques: Sequence[str]) -> list[tuple[str, str]]:
+        """(paper, technique) for the papers that introduce, extend or use ``techniques``
+        (a link queries see: kg link's above the threshold, or the reader's)."""
         ...
 
     def titles(self, papers: Sequence[str]) -> dict[str, str]:
@@ -180,34 +195,36 @@ def seeds(store: GraphStore | None, technique: NamedNode | None = None, *, facts
     if facts is None:
         assert store is not None, "the facts come from the store"
         facts = SparqlReadingFacts(store)
+    return _seeds(facts, technique, followed)[0]
+
+
+def _seeds(facts: ReadingFacts, technique: NamedNode | None, chosen: Sequence[str] | None = None
+           ) -> tuple[dict[str, str], dict[str, str]]:
+    """The seeds (paper → how to name it) and the techniques followed (IRI → name): those
+    ``chosen`` (kg follow), or, when None, those inferred from the reading."""
     out: dict[str, str] = {}
     uses: list[str] = []
+    followed: dict[str, str] = {}
     if technique is not None:
         name, rows = facts.technique_seeds(technique.value)
+        if name is not None:
+            followed[technique.value] = name
+        linked = [paper for paper, role in rows if role != "primary"] if name is not None else []
+        listed = facts.listed(linked) if linked else set()
         for paper, role in rows if name is not None else []:
             if role == "primary":
                 out[paper] = f"{name}'s paper"
-            else:
+            elif paper in listed:  # a linked paper not on the list is a suggestion, not a seed
                 uses.append(paper)
     else:
         uses = recent_reads(facts)
         names: dict[str, str] = {}
-        if followed is not None:
-            # The techniques the reader chose to follow (kg follow): their primary papers.
-            for iri in followed:
-                name, rows = facts.technique_seeds(iri)
-                for paper, role in rows:
-                    if name is not None and role == "primary":
-                        names[paper] = min(name, names.get(paper, name))
-        else:
-            # The techniques followed, as inferred: those whose paper is on the list, and
-            # those of the papers read lately.
-            for paper, name in facts.followed(uses):
-                names[paper] = min(name, names.get(paper, name))
+    named, following = _seeds(facts, technique, followed)
+    if not named and not following:
         out.update({paper: f"{name}'s paper" for paper, name in names.items()})
     for paper, title in facts.titles([p for p in dict.fromkeys(uses) if p not in out]).items():
         out.setdefault(paper, _short(title))
-    return out
+    return out, followed
 
 
 def _newest_first(at: str | None) -> tuple[int, float, str]:
@@ -243,7 +260,7 @@ class SparqlReadingFacts:
             return None, []
         rows = self.store.select(
             f"""SELECT DISTINCT ?p ?role WHERE {{ {{ ?t tkg:primaryPaper ?p BIND("primary" AS ?role) }}
-                 UNION {{ ?p tkg:usesTechnique ?t BIND("uses" AS ?role) }} }} ORDER BY ?role ?p
+                 UNION {{ ?p {PAPER_OF} ?t BIND("uses" AS ?role) }} }} ORDER BY ?role ?p
                  LIMIT {TECHNIQUE_SEEDS}""", {"t": t})
         return str(name), [(r["p"], r["role"]) for r in rows.records() if isinstance(r["p"], str)]
 
@@ -257,15 +274,24 @@ class SparqlReadingFacts:
                                  f"ORDER BY ?p LIMIT {limit}")
         return [r["p"] for r in rows.records()]
 
-    def followed(self, uses: Sequence[str]) -> list[tuple[str, str]]:
-        rows = self.store.select("""SELECT ?p ?name WHERE { ?t tkg:primaryPaper ?p ; skos:prefLabel ?name .
+    def followed(self, uses: Sequence[str]) -> list[tuple[str, str, str]]:
+        rows = self.store.select("""SELECT ?p ?name ?t WHERE { ?t tkg:primaryPaper ?p ; skos:prefLabel ?name .
                                       FILTER(LANG(?name) = "en") ?p tkg:readingStatus ?s }""").records()
         if uses:
             rows += self.store.select(
-                """SELECT DISTINCT ?p ?name WHERE { ?r tkg:usesTechnique ?t .
+                """SELECT DISTINCT ?p ?name ?t WHERE {
+                     ?r tkg:introducesTechnique|tkg:extendsTechnique|tkg:usesTechnique ?t .
                      ?t tkg:primaryPaper ?p ; skos:prefLabel ?name . FILTER(LANG(?name) = "en") }""",
                 {"r": [NamedNode(p) for p in uses]}).records()
-        return [(r["p"], str(r["name"])) for r in rows if isinstance(r["p"], str)]
+        return [(r["p"], str(r["name"]), r["t"]) for r in rows if isinstance(r["p"], str)]
+
+    def linked_to(self, techniques: Sequence[str]) -> list[tuple[str, str]]:
+        if not techniques:
+            return []
+        rows = self.store.select(
+            "SELECT DISTINCT ?p ?t WHERE { ?p tkg:introducesTechnique|tkg:extendsTechnique|tkg:usesTechnique ?t }",
+            {"t": [NamedNode(t) for t in techniques]})
+        return [(r["p"], r["t"]) for r in rows.records() if isinstance(r["p"], str)]
 
     def titles(self, papers: Sequence[str]) -> dict[str, str]:
         out: dict[str, str] = {}
@@ -361,6 +387,7 @@ def _reason(evidence: list[dict[str, Any]]) -> str:
         "coupled": f"shares {n} reference{'s' if n != 1 else ''} with {seed}",
         "recommended": f"Semantic Scholar recommends it to readers of {seed}",
         "recommended-for-you": "Semantic Scholar recommends it from what you read and follow",
+        "uses-followed": f"uses {seed}, a technique you follow",
     }[top["kind"]]
     more = len(evidence) - 1
     return phrase + (f"; and {more} more link{'s' if more != 1 else ''}" if more else "")
@@ -403,13 +430,17 @@ def reading_suggestions(store: GraphStore | None, *, technique: NamedNode | None
 
         assert store is not None, "the rejections come from the store"
         rejected = set(read_rejected(store))
-    named = seeds(store, technique, facts=facts, followed=followed)
-    if not named:
+    named, following = _seeds(facts, technique, followed)
+    if not named and not following:
         return []
     if technique is None:  # Semantic Scholar's recommendations for the reader as a whole
         named = {**named, READER: "what you read and follow"}
     evidence: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for row in facts.evidence(list(named)):
+    for paper, followed_technique in facts.linked_to(sorted(following)):
+        if paper not in named and paper not in rejected:
+            evidence[paper].append({"kind": "uses-followed", "seed": followed_technique,
+                                    "seed_name": following[followed_technique], "weight": WEIGHTS["uses-followed"]})
+    for row in facts.evidence(list(named)) if named else []:
         cand = row["cand"]
         if cand in named or not isinstance(cand, str) or cand in rejected:
             continue

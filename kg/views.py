@@ -31,6 +31,7 @@ __all__ = [
     "lineage_only_note",
     "lineage_edges",
     "lineage_tree",
+    "paper_counts",
     "stats",
     "technique_card",
 ]
@@ -56,6 +57,10 @@ def technique_card(store: GraphStore, technique: NamedNode, *, edges: list[Edge]
         (label, dims.get(prop.value)) for key, prop, label in DIMENSIONS if prop.value in dims
     ]
     card["papers"] = _records(kg.answer.run(store, "technique-papers", params))
+    card["paper_counts"] = paper_counts(card["papers"])
+    mentions = store.select("SELECT (COUNT(DISTINCT ?p) AS ?n) WHERE { ?p tkg:mentionsTechnique ?t }",
+                            {"t": technique}).rows
+    card["mentions"] = int(mentions[0]["n"].value) if mentions and mentions[0]["n"] is not None else 0  # type: ignore[union-attr]
     edges = lineage_edges(store) if edges is None else edges
     # (name, relation, basis): basis says how the edge is known (stated, inferred, accepted).
     card["parents"] = [(e.parent_name, e.relation, e.basis) for e in edges if e.child == technique.value]
@@ -63,6 +68,21 @@ def technique_card(store: GraphStore, technique: NamedNode, *, edges: list[Edge]
     card["kernel"] = kernel_status(store, [technique]).get(technique.value, "not run")
     card["repository_stats"] = _repo_stats(store, card.get("repository"))
     return card
+
+
+#: The relations a technique's papers have to it, strongest first, as a card counts them.
+PAPER_ROLES = ("introduces", "extends", "uses", "evaluates")
+
+
+def paper_counts(papers: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, int]]:
+    """Per relation: how many of ``papers`` (technique-papers rows) have it, and how many of
+    those the reader has read."""
+    out: dict[str, dict[str, int]] = {}
+    for role in PAPER_ROLES:
+        mine = [p for p in papers if p.get("role") == role]
+        if mine:
+            out[role] = {"papers": len(mine), "read": sum(1 for p in mine if p.get("status") == "read")}
+    return out
 
 
 def _repo_stats(store: GraphStore, repository: str | None) -> dict[str, Any]:

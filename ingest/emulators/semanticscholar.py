@@ -85,6 +85,7 @@ class EmulatedPaper:
     doi: str | None = None
     publication_date: str | None = None
     abstract: str | None = None
+    fields_of_study: tuple[str, ...] = ("Computer Science",)
     #: Citations the API counts but cannot list (its counts run ahead of its lists).
     extra_citations: int = 0
     tldr: str | None = None
@@ -222,14 +223,14 @@ class SemanticScholarEmulator(LoopbackServer):
     def add_paper(self, title: str, *, year: int | None = None, venue: str = "", authors: Sequence[str] = (),
                   arxiv: str | None = None, doi: str | None = None, publication_date: str | None = None,
                   paper_id: str | None = None, abstract: str | None = None, tldr: str | None = None,
-                  resolved: bool = True) -> str:
+                  resolved: bool = True, fields_of_study: Sequence[str] = ("Computer Science",)) -> str:
         """Add a paper; returns its paperId (derived from its arXiv id, DOI or title). An
         unresolved paper (``resolved=False``) is listed with ``paperId`` null and no ids."""
         pid = paper_id or paper_key(arxiv or doi or title)
         with self.lock:
             paper = EmulatedPaper(pid, int(pid[:7], 16), title, year, venue, list(authors), arxiv,
                                   doi.lower() if doi else None, publication_date, abstract, tldr=tldr,
-                                  resolved=resolved)
+                                  resolved=resolved, fields_of_study=tuple(fields_of_study))
             self.papers[pid] = paper
             self._by_alias[pid] = pid
             self._by_alias[f"corpusid:{paper.corpus_id}"] = pid
@@ -323,8 +324,8 @@ class SemanticScholarEmulator(LoopbackServer):
             "venue": p.venue, "publicationVenue": {"name": p.venue} if p.venue else None, "year": p.year,
             "referenceCount": len(self._cited[pid]), "citationCount": len(self._citing[pid]) + p.extra_citations,
             "influentialCitationCount": sum(1 for e in self._citing[pid].values() if e.influential),
-            "isOpenAccess": bool(p.arxiv), "openAccessPdf": None, "fieldsOfStudy": ["Computer Science"],
-            "s2FieldsOfStudy": [{"category": "Computer Science", "source": "s2-fos-model"}],
+            "isOpenAccess": bool(p.arxiv), "openAccessPdf": None, "fieldsOfStudy": list(p.fields_of_study),
+            "s2FieldsOfStudy": [{"category": f, "source": "s2-fos-model"} for f in p.fields_of_study],
             "publicationTypes": ["JournalArticle"], "publicationDate": p.publication_date, "journal": None,
             "authors": [{"authorId": str(int(hashlib.sha1(a.encode()).hexdigest()[:8], 16)), "name": a}
                         for a in p.authors],

@@ -14,7 +14,9 @@ Definitions used throughout:
   app): ``none`` where a kernel makes no sense (with a reason), else ``verified``/``failing``
   by the latest run, ``not run`` with no run recorded;
 - a repository's *growth* is the star count of its latest snapshot minus that of its
-  first; it is *stale* when archived or not pushed to for ``stale_days`` before ``as_of``.
+  first; it is *stale* when archived or not pushed to for ``stale_days`` before ``as_of``;
+- a technique's *uptake* is the papers that introduce, extend, use or evaluate it per year
+  (the links queries see: kg links), with those that only mention it apart.
 """
 
 from __future__ import annotations
@@ -238,6 +240,37 @@ SELECT coalesce(r.name, s.repository) AS repository, CAST(s.taken_at AS DATE) AS
 FROM repository_snapshots AS s JOIN top USING (repository)
 LEFT JOIN repositories AS r USING (repository)
 ORDER BY repository, taken""",
+    # -- uptake: papers per technique per year ------------------------------------------
+    "uptake.per_year": """
+WITH links AS (SELECT DISTINCT technique, paper, role FROM paper_techniques),
+  chosen AS (SELECT technique FROM links
+             WHERE role <> 'mentions' AND (CAST($technique AS VARCHAR) IS NULL OR technique = $technique)
+             GROUP BY technique ORDER BY count(DISTINCT paper) DESC, technique LIMIT $top)
+SELECT coalesce(t.name, l.technique) AS technique, p.year,
+       count(DISTINCT l.paper) FILTER (WHERE l.role <> 'mentions') AS papers,
+       count(DISTINCT l.paper) FILTER (WHERE l.role IN ('primary', 'introduces')) AS introduce,
+       count(DISTINCT l.paper) FILTER (WHERE l.role = 'extends') AS extend,
+       count(DISTINCT l.paper) FILTER (WHERE l.role = 'uses') AS use,
+       count(DISTINCT l.paper) FILTER (WHERE l.role = 'evaluates') AS evaluate,
+       count(DISTINCT l.paper) FILTER (WHERE l.role = 'mentions') AS mention
+FROM links AS l JOIN chosen USING (technique) JOIN papers AS p ON p.paper = l.paper
+LEFT JOIN techniques AS t ON t.technique = l.technique
+WHERE p.year IS NOT NULL
+GROUP BY ALL ORDER BY technique, p.year""",
+    "uptake.totals": """
+WITH links AS (SELECT DISTINCT technique, paper FROM paper_techniques WHERE role <> 'mentions'),
+  chosen AS (SELECT technique FROM links
+             WHERE CAST($technique AS VARCHAR) IS NULL OR technique = $technique
+             GROUP BY technique ORDER BY count(*) DESC, technique LIMIT $top),
+  years AS (SELECT l.technique, p.year, count(*) AS papers FROM links AS l JOIN chosen USING (technique)
+            JOIN papers AS p ON p.paper = l.paper WHERE p.year IS NOT NULL GROUP BY ALL)
+SELECT coalesce(t.name, l.technique) AS technique, count(DISTINCT l.paper) AS papers,
+       count(DISTINCT l.paper) FILTER (WHERE rs.status = 'read') AS read,
+       (SELECT min(year) FROM years AS y WHERE y.technique = l.technique) AS first_year,
+       (SELECT arg_max(year, papers) FROM years AS y WHERE y.technique = l.technique) AS busiest_year
+FROM links AS l JOIN chosen USING (technique) LEFT JOIN techniques AS t ON t.technique = l.technique
+LEFT JOIN reading_state AS rs ON rs.paper = l.paper
+GROUP BY l.technique, t.name ORDER BY papers DESC, technique""",
     # -- authors and organisations ----------------------------------------------------
     "authors.authors": """
 WITH counts AS (SELECT person, count(*) AS papers,
@@ -405,6 +438,13 @@ ANALYSES: dict[str, tuple[tuple[tuple[str, str], ...], tuple[str, ...]]] = {
         ),
         ("top", "stale_days", "as_of"),
     ),
+    "uptake": (
+        (
+            ("totals", "Papers per technique (introduce, extend, use or evaluate it)"),
+            ("per_year", "Papers per technique per year: the adoption curve"),
+        ),
+        ("top", "technique"),
+    ),
     "authors": (
         (
             ("authors", "Most prolific authors"),
@@ -448,6 +488,7 @@ EMPTY: dict[str, str] = {
 }
 
 _DEFAULTS: dict[str, Any] = {
+    "technique": None,
     "by": "reading",
     "period": "month",
     "top": 10,

@@ -173,6 +173,31 @@ def adoption_chart(report: Report) -> Figure:
     return fig
 
 
+def uptake_chart(report: Report) -> Figure:
+    """Papers per year for each technique: its adoption curve in the literature."""
+    from matplotlib.ticker import MaxNLocator
+
+    rows = report.section("per_year").rows
+    fig, ax = _figure("The uptake of techniques: papers per year")
+    if not rows:
+        _empty(ax, "No paper is linked to a technique with a year yet.\nkg link makes the links.")
+        return fig
+    counts: dict[str, dict[int, int]] = defaultdict(dict)
+    for r in rows:
+        counts[r["technique"]][r["year"]] = r["papers"]
+    years = list(range(min(r["year"] for r in rows), max(r["year"] for r in rows) + 1))
+    ranked = sorted(counts, key=lambda name: (-sum(counts[name].values()), name))
+    for i, name in enumerate(ranked):  # a year without papers is a zero, not a gap
+        ax.plot(years, [counts[name].get(y, 0) for y in years], marker="o", markersize=3, label=name,
+                color=PALETTE[i % len(PALETTE)], linestyle="-" if i < len(PALETTE) else "--")
+    ax.set_ylabel("papers that introduce, extend, use or evaluate it")
+    ax.set_ylim(bottom=0)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    fig.legend(loc="outside right upper")
+    return fig
+
+
 def kernels_chart(report: Report) -> Figure:
     """Kernel status per category, as stacked horizontal bars."""
     rows = report.section("coverage").rows
@@ -199,6 +224,7 @@ CHARTS: dict[str, Callable[[Report], Figure]] = {
     "progress": progress_chart,
     "papers": papers_chart,
     "adoption": adoption_chart,
+    "uptake": uptake_chart,
     "kernels": kernels_chart,
 }
 

@@ -181,15 +181,15 @@ def reading_patched(con: duckdb.DuckDBPyConnection, base: ReadingOverview, now: 
 
 def technique_paper_counts(con: duckdb.DuckDBPyConnection, techniques: Sequence[str],
                            now: Mapping[str, Sequence[str]] | None = None) -> dict[str, tuple[int, int, int]]:
-    """For each of ``techniques`` (IRIs) that has papers: the papers that introduce or use
-    it, how many of them have a reading status, and how many are read (any graph's status,
+    """For each of ``techniques`` (IRIs) that has papers: the papers that introduce, extend,
+    use or evaluate it, how many of them have a reading status, and how many are read (any graph's status,
     as the Techniques page's SPARQL counts them); ``now`` as for :func:`reading_overview`.
     Closes ``con``."""
     try:
         _statuses_now(con, now, any_read=True)
         rows = con.execute("""
-            WITH links AS (SELECT DISTINCT technique, paper FROM paper_techniques
-                           WHERE technique IN (SELECT unnest(CAST($techniques AS VARCHAR[]))))
+            WITH links AS (SELECT DISTINCT technique, paper FROM paper_techniques WHERE role <> 'mentions'
+                           AND technique IN (SELECT unnest(CAST($techniques AS VARCHAR[]))))
             SELECT technique, count(*), count(web_status.paper), count(*) FILTER (WHERE web_status.read)
             FROM links LEFT JOIN web_status USING (paper) GROUP BY technique""",
                            {"techniques": list(techniques)}).fetchall()

@@ -241,7 +241,8 @@ class DuckDBReadingFacts:
 
         found = self._rows("SELECT list_min(names) FROM suggest_techniques WHERE technique = $t", {"t": technique})
         name = found[0][0] if found else None
-        rows = self._rows(f"""SELECT DISTINCT paper, role FROM paper_techniques WHERE technique = $t
+        rows = self._rows(f"""SELECT DISTINCT paper, CASE WHEN role = 'primary' THEN 'primary' ELSE 'uses' END AS role
+                              FROM paper_techniques WHERE technique = $t AND role <> 'mentions'
                               ORDER BY role, paper LIMIT {TECHNIQUE_SEEDS}""", {"t": technique})
         return name, [(paper, role) for paper, role in rows]
 
@@ -260,18 +261,25 @@ class DuckDBReadingFacts:
         return [p for (p,) in self._rows("SELECT paper FROM suggest_reading WHERE read ORDER BY paper LIMIT $n",
                                          {"n": limit})]
 
-    def followed(self, uses: Sequence[str]) -> list[tuple[str, str]]:
-        return [(p, name) for p, name in self._rows(
+    def followed(self, uses: Sequence[str]) -> list[tuple[str, str, str]]:
+        return [(p, name, technique) for p, name, technique in self._rows(
             """WITH papers AS (SELECT technique, unnest(papers) AS p FROM suggest_techniques),
                   names AS (SELECT technique, unnest(names) AS name FROM suggest_techniques),
                   named AS (SELECT technique, p, name FROM papers JOIN names USING (technique))
-                SELECT p, name FROM named
+                SELECT p, name, technique FROM named
                 WHERE p IN (SELECT paper FROM suggest_reading)
                 UNION ALL
-                SELECT p, name FROM named
-                WHERE technique IN (SELECT technique FROM paper_techniques WHERE role = 'uses'
+                SELECT p, name, technique FROM named
+                WHERE technique IN (SELECT technique FROM paper_techniques
+                                    WHERE role IN ('introduces', 'extends', 'uses')
                                     AND paper IN (SELECT unnest(CAST($uses AS VARCHAR[]))))""",
             {"uses": _iris(uses)})]
+
+    def linked_to(self, techniques: Sequence[str]) -> list[tuple[str, str]]:
+        return [(p, t) for p, t in self._rows(
+            """SELECT DISTINCT paper, technique FROM paper_techniques
+               WHERE role IN ('introduces', 'extends', 'uses')
+                 AND technique IN (SELECT unnest(CAST($t AS VARCHAR[])))""", {"t": list(techniques)})]
 
     def titles(self, papers: Sequence[str]) -> dict[str, str]:
         return dict(self._rows(

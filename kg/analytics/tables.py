@@ -333,15 +333,20 @@ FROM p LEFT JOIN kinds ON kinds.s = p.p""",
     ),
     Table(
         "paper_techniques",
-        "Which techniques a paper introduces (role: primary) or uses (role: uses).",
+        "Which techniques a paper introduces (role: primary, the technique's catalog paper; introduces, read by "
+        "kg link or decided by you), extends, uses, evaluates or only mentions (kg links).",
         """
 SELECT paper, technique, role, arg_min(graph_name, priority) AS source_graph,
        arg_min(graph_modified, priority) AS source_modified
 FROM (SELECT o AS paper, s AS technique, 'primary' AS role, graph_name, graph_modified, priority
       FROM staging.ranked WHERE k = 'tkg:primaryPaper'
       UNION ALL
-      SELECT s, o, 'uses', graph_name, graph_modified, priority
-      FROM staging.ranked WHERE k = 'tkg:usesTechnique')
+      SELECT s, o, CASE k WHEN 'tkg:introducesTechnique' THEN 'introduces' WHEN 'tkg:extendsTechnique' THEN 'extends'
+                          WHEN 'tkg:usesTechnique' THEN 'uses' WHEN 'tkg:evaluatesTechnique' THEN 'evaluates'
+                          ELSE 'mentions' END,
+             graph_name, graph_modified, priority
+      FROM staging.ranked WHERE k IN ('tkg:introducesTechnique', 'tkg:extendsTechnique', 'tkg:usesTechnique',
+                                      'tkg:evaluatesTechnique', 'tkg:mentionsTechnique'))
 GROUP BY paper, technique, role""",
     ),
     Table(
@@ -643,7 +648,7 @@ WHERE status_iri IS NOT NULL""",
     Table(
         "paper_categories",
         "Each paper's categories under both schemes: its reading-list sections (scheme 'reading') "
-        "and the categories of the techniques it introduces or uses (scheme 'technique').",
+        "and the categories of the techniques it introduces, extends, uses or evaluates (scheme 'technique').",
         """
 SELECT prc.paper, 'reading' AS scheme, rc.label AS category, rc.position,
        prc.source_graph, prc.source_modified
@@ -653,6 +658,7 @@ SELECT pt.paper, 'technique', coalesce(c.label, t.category_id), c.position,
        min(pt.source_graph), max(pt.source_modified)
 FROM paper_techniques AS pt JOIN techniques AS t ON t.technique = pt.technique
 LEFT JOIN categories AS c ON c.category_id = t.category_id
+WHERE pt.role <> 'mentions'
 GROUP BY ALL""",
         after=(
             "paper_reading_categories",

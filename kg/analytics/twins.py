@@ -94,11 +94,15 @@ def _page(column: str) -> str:
 
 
 _PAGE = _page("paper")
+#: The relations a paper is one of a technique's papers by (tkg:primaryPaper counts as introduces).
+_PAPER_OF = (("tkg:introducesTechnique", "introduces"), ("tkg:extendsTechnique", "extends"),
+             ("tkg:usesTechnique", "uses"), ("tkg:evaluatesTechnique", "evaluates"))
 _LINKS = f"""
   links AS (SELECT DISTINCT s AS technique, o AS paper, 'introduces' AS role FROM staging.facts
             WHERE k = 'tkg:primaryPaper' AND {_page("o")}
-            UNION ALL
-            SELECT DISTINCT o, s, 'uses' FROM staging.facts WHERE k = 'tkg:usesTechnique' AND {_page("s")})"""
+            UNION
+            SELECT DISTINCT o, s, CASE k {" ".join(f"WHEN '{k}' THEN '{r}'" for k, r in _PAPER_OF)} END
+            FROM staging.facts WHERE k IN ({", ".join(f"'{k}'" for k, _r in _PAPER_OF)}) AND {_page("s")})"""
 
 TWINS: dict[str, Twin] = {
     "lineage-paper-links": Twin(
@@ -243,7 +247,7 @@ LEFT JOIN cats USING (paper)""",
 #: technique it uses or introduced, its title and that technique's English names; kept as
 #: an answer table, narrowed at query time to the lineage of the technique given.
 _QUEUED_LINKS = f"""WITH links AS (SELECT DISTINCT s AS paper, o AS lineage FROM staging.facts
-                 WHERE k = 'tkg:usesTechnique' AND {_page("s")}
+                 WHERE k IN ({", ".join(f"'{k}'" for k, _r in _PAPER_OF)}) AND {_page("s")}
                  UNION SELECT DISTINCT o, s FROM staging.facts WHERE k = 'tkg:primaryPaper' AND {_page("o")}),
   queued AS (SELECT links.paper, links.lineage, st.o AS status FROM links
              JOIN staging.facts AS st ON st.s = links.paper AND st.k = 'tkg:readingStatus'

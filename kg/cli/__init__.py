@@ -158,6 +158,7 @@ _GROUPS = {
     "graph": "kg.cli.graph",  # kg graph list/drop (#13)
     "suggest": "kg.cli.suggest",  # kg suggest (#17)
     "technique": "kg.cli.technique",  # kg technique add/edit/remove/list/export/import (#29)
+    "links": "kg.cli.links",  # kg links list/accept/reject/add/threshold (#28)
 }
 #: The modules whose ``register(app)`` adds plain commands, and the commands each adds,
 #: loaded only when one of them is used (a test checks the names against the modules).
@@ -169,6 +170,7 @@ _COMMANDS = {
     "kg.cli.news": ("news",),  # kg news (#33)
     "kg.cli.refresh": ("refresh",),  # kg refresh (#33)
     "kg.cli.follow": ("follow", "unfollow", "following"),  # (#29)
+    "kg.cli.links": ("link",),  # kg link (#28)
 }
 #: The order ``kg --help`` lists them in, after the commands of kg.cli.core.
 _ORDER = (*(name for names in _COMMANDS.values() for name in names), *_GROUPS)

@@ -28,7 +28,8 @@ __all__ = ["app"]
 
 app = typer.Typer(
     help="Materialise the graph into DuckDB and ask it questions: reading progress, papers, "
-    "lineage, adoption, authors, kernel coverage; charts, ad-hoc SQL and Parquet export.",
+    "lineage, adoption, the uptake of techniques in the literature, authors, kernel coverage; charts, ad-hoc "
+    "SQL and Parquet export.",
     no_args_is_help=True,
 )
 
@@ -342,6 +343,39 @@ def _analysis_command(spec: _Analysis) -> Callable[..., None]:
 
 for _spec in _ANALYSES:
     app.command(_spec.name)(_analysis_command(_spec))
+
+
+@app.command()
+def uptake(
+    technique: Annotated[Optional[str], typer.Argument(  # noqa: UP045
+        help="Only this technique (name, alias or id); default: the techniques with the most papers.",
+        show_default=False)] = None,
+    top: TopOpt = 10,
+    chart: ChartOpt = None,
+    fmt: ReportFormatOpt = Format.table,
+    json_out: JsonFlag = False,
+    csv_out: CsvFlag = False,
+    section: SectionOpt = None,
+    refresh: RefreshOpt = True,
+) -> None:
+    """Papers per technique per year (that introduce, extend, use or evaluate it, and those that only mention it):
+    each technique's adoption curve in the literature, from the links kg link makes and you decide."""
+    iri = None
+    if technique:
+        from kg.resolve import resolve_technique
+
+        iri = resolve_technique(state().reader(), technique).value
+    _analysis(
+        "uptake",
+        refresh=refresh,
+        fmt=fmt,
+        json_out=json_out,
+        csv_out=csv_out,
+        section=section,
+        chart=chart,
+        top=top,
+        technique=iri,
+    )
 
 
 @app.command()

@@ -70,7 +70,8 @@ def build(
     fmt = pick_format(fmt)
     extra = [Path(registry.__file__)]  # the kernel registry is recorded too (below)
     reader = state().reader()
-    if force or not up_to_date(reader, build_inputs(data, reading_list, extra=extra)):
+    writes = force or not up_to_date(reader, build_inputs(data, reading_list, extra=extra))
+    if writes:
         state().close_reader()
         store = state().store()
     else:
@@ -79,11 +80,17 @@ def build(
 
     # Which techniques have a kernel and which have none (reasoned), for every view of the
     # graph, in the build's own transaction; runs are added by kg kernels verify.
-    report = run_build(store, data=data, reading_list=reading_list, validate=False, accept_counts=accept_counts,
-                       force=force, extra_inputs=extra, also=lambda tx: record_registry(store, tx))
+    from kg.cli.links import relinking
     from kg.cli.search import index_after_build
+    from kg.graphs import CATALOG, READING_LIST
 
-    index_after_build(store, force=force, fmt=fmt)
+    with relinking([CATALOG, READING_LIST], label="kg build (links)", names=True, enabled=writes) as linked:
+        report = run_build(store, data=data, reading_list=reading_list, validate=False,
+                           accept_counts=accept_counts, force=force, extra_inputs=extra,
+                           also=lambda tx: record_registry(store, tx))
+    if writes:
+        report.triples = store.count()  # the links made after the build's own write included
+    index_after_build(store, force=force, fmt=fmt, linked=linked)  # after the links: the index reads them too
     if validate:
         report.violations = validate_store(store, cache=cache_for(store))
     r, imported = report.reading, report.imported
@@ -272,7 +279,8 @@ def show(
 def _card_rows(card: dict[str, Any]) -> list[dict[str, Any]]:
     """A card as field/value rows for CSV: its facts, then dimensions, lineage and papers."""
     rows = [{"field": k, "value": v} for k, v in card.items()
-            if k not in ("dimensions", "parents", "children", "papers", "repository_stats") and v is not None]
+            if k not in ("dimensions", "parents", "children", "papers", "repository_stats", "paper_counts")
+            and v is not None]
     rows += [{"field": f"dimension: {label}", "value": value} for label, value in card["dimensions"]]
     rows += [{"field": f"repository {k}", "value": v}
              for k, v in (card.get("repository_stats") or {}).items() if v is not None]
@@ -281,6 +289,8 @@ def _card_rows(card: dict[str, Any]) -> list[dict[str, Any]]:
     rows += [{"field": "derived into", "value": f"{name} ({_relation(relation, basis)})"}
              for name, relation, basis in card["children"]]
     rows += [{"field": f"paper ({p['role']})", "value": p.get("title") or p["paper"]} for p in card["papers"]]
+    rows += [{"field": f"papers that {_VERBS[role][1]} it", "value": f"{n['papers']} ({n['read']} read)"}
+             for role, n in (card.get("paper_counts") or {}).items()]
     return rows
 
 
@@ -351,11 +361,50 @@ def _print_card(card: dict[str, Any]) -> None:
     lineage = [f"derives from {e(n)} ({e(_relation(r, b))})" for n, r, b in card["parents"]]
     lineage += [f"{e(n)} derives from it ({e(_relation(r, b))})" for n, r, b in card["children"]]
     out.print("[bold]Lineage[/]  " + ("; ".join(lineage) if lineage else "none recorded"))
-    if card["papers"]:
-        out.print("[bold]Papers[/]")
-        for p in card["papers"]:
-            status = p.get("status") or "not on the reading list"
-            out.print(f"  • {e(p.get('title') or p['paper'])} [dim]({p['role']}; {status})[/]")
+    counts = card.get("paper_counts") or {}
+    if counts or card.get("mentions"):
+        out.print("[bold]Papers[/]  " + _paper_summary(card["name"], counts, card.get("mentions", 0)))
+        shown = 8
+        for role in counts:
+            rows = sorted((p for p in card["papers"] if p["role"] == role),
+                          key=lambda p: (p.get("status") != "read", (p.get("title") or "").casefold()))
+            out.print(f"  [bold]{role}[/]")
+            for p in rows[:shown]:
+                status = p.get("status") or "not on the reading list"
+                _bullet(out, f"{p.get('title') or p['paper']} ({status})")
+            if len(rows) > shown:
+                _bullet(out, f"… and {len(rows) - shown} more: kg links {card['id']} -r {role}", mark=" ")
+
+
+def _bullet(out: Any, text: str, *, mark: str = "•") -> None:
+    """One line of a list, folded under itself at the terminal's width (no trailing spaces)."""
+    import textwrap
+
+    from rich.markup import escape
+
+    lines = textwrap.wrap(text, width=max(20, out.width - 6), break_long_words=False, break_on_hyphens=False) or [""]
+    out.print(f"    {mark} " + escape(lines[0]), highlight=False)
+    for line in lines[1:]:
+        out.print("      " + escape(line), highlight=False)
+
+
+_VERBS = {"introduces": ("introduces", "introduce"), "extends": ("extends", "extend"), "uses": ("uses", "use"),
+          "evaluates": ("evaluates", "evaluate")}
+
+
+def _paper_summary(name: str, counts: dict[str, dict[str, int]], mentions: int) -> str:
+    """"14 papers use GQA; you have read 3" for each relation, and how many only mention it."""
+    from rich.markup import escape
+
+    parts = []
+    for role, n in counts.items():
+        one, many = _VERBS[role]
+        papers = n["papers"]
+        parts.append(f"{papers} paper{'' if papers == 1 else 's'} {one if papers == 1 else many} {escape(name)}; "
+                     f"you have read {n['read']}")
+    if mentions:
+        parts.append(f"{mentions} only mention{'s' if mentions == 1 else ''} it (kg links -r mentions)")
+    return "\n  ".join(parts)
 
 
 def lineage(

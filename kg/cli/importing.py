@@ -43,16 +43,19 @@ def reading_list(
     is kept first (kg undo). A malformed file, or counts that disagree with its header, change nothing."""
     from kg.catalog import load_catalog
     from kg.cli.core import _print_import
+    from kg.cli.links import relinking
     from kg.cli.output import console, emit_machine
+    from kg.graphs import READING_LIST
     from kg.reading import import_reading_list
     from kg.wording import counted
 
     fmt = pick_format(fmt, as_json=json_out)
     store = state().store()
-    report = import_reading_list(store, file, load_catalog(), accept_counts=accept_counts)
+    with relinking([READING_LIST], label="kg import reading-list (links)") as linked:
+        report = import_reading_list(store, file, load_catalog(), accept_counts=accept_counts)
     from kg.cli.search import keep_index_current
 
-    keep_index_current(store)
+    keep_index_current(store, papers=linked.papers, graphs=linked.graphs)
     data = {"path": report.path, "entries": report.entries, "papers": report.papers, "read": report.read,
             "to_read": report.to_read, "with_note": report.with_note, "categories": report.categories,
             "stated_counts": report.stated_counts, "counts_match": report.counts_match,
@@ -109,9 +112,14 @@ def rdf(
     ] = None,
     fmt: Annotated[str, typer.Option("--format", "-f", help="How to print the report: table, json or csv.")]
     = "table",
+    link: Annotated[bool, typer.Option("--link/--no-link", help="Link the papers the import added or changed "
+                                                                "to their techniques (kg link does it later).")]
+    = True,
     json_out: JsonFlag = False,
 ) -> None:
-    """Bulk-load an RDF dump into an import graph, replacing it. A failure leaves the graph as it was."""
+    """Bulk-load an RDF dump into an import graph, replacing it. A failure leaves the graph as it was. The papers
+    it adds or changes are then linked to their techniques (and, when it brings techniques or names, the papers
+    those can match), in a transaction of its own."""
     import time
 
     from kg.cli.output import console, emit_machine, progress_bar
@@ -132,7 +140,10 @@ def rdf(
     target = import_graph(graph or slugify(file.name.removesuffix(".gz").rsplit(".", 1)[0]))
     started = time.perf_counter()
     activity = Activity("kg import rdf", used=[str(file)])
-    with progress_bar(show=report_fmt is Format.table) as bar:
+    from kg.cli.links import relinking
+
+    with relinking([target], label="kg import rdf (links)", names=True, enabled=link) as linked, \
+            progress_bar(show=report_fmt is Format.table) as bar:
         tasks: dict[str, Any] = {}
 
         def progress(step: str, done: int, total: int) -> None:
@@ -147,7 +158,8 @@ def rdf(
     seconds = time.perf_counter() - started
     from kg.cli.search import keep_index_current
 
-    keep_index_current(state().store(), graphs=None)
+    # the import graph followed to its documents; the papers linked again, in links
+    keep_index_current(state().store(), papers=linked.papers, graphs=linked.graphs or None)
     skipped = activity.stats.get("skipped_provenance", 0)
     added, removed = activity.stats.get("added", count), activity.stats.get("removed", 0)
     data = {"file": str(file), "graph": target.value, "triples": count, "added": added, "removed": removed,

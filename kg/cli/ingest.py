@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
     from ingest.merge import IngestReport
+    from kg.cli.links import Relinked
 
 __all__ = ["app"]
 
@@ -96,14 +97,16 @@ def _print_report(report: IngestReport, fmt: Format) -> None:
               f"graph {'written' if report.graph_written else 'unchanged'} in {escape(report.store)}")
 
 
-def _keep_current(store: Any, report: IngestReport, graphs: tuple[str, ...]) -> None:
-    """The search index after an ingest: the papers it wrote, in the graphs it writes."""
+def _keep_current(store: Any, report: IngestReport, graphs: tuple[str, ...], linked: Relinked | None = None) -> None:
+    """The search index after an ingest: the papers it wrote, in the graphs it writes, and
+    the papers ``linked`` again after it (:func:`kg.cli.links.relinking`), in ``links``."""
     if not report.graph_written:
         return
     from kg.cli.search import keep_index_current
     from kg.graphs import graph_iri
 
-    keep_index_current(store, papers=report.nodes, graphs=[graph_iri(g) for g in graphs])
+    keep_index_current(store, papers=[*report.nodes, *(linked.papers if linked else [])],
+                       graphs=[*(graph_iri(g) for g in graphs), *(linked.graphs if linked else [])])
 
 
 def _cache(cache_dir: Path | None, source: str) -> Any:
@@ -163,32 +166,36 @@ def arxiv(
                           hint="Add --oai for a bulk harvest.")
     politeness = Politeness(min_interval=delay, one_at_a_time=True)
     store = state().store()
-    if oai:
-        if offline:
-            raise IngestError("--offline does not apply to --oai harvests", source="arxiv-oai",
-                              hint="An interrupted harvest resumes by itself; run it again online.")
-        from ingest.cache import default_cache_dir
-        from ingest.oai import DEFAULT_OAI_URL, HarvestJob, OaiHarvester, ingest_oai
+    from kg.cli.links import relinking
+    from kg.graphs import ARXIV
 
-        client = build_client("arxiv", contact=contact, timeout=timeout, politeness=politeness)
-        harvester = OaiHarvester(client=client, state_dir=(cache_dir or default_cache_dir()) / "oai")
-        job = HarvestJob(api_url or DEFAULT_OAI_URL, metadata_prefix.value, set_spec, from_date, until)
-        if from_date is None:
-            job = HarvestJob(job.base_url, job.metadata_prefix, set_spec, harvester.watermark(job), until)
-        with client, _progress("harvesting arXiv (OAI-PMH)", fmt) as progress:
-            report = ingest_oai(store, harvester, job, restart=restart, progress=progress)
-        if job.from_date and from_date is None:
-            report.notes.append(f"incremental: records changed since {job.from_date}")
-    else:
-        from ingest.arxiv import DEFAULT_API_URL, ArxivSource, ingest_arxiv
+    with relinking([ARXIV], label="kg ingest arxiv (links)") as linked:
+        if oai:
+            if offline:
+                raise IngestError("--offline does not apply to --oai harvests", source="arxiv-oai",
+                                  hint="An interrupted harvest resumes by itself; run it again online.")
+            from ingest.cache import default_cache_dir
+            from ingest.oai import DEFAULT_OAI_URL, HarvestJob, OaiHarvester, ingest_oai
 
-        url = api_url or DEFAULT_API_URL
-        client = build_client("arxiv", contact=contact, timeout=timeout, politeness=politeness,
-                              cache=_cache(cache_dir, "arxiv"), offline=offline)
-        with client, _progress("searching arXiv" if query else "looking up arXiv ids", fmt) as progress:
-            report = ingest_arxiv(store, ArxivSource(client=client, api_url=url), ids=ids or None, query=query,
-                                  max_results=max_results, to_read=to_read, progress=progress)
-    _keep_current(store, report, ("arxiv", "reading"))
+            client = build_client("arxiv", contact=contact, timeout=timeout, politeness=politeness)
+            harvester = OaiHarvester(client=client, state_dir=(cache_dir or default_cache_dir()) / "oai")
+            job = HarvestJob(api_url or DEFAULT_OAI_URL, metadata_prefix.value, set_spec, from_date, until)
+            if from_date is None:
+                job = HarvestJob(job.base_url, job.metadata_prefix, set_spec, harvester.watermark(job), until)
+            with client, _progress("harvesting arXiv (OAI-PMH)", fmt) as progress:
+                report = ingest_oai(store, harvester, job, restart=restart, progress=progress)
+            if job.from_date and from_date is None:
+                report.notes.append(f"incremental: records changed since {job.from_date}")
+        else:
+            from ingest.arxiv import DEFAULT_API_URL, ArxivSource, ingest_arxiv
+
+            url = api_url or DEFAULT_API_URL
+            client = build_client("arxiv", contact=contact, timeout=timeout, politeness=politeness,
+                                  cache=_cache(cache_dir, "arxiv"), offline=offline)
+            with client, _progress("searching arXiv" if query else "looking up arXiv ids", fmt) as progress:
+                report = ingest_arxiv(store, ArxivSource(client=client, api_url=url), ids=ids or None, query=query,
+                                      max_results=max_results, to_read=to_read, progress=progress)
+    _keep_current(store, report, ("arxiv", "reading"), linked)
     _print_report(report, fmt)
 
 
@@ -303,7 +310,11 @@ def citations(
     run = CitationRun(ids=ids or None, query=query, max_results=max_results, references=references,
                       citations=citations_, max_per_paper=max_per_paper, recommendations=recommendations, full=full,
                       lists=lists)
-    with client, _progress("fetching citations from Semantic Scholar", fmt) as progress:
+    from kg.cli.links import relinking
+    from kg.graphs import CITATIONS
+
+    with relinking([CITATIONS], label="kg ingest citations (links)") as linked, client, \
+            _progress("fetching citations from Semantic Scholar", fmt) as progress:
         report = ingest_citations(state().store(), source, run, progress=progress)
-    _keep_current(state().store(), report, ("citations",))
+    _keep_current(state().store(), report, ("citations",), linked)
     _print_report(report, fmt)

@@ -24,8 +24,10 @@ def list_(
                                        "anyway on a terminal of 120 columns or more).")] = False,
     fmt: FormatOpt = Format.table,
 ) -> None:
-    """The reading list with each paper's current status, note and the time of its last change."""
+    """The reading list with each paper's current status, the techniques it introduces, extends, uses or
+    evaluates (kg links), its note and the time of its last change."""
     from kg.cli.output import console, emit
+    from kg.linking.listing import techniques_of
     from kg.reading import reading_rows
 
     fmt = pick_format(fmt)
@@ -34,20 +36,24 @@ def list_(
     if status:
         status = _listed_status(store, status)
     rows = reading_rows(store, status=status, category=category)
+    linked = techniques_of(store, [str(r["paper"]) for r in rows])
     for r in rows:
+        techniques = linked.get(str(r["paper"]), [])
+        r["techniques"] = techniques if fmt is Format.json else ", ".join(t["name"] for t in techniques)
         if fmt is Format.table:
             r["changed"] = _local_time(r["changed"])
             r["title"] = r["label"]
             r["note"] = r["note"] or ("📝" if r["has_note"] else "")  # flagged in the list, text not synced
             r["categories"] = ("\n" if wide else "; ").join(str(c) for c in r["categories"])  # type: ignore[attr-defined]
     if fmt is not Format.table:
-        emit(rows, ["status", "title", "categories", "venue", "note", "changed", "has_note", "paper"], fmt=fmt)
+        emit(rows, ["status", "title", "techniques", "categories", "venue", "note", "changed", "has_note", "paper"],
+             fmt=fmt)
         return
-    columns = ["status", "title", "categories", "venue", "note", "changed"] if wide else \
-        ["status", "title", "categories", "note"]
+    columns = ["status", "title", "techniques", "categories", "venue", "note", "changed"] if wide else \
+        ["status", "title", "techniques", "categories", "note"]
     what = " ".join(x for x in (f"{status!r}" if status else "", f"in {category!r}" if category else "") if x)
     emit(rows, columns, title=f"Reading list: {_papers(len(rows))}{' ' + what if what else ''}",
-         short={"note": 48 if wide else 36})
+         short={"note": 48 if wide else 36, "techniques": 40 if wide else 24})
     if not rows:
         console().print("[dim]No paper matches. List every paper with: kg reading list[/]" if status or category
                         else "[dim]The reading list is empty: kg build seeds it, kg import reading-list FILE "

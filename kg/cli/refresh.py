@@ -53,6 +53,8 @@ def _arxiv(store: GraphStore, cfg: SourceConfig, fmt: Format, outcome: Outcome) 
     from ingest.http import Politeness, build_client
     from ingest.oai import DEFAULT_OAI_URL, HarvestJob, OaiHarvester, ingest_oai
     from kg.cli.ingest import _keep_current, _progress
+    from kg.cli.links import relinking
+    from kg.graphs import ARXIV
 
     sets = cfg.get("sets") or [None]
     client = build_client("arxiv", timeout=float(cfg.get("timeout", 60.0)),
@@ -64,9 +66,10 @@ def _arxiv(store: GraphStore, cfg: SourceConfig, fmt: Format, outcome: Outcome) 
             job = HarvestJob(cfg.get("api_url") or DEFAULT_OAI_URL, cfg.get("metadata_prefix", "arXivRaw"), name,
                              None, None)
             job = HarvestJob(job.base_url, job.metadata_prefix, name, harvester.watermark(job) or first, None)
-            with _progress(f"arXiv {name or 'all'} since {job.from_date}", fmt) as progress:
+            with relinking([ARXIV], label="kg refresh (arxiv links)") as linked, \
+                    _progress(f"arXiv {name or 'all'} since {job.from_date}", fmt) as progress:
                 report = ingest_oai(store, harvester, job, progress=progress)
-            _keep_current(store, report, ("arxiv", "reading"))
+            _keep_current(store, report, ("arxiv", "reading"), linked)
             _add(outcome, report)
 
 
@@ -98,6 +101,8 @@ def _citations(store: GraphStore, cfg: SourceConfig, fmt: Format, outcome: Outco
     from ingest.http import Politeness, build_client
     from ingest.semanticscholar import DEFAULT_API_URL, RETRY_STATUSES, SemanticScholarSource, api_key
     from kg.cli.ingest import _cache, _keep_current, _progress
+    from kg.cli.links import relinking
+    from kg.graphs import CITATIONS
 
     ids = _followed_ids(store)
     if not ids:
@@ -113,9 +118,10 @@ def _citations(store: GraphStore, cfg: SourceConfig, fmt: Format, outcome: Outco
     run = CitationRun(ids=ids, max_per_paper=cfg.get("max_per_paper"), references=cfg.get("references", True),
                       citations=cfg.get("citations", True), recommendations=cfg.get("recommendations", False),
                       label="kg refresh (citations)")
-    with client, _progress("citations of the techniques you follow", fmt) as progress:
+    with relinking([CITATIONS], label="kg refresh (citation links)") as linked, client, \
+            _progress("citations of the techniques you follow", fmt) as progress:
         report = ingest_citations(store, source, run, progress=progress)
-    _keep_current(store, report, ("citations",))
+    _keep_current(store, report, ("citations",), linked)
     _add(outcome, report)
 
 
@@ -143,7 +149,7 @@ def _zotero(store: GraphStore, cfg: SourceConfig, fmt: Format, outcome: Outcome)
     pull = cfg.get("mode", "sync") == "pull"
     options = _options(conflict=cfg.get("conflict", "newest"), status_format=cfg.get("status_format", "extra"))
     api = _api(cfg.get("library"), cfg.get("api_url"), None, float(cfg.get("timeout", 30.0)), need_key=not pull)
-    report = _run(api, options, fmt, pull=pull)  # keeps the search index current itself
+    report = _run(api, options, fmt, pull=pull)  # links what it changed and keeps the search index current itself
     outcome.detail = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in report.counts().items() if v)[:200]
 
 

@@ -139,8 +139,9 @@ def keep_index_current(store: Any, *, papers: Any = (), techniques: Any = (), gr
         _say(f"the search index was not brought up to date ({error}); the next kg search does it")
 
 
-def index_after_build(store: Any, *, force: bool, fmt: Format) -> None:
-    """``kg build`` makes the search index when there is none (or ``--force``), else keeps it current."""
+def index_after_build(store: Any, *, force: bool, fmt: Format, linked: Any = None) -> None:
+    """``kg build`` makes the search index when there is none (or ``--force``), else keeps it
+    current: with ``linked`` (:class:`kg.cli.links.Relinked`), the papers the build linked again."""
     from kg.search.index import freshness, rebuild_index
 
     try:
@@ -152,6 +153,6 @@ def index_after_build(store: Any, *, force: bool, fmt: Format) -> None:
                 rebuild_index(store, progress=lambda step, done, total: bar.update(
                     task, description=f"search index: {step}", completed=done, total=total or None))
         else:
-            keep_index_current(store)
+            keep_index_current(store, papers=linked.papers if linked else (), graphs=linked.graphs if linked else None)
     except Exception as error:  # noqa: BLE001 - the build is done: the index is derived data
         _say(f"the search index was not made ({error}); kg search makes it")

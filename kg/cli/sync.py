@@ -135,10 +135,13 @@ def _short(value: Any) -> str:
 
 def _run(api: ZoteroAPI, options: SyncOptions, fmt: Format, *, pull: bool) -> SyncReport:
     from ingest.zotero_sync import ingest, sync
+    from kg.cli.links import relinking
+    from kg.graphs import ZOTERO
 
     store = state().store()
     label = f"reading Zotero {api.library}" if pull else f"syncing with Zotero {api.library}"
-    with progress_bar(label, fmt) as update:
+    with relinking([ZOTERO], label="kg sync zotero (links)", enabled=not options.dry_run) as linked, \
+            progress_bar(label, fmt) as update:
         def progress(stage: str, done: int, total: int) -> None:
             update(done, total)
 
@@ -150,7 +153,8 @@ def _run(api: ZoteroAPI, options: SyncOptions, fmt: Format, *, pull: bool) -> Sy
     if not options.dry_run:
         from kg.cli.search import keep_index_current
 
-        keep_index_current(store)  # the zotero and reading graphs: their documents again
+        # the zotero and reading graphs followed to their documents; the papers linked again
+        keep_index_current(store, papers=linked.papers, graphs=linked.graphs)
     return report
 
 

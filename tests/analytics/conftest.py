@@ -85,7 +85,8 @@ def kernel_triples() -> list:
 
 @pytest.fixture(scope="session")
 def analysed_store_dir(built_store_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A store with the corpus, dated reads and kernel records. Copy it before changing it."""
+    """A store with the corpus, dated reads, kernel records and its links (kg link). Copy it
+    before changing it."""
     import pyoxigraph as ox
 
     from bench.corpus import generate
@@ -125,6 +126,9 @@ def analysed_store_dir(built_store_dir: Path, tmp_path_factory: pytest.TempPathF
         set_status(store, fresh, "read", at=read)  # type: ignore[arg-type]
         with store.transaction(Activity("kg kernels verify")) as tx:
             tx.insert(KERNELS_GRAPH, kernel_triples())
+        from kg.linking.apply import link_everything
+
+        link_everything(store)  # the links kg link makes: the reading list's papers to their techniques
     finally:
         store.close()
     return path

@@ -168,7 +168,7 @@ def test_a_card_that_lists_some_papers_counts_them_all(private_store) -> None:
 def test_each_listed_paper_keeps_its_title_and_role(private_store) -> None:
     whole = build_lineage(private_store, LineageOptions(include_private=True))
     refs = [ref for items in whole.papers.values() for ref in items]
-    assert refs and all(ref.title and ref.role in ("introduces", "uses") for ref in refs)
+    assert refs and all(ref.title and ref.role in ("introduces", "extends", "uses", "evaluates") for ref in refs)
     titled = {ref.iri: ref.title for ref in refs}
     # the same paper has the same card under every technique it is linked to
     assert all(titled[ref.iri] == ref.title for ref in refs)

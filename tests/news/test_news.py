@@ -14,6 +14,8 @@ import pytest
 from kg.follows import follow as kg_follow
 from kg.graphs import graph_iri
 from kg.iris import technique_iri
+from kg.linking.model import Evidence, Link
+from kg.linking.write import link_lines
 from kg.store.base import Activity
 from kg.store.embedded import OxigraphStore
 from kg.vocab import BIBO, DCTERMS, RDF, TKG, datetime_literal, integer, text
@@ -53,16 +55,12 @@ def write_news(store_path: Path, *, follow: bool = True) -> None:
         links += [ox.Triple(node, RDF.type, BIBO.Document), ox.Triple(node, DCTERMS.title, text(title, None)),
                   ox.Triple(node, DCTERMS.issued, days_ago(age)), ox.Triple(node, TKG[relation], technique),
                   ox.Triple(node, TKG.citationCount, integer(citations))]
-        if score is not None:
-            link = ox.NamedNode(f"https://w3id.org/techkg/id/link/{key}")
-            ev = ox.NamedNode(f"https://w3id.org/techkg/id/link/{key}/evidence/1")
-            reified += [ox.Triple(link, RDF.type, TKG.TechniqueLink), ox.Triple(link, TKG.paper, node),
-                        ox.Triple(link, TKG.technique, technique), ox.Triple(link, TKG.relation, TKG[relation]),
-                        ox.Triple(link, TKG.score, ox.Literal(str(score), datatype=ox.NamedNode(
-                            "http://www.w3.org/2001/XMLSchema#decimal"))),
-                        ox.Triple(link, TKG.evidence, ev), ox.Triple(ev, TKG.field, text("abstract", None)),
-                        ox.Triple(ev, TKG.text, text(evidence, None)), ox.Triple(ev, TKG.source, text("arxiv", None))]
-    # The "both" paper also extends Gated DeltaNet, less strongly than it uses MLA.
+        if score is not None:  # the link's node as kg link writes it (kg.linking.write)
+            link = Link(node.value, technique.value, relation.removesuffix("Technique"), score,
+                        evidence=[Evidence("abstract", evidence, graph_iri("arxiv").value)])
+            reified += [q.triple for q in ox.parse("".join(link_lines(link, shown=False)),
+                                                    format=ox.RdfFormat.N_TRIPLES)]
+    # The "both" paper also mentions Gated DeltaNet, less strongly than it uses MLA.
     links.append(ox.Triple(paper("both"), TKG.mentionsTechnique, GDN))
     with OxigraphStore(store_path) as store:
         with store.transaction(Activity("test links")) as tx:
@@ -145,3 +143,28 @@ def test_without_follows_the_reading_lists_techniques_are_followed(kg_cli, built
     assert {f["name"] for f in found["followed"]} >= {"Gated DeltaNet"} and all(
         f["inferred"] for f in found["followed"])
     assert "ext" in {p["paper"].removeprefix(BASE) for p in found["papers"]}
+
+
+def test_a_new_paper_kg_link_links_to_a_followed_technique_is_news_until_rejected(kg_cli, built_store_path) -> None:
+    """The links come from the linker itself (kg link), not written by hand: the paper's
+    abstract is the evidence news shows, and a rejected link is no longer news."""
+    node = paper("linked")
+    with OxigraphStore(built_store_path) as store:
+        with store.transaction(Activity("test arxiv")) as tx:
+            tx.insert(graph_iri("arxiv"), [
+                ox.Triple(node, RDF.type, BIBO.Document),
+                ox.Triple(node, DCTERMS.title, text("Chunked recurrences for long-context language models", None)),
+                ox.Triple(node, DCTERMS.abstract, text("We extend Gated DeltaNet with a chunkwise parallel form "
+                                                       "that trains faster on long sequences.", None)),
+                ox.Triple(node, DCTERMS.issued, days_ago(2))])
+            tx.insert(graph_iri("follows"), [ox.Triple(TKG.reader, TKG.follows, GDN)])
+    kg_cli("link", store=built_store_path, check=True)
+    found = run(kg_cli, built_store_path)
+    item = next(p for p in found["papers"] if p["paper"] == node.value)
+    assert item["technique_name"] == "Gated DeltaNet" and item["relation"] == "extends"
+    assert "We extend Gated DeltaNet" in item["evidence"] and item["evidence_field"] == "abstract"
+    assert item["evidence_source"] == "arxiv" and 0 < item["strength"] < 1
+    links = json.loads(kg_cli("links", "Gated DeltaNet", "-f", "json", store=built_store_path, check=True).stdout)
+    ident = next(row["id"] for row in links if row["paper"] == node.value)
+    kg_cli("links", "reject", ident, store=built_store_path, check=True)
+    assert node.value not in {p["paper"] for p in run(kg_cli, built_store_path)["papers"]}

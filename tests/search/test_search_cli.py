@@ -168,6 +168,22 @@ def test_kg_build_makes_the_index_and_ingests_keep_it_current(kg_cli, tmp_path, 
     assert iris(found) == ["https://doi.org/10.5555/techkg.delta-study"]
 
 
+def test_the_links_an_ingest_brings_are_searchable_at_once(kg_cli, tmp_path, emulator) -> None:
+    """kg ingest citations links the papers it brought (a citation sentence names Gated
+    DeltaNet), and tells the index which: the paper is found by its technique with no repair."""
+    store = tmp_path / "store"
+    kg_cli("build", "--no-validate", store=store, check=True)
+    study = "https://doi.org/10.5555/techkg.delta-study"
+    assert study not in iris(hits(kg_cli, store, "", "--technique", "Gated DeltaNet", "-n", "500"))
+    kg_cli("ingest", "citations", "--api-url", emulator.url, "--delay", "0", store=store, check=True)
+    with OxigraphStore.open_reader(store) as reader:
+        assert reader.ask(f"ASK {{ GRAPH {graph_iri('links')} {{ <{study}> tkg:usesTechnique ?t }} }}")
+        assert freshness(reader).state == "fresh"
+    found = hits(kg_cli, store, "", "--technique", "Gated DeltaNet", "-n", "500")
+    assert study in iris(found)
+    assert "gated-deltanet" in next(h for h in found["hits"] if h["iri"] == study)["techniques"]
+
+
 @pytest.mark.parametrize("fmt", ["table", "csv"])
 def test_the_output_fits_80_columns_and_pipes(kg_cli, built_store_path, fmt: str) -> None:
     proc = kg_cli("search", "pipeline parallelism", "-f", fmt, store=built_store_path, env={"COLUMNS": "80"})

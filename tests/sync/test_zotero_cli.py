@@ -118,3 +118,17 @@ def test_a_planted_key_never_reaches_the_graph_logs_caches_or_exports(
     assert planted not in caplog.text and planted not in json.dumps(report.as_dict())
     assert planted not in repr(emulator.requests)
     assert os.environ.get("ZOTERO_API_KEY") is None
+
+
+def test_kg_ingest_zotero_links_the_papers_by_their_tags_and_notes(kg_cli, built_store_path: Path,
+                                                                  emulator: ZoteroEmulator) -> None:
+    lib = emulator.library("user", USER_ID)
+    lib.create_items([{"itemType": "preprint", "title": "Serving notes on a small cluster",
+                       "url": "https://example.org/serving-notes", "tags": [{"tag": "PagedAttention"}],
+                       "extra": "Read_Status: To Read"}])
+    out = kg_cli("ingest", "zotero", store=built_store_path, env=_env(emulator), check=True)
+    assert "linked" in out.stderr
+    rows = json.loads(kg_cli("links", "PagedAttention", "-f", "json", store=built_store_path, check=True).stdout)
+    tagged = [r for r in rows if r["title"] == "Serving notes on a small cluster"]
+    assert tagged and tagged[0]["relation"] == "uses"
+    assert {"field": "zotero-tag", "text": "PagedAttention", "source": "zotero"} in tagged[0]["evidence"]

@@ -19,6 +19,9 @@ a CDN):
 - a technique's page also lists the papers citing it for its method and the lineage
   edges citations suggest; ``POST /suggestions/decide`` accepts or rejects one (as
   ``kg suggest accept``/``reject``), and ``/lineage`` draws the suggested edges dashed;
+- a technique's page lists its papers with the evidence of each link, and the automatic
+  links waiting for a verdict; ``POST /links/decide`` accepts or rejects one (as ``kg
+  links accept``/``reject``); the reading page shows each paper's techniques as chips;
 - ``/query``: a SPARQL editor over ``/sparql`` and the named queries ``/queries/{name}``;
 - ``/search``: full-text search with facets (the box at the top of every page); ``/news``:
   what is new in the techniques followed (``POST /news/seen`` marks it seen), and its Atom
@@ -74,6 +77,7 @@ def workbench_routes() -> list[BaseRoute]:
         Route("/reading", h["reading"], methods=["GET"], name="wb_reading"),
         Route("/reading/status", h["set_status"], methods=["POST"], name="wb_set_status"),
         Route("/suggestions/decide", h["decide"], methods=["POST"], name="wb_decide"),
+        Route("/links/decide", h["decide_link"], methods=["POST"], name="wb_decide_link"),
         Route("/unlock", h["unlock"], methods=["GET", "POST"], name="wb_unlock"),
         Route("/query", h["query"], methods=["GET"], name="wb_query"),
         Route("/assets/lineage/{name}", h["lineage_asset"], methods=["GET"], name="wb_lineage_asset"),

@@ -44,8 +44,10 @@ __all__ = [
     "technique_cards",
     "technique_choices",
     "paper_statuses",
+    "technique_links",
     "technique_page",
     "with_statuses",
+    "with_techniques",
 ]
 
 #: Kernel state (kg.wording.KernelState) → (badge text, badge style, what it means).
@@ -98,7 +100,8 @@ _CARDS = _CARDS.replace("$SINGLE", "\n  ".join([*_ANY, _MINE, *_BINDS]))  # the 
 _PAPER_COUNTS = """
 SELECT ?technique (COUNT(DISTINCT ?paper) AS ?papers) (COUNT(DISTINCT ?listedPaper) AS ?listed)
        (COUNT(DISTINCT ?readPaper) AS ?read) WHERE {
-  { ?technique tkg:primaryPaper ?paper } UNION { ?paper tkg:usesTechnique ?technique }
+  { ?technique tkg:primaryPaper ?paper }
+  UNION { ?paper tkg:introducesTechnique|tkg:extendsTechnique|tkg:usesTechnique|tkg:evaluatesTechnique ?technique }
   OPTIONAL { ?paper tkg:readingStatus ?anyStatus . BIND(?paper AS ?listedPaper) }
   OPTIONAL { ?paper tkg:readingStatus $READ . BIND(?paper AS ?readPaper) }
 } GROUP BY ?technique""".replace("$READ", str(_READ))
@@ -506,7 +509,46 @@ def technique_page(store: GraphStore, technique: NamedNode, *, edges: list[Edge]
         "kernel": kernel_record(store, technique), "provenance": facts,
         "readingBadge": reading_summary(read, sum(1 for p in papers if p.get("status"))),
         "citations": technique_citations(store, technique),
+        "links": technique_links(store, technique),
     }
+
+
+#: How many links a technique's page lists for review (the best scores first).
+LINKS_TO_REVIEW = 100
+
+
+def technique_links(store: GraphStore, technique: NamedNode) -> dict[str, Any]:
+    """The technique's links as the page shows them: each paper's link (relation, status,
+    evidence), and the automatic ones the reader has not decided on, to accept or reject
+    (:data:`LINKS_TO_REVIEW` at most, best first)."""
+    from kg.graphs import graph_name
+    from kg.linking.listing import list_links
+
+    rows = list_links(store, technique=technique.value)
+    by_paper: dict[str, dict[str, Any]] = {}
+    pending: list[dict[str, Any]] = []
+    for row in rows:
+        link = row.link
+        item = {"id": row.id, "paper": link.paper, "title": row.paper_title or link.paper, "relation": link.relation,
+                "score": link.score, "status": link.status, "shown": row.shown, "readingStatus": row.reading_status,
+                "evidence": [{"field": e.field, "text": e.text, "source": graph_name(NamedNode(e.source))}
+                             for e in link.evidence[:3]], "more": max(0, len(link.evidence) - 3)}
+        by_paper[link.paper] = item
+        if link.status == "auto":
+            pending.append(item)
+    pending.sort(key=lambda i: (-i["score"], str(i["title"]).casefold()))
+    return {"byPaper": by_paper, "pending": pending[:LINKS_TO_REVIEW], "pendingTotal": len(pending),
+            "total": len(rows)}
+
+
+def with_techniques(store: GraphStore, rows: Iterable[dict[str, Any]]) -> None:
+    """Give each reading-list row the techniques its paper is linked to (chips on the page)."""
+    from kg.linking.listing import techniques_of
+
+    rows = list(rows)
+    linked = techniques_of(store, [str(r["paper"]) for r in rows])
+    for row in rows:
+        row["techniques"] = linked.get(str(row["paper"]), [])
 
 
 def with_statuses(store: GraphStore, page: dict[str, Any]) -> dict[str, Any]:
@@ -634,6 +676,7 @@ def reading_page(store: GraphStore, *, status: str = "", category: str = "", ana
     shown_papers = {paper for papers in chosen.values() for paper in papers}
     details = {str(row["paper"]): row for row in
                reading_rows(store, papers=[NamedNode(p) for p in sorted(shown_papers)])}
+    with_techniques(store, details.values())
     for name, papers in chosen.items():
         groups[name].papers = [details[p] for p in papers if p in details]
     groups = _uncategorised_last(groups)
@@ -717,6 +760,7 @@ def _reading_from_tables(store: GraphStore, con: Any, *, status: str, category: 
         groups.setdefault(name, ReadingCategory(name)).more = more
     wanted_papers = sorted({key[-1] for keys, _more in overview.shown.values() for key in keys})
     details = {str(row["paper"]): row for row in reading_rows(store, papers=[NamedNode(p) for p in wanted_papers])}
+    with_techniques(store, details.values())
     for name, (keys, _more) in overview.shown.items():
         groups[name].papers = [details[key[-1]] for key in keys if key[-1] in details]
     statuses = Counter(overview.statuses)

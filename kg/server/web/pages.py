@@ -645,6 +645,41 @@ class Workbench:
             target = f"/techniques/{item.child.id}#citations"
         return RedirectResponse(target, status_code=303)
 
+    async def decide_link(self, request: Request) -> Response:
+        """Accept or reject a paper-technique link (``kg links accept``/``reject``), guarded like
+        every write: the form key and same origin from a browser, the token off loopback."""
+        from kg.linking.decisions import decide
+        from kg.linking.listing import find_link
+
+        form = await _form(request)
+        guard = self.guard(request)
+        guard.check_write(request, form.get("key") or request.headers.get("x-techkg-form-key"))
+        ident = form.get("id", "").strip()
+        verdict = form.get("verdict", "").strip()
+        if not re.match(r"^ln-[0-9a-f]{16}$", ident):
+            raise KGError("the form names no link", hint="Send id=<the link's id> and verdict=accept|reject.")
+        if verdict not in ("accept", "reject"):
+            raise KGError(f"unknown verdict {verdict!r}", hint="Send verdict=accept or verdict=reject.")
+        store = self.store(request)
+
+        def change() -> Any:
+            row = find_link(store, ident)
+            if row is None:
+                raise NotFoundError(f"there is no link {ident}", hint="Reload the page: kg link may have dropped it.")
+            if verdict == "reject" and any(e.field == "catalog" for e in row.link.evidence):
+                raise KGError(f"{ident} is the catalog's primary paper of the technique",
+                              hint="Change the technique's paper in the catalog files and run kg build.")
+            return row, decide(store, row.link, "accepted" if verdict == "accept" else "rejected")
+
+        row, done = await self.call(request, change)
+        if _wants_json(request):
+            return JSONResponse({"ok": True, **done.as_dict(), "title": row.paper_title,
+                                 "technique_name": row.technique_name}, headers={"Cache-Control": "no-store"})
+        target = form.get("next", "")
+        if not target.startswith("/") or target.startswith("//") or "\\" in target:
+            target = "/techniques/" + row.link.technique.rsplit("/", 1)[-1] + "#links"
+        return RedirectResponse(target, status_code=303)
+
     async def unlock(self, request: Request) -> Response:
         guard = self.guard(request)
         if request.method == "GET":
@@ -680,7 +715,7 @@ class Workbench:
     def handlers(self) -> dict[str, Handler]:
         return {name: self.page(getattr(self, name)) for name in (
             "techniques", "technique", "compare", "compare_choices", "compare_markdown", "lineage", "lineage_asset",
-            "reading", "set_status", "decide", "unlock", "query", "not_found")}
+            "reading", "set_status", "decide", "decide_link", "unlock", "query", "not_found")}
 
 
 def _lineage_now(store: GraphStore, view: tuple[dict[str, Any], dict[str, list[str]]]) -> dict[str, Any]:

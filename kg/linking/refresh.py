@@ -1,0 +1,137 @@
+"""Linking what a write changed, and only that.
+
+- :class:`Watch`: made before a write (an ingest, an import, a reading-list change) over
+  the graphs it writes, it reads what the linker reads of them (each paper's texts and
+  categories, its citations' sentences and flags) as one digest per paper; after the
+  write, :meth:`Watch.relink` links again the papers whose digest changed. A graph that was
+  empty before and now holds many papers is linked whole, through the bulk loader.
+- :func:`relink_names`: after the techniques or their names changed (``kg build``, an
+  import, the reader's own techniques), the papers that *can* match a name that came or
+  went are linked again: those whose texts contain the words of a new name (found by a
+  case-blind substring test in the store, not by linking every paper), and those linked to
+  a technique through a name that went. A change of the context rules re-links all.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from pyoxigraph import Literal, NamedNode
+
+from kg.graphs import LINKS
+from kg.linking.apply import LinkReport, link_everything, link_papers, linked_names, rules_digest
+from kg.linking.names import fold
+from kg.linking.reads import TEXT_QUERIES, papers_with_words, technique_labels
+
+if TYPE_CHECKING:
+    from kg.store.base import GraphStore
+
+__all__ = ["WHOLE_ABOVE", "Watch", "candidates", "relink_names"]
+
+#: Above this many changed papers, linking everything through the bulk loader is faster
+#: than a transaction per change.
+WHOLE_ABOVE = 20_000
+_CITATION_FACTS = (
+    "GRAPH ?g { ?p cito:usesMethodIn ?o }",
+    "GRAPH ?g { ?p tkg:citesInfluentially ?o }",
+    "GRAPH ?g { ?c cito:hasCitingEntity ?p ; tkg:citationContext ?x . ?x rdf:value ?o }",
+    "GRAPH ?g { ?p tkg:arxivCategory ?o }",
+    "GRAPH ?g { ?p tkg:fieldOfStudy ?o }",
+    "GRAPH ?g { ?t tkg:primaryPaper ?p BIND(?t AS ?o) }",
+)
+
+
+def _digests(store: GraphStore, graphs: Sequence[NamedNode]) -> dict[str, str]:
+    """Paper IRI → a digest of what the linker reads about it in ``graphs``."""
+    parts: dict[str, list[str]] = defaultdict(list)
+    patterns = [pattern for _field, pattern in TEXT_QUERIES] + list(_CITATION_FACTS)
+    for graph in graphs:
+        for n, pattern in enumerate(patterns):
+            for p, o in store.stream(f"SELECT ?p ?o WHERE {{ {pattern} }}", {"g": graph}):
+                if isinstance(p, NamedNode) and o is not None:
+                    parts[p.value].append(f"{graph.value}\x1f{n}\x1f{o}")
+    return {p: hashlib.sha1("\n".join(sorted(items)).encode()).hexdigest() for p, items in parts.items()}
+
+
+class Watch:
+    """What a write to ``graphs`` may change of the links (see the module's docstring)."""
+
+    def __init__(self, store: GraphStore, graphs: Sequence[NamedNode]) -> None:
+        self.store = store
+        self.graphs = list(graphs)
+        self.before = _digests(store, self.graphs)
+
+    def changed(self) -> list[str]:
+        after = _digests(self.store, self.graphs)
+        return sorted(p for p in set(after) | set(self.before) if after.get(p) != self.before.get(p))
+
+    def relink(self, *, label: str, names: bool = False) -> LinkReport:
+        """Link the papers the write changed (after a change of techniques too, with ``names``)."""
+        changed = self.changed()
+        if names:
+            found = candidates(self.store)
+            if found is None:
+                return link_everything(self.store, label=label)
+            changed = sorted(set(changed) | found)
+        if len(changed) > WHOLE_ABOVE or (changed and not _linked_before(self.store)):
+            return link_everything(self.store, label=label)
+        return link_papers(self.store, changed, label=label, names_too=names)
+
+
+def _linked_before(store: GraphStore) -> bool:
+    return store.ask(f"ASK {{ GRAPH {LINKS} {{ ?s ?p ?o }} }}")
+
+
+def _recorded(store: GraphStore) -> tuple[dict[str, set[str]], str | None]:
+    names: dict[str, set[str]] = {}
+    for t, value in store.stream(f"SELECT ?t ?v WHERE {{ GRAPH {LINKS} {{ ?t tkg:linkNames ?v }} }}"):
+        if isinstance(t, NamedNode) and isinstance(value, Literal):
+            names[t.value] = set(json.loads(value.value))
+    rules = store.select(f"SELECT ?v WHERE {{ GRAPH {LINKS} {{ ?s tkg:linkRules ?v }} }}").rows
+    value = rules[0]["v"] if rules else None
+    return names, value.value if isinstance(value, Literal) else None
+
+
+def _words(name: str) -> str:
+    """The longest word of a name, as a case-blind substring test looks for it."""
+    words = fold(name.split(":", 1)[1]).split()
+    return max(words, key=len) if words else ""
+
+
+def candidates(store: GraphStore) -> set[str] | None:
+    """The papers a change of names since the last linking can concern (see the module's
+    docstring); None when everything must be linked again (never linked, or new rules)."""
+    recorded, rules = _recorded(store)
+    if rules is None or rules != rules_digest():
+        return None
+    now = linked_names(technique_labels(store))
+    added: set[str] = set()
+    gone: set[str] = set()
+    for technique in set(now) | set(recorded):
+        new, old = set(now.get(technique, [])), recorded.get(technique, set())
+        added |= new - old
+        if old - new:
+            gone.add(technique)
+    found = papers_with_words(store, sorted({w for w in (_words(n) for n in added) if w}))
+    if gone:
+        rows = store.stream(f"SELECT DISTINCT ?p WHERE {{ GRAPH {LINKS} {{ ?l tkg:linkedPaper ?p ; "
+                            f"tkg:linkedTechnique ?t }} }}", {"t": [NamedNode(t) for t in sorted(gone)]})
+        found |= {row[0].value for row in rows if isinstance(row[0], NamedNode)}
+    return found
+
+
+def relink_names(store: GraphStore, *, label: str, found: set[str] | None = None) -> LinkReport | None:
+    """Link again what a change of techniques or names can concern (``found``: the
+    candidates, when the caller has them); None when nothing changed."""
+    found = candidates(store) if found is None else found
+    if found is None:
+        return link_everything(store, label=label)
+    recorded, _rules = _recorded(store)
+    now = linked_names(technique_labels(store))
+    if not found and {t: set(v) for t, v in now.items()} == recorded:
+        return None
+    return link_papers(store, sorted(found), label=label, names_too=True)
