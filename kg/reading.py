@@ -181,7 +181,10 @@ def status_change(
     at: dt.datetime | None = None,
     first_seen: bool = False,
 ) -> StatusChange:
-    """Add a status change of ``paper`` to ``tx``: the new current status and an event."""
+    """Add a status change of ``paper`` to ``tx``: the new current status and an event.
+    Every writer comes here, so a custom status is checked here too (:func:`check_custom_status`)."""
+    if known_status(status) is None:
+        status = check_custom_status(status)
     at = at or dt.datetime.now(dt.UTC)
     slug = status_slug(status)
     event = ID["reading-event/" + uuid.uuid4().hex]
