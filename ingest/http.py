@@ -48,16 +48,16 @@ import threading
 import time
 import weakref
 import zlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
-from urllib.parse import urlsplit
 
 import httpx
 
 from ingest.secrets import redact, register_secret, registered_secrets, safe_url
 from ingest.stats import HttpStats
 from kg.errors import IngestError
+from kg.redirects import SafeRedirects as _SafeRedirects
 from kg.version import __version__
 
 __all__ = [
@@ -503,38 +503,13 @@ def _network_transport() -> httpx.BaseTransport:
 
 # -- credentials never follow a redirect to another origin --------------------------------
 
-#: Request headers that carry credentials by name; a header is also taken for one when its
-#: name says so (:data:`_CREDENTIAL_NAME`) or its value holds a registered secret.
-CREDENTIAL_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie", "x-api-key", "zotero-api-key",
-                                "private-token", "x-auth-token", "x-access-token", "api-key", "apikey"})
-_CREDENTIAL_NAME = re.compile(r"(?i)auth|token|key|secret|session|cookie|password|credential")
 
+class SafeRedirects(_SafeRedirects):
+    """:class:`kg.redirects.SafeRedirects` (the one rule), with every secret registered in
+    :mod:`ingest.secrets` taken for a credential wherever it appears in a header."""
 
-def _origin(url: Any) -> tuple[str, str, int | None]:
-    parts = urlsplit(str(url))
-    return parts.scheme.lower(), (parts.hostname or "").lower(), parts.port or {"http": 80, "https": 443}.get(
-        parts.scheme.lower())
-
-
-def strip_credentials(headers: Any, source: Any, target: Any) -> None:
-    """Remove every credential header (by its name, or a registered secret in its value) from
-    ``headers`` (httpx or httpx2) when a redirect from ``source`` to ``target`` leaves the origin."""
-    if _origin(source) != _origin(target):
-        secrets = registered_secrets()
-        for name in {n for n, v in headers.multi_items() if n.lower() in CREDENTIAL_HEADERS
-                     or _CREDENTIAL_NAME.search(n) or any(secret in v for secret in secrets)}:
-            del headers[name]
-
-
-class SafeRedirects:
-    """Mixed into a client class of httpx or httpx2 (pyzotero's): a redirect keeps the
-    request's credential headers only while it stays on the same origin. httpx itself
-    drops ``Authorization`` alone, and keeps it for an http → https redirect."""
-
-    def _redirect_headers(self, request: Any, url: Any, method: str) -> Any:
-        headers = super()._redirect_headers(request, url, method)  # type: ignore[misc]
-        strip_credentials(headers, request.url, url)
-        return headers
+    def redirect_secrets(self) -> Iterable[str]:
+        return registered_secrets()
 
 
 class Client(SafeRedirects, httpx.Client):

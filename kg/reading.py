@@ -30,7 +30,14 @@ from kg.catalog import Catalog
 from kg.errors import NotFoundError, ReadingListError
 from kg.graphs import READING, READING_LIST
 from kg.iris import paper_label, parse_arxiv_id, slugify, status_iri
-from kg.readinglist import ReadingList, entry_paper_iri, normalize_title, parse_reading_list, reading_list_triples
+from kg.readinglist import (
+    PaperMatcher,
+    ReadingList,
+    entry_paper_iri,
+    normalize_title,
+    parse_reading_list,
+    reading_list_triples,
+)
 from kg.results import Term, python_value
 from kg.store.base import Activity, GraphStore, Transaction
 from kg.vocab import BIBO, DCTERMS, ID, PROV, RDF, SKOS, TKG, boolean, datetime_literal, text
@@ -173,22 +180,13 @@ def _clear_current(tx: Transaction, paper: NamedNode) -> None:
     )
 
 
-def status_change(
-    tx: Transaction,
-    paper: NamedNode,
-    status: str,
-    *,
-    previous: str | None,
-    via: str,
-    at: dt.datetime | None = None,
-    first_seen: bool = False,
-) -> StatusChange:
-    """Add a status change of ``paper`` to ``tx``: the new current status and an event."""
-    at = at or dt.datetime.now(dt.UTC)
+def _change_triples(
+    paper: NamedNode, status: str, *, previous: str | None, via: str, at: dt.datetime, first_seen: bool
+) -> tuple[list[Triple], StatusChange]:
+    """The triples of one status change (the new current status and its event)."""
     slug = status_slug(status)
     event = ID["reading-event/" + uuid.uuid4().hex]
     stamp = datetime_literal(at)
-    _clear_current(tx, paper)
     triples = [
         Triple(paper, TKG.readingStatus, status_iri(slug)),
         Triple(paper, TKG.statusChangedAt, stamp),
@@ -204,8 +202,39 @@ def status_change(
         triples.append(Triple(paper, TKG.addedAt, stamp))
     if slug not in KNOWN_STATUSES:
         triples += status_concept_triples(status)
+    return triples, StatusChange(paper, slug, status_slug(previous) if previous else None, at, via)
+
+
+def status_change(
+    tx: Transaction,
+    paper: NamedNode,
+    status: str,
+    *,
+    previous: str | None,
+    via: str,
+    at: dt.datetime | None = None,
+    first_seen: bool = False,
+) -> StatusChange:
+    """Add a status change of ``paper`` to ``tx``: the new current status and an event.
+    Every writer comes here, so a custom status is checked here too (:func:`check_custom_status`)."""
+    if known_status(status) is None:
+        status = check_custom_status(status)
+    _clear_current(tx, paper)
+    triples, change = _change_triples(paper, status, previous=previous, via=via, at=at or dt.datetime.now(dt.UTC),
+                                      first_seen=first_seen)
     tx.insert(READING, triples)
-    return StatusChange(paper, slug, status_slug(previous) if previous else None, at, via)
+    return change
+
+
+def _removal_triples(paper: NamedNode, *, previous: str, via: str, at: dt.datetime) -> list[Triple]:
+    event = ID["reading-event/" + uuid.uuid4().hex]
+    return [
+        Triple(event, RDF.type, TKG.ReadingRemoval),
+        Triple(event, TKG.paper, paper),
+        Triple(event, TKG.previousStatus, status_iri(status_slug(previous))),
+        Triple(event, PROV.atTime, datetime_literal(at, precise=True)),
+        Triple(event, TKG.via, text(via, None)),
+    ]
 
 
 def status_removal(
@@ -214,16 +243,20 @@ def status_removal(
     """Take ``paper`` off the reading state in ``tx``: its current status goes, and a
     ``tkg:ReadingRemoval`` event records which status it had, when and where (a Zotero
     item deleted, or its status cleared there)."""
-    at = at or dt.datetime.now(dt.UTC)
-    event = ID["reading-event/" + uuid.uuid4().hex]
     _clear_current(tx, paper)
-    tx.insert(READING, [
-        Triple(event, RDF.type, TKG.ReadingRemoval),
-        Triple(event, TKG.paper, paper),
-        Triple(event, TKG.previousStatus, status_iri(status_slug(previous))),
-        Triple(event, PROV.atTime, datetime_literal(at, precise=True)),
-        Triple(event, TKG.via, text(via, None)),
-    ])
+    tx.insert(READING, _removal_triples(paper, previous=previous, via=via, at=at or dt.datetime.now(dt.UTC)))
+
+
+def _current_triples(store: GraphStore) -> dict[str, list[Triple]]:
+    """paper IRI → the triples of its current status (the status and when it changed), as
+    the reading graph holds them: two scans, whatever the number of papers."""
+    out: dict[str, list[Triple]] = {}
+    for predicate in (TKG.readingStatus, TKG.statusChangedAt):
+        for row in store.select(f"SELECT ?paper ?o WHERE {{ GRAPH {READING} {{ ?paper {predicate} ?o }} }}"):
+            paper, value = row["paper"], row["o"]
+            if isinstance(paper, NamedNode) and value is not None:
+                out.setdefault(paper.value, []).append(Triple(paper, predicate, value))
+    return out
 
 
 def current_statuses(store: GraphStore) -> dict[str, tuple[str, str | None]]:
@@ -351,23 +384,36 @@ def import_reading_list(
     transaction = tx or store.transaction(Activity("kg import reading-list", used=[str(path)]))
     changed = transaction.replace_graph(READING_LIST, triples, sources=[str(Path(path))])
     report.unchanged = not changed
+    at = at or dt.datetime.now(dt.UTC)
     previous_listed = _listed_statuses(store)
     current = current_statuses(store)
-    titles = _titles(store, previous_listed.keys() - {p.value for p in listed})
-    for paper_value in sorted(previous_listed.keys() - {p.value for p in listed}):
+    held = _current_triples(store)
+    # Written as data, one DELETE DATA and one INSERT DATA, never an update per paper.
+    cleared: list[Triple] = []
+    added: list[Triple] = []
+    gone = previous_listed.keys() - {p.value for p in listed}
+    titles = _titles(store, gone)
+    for paper_value in sorted(gone):
         now_status = current.get(paper_value)
         if now_status is not None:
-            status_removal(transaction, NamedNode(paper_value), previous=now_status[0], via="reading-list", at=at)
+            cleared += held.get(paper_value, [])
+            added += _removal_triples(NamedNode(paper_value), previous=now_status[0], via="reading-list", at=at)
         report.removed.append(titles.get(paper_value, paper_value))
     for paper, listed_status in listed.items():
         now_status = current.get(paper.value)
         before = previous_listed.get(paper.value)
         if now_status is None or (before is not None and before != listed_status):
-            status_change(transaction, paper, listed_status, previous=now_status[0] if now_status else None,
-                          via="reading-list", at=at, first_seen=now_status is None)
+            if known_status(listed_status) is None:  # as status_change checks every writer's
+                listed_status = check_custom_status(listed_status)
+            cleared += held.get(paper.value, [])
+            more, _ = _change_triples(paper, listed_status, previous=now_status[0] if now_status else None,
+                                      via="reading-list", at=at, first_seen=now_status is None)
+            added += more
             report.status_changes += 1
     if report.status_changes:
-        transaction.insert(READING, known_status_triples())
+        added += known_status_triples()
+    transaction.delete(READING, cleared)
+    transaction.insert(READING, added)
     transaction.activity.stats.update(
         {"entries": report.entries, "added": report.status_changes, "removed": len(report.removed)}
     )
@@ -386,10 +432,8 @@ def _titles(store: GraphStore, papers: Iterable[str]) -> dict[str, str]:
 
 
 def _prepare(reading_list: ReadingList, catalog: Catalog) -> tuple[ImportReport, list[Triple], dict[NamedNode, str]]:
-    papers = list(catalog.papers.values())
-    triples: list[Triple] = []
-    for triple, _paper in reading_list_triples(reading_list, papers):
-        triples.append(triple)
+    papers = PaperMatcher(catalog.papers.values())
+    triples = [triple for triple, _paper in reading_list_triples(reading_list, papers)]
     listed: dict[NamedNode, str] = {}
     notes: set[str] = set()
     unmatched: list[str] = []

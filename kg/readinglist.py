@@ -33,6 +33,8 @@ __all__ = [
     "Link",
     "ReadingEntry",
     "ReadingList",
+    "PaperMatcher",
+    "entry_paper_iri",
     "match_paper",
     "normalize_title",
     "parse_reading_list",
@@ -237,25 +239,39 @@ def _short(title: str) -> str:
     return normalize_title(title.split(":", 1)[0]) if ":" in title else ""
 
 
+class PaperMatcher:
+    """Finds the bibliography entry a reading-list title refers to, as :func:`match_paper`
+    does, with every known title normalised once: a list of 50,000 entries is matched in a
+    dictionary lookup per entry rather than a pass over the whole bibliography."""
+
+    def __init__(self, papers: Iterable[Paper]) -> None:
+        self._full: dict[str, Paper] = {}
+        self._short: dict[str, list[Paper]] = {}
+        for paper in papers:
+            for title in [paper.title, *paper.also_known_as]:
+                self._full.setdefault(normalize_title(title), paper)
+            for key in {normalize_title(t) for t in paper.also_known_as} | {_short(paper.title)}:
+                self._short.setdefault(key, []).append(paper)
+
+    def match(self, title: str) -> Paper | None:
+        """The full title or a listed alternative title first, then a unique short name."""
+        found = self._full.get(normalize_title(title))
+        if found is not None:
+            return found
+        short = _short(title)
+        hits = self._short.get(short, []) if len(short) >= 3 else []
+        return hits[0] if len(hits) == 1 else None
+
+
 def match_paper(title: str, papers: Iterable[Paper]) -> Paper | None:
     """The bibliography entry a reading-list title refers to, matched conservatively:
     the full title or a listed alternative title first, then a unique short name."""
-    papers = list(papers)
-    wanted = normalize_title(title)
-    for paper in papers:
-        if wanted in {normalize_title(t) for t in [paper.title, *paper.also_known_as]}:
-            return paper
-    short = _short(title)
-    if len(short) >= 3:
-        hits = [p for p in papers
-                if short in {normalize_title(t) for t in p.also_known_as} | {_short(p.title)}]
-        if len(hits) == 1:
-            return hits[0]
-    return None
+    return PaperMatcher(papers).match(title)
 
 
-def entry_paper_iri(entry: ReadingEntry, papers: Iterable[Paper]) -> tuple[NamedNode, Paper | None]:
-    paper = match_paper(entry.title, papers)
+def entry_paper_iri(entry: ReadingEntry, papers: Iterable[Paper] | PaperMatcher) -> tuple[NamedNode, Paper | None]:
+    matcher = papers if isinstance(papers, PaperMatcher) else PaperMatcher(papers)
+    paper = matcher.match(entry.title)
     if paper is not None:
         return paper.iri, paper
     return paper_iri(key=slugify(entry.title)[:80]), None
@@ -266,11 +282,11 @@ def _lang(value: str) -> str:
 
 
 def reading_list_triples(
-    reading_list: ReadingList, papers: Iterable[Paper]
+    reading_list: ReadingList, papers: Iterable[Paper] | PaperMatcher
 ) -> Iterator[tuple[Triple, NamedNode | None]]:
     """Triples of the reading-list graph. Yields (triple, paper) so callers can tell
     which paper each entry resolved to; ``paper`` is None for non-entry triples."""
-    papers = list(papers)
+    papers = papers if isinstance(papers, PaperMatcher) else PaperMatcher(papers)
     for position, label in enumerate(reading_list.categories, start=1):
         cat = ID["reading-category/" + slugify(label)]
         yield Triple(cat, RDF.type, SKOS.Concept), None

@@ -219,8 +219,22 @@ def _seeds(facts: ReadingFacts, technique: NamedNode | None, chosen: Sequence[st
     else:
         uses = recent_reads(facts)
         names: dict[str, str] = {}
-    named, following = _seeds(facts, technique, followed)
-    if not named and not following:
+        if chosen is not None:
+            # The techniques the reader chose to follow (kg follow): their primary papers.
+            for iri in chosen:
+                name, rows = facts.technique_seeds(iri)
+                if name is None:
+                    continue
+                followed[iri] = name
+                for paper, role in rows:
+                    if role == "primary":
+                        names[paper] = min(name, names.get(paper, name))
+        else:
+            # The techniques followed, as inferred: those whose paper is on the list, and
+            # those the papers read lately introduce, extend or use.
+            for paper, name, followed_technique in facts.followed(uses):
+                names[paper] = min(name, names.get(paper, name))
+                followed[followed_technique] = min(name, followed.get(followed_technique, name))
         out.update({paper: f"{name}'s paper" for paper, name in names.items()})
     for paper, title in facts.titles([p for p in dict.fromkeys(uses) if p not in out]).items():
         out.setdefault(paper, _short(title))

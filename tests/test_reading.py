@@ -7,6 +7,7 @@ from pyoxigraph import NamedNode
 
 from kg.build import build
 from kg.errors import NotFoundError
+from kg.graphs import READING
 from kg.reading import current_statuses, reading_index, reading_rows, resolve_paper, set_status
 
 ZERO = "https://arxiv.org/abs/1910.02054"
@@ -110,5 +111,16 @@ def test_a_custom_status_is_one_short_line(kg_cli, built_store_path, status: str
     try:
         with pytest.raises(StatusError):  # the library refuses it too (the workbench writes through it)
             set_status(store, resolve_paper(store, "GPipe"), status, via="web")
+        from kg.reading import add_paper, status_change
+        from kg.store.base import Activity
+
+        before = store.count(READING)
+        with pytest.raises(StatusError):  # and so does the one step every writer takes
+            with store.transaction(Activity("a writer that skips the checks")) as tx:
+                status_change(tx, resolve_paper(store, "GPipe"), status, previous=None, via="zotero")
+        with pytest.raises(StatusError):
+            add_paper(store, NamedNode("https://example.org/paper/unlisted"), status)
+        after = store.count(READING)
+        assert after == before
     finally:
         store.close()

@@ -10,7 +10,9 @@ from ingest.zotero import (
 from ingest.zotero_merge import Record, Stamps, merge
 from ingest.zotero_sync.report import Change, ConflictRecord
 from ingest.zotero_sync.state import Entry, Remote, SyncBase
+from kg.errors import StatusError
 from kg.graphs import CATALOG, READING_LIST, ZOTERO
+from kg.reading import check_custom_status, known_status
 
 __all__ = ["Merging"]
 
@@ -73,14 +75,32 @@ class Merging(SyncBase):
             return remote.tag_status
         return remote.extra_status if remote.extra_status is not None else remote.tag_status
 
+    def _checked_status(self, entry: Entry, status: str | None, base: Record | None) -> str | None:
+        """A status from Zotero as the graph may keep it. A custom one must pass the check
+        every status passes (:func:`kg.reading.check_custom_status`); one that does not is
+        reported as a failed item, and the sync goes on as if Zotero had not changed it."""
+        if status is None or known_status(status) is not None:
+            return status
+        try:
+            return check_custom_status(status)
+        except StatusError as err:
+            shown = status if len(status) <= 40 else status[:39] + "…"
+            message = (f"its reading status in Zotero, {shown!r}, was not taken: {err.message}. "
+                       f"{err.hint} Change it in Zotero (the Read_Status line of Extra, or the status/ tag) "
+                       "and sync again.")
+            if (entry.title, message) not in self.report.failed:
+                self.report.failed.append((entry.title, message))
+            return base.status if base is not None else None
+
     def _zotero_record(self, entry: Entry) -> Record | None:
         remote = entry.remote
         if remote is None:
             return None
         base = entry.state.base if entry.state is not None else None
         labels = {self._label(k) for k in remote.collections}
+        status = self._checked_status(entry, self._zotero_status(remote, base), base)
         return Record.make(present=remote.present, title=remote.title or None,
-                           status=self._zotero_status(remote, base), tags=remote.tags,
+                           status=status, tags=remote.tags,
                            categories={label for label in labels if label}, notes=remote.notes)
 
     def _zotero_stamps(self, entry: Entry) -> Stamps:

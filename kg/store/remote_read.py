@@ -22,6 +22,7 @@ import pyoxigraph as ox
 from kg import rdfxml
 from kg.errors import KGError, QueryError, RemoteStoreError
 from kg.graphs import PROVENANCE, is_own_graph
+from kg.redirects import SafeClient
 from kg.results import QueryResult, Solutions, Term, canonical_term
 from kg.sparqlerrors import predeclared, syntax_error, undeclared_prefixes
 from kg.sparqlguard import names_dataset
@@ -123,7 +124,8 @@ class RemoteReads(GraphStore):
         token = token if token is not None else os.environ.get("KG_STORE_TOKEN")
         if token:
             headers["Authorization"] = f"Bearer {token}"
-        self._client = client or httpx.Client(
+        # A redirect that leaves the endpoint's origin does not take the token along.
+        self._client = client or SafeClient(
             timeout=httpx.Timeout(spec.timeout, connect=10.0), headers=headers, follow_redirects=True
         )
         if client is not None:

@@ -373,3 +373,74 @@ def test_validation_on_a_server_finds_what_the_embedded_store_finds_and_reuses_i
     if store.batches_queries:
         third = validate(store, cache=cache)
         assert third.evaluated > 0 and len(third.violations) < len(first.violations)
+
+
+# -- the token stays with the endpoint's origin ------------------------------------------
+
+
+class _Recording(http.server.BaseHTTPRequestHandler):
+    """Records each request's headers; ``redirect`` (if set) answers 307 there, else an
+    empty SPARQL result."""
+
+    redirect: str | None = None
+    seen: list[dict[str, str]]
+
+    def _reply(self) -> None:
+        self.seen.append({k.lower(): v for k, v in self.headers.items()})
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        if self.redirect:
+            self.send_response(307)  # 307 keeps the POST and its body
+            self.send_header("Location", self.redirect + self.path)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        body = b'{"head": {"vars": ["s"]}, "results": {"bindings": []}}'
+        self.send_response(200)
+        self.send_header("Content-Type", "application/sparql-results+json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    do_GET = do_POST = _reply
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def test_the_store_token_never_follows_a_redirect_to_another_origin(monkeypatch: pytest.MonkeyPatch) -> None:
+    token = "store-token-that-stays-home"
+    monkeypatch.setenv("KG_STORE_TOKEN", token)
+    servers: list[http.server.ThreadingHTTPServer] = []
+    seen: dict[str, list[dict[str, str]]] = {"first": [], "second": []}
+    try:
+        second = http.server.ThreadingHTTPServer(("127.0.0.1", 0), type(
+            "Second", (_Recording,), {"seen": seen["second"]}))
+        servers.append(second)
+        first = http.server.ThreadingHTTPServer(("127.0.0.1", 0), type(
+            "First", (_Recording,), {"seen": seen["first"], "redirect": f"http://127.0.0.1:{second.server_address[1]}"}))
+        servers.append(first)
+        for server in servers:
+            threading.Thread(target=server.serve_forever, daemon=True).start()
+        with RemoteStore.from_spec(f"http://127.0.0.1:{first.server_address[1]}/query;union=true") as store:
+            assert len(store.select("SELECT ?s WHERE { ?s ?p ?o }")) == 0
+    finally:
+        for server in servers:
+            server.shutdown()
+            server.server_close()
+    assert seen["first"] and all(h.get("authorization") == f"Bearer {token}" for h in seen["first"])
+    assert seen["second"], "the redirect was followed"
+    assert not any(token in value for headers in seen["second"] for value in headers.values()), seen["second"]
+
+
+def test_the_store_client_strips_credentials_on_an_http_to_https_redirect() -> None:
+    """httpx keeps Authorization from http://host to https://host; the one rule does not
+    (another scheme is another origin), and keeps it within the origin."""
+    import httpx
+
+    with RemoteStore(parse_spec("http://endpoint.example/query"), token="tok") as store:
+        client = store._client
+        request = client.build_request("POST", "http://endpoint.example/query")
+        moved = client._redirect_headers(request, httpx.URL("https://endpoint.example/query"), "POST")
+        assert "authorization" not in {k.lower() for k in moved}
+        same = client._redirect_headers(request, httpx.URL("http://endpoint.example/sparql"), "POST")
+        assert same["authorization"] == "Bearer tok"

@@ -191,6 +191,35 @@ def test_custom_statuses_survive_round_trips(fresh_store, emulator: ZoteroEmulat
     assert all(_status_line(d) == _status_line({"extra": before[k]}) for k, d in lib.items.items() if k != key)
 
 
+def test_a_status_from_zotero_that_is_too_long_is_refused_with_a_message(
+        built_store, emulator: ZoteroEmulator, api: ZoteroAPI) -> None:
+    """Statuses arriving from Zotero pass the same check as ``kg reading set --custom``."""
+    _synced(built_store, api, status_format="both")
+    lib = _lib(emulator)
+    long_status = ("Skimmed " * 25).strip()  # 199 characters
+    lib.create_items([
+        {"itemType": "preprint", "title": "Long status paper", "extra": f"Read_Status: {long_status}"},
+        {"itemType": "preprint", "title": "Long tag paper", "tags": [{"tag": "status/" + "x" * 61}]},
+        {"itemType": "preprint", "title": "Short status paper", "extra": "Read_Status: On hold"}])
+    gpipe = _by_title(emulator, "GPipe")
+    lib.update_item(gpipe["key"], extra=f"Read_Status: {long_status}")
+    report = sync(built_store, api, SyncOptions(status_format="both"))
+    failed = dict(report.failed)
+    assert set(failed) == {"Long status paper", "Long tag paper", gpipe["title"]}, report.failed
+    assert all("at most 60 characters" in e and "Change it in Zotero" in e for e in failed.values())
+    labels = [r["label"].value for r in built_store.select(  # type: ignore[union-attr]
+        "SELECT ?label WHERE { ?s a tkg:ReadingStatus ; skos:prefLabel ?label }")]
+    assert labels and max(len(label) for label in labels) <= 60
+    statuses = current_statuses(built_store)
+    assert statuses[GPIPE.value][0] == "to-read"  # the graph keeps what it had
+    assert "on-hold" in {s for s, _at in statuses.values()}  # the rest of the sync went through
+    assert _status_line(lib.item(gpipe["key"])) == long_status  # Zotero's value is not overwritten
+    assert validate_store(built_store) == []
+    lib.update_item(gpipe["key"], extra="Read_Status: Skimmed")
+    _synced(built_store, api, status_format="both")
+    assert current_statuses(built_store)[GPIPE.value][0] == "skimmed"
+
+
 def test_a_note_added_in_zotero_reaches_the_graph_and_back(built_store, emulator: ZoteroEmulator, api: ZoteroAPI,
                                                            pyzotero_client) -> None:
     _synced(built_store, api)
