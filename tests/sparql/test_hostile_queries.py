@@ -20,7 +20,7 @@ import httpx
 import psutil
 import pytest
 
-from tests.servers import KG, kg_serve
+from tests.servers import KG, LoopbackServer, QuietHandler, kg_serve
 
 EX = "http://example.org/"
 RUNAWAY = "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i }"
@@ -322,39 +322,24 @@ def test_an_allowed_service_that_fails_tells_no_open_port_from_a_closed_one(serv
 # -- a SERVICE fuzzer: prefixed names, comments, whitespace --------------------------------
 
 
-class Recorder:
+class Recorder(LoopbackServer):
     """A SPARQL endpoint on 127.0.0.1 that answers every request with no rows and counts them."""
 
     def __init__(self) -> None:
-        import http.server
-
         recorder = self
         self.hits = 0
 
-        class Handler(http.server.BaseHTTPRequestHandler):
+        class Handler(QuietHandler):
             def _answer(self) -> None:
                 recorder.hits += 1
                 length = int(self.headers.get("content-length") or 0)
                 self.rfile.read(length)
-                body = b'{"head":{"vars":["a","b","c"]},"results":{"bindings":[]}}'
-                self.send_response(200)
-                self.send_header("Content-Type", "application/sparql-results+json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
+                self.reply(200, b'{"head":{"vars":["a","b","c"]},"results":{"bindings":[]}}',
+                           "application/sparql-results+json")
 
             do_GET = do_POST = _answer
 
-            def log_message(self, *args: object) -> None:
-                return None
-
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.port = self.server.server_address[1]
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        super().__init__(Handler)
 
 
 def _fuzzed(rng: random.Random, port: int) -> tuple[str, bool]:

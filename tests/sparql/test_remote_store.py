@@ -4,9 +4,7 @@ the store spec, queries over the union, atomic writes and bulk loads, and the er
 from __future__ import annotations
 
 import gzip
-import http.server
 import io
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,7 +17,7 @@ from kg.store import open_store
 from kg.store.base import Activity
 from kg.store.endpoint import parse_spec
 from kg.store.remote import RemoteStore
-from tests.servers import free_port
+from tests.servers import LoopbackServer, QuietHandler, free_port
 
 G = graph_iri("test")
 EX = "http://example.org/"
@@ -226,7 +224,7 @@ def test_a_union_default_graph_server_is_detected(start_oxigraph, built_nquads: 
             assert graph_iri("catalog").value in names
 
 
-class _Answer(http.server.BaseHTTPRequestHandler):
+class _Answer(QuietHandler):
     """A real HTTP server that answers every request with one status and body."""
 
     status = 500
@@ -236,32 +234,22 @@ class _Answer(http.server.BaseHTTPRequestHandler):
     def _reply(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         self.rfile.read(length)
-        self.send_response(self.status)
-        self.send_header("Content-Type", self.media)
-        self.send_header("Content-Length", str(len(self.body)))
-        self.end_headers()
-        self.wfile.write(self.body)
+        self.reply(self.status, self.body, self.media)
 
     do_GET = do_POST = do_PUT = _reply
-
-    def log_message(self, *args: object) -> None:
-        pass
 
 
 @pytest.fixture
 def answering() -> Iterator[object]:
     def start(status: int, body: bytes = b"boom", media: str = "text/plain"):
-        handler = type("Handler", (_Answer,), {"status": status, "body": body, "media": media})
-        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        threading.Thread(target=server.serve_forever, daemon=True).start()
+        server = LoopbackServer(type("Handler", (_Answer,), {"status": status, "body": body, "media": media}))
         servers.append(server)
-        return f"http://127.0.0.1:{server.server_address[1]}"
+        return server.base
 
-    servers: list[http.server.ThreadingHTTPServer] = []
+    servers: list[LoopbackServer] = []
     yield start
     for server in servers:
-        server.shutdown()
-        server.server_close()
+        server.close()
 
 
 def test_an_unreachable_endpoint_names_the_url_and_the_fix() -> None:
