@@ -22,7 +22,9 @@ import argparse
 import datetime as dt
 import statistics
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from pyoxigraph import Triple
 
@@ -38,6 +40,7 @@ from kg.vocab import BIBO, DCTERMS, ID, RDF, TKG, datetime_literal, text
 KEY = "BENCH-KEY-0123456789abcdef"
 STATUSES = ("To Read", "In Progress", "Read", "Not Reading", "Skimmed twice")
 FAST = RetryPolicy(attempts=4, base=0.05)
+T = TypeVar("T")
 
 
 @dataclass
@@ -53,6 +56,14 @@ class Figures:
     reread_seconds: float = 0.0
     push_requests: int = 0
     push_seconds: float = 0.0
+
+
+def measured(emulator: ZoteroEmulator, call: Callable[[], T]) -> tuple[T, float, int]:
+    """What ``call`` returned, the seconds it took and the requests the emulator saw meanwhile."""
+    emulator.requests.clear()
+    started = time.perf_counter()
+    result = call()
+    return result, time.perf_counter() - started, len(emulator.requests)
 
 
 def fill(library: Library, size: int) -> list[str]:
@@ -95,22 +106,15 @@ def measure(size: int, changed: int, rounds: int) -> Figures:
         api = connect(LibrarySpec("user", 1), key=KEY, api_url=emulator.url, retry=FAST)
         store = OxigraphStore(None)
 
-        emulator.requests.clear()
-        started = time.perf_counter()
-        first = sync(store, api)
-        figures.first_seconds = time.perf_counter() - started
-        figures.first_requests = len(emulator.requests)
+        first, figures.first_seconds, figures.first_requests = measured(emulator, lambda: sync(store, api))
         assert first.counts()["graph_created"] == size, first.counts()
 
         from pyzotero import zotero
 
         plain = zotero.Zotero(1, "user", KEY)
         plain.endpoint = emulator.url
-        emulator.requests.clear()
-        started = time.perf_counter()
-        everything = plain.everything(plain.items(limit=100))
-        figures.download_seconds = time.perf_counter() - started
-        figures.download_requests = len(emulator.requests)
+        everything, figures.download_seconds, figures.download_requests = measured(
+            emulator, lambda: plain.everything(plain.items(limit=100)))
         assert len(everything) == size
 
         seconds, requests = [], []
@@ -118,21 +122,16 @@ def measure(size: int, changed: int, rounds: int) -> Figures:
             for i in range(round_ * changed, (round_ + 1) * changed):
                 # another status than the one fill() gave item i
                 library.update_item(keys[i], extra=f"Read_Status: {STATUSES[(i + 1) % len(STATUSES)]}")
-            emulator.requests.clear()
-            started = time.perf_counter()
-            report = sync(store, api)
+            report, took, asked = measured(emulator, lambda: sync(store, api))
             assert report.counts()["graph_updated"] == changed, report.counts()
             if round_:  # the first round warms up
-                seconds.append(time.perf_counter() - started)
-                requests.append(len(emulator.requests))
+                seconds.append(took)
+                requests.append(asked)
         figures.incremental_seconds = statistics.median(seconds)
         figures.incremental_requests = max(requests)
 
-        emulator.requests.clear()
-        started = time.perf_counter()
-        again = plain.everything(plain.items(limit=100))
-        figures.reread_seconds = time.perf_counter() - started
-        figures.reread_requests = len(emulator.requests)
+        again, figures.reread_seconds, figures.reread_requests = measured(
+            emulator, lambda: plain.everything(plain.items(limit=100)))
         assert len(again) == size
         api.close()
         store.close()
@@ -141,11 +140,7 @@ def measure(size: int, changed: int, rounds: int) -> Figures:
         push_store = OxigraphStore(None)
         reading_list(push_store, size)
         push_api = connect(LibrarySpec("user", 2), key=KEY, api_url=emulator.url, retry=FAST)
-        emulator.requests.clear()
-        started = time.perf_counter()
-        pushed = sync(push_store, push_api)
-        figures.push_seconds = time.perf_counter() - started
-        figures.push_requests = len(emulator.requests)
+        pushed, figures.push_seconds, figures.push_requests = measured(emulator, lambda: sync(push_store, push_api))
         assert pushed.counts()["zotero_created"] == size and len(empty.top_items()) == size
         push_api.close()
         push_store.close()

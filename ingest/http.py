@@ -629,6 +629,20 @@ def _snippet(response: httpx.Response) -> str:
     return redact(" ".join(text.split())[:120])
 
 
+def _unexpected(response: httpx.Response, *, source: str, url: str, expected: str, ctype: str,
+                html: bool) -> IngestError:
+    """The error for an answer that is not the ``expected`` format but content type ``ctype``
+    (or, ``html``, what looks like an error page)."""
+    kind = "an HTML page" if html else (ctype or "no content type")
+    snippet = _snippet(response)
+    return IngestError(
+        f"{source}: expected {expected} from {url} but got {kind} (HTTP {response.status_code}"
+        + (f": {snippet!r})" if snippet else ")"),
+        source=source, url=url, status=response.status_code,
+        hint="The API may be down or behind a login or proxy page, or --api-url points at a web "
+             "page rather than the API. Check it and run again; nothing was written.")
+
+
 def expect_json(response: httpx.Response, *, source: str) -> Any:
     """The decoded JSON body, or an :class:`IngestError` saying what came instead
     (an HTML error page, another content type, malformed or truncated JSON)."""
@@ -636,14 +650,8 @@ def expect_json(response: httpx.Response, *, source: str) -> Any:
     ctype = response.headers.get("content-type", "").split(";")[0].strip().lower()
     if "json" not in ctype:
         head = response.content[:512].lower()
-        kind = "an HTML page" if "html" in ctype or b"<html" in head or b"<!doctype html" in head \
-            else (ctype or "no content type")
-        raise IngestError(
-            f"{source}: expected JSON from {url} but got {kind} (HTTP {response.status_code}"
-            + (f": {_snippet(response)!r})" if _snippet(response) else ")"),
-            source=source, url=url, status=response.status_code,
-            hint="The API may be down or behind a login or proxy page, or --api-url points at a web "
-                 "page rather than the API. Check it and run again; nothing was written.")
+        html = "html" in ctype or b"<html" in head or b"<!doctype html" in head
+        raise _unexpected(response, source=source, url=url, expected="JSON", ctype=ctype, html=html)
     try:
         data = json.loads(response.content)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
@@ -673,13 +681,8 @@ def expect_xml(response: httpx.Response, *, source: str) -> bytes:
     if ("xml" not in ctype and "atom" not in ctype) or looks_html:
         if not ctype and body.lstrip()[:5] in (b"<?xml", b"<feed", b"<OAI-") and not looks_html:
             return body
-        kind = "an HTML page" if "html" in ctype or looks_html else (ctype or "no content type")
-        raise IngestError(
-            f"{source}: expected XML from {url} but got {kind} (HTTP {response.status_code}"
-            + (f": {_snippet(response)!r})" if _snippet(response) else ")"),
-            source=source, url=url, status=response.status_code,
-            hint="The API may be down or behind a login or proxy page, or --api-url points at a web "
-                 "page rather than the API. Check it and run again; nothing was written.")
+        raise _unexpected(response, source=source, url=url, expected="XML", ctype=ctype,
+                          html="html" in ctype or looks_html)
     return body
 
 

@@ -17,9 +17,10 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 from kg.errors import RDFImportError
+from kg.passthrough import PassThroughReader
 
 __all__ = ["InputTooLarge", "LimitedReader", "LiteralGuard", "decompressed_limit", "guarded", "literal_limit",
            "parser_gave_up", "syntax_kind"]
@@ -65,12 +66,13 @@ def literal_limit() -> int:
     return _mib("KG_MAX_LITERAL_MIB") or LITERAL_MIB * _MIB
 
 
-class LimitedReader:
+class LimitedReader(PassThroughReader):
     """A binary stream (a decompressing one) that raises :class:`InputTooLarge` once more
     than ``limit`` bytes have come out of it."""
 
     def __init__(self, inner: IO[bytes], limit: int, path: Path) -> None:
-        self.inner, self.limit, self.path = inner, limit, path
+        super().__init__(inner)
+        self.limit, self.path = limit, path
         self.done = 0
 
     def _took(self, data: bytes) -> bytes:
@@ -94,32 +96,6 @@ class LimitedReader:
     def readline(self, size: int = -1) -> bytes:
         return self._took(self.inner.readline(size if size is not None and size >= 0 else self.limit + 1))
 
-    def readinto(self, buffer: Any) -> int:
-        data = self.read(len(buffer))
-        buffer[: len(data)] = data
-        return len(data)
-
-    def __iter__(self) -> LimitedReader:
-        return self
-
-    def __next__(self) -> bytes:
-        line = self.readline()
-        if not line:
-            raise StopIteration
-        return line
-
-    def readable(self) -> bool:
-        return True
-
-    def close(self) -> None:
-        self.inner.close()
-
-    def __enter__(self) -> LimitedReader:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
 
 #: What each syntax's strings look like to :class:`LiteralGuard`.
 _LINES, _TURTLE, _JSON, _XML = "lines", "turtle", "json", "xml"
@@ -136,7 +112,7 @@ def syntax_kind(fmt_name: str) -> str:
     return {"N-Triples": _LINES, "N-Quads": _LINES, "JSON-LD": _JSON, "RDF/XML": _XML}.get(fmt_name, _TURTLE)
 
 
-class LiteralGuard:
+class LiteralGuard(PassThroughReader):
     """A binary stream that passes its bytes through unchanged while it reads them as the
     syntax ``kind`` does (strings, their escapes, comments, IRIs), and raises
     :class:`InputTooLarge` as soon as one literal grows past ``limit`` bytes: before a
@@ -144,7 +120,8 @@ class LiteralGuard:
     never spans lines there); RDF/XML by the longest text between two tags (or CDATA)."""
 
     def __init__(self, inner: IO[bytes], kind: str, limit: int, path: Path) -> None:
-        self.inner, self.kind, self.limit, self.path = inner, kind, limit, path
+        super().__init__(inner)
+        self.kind, self.limit, self.path = kind, limit, path
         self.mode = "out"
         self.delim = b""
         self.length = 0  # bytes of the current literal (or line, or text) so far
@@ -252,32 +229,9 @@ class LiteralGuard:
                 self.mode, self.delim, self.length = "string", token, 0
             pos = found.end()
 
-    def read(self, size: int = -1) -> bytes:
-        data = self.inner.read(size)
+    def _took(self, data: bytes) -> bytes:
         self._scan(data)
         return data
-
-    def readline(self, size: int = -1) -> bytes:
-        data = self.inner.readline(size)
-        self._scan(data)
-        return data
-
-    def readinto(self, buffer: Any) -> int:
-        data = self.read(len(buffer))
-        buffer[: len(data)] = data
-        return len(data)
-
-    def readable(self) -> bool:
-        return True
-
-    def close(self) -> None:
-        self.inner.close()
-
-    def __enter__(self) -> LiteralGuard:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 def guarded(stream: IO[bytes], path: Path, fmt_name: str, *, compressed: bool) -> IO[bytes]:

@@ -9,13 +9,15 @@ import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import pytest
 
 if TYPE_CHECKING:
     from kg.store.embedded import OxigraphStore
     from tests.servers import VirtuosoServer
+
+T = TypeVar("T")
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"
@@ -68,6 +70,26 @@ def opened_copy(source: Path, target: Path) -> Iterator[OxigraphStore]:
     store = OxigraphStore(target)
     yield store
     store.close()
+
+
+def at_once(call: Callable[[], T], times: int) -> list[T]:
+    """What ``call`` returned in each of ``times`` threads started together (in the order they finished)."""
+    import threading
+
+    results: list[T] = []
+    lock = threading.Lock()
+
+    def one() -> None:
+        result = call()
+        with lock:
+            results.append(result)
+
+    threads = [threading.Thread(target=one) for _ in range(times)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return results
 
 
 def nquads(path: Path) -> bytes:

@@ -5,6 +5,7 @@ manager that stops what it started."""
 
 from __future__ import annotations
 
+import http.server
 import json
 import os
 import shutil
@@ -22,8 +23,8 @@ from pathlib import Path
 
 import httpx
 
-__all__ = ["KG", "OXIGRAPH", "OxigraphServer", "VirtuosoServer", "free_port", "kg_serve", "oxigraph_server",
-           "serving", "virtuoso_server"]
+__all__ = ["KG", "OXIGRAPH", "LoopbackServer", "OxigraphServer", "QuietHandler", "VirtuosoServer", "free_port",
+           "kg_serve", "oxigraph_server", "serving", "virtuoso_server"]
 
 KG = Path(sys.executable).with_name("kg")
 OXIGRAPH = Path(sys.executable).with_name("oxigraph")
@@ -34,6 +35,42 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+class QuietHandler(http.server.BaseHTTPRequestHandler):
+    """A ``http.server`` request handler that logs nothing and answers with :meth:`reply`."""
+
+    def reply(self, status: int, body: bytes, media: str) -> None:
+        """Send ``body`` as the whole response, typed ``media``, with its length."""
+        self.send_response(status)
+        self.send_header("Content-Type", media)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the http.server API
+        return None
+
+
+class LoopbackServer:
+    """``handler`` served on 127.0.0.1 (a port the system picks) from a daemon thread, at
+    :attr:`base`; :meth:`close` (or leaving the ``with`` block) stops it."""
+
+    def __init__(self, handler: type[http.server.BaseHTTPRequestHandler]) -> None:
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.port = int(self.server.server_address[1])
+        self.base = f"http://127.0.0.1:{self.port}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    def __enter__(self) -> LoopbackServer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 @dataclass

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
 from kg.cli import state
 from kg.cli.graph import FormatOpt, TableFormat, YesOpt, confirm
+
+if TYPE_CHECKING:
+    from kg.store.base import GraphStore
+
+R = TypeVar("R")
 
 __all__ = ["register"]
 
@@ -59,29 +65,15 @@ def restore(
     checksum and counts. Into a store that is not empty: asks first, and keeps a snapshot of
     your own graphs (kg undo)."""
     from kg.backup import restore as run
-    from kg.cli.output import console, emit, emit_json
-    from kg.errors import KGError
+    from kg.cli.output import console
     from kg.wording import counted
 
     state().json_errors = fmt is TableFormat.json
-    store = state().store()
-    try:
-        report = run(store, file, yes=yes, unchecked=unchecked)
-    except KGError as error:
-        if yes or "--yes" not in error.hint:
-            raise
-        confirm(f"{error.message}. Restore {file} anyway?", yes=False)
-        report = run(store, file, yes=True, unchecked=unchecked)
-    from kg.cli.search import keep_index_current
-
-    keep_index_current(store)
+    report = _asking_once(lambda store, sure: run(store, file, yes=sure, unchecked=unchecked), yes=yes,
+                          question=f"Restore {file} anyway?")
     data = {"path": report.path, "whole_store": report.whole, "graphs": report.graphs, "dropped": report.dropped,
             "snapshot": report.snapshot}
-    if fmt is TableFormat.json:
-        emit_json(data)
-        return
-    if fmt is TableFormat.csv:
-        emit([{"graph": g, "triples": n} for g, n in report.graphs.items()], ["graph", "triples"], fmt="csv")
+    if _emitted(fmt, data, report.graphs):
         return
     out = console()
     what = "the whole store" if report.whole else "the graphs it holds"
@@ -99,31 +91,17 @@ def undo(
 ) -> None:
     """Put your own graphs (reading state, reading list, sync state) back as they were before
     the last command that replaced or dropped one of them."""
-    from kg.cli.output import console, emit, emit_json
-    from kg.errors import KGError
+    from kg.cli.output import console
     from kg.undo import describe_graphs
     from kg.undo import undo as run
 
     state().json_errors = fmt is TableFormat.json
-    store = state().store()
-    try:
-        report = run(store, yes=yes)
-    except KGError as error:
-        if yes or "--yes" not in error.hint:
-            raise
-        confirm(f"{error.message}. Undo anyway and discard them?", yes=False)
-        report = run(store, yes=True)
-    from kg.cli.search import keep_index_current
-
-    keep_index_current(store)
+    report = _asking_once(lambda store, sure: run(store, yes=sure), yes=yes,
+                          question="Undo anyway and discard them?")
     snap = report.snapshot
     data = {"undid": snap.command, "at": snap.created, "restored": report.restored, "discarded": report.discarded,
             "changed": report.changed, "replaced_state_kept_in": str(report.kept_as) if report.kept_as else None}
-    if fmt is TableFormat.json:
-        emit_json(data)
-        return
-    if fmt is TableFormat.csv:
-        emit([{"graph": g, "triples": n} for g, n in report.restored.items()], ["graph", "triples"], fmt="csv")
+    if _emitted(fmt, data, report.restored):
         return
     out = console()
     out.print(f"Undid {snap.describe()}: restored {describe_graphs(report.restored.items())}.")
@@ -138,3 +116,34 @@ def undo(
 def register(app: typer.Typer) -> None:
     for command in (backup, restore, undo):
         app.command()(command)
+
+
+def _asking_once(run: Callable[[GraphStore, bool], R], *, yes: bool, question: str) -> R:
+    """``run(store, yes)`` on the open store; where it refuses for want of ``--yes``, ask
+    ``question`` once (on a terminal) and run it again sure. The search index follows."""
+    from kg.cli.search import keep_index_current
+    from kg.errors import KGError
+
+    store = state().store()
+    try:
+        report = run(store, yes)
+    except KGError as error:
+        if yes or "--yes" not in error.hint:
+            raise
+        confirm(f"{error.message}. {question}", yes=False)
+        report = run(store, True)
+    keep_index_current(store)
+    return report
+
+
+def _emitted(fmt: TableFormat, data: dict[str, Any], graphs: dict[str, int]) -> bool:
+    """Print ``data`` as JSON, or the triples of each graph in ``graphs`` as CSV; False for a table."""
+    from kg.cli.output import emit, emit_json
+
+    if fmt is TableFormat.json:
+        emit_json(data)
+        return True
+    if fmt is TableFormat.csv:
+        emit([{"graph": g, "triples": n} for g, n in graphs.items()], ["graph", "triples"], fmt="csv")
+        return True
+    return False

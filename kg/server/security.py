@@ -21,7 +21,7 @@ from __future__ import annotations
 import ipaddress
 
 from starlette.middleware.cors import CORSMiddleware
-from starlette.responses import PlainTextResponse
+from starlette.responses import PlainTextResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 __all__ = ["ENDPOINT_PATHS", "MAX_REQUEST_LINE_BYTES", "MAX_URL_BYTES", "EndpointCORS", "HostGuard", "URLLimit",
@@ -65,11 +65,30 @@ def _is_ip(name: str) -> bool:
     return True
 
 
-class HostGuard:
+class _Gate:
+    """A middleware that may refuse a request (with the response :meth:`refusal` gives)
+    before the app sees it."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    def refusal(self, scope: Scope) -> Response | None:
+        """The response that refuses this request, or None to let it through."""
+        raise NotImplementedError
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        refused = self.refusal(scope)
+        if refused is not None:
+            await refused(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+
+class HostGuard(_Gate):
     """Refuse requests addressed to a host name the server does not answer to."""
 
     def __init__(self, app: ASGIApp, *, bind_host: str, allowed_hosts: tuple[str, ...] = ()) -> None:
-        self.app = app
+        super().__init__(app)
         self.beyond_loopback = not is_loopback(bind_host)
         self.allowed = {host_name(h) for h in allowed_hosts}
         if not is_loopback(bind_host) and not _is_ip(bind_host.strip("[]")) and bind_host not in ("", "0.0.0.0", "::"):
@@ -83,40 +102,38 @@ class HostGuard:
             return True
         return self.beyond_loopback and _is_ip(name)
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] in ("http", "websocket"):
-            headers = dict(scope.get("headers") or [])
-            authority = headers.get(b"host", b"").decode("latin-1")
-            if not self.allows(authority):
-                shown = authority[:100] or "(none)"
-                response = PlainTextResponse(
-                    f"this server does not answer to the host {shown!r}\n"
-                    "hint: Open it at http://127.0.0.1:PORT/ (or localhost); for another name, start it with "
-                    "`kg serve --allow-host NAME`.\n", status_code=400)
-                await response(scope, receive, send)
-                return
-        await self.app(scope, receive, send)
+    def refusal(self, scope: Scope) -> Response | None:
+        if scope["type"] not in ("http", "websocket"):
+            return None
+        headers = dict(scope.get("headers") or [])
+        authority = headers.get(b"host", b"").decode("latin-1")
+        if self.allows(authority):
+            return None
+        shown = authority[:100] or "(none)"
+        return PlainTextResponse(
+            f"this server does not answer to the host {shown!r}\n"
+            "hint: Open it at http://127.0.0.1:PORT/ (or localhost); for another name, start it with "
+            "`kg serve --allow-host NAME`.\n", status_code=400)
 
 
-class URLLimit:
+class URLLimit(_Gate):
     """Refuse a URL longer than :data:`MAX_URL_BYTES` with 414 and the way out (POST)."""
 
     def __init__(self, app: ASGIApp, *, limit: int = MAX_URL_BYTES) -> None:
-        self.app = app
+        super().__init__(app)
         self.limit = limit
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http":
-            size = len(scope.get("raw_path") or scope.get("path", "").encode()) + len(scope.get("query_string", b""))
-            if size > self.limit:
-                response = PlainTextResponse(
-                    f"the request URL is {size:,} bytes, longer than the server's limit of {self.limit:,}\n"
-                    "hint: Send a long query with POST: the body as application/sparql-query, or a form "
-                    "field query=... (application/x-www-form-urlencoded). Queries over 256 KiB are refused "
-                    "either way; split them or load the data with kg import rdf.\n", status_code=414)
-                await response(scope, receive, send)
-                return
-        await self.app(scope, receive, send)
+    def refusal(self, scope: Scope) -> Response | None:
+        if scope["type"] != "http":
+            return None
+        size = len(scope.get("raw_path") or scope.get("path", "").encode()) + len(scope.get("query_string", b""))
+        if size <= self.limit:
+            return None
+        return PlainTextResponse(
+            f"the request URL is {size:,} bytes, longer than the server's limit of {self.limit:,}\n"
+            "hint: Send a long query with POST: the body as application/sparql-query, or a form "
+            "field query=... (application/x-www-form-urlencoded). Queries over 256 KiB are refused "
+            "either way; split them or load the data with kg import rdf.\n", status_code=414)
 
 
 class EndpointCORS:

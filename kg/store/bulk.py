@@ -46,6 +46,7 @@ from typing import IO, TYPE_CHECKING, Any, cast
 import pyoxigraph as ox
 
 from kg.graphs import PROVENANCE
+from kg.passthrough import PassThroughReader
 from kg.pauses import pause_point
 from kg.store.copies import canonical_lines, canonical_triples, fsync
 
@@ -209,26 +210,16 @@ def _distinct(hashes: Any) -> int:
     return int(np.count_nonzero(ordered[1:] != ordered[:-1])) + 1
 
 
-class _HashingReader:
+class _HashingReader(PassThroughReader):
     """A binary file whose bytes are hashed as they are read; ``progress`` is told of each
     megabyte read as ``step`` (of the file's size)."""
 
     def __init__(self, fh: IO[bytes], progress: Progress | None = None, step: str = "reading") -> None:
-        self.fh = fh
+        super().__init__(fh)
         self.sha256 = hashlib.sha256()
         self.progress, self.step = progress, step
         self.done = 0
         self.megabytes = -(-os.fstat(fh.fileno()).st_size // _MB) if progress is not None else 0
-
-    def read(self, size: int = -1) -> bytes:
-        return self._took(self.fh.read(size))
-
-    def readline(self, size: int = -1) -> bytes:
-        return self._took(self.fh.readline(size))
-
-    def __iter__(self) -> Iterator[bytes]:
-        while line := self.readline():
-            yield line
 
     def _took(self, data: bytes) -> bytes:
         self.sha256.update(data)
@@ -237,23 +228,6 @@ class _HashingReader:
             if self.done // _MB > before // _MB or not before:
                 self.progress(self.step, min(-(-self.done // _MB), self.megabytes), self.megabytes)
         return data
-
-    def readinto(self, buffer: Any) -> int:
-        data = self.read(len(buffer))
-        buffer[: len(data)] = data
-        return len(data)
-
-    def readable(self) -> bool:
-        return True
-
-    def close(self) -> None:
-        self.fh.close()
-
-    def __enter__(self) -> _HashingReader:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 # -- replacing a graph --------------------------------------------------------------------

@@ -5,18 +5,15 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-import nbformat
 import pytest
-from nbclient import NotebookClient
 
-NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "06-lineage.ipynb"
+from tests.notebooks import executed
 
 
 @pytest.mark.slow
 @pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz is not installed")
 def test_lineage_notebook_executes_and_draws_the_lineage(tmp_path: Path) -> None:
-    nb = nbformat.read(NOTEBOOK, as_version=4)
-    NotebookClient(nb, timeout=180, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
+    nb = executed("06-lineage.ipynb", tmp_path, timeout=180)
     outputs = [o for cell in nb.cells if cell.cell_type == "code" for o in cell.outputs]
     assert not [o for o in outputs if o.output_type == "error"]
     svgs = [o for o in outputs if "image/svg+xml" in o.get("data", {})]

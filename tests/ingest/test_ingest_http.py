@@ -3,7 +3,6 @@ Retry-After and Backoff, safe URLs and redaction."""
 
 from __future__ import annotations
 
-import threading
 import time
 
 import httpx
@@ -21,6 +20,7 @@ from ingest.http import (
 )
 from ingest.secrets import redact, register_secret, safe_url
 from kg.errors import IngestError
+from tests.conftest import at_once
 from tests.ingest.replay import ReplayServer, reset, status
 
 
@@ -100,12 +100,8 @@ def test_one_connection_at_a_time_serialises_parallel_callers(replay: ReplayServ
     replay.script("GET", "/api/query", delay(0.2, times=4))
     polite = Politeness(min_interval=0.0, one_at_a_time=True)
     with build_client("arxiv", politeness=polite) as client:
-        threads = [threading.Thread(target=client.get, args=(replay.arxiv_url,)) for _ in range(4)]
         started = time.monotonic()
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        at_once(lambda: client.get(replay.arxiv_url), 4)
         elapsed = time.monotonic() - started
     assert elapsed >= 0.8  # four 0.2 s answers, one after the other
 

@@ -17,6 +17,7 @@ from ingest.secrets import token_from_env
 from kg.errors import IngestError
 from tests.conftest import nquads
 from tests.ingest.replay import ReplayServer, status
+from tests.servers import LoopbackServer, QuietHandler
 
 REPOS = ["PyGithub/PyGithub", "akfish/PyGithub", "protoncoin/protoncoin", "nobody/no-such-repo"]
 
@@ -71,19 +72,17 @@ def test_the_token_stays_out_of_logs_and_error_messages(monkeypatch, replay: Rep
 # -- credentials never follow a redirect to another origin ---------------------------------------
 
 
-class _Hop:
+class _Hop(LoopbackServer):
     """A loopback server: ``/go?to=URL`` redirects there (302), anything else answers 200
     and records the request's headers."""
 
     def __init__(self) -> None:
-        import http.server
-        import threading
         from urllib.parse import parse_qs, urlsplit
 
         hop = self
         self.seen: list[dict[str, str]] = []
 
-        class Handler(http.server.BaseHTTPRequestHandler):
+        class Handler(QuietHandler):
             def do_GET(self) -> None:
                 parts = urlsplit(self.path)
                 if parts.path == "/go":
@@ -93,23 +92,9 @@ class _Hop:
                     self.end_headers()
                     return
                 hop.seen.append({k.lower(): v for k, v in self.headers.items()})
-                body = b'{"ok": true}'
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
+                self.reply(200, b'{"ok": true}', "application/json")
 
-            def log_message(self, *args: object) -> None:
-                return None
-
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.port = self.server.server_address[1]
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        super().__init__(Handler)
 
 
 def _clients(secret: str) -> dict[str, object]:

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pyoxigraph as ox
@@ -97,15 +99,22 @@ def test_a_status_set_is_found_at_once_without_remaking_the_index(kg_cli, built_
         assert freshness(store).state == "fresh"
 
 
+@contextmanager
+def _written(path: Path, activity: str, graph: str, triples: list[ox.Triple]) -> Iterator[OxigraphStore]:
+    """The store at ``path``, open, after one write of ``triples`` into ``graph`` that tells the index nothing."""
+    with OxigraphStore(path) as store:
+        with store.transaction(Activity(activity)) as tx:
+            tx.insert(graph_iri(graph), triples)
+        yield store
+
+
 def test_a_write_that_did_not_say_is_caught_up_by_the_next_search(kg_cli, built_store_path) -> None:
     kg_cli("search", "gpipe", store=built_store_path, check=True)
     paper = ox.NamedNode("https://doi.org/10.5555/techkg.search-test")
-    with OxigraphStore(built_store_path) as store:
-        with store.transaction(Activity("a test's own write")) as tx:
-            tx.insert(graph_iri("import/notes-test"), [
-                ox.Triple(paper, RDF.type, BIBO.Document),
-                ox.Triple(paper, DCTERMS.title, text("Zebra routing for sparse experts", None)),
-                ox.Triple(paper, DCTERMS.abstract, text("Stripes of experts take turns.", None))])
+    with _written(built_store_path, "a test's own write", "import/notes-test", [
+            ox.Triple(paper, RDF.type, BIBO.Document),
+            ox.Triple(paper, DCTERMS.title, text("Zebra routing for sparse experts", None)),
+            ox.Triple(paper, DCTERMS.abstract, text("Stripes of experts take turns.", None))]) as store:
         assert freshness(store).state == "stale"
     found = hits(kg_cli, built_store_path, "zebra")
     assert iris(found) == [paper.value]

@@ -5,7 +5,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import threading
 import time
 import xml.etree.ElementTree as ET
 
@@ -19,6 +18,7 @@ from kg.graphs import graph_iri
 from kg.iris import technique_iri
 from kg.store.base import Activity
 from kg.store.remote import RemoteStore
+from tests.conftest import at_once
 
 TECHNIQUES = "SELECT ?id WHERE { ?t a tkg:Technique ; skos:notation ?id ; tkg:onComparisonPage true } ORDER BY ?id"
 RUNAWAY = "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i }"  # 10^11 rows: hours
@@ -244,16 +244,7 @@ def test_a_result_over_the_row_limit_gets_422_naming_the_limit(serve, built_stor
 
 def test_queries_run_concurrently_in_workers(serve, built_store) -> None:
     with serve(built_store, workers=4) as base:
-        codes: list[int] = []
-
-        def ask() -> None:
-            codes.append(httpx.get(f"{base}/sparql", params={"query": TECHNIQUES}, timeout=30).status_code)
-
-        threads = [threading.Thread(target=ask) for _ in range(4)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        codes = at_once(lambda: httpx.get(f"{base}/sparql", params={"query": TECHNIQUES}, timeout=30).status_code, 4)
         assert codes == [200] * 4
 
 

@@ -20,7 +20,8 @@ import httpx
 import psutil
 import pytest
 
-from tests.servers import KG, kg_serve
+from tests.conftest import at_once
+from tests.servers import KG, LoopbackServer, QuietHandler, kg_serve
 
 EX = "http://example.org/"
 RUNAWAY = "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i }"
@@ -179,36 +180,14 @@ def test_a_query_whose_client_went_away_is_stopped(serve, built_store) -> None:
 
 def test_only_a_full_queue_gets_503(serve, built_store) -> None:
     with serve(built_store, workers=2, queue=64, timeout=10) as base:
-        codes: list[int] = []
-        lock = threading.Lock()
-
-        def client() -> None:
-            code = httpx.get(f"{base}/sparql", params={"query": CHEAP}, timeout=60).status_code
-            with lock:
-                codes.append(code)
-
-        threads = [threading.Thread(target=client) for _ in range(50)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        codes = at_once(lambda: httpx.get(f"{base}/sparql", params={"query": CHEAP}, timeout=60).status_code, 50)
         assert codes == [200] * 50
     with serve(built_store, workers=1, queue=1, timeout=3) as base:
         first = threading.Thread(target=lambda: httpx.get(f"{base}/sparql", params={"query": RUNAWAY}, timeout=30))
         first.start()
         time.sleep(1.0)  # the runaway holds the one worker for 3 s
-        answers: list[httpx.Response] = []
-
-        def cheap() -> None:
-            answer = httpx.get(f"{base}/sparql", params={"query": CHEAP}, timeout=30)
-            with lock:
-                answers.append(answer)
-
-        waiting = [threading.Thread(target=cheap) for _ in range(4)]
-        for t in waiting:
-            t.start()
-        for t in waiting + [first]:
-            t.join()
+        answers = at_once(lambda: httpx.get(f"{base}/sparql", params={"query": CHEAP}, timeout=30), 4)
+        first.join()
         busy = [a for a in answers if a.status_code == 503]
         # One request waits in the queue of one and is answered; the others find it full.
         assert busy and all("busy" in a.text and a.headers["retry-after"] for a in busy)
@@ -322,39 +301,24 @@ def test_an_allowed_service_that_fails_tells_no_open_port_from_a_closed_one(serv
 # -- a SERVICE fuzzer: prefixed names, comments, whitespace --------------------------------
 
 
-class Recorder:
+class Recorder(LoopbackServer):
     """A SPARQL endpoint on 127.0.0.1 that answers every request with no rows and counts them."""
 
     def __init__(self) -> None:
-        import http.server
-
         recorder = self
         self.hits = 0
 
-        class Handler(http.server.BaseHTTPRequestHandler):
+        class Handler(QuietHandler):
             def _answer(self) -> None:
                 recorder.hits += 1
                 length = int(self.headers.get("content-length") or 0)
                 self.rfile.read(length)
-                body = b'{"head":{"vars":["a","b","c"]},"results":{"bindings":[]}}'
-                self.send_response(200)
-                self.send_header("Content-Type", "application/sparql-results+json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
+                self.reply(200, b'{"head":{"vars":["a","b","c"]},"results":{"bindings":[]}}',
+                           "application/sparql-results+json")
 
             do_GET = do_POST = _answer
 
-            def log_message(self, *args: object) -> None:
-                return None
-
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.port = self.server.server_address[1]
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        super().__init__(Handler)
 
 
 def _fuzzed(rng: random.Random, port: int) -> tuple[str, bool]:

@@ -5,12 +5,10 @@ stale staging graphs, killed imports, permission refusals, and what the client s
 
 from __future__ import annotations
 
-import http.server
 import logging
 import os
 import signal
 import subprocess
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,7 +22,7 @@ from kg.graphs import graph_iri
 from kg.store import staging
 from kg.store.base import Activity
 from kg.store.remote import RemoteStore
-from tests.servers import KG, VirtuosoServer
+from tests.servers import KG, LoopbackServer, QuietHandler, VirtuosoServer
 
 EX = "http://example.org/"
 G = graph_iri("import/portable")
@@ -181,7 +179,7 @@ def test_a_killed_import_leaves_the_graph_as_it_was_and_the_next_command_cleans_
         assert staging_graphs(store) == []
 
 
-class _Recorder(http.server.BaseHTTPRequestHandler):
+class _Recorder(QuietHandler):
     """Forwards to an Oxigraph server, but answers Graph Store uploads 204 and keeps
     nothing (as Virtuoso did with chunked bodies); records what the client sent."""
 
@@ -208,21 +206,13 @@ class _Recorder(http.server.BaseHTTPRequestHandler):
 
     do_GET = do_POST = do_PUT = _forward
 
-    def log_message(self, *args: object) -> None:
-        pass
-
 
 @pytest.fixture
 def recorder(oxigraph) -> Iterator[tuple[str, list[dict[str, str]]]]:
     seen: list[dict[str, str]] = []
     handler = type("Handler", (_Recorder,), {"upstream": oxigraph.base, "seen": seen})
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}", seen
-    finally:
-        server.shutdown()
-        server.server_close()
+    with LoopbackServer(handler) as server:
+        yield server.base, seen
 
 
 def test_an_upload_the_server_accepts_and_drops_is_an_error_and_leaves_nothing(recorder, tmp_path: Path) -> None:

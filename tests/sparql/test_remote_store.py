@@ -4,9 +4,7 @@ the store spec, queries over the union, atomic writes and bulk loads, and the er
 from __future__ import annotations
 
 import gzip
-import http.server
 import io
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,7 +17,7 @@ from kg.store import open_store
 from kg.store.base import Activity
 from kg.store.endpoint import parse_spec
 from kg.store.remote import RemoteStore
-from tests.servers import free_port
+from tests.servers import LoopbackServer, QuietHandler, free_port
 
 G = graph_iri("test")
 EX = "http://example.org/"
@@ -226,7 +224,7 @@ def test_a_union_default_graph_server_is_detected(start_oxigraph, built_nquads: 
             assert graph_iri("catalog").value in names
 
 
-class _Answer(http.server.BaseHTTPRequestHandler):
+class _Answer(QuietHandler):
     """A real HTTP server that answers every request with one status and body."""
 
     status = 500
@@ -236,32 +234,22 @@ class _Answer(http.server.BaseHTTPRequestHandler):
     def _reply(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         self.rfile.read(length)
-        self.send_response(self.status)
-        self.send_header("Content-Type", self.media)
-        self.send_header("Content-Length", str(len(self.body)))
-        self.end_headers()
-        self.wfile.write(self.body)
+        self.reply(self.status, self.body, self.media)
 
     do_GET = do_POST = do_PUT = _reply
-
-    def log_message(self, *args: object) -> None:
-        pass
 
 
 @pytest.fixture
 def answering() -> Iterator[object]:
     def start(status: int, body: bytes = b"boom", media: str = "text/plain"):
-        handler = type("Handler", (_Answer,), {"status": status, "body": body, "media": media})
-        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        threading.Thread(target=server.serve_forever, daemon=True).start()
+        server = LoopbackServer(type("Handler", (_Answer,), {"status": status, "body": body, "media": media}))
         servers.append(server)
-        return f"http://127.0.0.1:{server.server_address[1]}"
+        return server.base
 
-    servers: list[http.server.ThreadingHTTPServer] = []
+    servers: list[LoopbackServer] = []
     yield start
     for server in servers:
-        server.shutdown()
-        server.server_close()
+        server.close()
 
 
 def test_an_unreachable_endpoint_names_the_url_and_the_fix() -> None:
@@ -378,7 +366,7 @@ def test_validation_on_a_server_finds_what_the_embedded_store_finds_and_reuses_i
 # -- the token stays with the endpoint's origin ------------------------------------------
 
 
-class _Recording(http.server.BaseHTTPRequestHandler):
+class _Recording(QuietHandler):
     """Records each request's headers; ``redirect`` (if set) answers 307 there, else an
     empty SPARQL result."""
 
@@ -394,39 +382,19 @@ class _Recording(http.server.BaseHTTPRequestHandler):
             self.send_header("Content-Length", "0")
             self.end_headers()
             return
-        body = b'{"head": {"vars": ["s"]}, "results": {"bindings": []}}'
-        self.send_response(200)
-        self.send_header("Content-Type", "application/sparql-results+json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+        self.reply(200, b'{"head": {"vars": ["s"]}, "results": {"bindings": []}}', "application/sparql-results+json")
 
     do_GET = do_POST = _reply
-
-    def log_message(self, *args: object) -> None:
-        pass
 
 
 def test_the_store_token_never_follows_a_redirect_to_another_origin(monkeypatch: pytest.MonkeyPatch) -> None:
     token = "store-token-that-stays-home"
     monkeypatch.setenv("KG_STORE_TOKEN", token)
-    servers: list[http.server.ThreadingHTTPServer] = []
     seen: dict[str, list[dict[str, str]]] = {"first": [], "second": []}
-    try:
-        second = http.server.ThreadingHTTPServer(("127.0.0.1", 0), type(
-            "Second", (_Recording,), {"seen": seen["second"]}))
-        servers.append(second)
-        first = http.server.ThreadingHTTPServer(("127.0.0.1", 0), type(
-            "First", (_Recording,), {"seen": seen["first"], "redirect": f"http://127.0.0.1:{second.server_address[1]}"}))
-        servers.append(first)
-        for server in servers:
-            threading.Thread(target=server.serve_forever, daemon=True).start()
-        with RemoteStore.from_spec(f"http://127.0.0.1:{first.server_address[1]}/query;union=true") as store:
-            assert len(store.select("SELECT ?s WHERE { ?s ?p ?o }")) == 0
-    finally:
-        for server in servers:
-            server.shutdown()
-            server.server_close()
+    with LoopbackServer(type("Second", (_Recording,), {"seen": seen["second"]})) as second, \
+            LoopbackServer(type("First", (_Recording,), {"seen": seen["first"], "redirect": second.base})) as first, \
+            RemoteStore.from_spec(f"{first.base}/query;union=true") as store:
+        assert len(store.select("SELECT ?s WHERE { ?s ?p ?o }")) == 0
     assert seen["first"] and all(h.get("authorization") == f"Bearer {token}" for h in seen["first"])
     assert seen["second"], "the redirect was followed"
     assert not any(token in value for headers in seen["second"] for value in headers.values()), seen["second"]

@@ -40,6 +40,22 @@ MAIN_PAGES = {
 }
 
 
+def overflow_at(page: Any, path: str) -> int:
+    """Open ``path`` and let it settle; how many pixels the page is wider than the window."""
+    page.goto(path)
+    page.wait_for_load_state("networkidle")
+    return int(page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth"))
+
+
+def screenshot(page: Any, shot: Path, name: str) -> None:
+    """Save the page (the whole length, but for the framed lineage and query pages) as ``shot``, a real
+    picture, and keep a copy in :data:`SHOTS`."""
+    page.screenshot(path=str(shot), full_page=name not in ("lineage", "query"))
+    assert shot.stat().st_size > 10_000
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    shutil.copy(shot, SHOTS / shot.name)
+
+
 def kg(*args: str, store: Path | str | None = None, env: dict[str, str] | None = None,
        check: bool = True, timeout: float = 300) -> subprocess.CompletedProcess[str]:
     """Run the real ``kg`` command."""

@@ -5,13 +5,12 @@ fails, and the workbench itself keeps working in that browser."""
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
 
+from tests.servers import LoopbackServer, QuietHandler
 from tests.web.conftest import Served
 
 pytestmark = pytest.mark.browser
@@ -53,18 +52,11 @@ window.results = (async () => {
 </script></body></html>"""
 
 
-class _Attacker(BaseHTTPRequestHandler):
+class _Attacker(QuietHandler):
     page = b""
 
     def do_GET(self) -> None:  # noqa: N802 - the http.server API
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
-        self.send_header("Content-Length", str(len(self.page)))
-        self.end_headers()
-        self.wfile.write(self.page)
-
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002
-        pass
+        self.reply(200, self.page, "text/html; charset=utf-8")
 
 
 @pytest.fixture
@@ -72,12 +64,8 @@ def attacker(writable_server: Served) -> Iterator[str]:
     """Another origin on loopback (127.0.0.1, another port) serving :data:`ATTACK`."""
     handler = type("Handler", (_Attacker,), {"page": ATTACK.replace("TARGET", writable_server.base)
                                              .replace("PAPER", PAPER).encode()})
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/attack.html"
-    server.shutdown()
-    server.server_close()
+    with LoopbackServer(handler) as server:
+        yield f"{server.base}/attack.html"
 
 
 def _status(served: Served) -> str | None:

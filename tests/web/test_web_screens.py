@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.web.conftest import MAIN_PAGES, SHOTS, Served
+from tests.web.conftest import MAIN_PAGES, SHOTS, Served, overflow_at, screenshot
 
 pytestmark = pytest.mark.browser
 
@@ -26,16 +26,10 @@ HEIGHT = 900
 @pytest.mark.parametrize("width", (*WIDTHS, PHONE))
 def test_every_page_fits_and_is_screenshot(server: Served, open_page, tmp_path: Path, width: int) -> None:  # type: ignore[no-untyped-def]
     page, events = open_page(server, width=width, height=HEIGHT)
-    SHOTS.mkdir(parents=True, exist_ok=True)
     for name, path in PAGES.items():
-        page.goto(path)
-        page.wait_for_load_state("networkidle")
-        overflow = page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
+        overflow = overflow_at(page, path)
         assert overflow <= 0, f"{name} is {overflow}px wider than {width}px"
-        shot = tmp_path / f"{width}-{name}.png"
-        page.screenshot(path=str(shot), full_page=name not in ("lineage", "query"))
-        assert shot.stat().st_size > 10_000
-        shutil.copy(shot, SHOTS / shot.name)
+        screenshot(page, tmp_path / f"{width}-{name}.png", name)
     # The not-found page answers 404 on purpose; nothing else may complain.
     problems = [p for p in events.problems() if "404" not in p]
     assert problems == []
