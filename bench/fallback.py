@@ -18,10 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from bench.scale import Run
+from typing import Any
 
 FIRST = 100
 
@@ -58,7 +55,7 @@ def named_selects() -> list[str]:
     return [q.name for q in queries.all_queries() if q.kind == "select"]
 
 
-def section(store: Path, startup: float, *, cap: float, writable: bool, kg: Callable[..., Run],
+def section(store: Path, startup: float, *, cap: float, writable: bool, kg: Callable[..., Any],
             names: set[str] | None = None) -> None:
     """Print the fallback rows for ``store`` (see the module's text). ``writable``: make the
     tables stale with one status change (the store must have had ``kg analytics build``);
@@ -77,7 +74,7 @@ def section(store: Path, startup: float, *, cap: float, writable: bool, kg: Call
     peak = 0.0
     misses: list[str] = []
 
-    def seconds(done: Run) -> str:
+    def seconds(done: Any) -> str:
         return f"> {cap:.0f} s" if done.seconds is None else f"{done.seconds:.2f} s"
 
     for name in named_selects():
