@@ -45,6 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bench import fallback
 from bench.corpus import generate, refresh
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -303,8 +304,11 @@ def main() -> None:
                         help="papers in the graph that is loaded and then replaced (77k ≈ 1M triples)")
     parser.add_argument("--cap", type=float, default=600.0, help="seconds allowed to any one process")
     parser.add_argument("--keep", action="store_true", help="keep the work folder (printed) afterwards")
-    parser.add_argument("--only", choices=["queries"],
-                        help="queries: only start-up and the named queries, on --store")
+    parser.add_argument("--only", choices=["queries", "fallback"],
+                        help="queries: only start-up and the named queries, on --store; fallback: only start-up and "
+                             "--fallback's section, on --store")
+    parser.add_argument("--fallback", action="store_true",
+                        help="also every named query answered by SPARQL with the tables stale (bench.fallback)")
     parser.add_argument("--store", type=Path,
                         help="with --only queries: an existing store (kg analytics build done), used read-only")
     parser.add_argument("--raw-cap", type=float,
@@ -318,16 +322,19 @@ def main() -> None:
     raw_cap = args.raw_cap or cap
     formats = [f.strip() for f in args.formats.split(",") if f.strip()]
     names = {n.strip() for n in args.queries.split(",")} if args.queries else None
-    if args.only == "queries":
+    if args.only:
         if args.store is None:
-            parser.error("--only queries measures an existing store: pass --store DIR")
+            parser.error(f"--only {args.only} measures an existing store: pass --store DIR")
         print(ROW.format("what", "kg (this tree)", "baseline (same run)", "ratio", "RSS MB", "goal"))
         helps = [run("kg --help", [sys.executable, "-c", KG_MAIN, "--help"], cap=cap) for _ in range(3)]
         startup = _median_run(helps).seconds or 0.0
         print(f"start-up: kg --help {startup:.2f} s (median of 3); store {args.store}", flush=True)
         work = Path(tempfile.mkdtemp(prefix="kg-bench-scale-"))
         try:
-            query_rows(args.store, work, startup, cap=cap, raw_cap=raw_cap, formats=formats, names=names)
+            if args.only == "queries":
+                query_rows(args.store, work, startup, cap=cap, raw_cap=raw_cap, formats=formats, names=names)
+            if args.fallback or args.only == "fallback":
+                fallback.section(args.store, startup, cap=cap, writable=False, kg=kg, names=names)
         finally:
             shutil.rmtree(work, ignore_errors=True)
         print(f"\npeak RSS: {max(PEAKS.values()):,.0f} MB ({max(PEAKS, key=PEAKS.__getitem__)})")
@@ -396,6 +403,8 @@ def main() -> None:
         row("start-up: kg --help", f"{startup:.2f} s", "", "", _median_run(helps).rss_mb, "")
 
         query_rows(big, work, startup, cap=cap, raw_cap=raw_cap, formats=formats, names=names)
+        if args.fallback:
+            fallback.section(big, startup, cap=cap, writable=True, kg=kg, names=names)
 
         # Replacing a graph of about a million triples that already holds data. A load leaves
         # RocksDB's compaction of its files to the next process that opens the store for

@@ -218,9 +218,17 @@ class GraphStore(abc.ABC):
         """One page of a SELECT query (see kg.paging): ``limit + 1`` rows at most, in ``key``
         order, after the row whose key is ``after``. The server orders and cuts (the query
         wrapped in a sub-select); a backend whose own ORDER BY is slow picks the page itself."""
+        from kg.keyfirst import page as from_small_side
         from kg.paging import paged_query
 
-        return self.stream(paged_query(sparql, key, limit, after))
+        def pick(text: str, cursor: Sequence[Term | None] | None,
+                 ) -> tuple[list[str], Iterator[tuple[Term | None, ...]]]:
+            stream = self.stream(paged_query(text, key, limit, cursor))
+            return stream.variables, stream.rows
+
+        # A grouped query's page: its key's groups first, then their rows alone (kg.keyfirst).
+        found = from_small_side(sparql, key, after, pick) if limit is not None else None
+        return SolutionStream(*(found or pick(sparql, after)))
 
     def select_to_file(self, sparql: str, path: Path, *, fmt: str = "csv") -> None:
         """Write a SELECT query's solutions to ``path`` in a SPARQL 1.1 results format

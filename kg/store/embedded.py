@@ -345,11 +345,19 @@ class OxigraphStore(GraphStore):
              after: Sequence[Term | None] | None) -> SolutionStream:
         """A page picked in Python from the query's rows, unordered: Oxigraph's ORDER BY reads
         every IRI and long string back from disk at each comparison (about 40 s to sort
-        100,000 paper IRIs), while each row's terms are read once here."""
+        100,000 paper IRIs), while each row's terms are read once here. A grouped query
+        is narrowed to its page key first (kg.keyfirst): only the page's rows are filled in."""
+        from kg.keyfirst import page as from_small_side
         from kg.paging import select_page, without_order
 
-        stream = self.stream(without_order(sparql))
-        return SolutionStream(stream.variables, select_page(stream.variables, stream.rows, key, limit, after))
+        def pick(text: str, cursor: Sequence[Term | None] | None,
+                 ) -> tuple[list[str], Iterator[tuple[Term | None, ...]]]:
+            stream = self.stream(without_order(text))
+            return stream.variables, select_page(stream.variables, stream.rows, key, limit, cursor)
+
+        # A grouped query's page: its key's groups first, then their rows alone (kg.keyfirst).
+        found = from_small_side(sparql, key, after, pick) if limit is not None else None
+        return SolutionStream(*(found or pick(sparql, after)))
 
     def _rows(self, result: ox.QuerySolutions) -> Iterator[tuple[Term | None, ...]]:
         try:

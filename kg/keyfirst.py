@@ -1,0 +1,200 @@
+"""A page of a grouped query found from its small side: the page key first, the rest for
+that page only.
+
+A named query such as ``bibliography`` or ``lineage-papers`` groups its rows by a few
+variables (``GROUP BY ?paper``) and fills each row from many ``OPTIONAL`` blocks (title,
+venue, authors, status, ...). Sorting every group to keep the first hundred makes the
+store fill in every row of the whole result first. Here a page takes two queries:
+
+1. the *narrow* query: the same groups, with only the page key's values (its plain group
+   variables and its ``MIN``/``MAX``/``SAMPLE`` aggregates) and without the ``OPTIONAL``
+   blocks that nothing of the key needs, which picks the page's groups in key order;
+2. the query itself, restricted to those groups by one ``VALUES`` block of their group
+   variables in its own WHERE group, which fills in their rows.
+
+An ``OPTIONAL`` block is left out of the narrow query only where that cannot change a
+group or a key value: it shares no variable with the rest of the query but the group
+variables, and every aggregate the key uses ignores repeated rows. A query this cannot
+be shown safe for (no GROUP BY, HAVING, a key from any other aggregate) is not narrowed:
+:func:`narrow` returns None and the page is found as before.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+
+from kg.paging import SortKey, key_function, projection
+from kg.results import Term
+from kg.sparqltext import MODIFIER, code_only, group_end, query_parts
+
+__all__ = ["Narrowed", "narrow", "page", "restricted"]
+
+#: One page of a query: (variables, at most ``limit + 1`` rows in key order) for the text
+#: and the cursor's values given.
+Picker = Callable[[str, "Sequence[Term | None] | None"], "tuple[list[str], Iterator[tuple[Term | None, ...]]]"]
+
+_VARIABLE = re.compile(r"[?$]([A-Za-z0-9_]+)")
+#: Aggregates whose value does not change when a group's rows repeat.
+_REPEAT_SAFE = re.compile(r"(?is)^\(\s*(MIN|MAX|SAMPLE)\s*\((?P<inner>.*)\)\s+AS\s+[?$](?P<name>\w+)\s*\)$")
+_OPTIONAL = re.compile(r"(?i)\bOPTIONAL\s*\{")
+_SUBSELECT = re.compile(r"(?i)\{\s*SELECT\b")
+
+
+@dataclass(frozen=True)
+class Narrowed:
+    """The narrow query of a grouped query and its group variables."""
+
+    text: str
+    groups: tuple[str, ...]
+
+
+def _items(head: str) -> list[str]:
+    """The projection ``head`` split into items: ``?v`` or ``(expression AS ?v)``."""
+    items, depth, start = [], 0, None
+    for i, ch in enumerate(head):
+        if ch == "(":
+            if depth == 0:
+                start = i
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth == 0 and start is not None:
+                items.append(head[start : i + 1])
+                start = None
+        elif depth == 0 and ch in "?$":
+            m = _VARIABLE.match(head, i)
+            if m:
+                items.append(m.group(0))
+    return items
+
+
+def _names(text: str) -> set[str]:
+    return set(_VARIABLE.findall(text))
+
+
+def _blank_subselects(code: str) -> str:
+    """``code`` with each nested sub-select's WHERE group blanked (its projection stays)."""
+    out = list(code)
+    for m in _SUBSELECT.finditer(code):
+        inner = code.find("{", m.end())
+        if inner < 0:
+            continue
+        end = group_end(code, inner)
+        out[inner + 1 : end] = " " * (end - inner - 1)
+    return "".join(out)
+
+
+def narrow(query: str, key: Sequence[SortKey]) -> Narrowed | None:
+    """The narrow query of ``query`` for the page ``key`` (see the module's text), or None."""
+    parts = query_parts(query)
+    if parts.form != "SELECT" or parts.group is None or parts.dataset:
+        return None
+    code = code_only(query)
+    opening, closing = parts.group
+    tail = code[closing + 1 :]
+    marks = [(m.start(), m.group(1).upper().split()[0]) for m in MODIFIER.finditer(tail)]
+    if any(word in ("HAVING", "LIMIT", "OFFSET", "VALUES") for _, word in marks):
+        return None
+    grouping = next((i for i, (_, word) in enumerate(marks) if word == "GROUP"), None)
+    if grouping is None:
+        return None
+    stop = marks[grouping + 1][0] if grouping + 1 < len(marks) else len(tail)
+    by = re.sub(r"(?i)^\s*GROUP\s+BY", "", tail[marks[grouping][0] : stop]).split()
+    if not by or any(not _VARIABLE.fullmatch(token) for token in by):
+        return None
+    groups = tuple(token[1:] for token in by)
+    head = code[parts.form_start + len("SELECT") : opening]
+    head = re.sub(r"(?i)\bWHERE\s*$", "", head.strip())
+    if re.match(r"(?i)^(DISTINCT|REDUCED)\b", head):
+        return None
+    wanted = {k.variable for k in key}
+    kept_items, needed = [], set(groups)
+    for item in _items(head):
+        if item.startswith(("?", "$")):
+            if item[1:] in groups:
+                kept_items.append(item)
+            elif item[1:] in wanted:
+                return None  # a key variable that is neither grouped nor aggregated
+            continue
+        m = _REPEAT_SAFE.match(item)
+        name = m.group("name") if m else (_VARIABLE.findall(item) or [""])[-1]
+        if name not in wanted:
+            continue
+        if m is None:
+            return None
+        kept_items.append(item)
+        needed |= _names(m.group("inner"))
+    if not wanted <= set(groups) | {(_VARIABLE.findall(i) or [""])[-1] for i in kept_items}:
+        return None
+    # The WHERE group's own OPTIONAL blocks (not those inside a nested group).
+    body_start = opening + 1
+    depth_zero = []
+    depth = 0
+    for i in range(body_start, closing):
+        if depth == 0:
+            m = _OPTIONAL.match(code, i)
+            if m and (i == 0 or not code[i - 1].isalnum()):
+                brace = m.end() - 1
+                depth_zero.append((i, group_end(code, brace) + 1))
+        if code[i] == "{":
+            depth += 1
+        elif code[i] == "}":
+            depth -= 1
+    blocks = [b for b in depth_zero if not any(a < b[0] and b[1] <= z for a, z in depth_zero)]
+    rest = list(code[body_start:closing])
+    for a, z in blocks:
+        rest[a - body_start : z - body_start] = " " * (z - a)
+    outside = _names(_blank_subselects("".join(rest)))
+    if not set(groups) <= outside:
+        return None  # a group variable that only an OPTIONAL binds
+    own, at = "".join(rest), 0
+    while (at := own.find("{", at)) >= 0:  # the group's own BINDs, not those of nested groups
+        end = group_end(own, at) + 1
+        own, at = own[:at] + " " * (end - at) + own[end:], end
+    if any(re.search(rf"(?i)\bAS\s*[?$]{g}\b", own) for g in groups):
+        return None  # a VALUES block of the groups could not come before that BIND
+    names = [_names(_blank_subselects(code[a:z])) for a, z in blocks]
+    dropped = []
+    for index, (a, z) in enumerate(blocks):
+        others = set().union(*(n for j, n in enumerate(names) if j != index))
+        if names[index] & (needed | outside | others) <= set(groups):
+            dropped.append((a, z))
+    if not dropped:
+        return None
+    text = query
+    for a, z in sorted(dropped, reverse=True):
+        text = text[:a] + " " * (z - a) + text[z:]
+    text = (text[: parts.form_start] + "SELECT " + " ".join(kept_items) + " WHERE " + text[opening : closing + 1]
+            + "\nGROUP BY " + " ".join("?" + g for g in groups) + "\n")
+    return Narrowed(text, groups)
+
+
+def restricted(query: str, groups: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+    """``query`` with one ``VALUES`` block of ``groups`` (one row per item of ``rows``, each
+    a term or None for UNDEF) first in its own WHERE group, where the store starts from it
+    (:func:`narrow` refuses a query whose own group BINDs a group variable)."""
+    parts = query_parts(query)
+    assert parts.group is not None
+    body = " ".join("(" + " ".join("UNDEF" if v is None else str(v) for v in row) + ")" for row in rows)
+    block = f"\n  VALUES ({' '.join('?' + g for g in groups)}) {{ {body} }}\n"
+    at = parts.group[0] + 1
+    return query[:at] + block + query[at:]
+
+
+def page(query: str, key: Sequence[SortKey], after: Sequence[Term | None] | None,
+         pick: Picker) -> tuple[list[str], Iterator[tuple[Term | None, ...]]] | None:
+    """One page of ``query`` found from its small side (see the module's text): ``pick``
+    finds a page of a text (the narrow query, then the query for the page's groups alone).
+    None when the query cannot be narrowed."""
+    narrowed = narrow(query, key)
+    if narrowed is None:
+        return None
+    variables, rows = pick(narrowed.text, after)
+    at = [variables.index(g) for g in narrowed.groups]
+    chosen = [tuple(row[i] for i in at) for row in rows]
+    if not chosen:
+        return projection(query), iter(())
+    variables, rows = pick(restricted(query, narrowed.groups, chosen), None)
+    return variables, iter(sorted(rows, key=key_function(key, variables)))
