@@ -175,7 +175,7 @@ def lineage(
 def _decide(ident: str, relation: str | None, verdict: str, fmt: Format) -> None:
     from rich.markup import escape
 
-    from kg.analytics.suggest import lineage_facts, open_tables, update_tables
+    from kg.analytics.suggest import lineage_facts, open_tables
     from kg.cli.output import console, emit_json
     from kg.decisions import accept, reject
     from kg.suggestions import find_suggestion
@@ -189,13 +189,8 @@ def _decide(ident: str, relation: str | None, verdict: str, fmt: Format) -> None
         if con is not None:
             con.close()
     decision = accept(store, item, relation=relation) if verdict == "accepted" else reject(store, item)
-    # Tables that were fresh stay so (an incremental build: the decisions graph alone), so
-    # that the next kg suggest still answers from them.
-    problem = update_tables(store, state().store_spec) if con is not None else None
-    if problem:
-        from kg.cli.output import note
-
-        note(problem)
+    # Tables that were fresh stay so (kg.derived: the keeper patches them as the command ends),
+    # so that the next kg suggest still answers from them.
     if fmt is Format.json:
         emit_json({**decision.as_dict(), "child_name": item.child.name, "parent_name": item.parent.name})
         return
