@@ -19,6 +19,7 @@ are stale and that ``kg analytics build`` brings them up to date.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
 __all__ = ["KEEP_FACTS", "Fresh", "TablesKeeper"]
 
 #: The most facts (old and new, of the graphs a write changed) the keeper reads again in
-#: the write's command; past it, it says what to run instead.
+#: the write's command; past it, it says what to run instead (``$KG_KEEP_FACTS`` sets another).
 KEEP_FACTS = 1_000_000
 
 
@@ -88,7 +89,7 @@ class TablesKeeper:
 
         names = ", ".join(graph_name(ox.NamedNode(g)) for g in touched)
         size = sum(token.facts.get(g, 0) + ((states[g].triples or 0) if g in states else 0) for g in touched)
-        if size > KEEP_FACTS:
+        if size > int(os.environ.get("KG_KEEP_FACTS", KEEP_FACTS)):
             return (f"the analytics tables are stale now ({names} changed: about {size:,} facts to read again); "
                     "kg analytics build brings them up to date")
         try:
