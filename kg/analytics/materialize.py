@@ -45,6 +45,7 @@ from kg.analytics.patch import patch_table, split, touch_modified
 from kg.analytics.schema import MACROS, schema_version
 from kg.analytics.staging import KEYS, stage
 from kg.analytics.tables import SHARED_KEYS, TABLES, ordered
+from kg.analytics.tables import table as table_named
 from kg.errors import AnalyticsError
 
 if TYPE_CHECKING:
@@ -435,8 +436,12 @@ def _build(
         # ... and by their new content (a full build makes every table: nothing to find).
         if mode == "full":
             affected = {t.name for t in TABLES}
-        elif compared:  # the tables that read a kind of fact that changed (or, not compared, that was or is there)
-            affected = tables_reading(keys, classes)
+        elif compared:  # the tables that read a kind of fact that changed (or, not compared, that was or is there),
+            # and those with rows from these graphs, whose rows say when their graph changed (but for the
+            # tables patched by paper: those rows are given the new time in place, below)
+            read_again = {names[g] for g in touched}
+            affected = tables_reading(keys, classes) | {
+                t for t, sources in _sources(con).items() if sources & read_again and table_named(t).by_paper is None}
         elif changed:
             affected |= set(_contributions(con, changed))
         plan, patching = split(ordered(frozenset(affected | missing_tables)), keys, papers)
@@ -447,8 +452,7 @@ def _build(
             con.execute(f"CREATE OR REPLACE TABLE main.{table.name} AS {table.sql}")
             rebuilt[table.name] = scalar(con, f"SELECT count(*) FROM main.{table.name}")
         tables_patched = {t.name: patch_table(con, t, papers or []) for t in patching}
-        if papers is not None:  # the rows kept from the graphs read again: their new modification time
-            read_again = {names[g] for g in touched}
+        if compared:  # the rows kept from the graphs read again: their new modification time
             kept = [t for t, sources in _sources(con).items() if t not in rebuilt and sources & read_again]
             touch_modified(con, kept, [ids[g] for g in changed])
         if progress:

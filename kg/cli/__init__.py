@@ -82,13 +82,18 @@ class State:
             self._reader.close()
             self._reader = None
 
-    def close(self) -> None:
-        self.close_reader()
-        if self._watch is not None:  # derived data brought up to date with what the command wrote
+    def keep_derived(self) -> None:
+        """Bring derived data up to date with what the command wrote so far (kg.derived),
+        now rather than as the command ends."""
+        if self._watch is not None:
             watch, self._watch = self._watch, None
             from kg.cli.output import note
 
             watch.finish(note)
+
+    def close(self) -> None:
+        self.close_reader()
+        self.keep_derived()  # derived data brought up to date with what the command wrote
         if self._store is not None:
             self._store.close()
             self._store = None
