@@ -4,10 +4,9 @@ SPARQL on the store, as it is when the DuckDB tables are stale or absent.
     python -m bench scale --papers 100000 --fallback        # in the full run, after its queries
     python -m bench scale --only queries --store DIR --fallback
 
-In the full run the tables are made stale deliberately (one reading status changed after
-``kg analytics build``), and each answer is checked to come from SPARQL with that reason;
-on a store given with ``--store`` (opened read-only) ``kg query --sparql`` asks the store
-instead, which takes the same path. Each SELECT named query runs twice as the real ``kg``
+A write keeps fresh tables fresh (kg.derived), so the section asks with ``kg query --sparql``,
+the path a query takes when the tables are stale or absent (the store is opened read-only),
+and each answer is checked to come from SPARQL. Each SELECT named query runs twice as the real ``kg``
 process of this tree: ``--limit 100`` (the first page; the whole answer for a query without
 a page key) and whole, as JSON Lines read from a pipe. Both are printed beside start-up
 (``kg --help``) measured in the same run, with the goal of the first page (start-up + 1 s)
@@ -43,8 +42,6 @@ PARAMS: dict[str, dict[str, str]] = {
     "technique-papers": {"technique": "ZeRO"},
     "technique": {"technique": "ZeRO"},
 }
-#: The reading status changed to make the tables stale (a paper of the catalog's reading list).
-STALE_PAPER, STALE_STATUS = "https://arxiv.org/abs/2512.14080", "reading"
 ROW = "{:34} {:>9} {:>11} {:>9} {:>8} {:>8}  {}"
 
 
@@ -55,21 +52,17 @@ def named_selects() -> list[str]:
     return [q.name for q in queries.all_queries() if q.kind == "select"]
 
 
-def section(store: Path, startup: float, *, cap: float, writable: bool, kg: Callable[..., Any],
+def section(store: Path, startup: float, *, cap: float, kg: Callable[..., Any],
             names: set[str] | None = None) -> None:
-    """Print the fallback rows for ``store`` (see the module's text). ``writable``: make the
-    tables stale with one status change (the store must have had ``kg analytics build``);
-    else ask the store with ``kg query --sparql``. ``kg`` runs one kg process
+    """Print the fallback rows for ``store`` (see the module's text). ``kg`` runs one kg process
     (bench.scale.kg, of the running module, so that its peaks are counted there)."""
 
     goal = startup + 1.0
     print(f"\nfallback: every named query answered by SPARQL on the store "
-          f"({'tables made stale by kg reading set' if writable else 'kg query --sparql'}); "
+          f"(kg query --sparql); "
           f"goal: first {FIRST} rows ≤ start-up + 1 s = {goal:.2f} s", flush=True)
-    if writable:
-        kg("kg reading set (make the tables stale)", store, "reading", "set", STALE_PAPER, STALE_STATUS, cap=cap)
     print(ROW.format("named query", "rows", f"first {FIRST}", "ratio", "whole", "RSS MB", "answered by"), flush=True)
-    force = [] if writable else ["--sparql"]
+    force = ["--sparql"]
     worst: tuple[float, str] = (0.0, "")
     peak = 0.0
     misses: list[str] = []

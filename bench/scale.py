@@ -14,17 +14,19 @@ store. Peak RSS is each process's own (VmHWM, printed by the process as it exits
 
 The steps, in order: ``kg build`` (and a copy of that small store); the corpus bulk-loaded
 by pyoxigraph, then ``kg import rdf --no-link`` of it on top of the build, and ``kg link``
-of every paper (against the import: ≤ 0.3x); ``kg validate`` (twice:
-after the import, and with nothing changed); ``kg analytics build`` (full, then after one
-reading status changed); ``kg query ancestors`` on the small and the big store in turn, five
-times each; the named queries (whole result as JSON Lines, the time to its first 100 rows;
-``--limit 100`` for the two whose goal is the first page); last, a graph of about a million
-triples loaded, then replaced by another (disjoint but for the shared vocabulary, about 77%
-of the triples differ), replaced back at once, then refreshed (5% of its papers changed, 2%
-added). The first load and the first replacement each start from a settled store: RocksDB
-compacts what a load wrote in the next process that opens the store for writing (see
-:data:`SETTLE`), and that compaction is shown on rows of its own; the replacement back
-shows what inheriting it costs.
+of every paper (against the import: ≤ 0.3x); ``kg validate`` (twice: after the import, and
+with nothing changed); ``kg analytics build`` (full, then after one reading status changed);
+``kg query ancestors`` on the small and the big store in turn, five times each; the named
+queries (whole result as JSON Lines, the time to its first 100 rows; ``--limit 100`` for the
+two whose goal is the first page); after a write (``kg reading set``, which keeps the fresh
+tables fresh, then ``kg query reading-queue --limit 100``, ``kg reading list`` and ``kg
+show``, each against start-up; ``--only writes --store DIR`` runs this alone); last, a graph
+of about a million triples loaded, then replaced by another (disjoint but for the shared
+vocabulary, about 77% of the triples differ), replaced back at once, then refreshed (5% of
+its papers changed, 2% added). The first load and the first replacement each start from a
+settled store: RocksDB compacts what a load wrote in the next process that opens the store
+for writing (see :data:`SETTLE`), and that compaction is shown on rows of its own; the
+replacement back shows what inheriting it costs.
 """
 
 from __future__ import annotations
@@ -297,6 +299,38 @@ def query_rows(big: Path, work: Path, startup: float, *, cap: float, raw_cap: fl
                 _ratio(whole.first, startup + 1), whole.rss_mb, "")
 
 
+#: Each write of the "after a write" section, its goal, and what is timed after it.
+AFTER_WRITES: list[tuple[str, list[str], float]] = [
+    ("kg reading set (patch included)", ["reading", "set", "GPipe", "read"], 0.5),
+    ("kg reading set again", ["reading", "set", "GPipe", "to-read"], 0.5),
+]
+AFTER_READS: list[tuple[str, list[str]]] = [
+    ("  kg query reading-queue --limit 100", ["query", "reading-queue", "--limit", "100", "-f", "jsonl"]),
+    ("  kg reading list --status to-read", ["reading", "list", "--status", "to-read", "-f", "csv"]),
+    ("  kg show ZeRO", ["show", "ZeRO"]),
+]
+
+
+def after_writes(big: Path, startup: float, *, cap: float) -> None:
+    """Each write, then the reads a user makes next: their times against start-up (the
+    analytics tables fresh before the write, kept fresh by it)."""
+
+    def row(what: str, ours: str, baseline: str, ratio: str, rss: float, goal: str) -> None:
+        print(ROW.format(what, ours, baseline, ratio, f"{rss:,.0f}", goal), flush=True)
+
+    print("after a write (tables fresh before it):", flush=True)
+    for what, argv, allowed in AFTER_WRITES:
+        done = kg(what, big, *argv, cap=cap)
+        stale = " (said stale)" if "stale" in done.err else ""
+        row(what + stale, _s(done.seconds, cap), f"start-up + {allowed:g} s {startup + allowed:.2f} s",
+            _ratio(done.seconds, startup + allowed), done.rss_mb, "≤ 1.00x")
+        for label, reads in AFTER_READS:
+            read = kg(label.strip(), big, *reads, cap=cap)
+            source = " (duckdb)" if "DuckDB" in read.err else ""
+            row(label + source, _s(read.seconds, cap), f"start-up + 1 s {startup + 1:.2f} s",
+                _ratio(read.seconds, startup + 1), read.rss_mb, "≤ 1.00x")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--papers", type=int, default=700_000)
@@ -304,11 +338,12 @@ def main() -> None:
                         help="papers in the graph that is loaded and then replaced (77k ≈ 1M triples)")
     parser.add_argument("--cap", type=float, default=600.0, help="seconds allowed to any one process")
     parser.add_argument("--keep", action="store_true", help="keep the work folder (printed) afterwards")
-    parser.add_argument("--only", choices=["queries", "fallback"],
+    parser.add_argument("--only", choices=["queries", "fallback", "writes"],
                         help="queries: only start-up and the named queries, on --store; fallback: only start-up and "
-                             "--fallback's section, on --store")
+                             "--fallback's section, on --store; writes: only start-up and the section after a "
+                             "write, on --store (changed: use a copy)")
     parser.add_argument("--fallback", action="store_true",
-                        help="also every named query answered by SPARQL with the tables stale (bench.fallback)")
+                        help="also every named query answered by SPARQL, as with the tables stale (bench.fallback)")
     parser.add_argument("--store", type=Path,
                         help="with --only queries: an existing store (kg analytics build done), used read-only")
     parser.add_argument("--raw-cap", type=float,
@@ -322,7 +357,7 @@ def main() -> None:
     raw_cap = args.raw_cap or cap
     formats = [f.strip() for f in args.formats.split(",") if f.strip()]
     names = {n.strip() for n in args.queries.split(",")} if args.queries else None
-    if args.only:
+    if args.only in ("queries", "fallback"):
         if args.store is None:
             parser.error(f"--only {args.only} measures an existing store: pass --store DIR")
         print(ROW.format("what", "kg (this tree)", "baseline (same run)", "ratio", "RSS MB", "goal"))
@@ -334,9 +369,19 @@ def main() -> None:
             if args.only == "queries":
                 query_rows(args.store, work, startup, cap=cap, raw_cap=raw_cap, formats=formats, names=names)
             if args.fallback or args.only == "fallback":
-                fallback.section(args.store, startup, cap=cap, writable=False, kg=kg, names=names)
+                fallback.section(args.store, startup, cap=cap, kg=kg, names=names)
         finally:
             shutil.rmtree(work, ignore_errors=True)
+        print(f"\npeak RSS: {max(PEAKS.values()):,.0f} MB ({max(PEAKS, key=PEAKS.__getitem__)})")
+        return
+    if args.only == "writes":
+        if args.store is None:
+            parser.error("--only writes changes an existing store (a copy): pass --store DIR")
+        print(ROW.format("what", "kg (this tree)", "baseline (same run)", "ratio", "RSS MB", "goal"))
+        helps = [run("kg --help", [sys.executable, "-c", KG_MAIN, "--help"], cap=cap) for _ in range(3)]
+        startup = _median_run(helps).seconds or 0.0
+        print(f"start-up: kg --help {startup:.2f} s (median of 3); store {args.store}", flush=True)
+        after_writes(args.store, startup, cap=cap)
         print(f"\npeak RSS: {max(PEAKS.values()):,.0f} MB ({max(PEAKS, key=PEAKS.__getitem__)})")
         return
 
@@ -403,8 +448,9 @@ def main() -> None:
         row("start-up: kg --help", f"{startup:.2f} s", "", "", _median_run(helps).rss_mb, "")
 
         query_rows(big, work, startup, cap=cap, raw_cap=raw_cap, formats=formats, names=names)
+        after_writes(big, startup, cap=cap)
         if args.fallback:
-            fallback.section(big, startup, cap=cap, writable=True, kg=kg, names=names)
+            fallback.section(big, startup, cap=cap, kg=kg, names=names)
 
         # Replacing a graph of about a million triples that already holds data. A load leaves
         # RocksDB's compaction of its files to the next process that opens the store for

@@ -183,6 +183,7 @@ def accept(store: GraphStore, suggestion: Proposal, *, relation: str | None = No
     with store.transaction(activity) as tx:
         tx.update(_forget(suggestion), touches=[LINEAGE_DECISIONS])
         tx.insert(LINEAGE_DECISIONS, [*_decision_triples(suggestion, "accepted", chosen, at), *edge])
+        tx.changes.decisions.add((child.value, parent.value))
     return Decision(suggestion.id, "accepted", child.value, parent.value, chosen,
                     datetime_literal(at).value, tuple(e.line() for e in suggestion.evidence[:EVIDENCE_KEPT]))
 
@@ -194,5 +195,6 @@ def reject(store: GraphStore, suggestion: Proposal, *, at: dt.datetime | None = 
     with store.transaction(activity) as tx:
         tx.update(_forget(suggestion), touches=[LINEAGE_DECISIONS])
         tx.insert(LINEAGE_DECISIONS, _decision_triples(suggestion, "rejected", None, at))
+        tx.changes.decisions.add((suggestion.child.iri, suggestion.parent.iri))
     return Decision(suggestion.id, "rejected", suggestion.child.iri, suggestion.parent.iri, None,
                     datetime_literal(at).value, tuple(e.line() for e in suggestion.evidence[:EVIDENCE_KEPT]))

@@ -223,6 +223,7 @@ def status_change(
     triples, change = _change_triples(paper, status, previous=previous, via=via, at=at or dt.datetime.now(dt.UTC),
                                       first_seen=first_seen)
     tx.insert(READING, triples)
+    tx.changes.papers.add(paper.value)
     return change
 
 
@@ -244,6 +245,7 @@ def status_removal(
     ``tkg:ReadingRemoval`` event records which status it had, when and where (a Zotero
     item deleted, or its status cleared there)."""
     _clear_current(tx, paper)
+    tx.changes.papers.add(paper.value)
     tx.insert(READING, _removal_triples(paper, previous=previous, via=via, at=at or dt.datetime.now(dt.UTC)))
 
 

@@ -40,9 +40,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kg.analytics.files import IN_USE, GraphState, connect, database_path, graph_states, record_code
+from kg.analytics.patch import affected as tables_reading
+from kg.analytics.patch import patch_table, split, touch_modified
 from kg.analytics.schema import MACROS, schema_version
 from kg.analytics.staging import KEYS, stage
 from kg.analytics.tables import SHARED_KEYS, TABLES, ordered
+from kg.analytics.tables import table as table_named
 from kg.errors import AnalyticsError
 
 if TYPE_CHECKING:
@@ -115,6 +118,8 @@ class BuildReport:
     #: The answer tables patched after reading-status changes (only the rows of the papers
     #: whose status changed made again), and how many rows those papers have now.
     patched: dict[str, int] = field(default_factory=dict)
+    #: The tables patched after reading-status changes (kg.analytics.patch), and their rows now.
+    patched_tables: dict[str, int] = field(default_factory=dict)
     #: The graphs (of changed_graphs) read from their import copies, not from the store.
     from_copies: list[str] = field(default_factory=list)
 
@@ -131,6 +136,7 @@ class BuildReport:
             "phases": {k: round(v, 3) for k, v in self.phases.items()},
             "answers": self.answers,
             "patched": self.patched,
+            "patched_tables": self.patched_tables,
             "from_copies": self.from_copies,
             "message": self.message,
         }
@@ -309,6 +315,12 @@ def _contributions(
     return out
 
 
+def _sources(con: duckdb.DuckDBPyConnection) -> dict[str, set[str]]:
+    """Each table's recorded source graphs (names)."""
+    return {name: set(graphs or []) for name, graphs in con.execute(
+        "SELECT table_name, sources FROM main.materialisations").fetchall()}
+
+
 def _existing_tables(con: duckdb.DuckDBPyConnection) -> set[str]:
     rows = con.execute(
         "SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main'"
@@ -396,12 +408,12 @@ def _build(
     touched = changed + removed
     con.execute("BEGIN TRANSACTION")
     try:
-        # The tables fed by the old content of the touched graphs ...
-        affected = set(_contributions(con, touched)) if previous else set()
         gone = [ids[g] for g in touched]
-        keys = _staged_keys(con, gone) if previous else set()  # the answer tables' inputs, old ...
-        # ... and, when they are few, those facts themselves, to compare with the new ones
+        # The facts of the touched graphs, when they are few, kept to compare with the new ones ...
         compared = mode == "incremental" and _recorded_facts(con, gone) <= COMPARE_FACTS
+        # ... else the tables fed by their old content
+        affected = set(_contributions(con, touched)) if previous and not compared else set()
+        keys = _staged_keys(con, gone) if previous else set()  # the answer tables' inputs, old ...
         if compared:
             con.execute("CREATE OR REPLACE TEMP TABLE facts_before AS SELECT g, s, k, o, n, d FROM staging.facts "
                         "WHERE g IN (SELECT unnest(?::INTEGER[]))", [gone])
@@ -415,40 +427,51 @@ def _build(
         phases = {"staging": time.perf_counter() - clock}
         clock = time.perf_counter()
         con.execute(f"SET memory_limit = '{TABLES_MEMORY}'")
+        keys |= _staged_keys(con, [ids[g] for g in changed])  # ... and new
+        papers, classes = None, None
+        if compared:
+            if staged <= COMPARE_FACTS:  # only the kinds of fact that changed, and the papers whose state did
+                keys, papers, classes = _changes(con, [ids[g] for g in changed])
+            con.execute("DROP TABLE facts_before")
         # ... and by their new content (a full build makes every table: nothing to find).
         if mode == "full":
             affected = {t.name for t in TABLES}
+        elif compared:  # the tables that read a kind of fact that changed (or, not compared, that was or is there),
+            # and those with rows from these graphs, whose rows say when their graph changed (but for the
+            # tables patched by paper: those rows are given the new time in place, below)
+            read_again = {names[g] for g in touched}
+            affected = tables_reading(keys, classes) | {
+                t for t, sources in _sources(con).items() if sources & read_again and table_named(t).by_paper is None}
         elif changed:
             affected |= set(_contributions(con, changed))
-        plan = ordered(frozenset(affected | missing_tables))
+        plan, patching = split(ordered(frozenset(affected | missing_tables)), keys, papers)
         rebuilt: dict[str, int] = {}
         for i, table in enumerate(plan):
             if progress:
                 progress("tables", i, len(plan))
             con.execute(f"CREATE OR REPLACE TABLE main.{table.name} AS {table.sql}")
             rebuilt[table.name] = scalar(con, f"SELECT count(*) FROM main.{table.name}")
+        tables_patched = {t.name: patch_table(con, t, papers or []) for t in patching}
+        if compared:  # the rows kept from the graphs read again: their new modification time
+            kept = [t for t, sources in _sources(con).items() if t not in rebuilt and sources & read_again]
+            touch_modified(con, kept, [ids[g] for g in changed])
         if progress:
             progress("tables", len(plan), len(plan))
         phases["tables"] = time.perf_counter() - clock
         clock = time.perf_counter()
-        keys |= _staged_keys(con, [ids[g] for g in changed])  # ... and new
-        papers = None
-        if compared:
-            if staged <= COMPARE_FACTS:  # only the kinds of fact that changed, and the papers whose status did
-                keys, papers = _changes(con, [ids[g] for g in changed])
-            con.execute("DROP TABLE facts_before")
         # the answers that read any kind of fact the touched graphs held or hold, or that changed
         # (all, for a full build); those that read only statuses, patched for the papers whose status changed
         answers, patched = materialise(con, progress, changed_keys=None if mode == "full" else keys, papers=papers)
         phases["answers"] = time.perf_counter() - clock
         clock = time.perf_counter()
-        contributions = _contributions(con, None, list(rebuilt))
+        contributions = _contributions(con, None, list(rebuilt)) if rebuilt else {}
         _record_build(
             con,
             store,
             names,
             contributions,
             rebuilt,
+            tables_patched,
             touched,
             mode,
             reason,
@@ -468,6 +491,7 @@ def _build(
         reason,
         changed_graphs=[names[g] for g in touched],
         rebuilt=rebuilt,
+        patched_tables=tables_patched,
         tables=_table_counts(con),
         staged_facts=staged,
         phases=phases,
@@ -520,7 +544,7 @@ def _recorded_facts(con: duckdb.DuckDBPyConnection, graph_ids: list[int]) -> int
                   [graph_ids])
 
 
-def _changes(con: duckdb.DuckDBPyConnection, graph_ids: list[int]) -> tuple[set[str], list[str]]:
+def _changes(con: duckdb.DuckDBPyConnection, graph_ids: list[int]) -> tuple[set[str], list[str], set[str]]:
     """Between ``facts_before`` and the facts the graphs ``graph_ids`` hold now: the kinds
     of fact (staging keys) that differ, and the papers (subjects) whose reading-state facts
     (:data:`kg.analytics.stored.STATUS_KEYS`) do."""
@@ -531,11 +555,18 @@ def _changes(con: duckdb.DuckDBPyConnection, graph_ids: list[int]) -> tuple[set[
                     (SELECT * FROM facts_before EXCEPT ALL {now})
                     UNION ALL ({now} EXCEPT ALL SELECT * FROM facts_before)""", [graph_ids, graph_ids])
     keys = {r[0] for r in con.execute("SELECT DISTINCT CAST(k AS VARCHAR) FROM facts_changed").fetchall()}
+    # (and the papers of the events that came or went: a paper's reading state reads its events)
     papers = [r[0] for r in con.execute(
-        "SELECT DISTINCT s FROM facts_changed WHERE CAST(k AS VARCHAR) IN (SELECT unnest(?::VARCHAR[])) ORDER BY s",
+        """SELECT s FROM facts_changed WHERE CAST(k AS VARCHAR) IN (SELECT unnest(?::VARCHAR[]))
+           UNION SELECT o FROM facts_changed WHERE CAST(k AS VARCHAR) = 'tkg:paper' ORDER BY 1""",
         [sorted(STATUS_KEYS)]).fetchall()]
+    # the classes of the subjects whose shared facts (names, positions, counts) changed
+    classes = {r[0] for r in con.execute(
+        """SELECT DISTINCT CAST(k AS VARCHAR) FROM staging.facts WHERE starts_with(CAST(k AS VARCHAR), 'a:')
+           AND s IN (SELECT s FROM facts_changed WHERE CAST(k AS VARCHAR) IN (SELECT unnest(?::VARCHAR[])))""",
+        [sorted(SHARED_KEYS & keys)]).fetchall()} if SHARED_KEYS & keys else set()
     con.execute("DROP TABLE facts_changed")  # (a failed build's rollback takes it away)
-    return keys, papers
+    return keys, papers, classes
 
 
 def _staged_keys(con: duckdb.DuckDBPyConnection, graph_ids: list[int]) -> set[str]:
@@ -643,6 +674,7 @@ def _record_build(
     names: dict[str, str],
     contributions: dict[str, set[str]],
     rebuilt: dict[str, int],
+    tables_patched: dict[str, int],
     touched: list[str],
     mode: str,
     reason: str,
@@ -693,6 +725,9 @@ def _record_build(
         )
     finally:
         con.unregister("built")
+    for name, rows in tables_patched.items():  # (their sources as they were: the same graphs hold statuses)
+        con.execute("UPDATE main.materialisations SET rows = ?, build_id = ?, built_at = ? WHERE table_name = ?",
+                    [rows, build_id, finished_at, name])
     con.execute(
         "INSERT INTO main.builds SELECT ?, ?, ?, ?, ?, ?, ?, ?::VARCHAR[], ?::VARCHAR[], ?",
         [
@@ -704,7 +739,7 @@ def _record_build(
             reason or None,
             store.location,
             [names[g] for g in touched],
-            built,
+            [*built, *tables_patched],
             staged,
         ],
     )

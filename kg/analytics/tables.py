@@ -59,6 +59,9 @@ class Table:
     sql: str
     #: Tables this one reads (built first, and rebuilding them rebuilds this one).
     after: tuple[str, ...] = ()
+    #: The column of the paper each row is about, where a paper's rows read only that paper's
+    #: reading state: after status changes, only their rows are made again (kg.analytics.patch).
+    by_paper: str | None = None
     keys: frozenset[str] = field(init=False)
     classes: frozenset[str] = field(init=False)
 
@@ -535,6 +538,7 @@ FROM staging.ranked
 WHERE k IN ('tkg:readingStatus', 'tkg:statusChangedAt') AND NOT starts_with(s, '_:')
   AND s IN (SELECT s FROM staging.facts WHERE k = 'tkg:readingStatus')
 GROUP BY s""",
+        by_paper="paper",
     ),
     Table(
         "authorship",
@@ -644,6 +648,7 @@ SELECT paper, kg_local(status_iri) AS status, kg_time(changed) AS changed_at,
 FROM state LEFT JOIN first_read USING (paper)
 WHERE status_iri IS NOT NULL""",
         after=("reading_events",),
+        by_paper="paper",
     ),
     Table(
         "paper_categories",
@@ -759,7 +764,7 @@ GROUP BY ALL ORDER BY technique_id, position"""
 
 
 TABLES = tuple(
-    Table(t.name, t.description, _dimensions_sql(), t.after)
+    Table(t.name, t.description, _dimensions_sql(), t.after, t.by_paper)
     if t.name == "technique_dimensions"
     else t
     for t in TABLES

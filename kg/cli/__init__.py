@@ -38,6 +38,7 @@ class State:
     wait: float = 10.0
     _store: GraphStore | None = field(default=None, repr=False)
     _reader: GraphStore | None = field(default=None, repr=False)
+    _watch: Any = field(default=None, repr=False)
 
     @property
     def json_errors(self) -> bool:
@@ -59,6 +60,7 @@ class State:
             from kg.store import open_store
 
             self._store = open_store(self.store_spec, wait=self.wait, command=_command(), notice=notice)
+            self._watch = _watch(self._store)
         return self._store
 
     def reader(self) -> GraphStore:
@@ -80,11 +82,31 @@ class State:
             self._reader.close()
             self._reader = None
 
+    def keep_derived(self) -> None:
+        """Bring derived data up to date with what the command wrote so far (kg.derived),
+        now rather than as the command ends."""
+        if self._watch is not None:
+            watch, self._watch = self._watch, None
+            from kg.cli.output import note
+
+            watch.finish(note)
+
     def close(self) -> None:
         self.close_reader()
+        self.keep_derived()  # derived data brought up to date with what the command wrote
         if self._store is not None:
             self._store.close()
             self._store = None
+
+
+def _watch(store: GraphStore) -> Any:
+    """Watch the writer for the keepers of derived data (:mod:`kg.derived`): the analytics
+    tables, when they are fresh now, are kept so by the command's writes."""
+    from kg import derived
+    from kg.analytics.keeper import TablesKeeper
+
+    derived.register(TablesKeeper())
+    return derived.watch(store)
 
 
 def notice(message: str) -> None:

@@ -175,7 +175,7 @@ def lineage(
 def _decide(ident: str, relation: str | None, verdict: str, fmt: Format) -> None:
     from rich.markup import escape
 
-    from kg.analytics.suggest import lineage_facts, open_tables, update_tables
+    from kg.analytics.suggest import lineage_facts, open_tables
     from kg.cli.output import console, emit_json
     from kg.decisions import accept, reject
     from kg.suggestions import find_suggestion
@@ -189,13 +189,14 @@ def _decide(ident: str, relation: str | None, verdict: str, fmt: Format) -> None
         if con is not None:
             con.close()
     decision = accept(store, item, relation=relation) if verdict == "accepted" else reject(store, item)
-    # Tables that were fresh stay so (an incremental build: the decisions graph alone), so
-    # that the next kg suggest still answers from them.
-    problem = update_tables(store, state().store_spec) if con is not None else None
-    if problem:
-        from kg.cli.output import note
+    # Tables that were fresh stay so (kg.derived: the keeper patches them), so that the next
+    # kg suggest still answers from them, without opening the store (its memo written again).
+    state().keep_derived()
+    if con is not None:
+        from kg.analytics.suggest import current_view, from_store, store_dir
 
-        note(problem)
+        folder = store_dir(state().store_spec)
+        from_store(store, state().store_spec, None, view=current_view(folder) if folder is not None else None).close()
     if fmt is Format.json:
         emit_json({**decision.as_dict(), "child_name": item.child.name, "parent_name": item.parent.name})
         return

@@ -24,6 +24,7 @@ from typing import IO, TYPE_CHECKING
 
 import pyoxigraph as ox
 
+from kg.derived import Changes, record
 from kg.errors import QueryError, RDFImportError
 from kg.graphs import PROVENANCE, USER_GRAPHS, GraphKind, graph_kind
 from kg.paging import SortKey
@@ -340,6 +341,9 @@ class Transaction:
         self.snapshot_to: Snapshots | None = None
         #: The snapshot taken at commit, if one was.
         self.snapshot_taken: Snapshot | None = None
+        #: What this transaction changes, for the keepers of derived data (kg.derived): the
+        #: graphs are added at commit; writers add the papers and decisions they change.
+        self.changes = Changes()
 
     def replace_graph(
         self, graph: ox.NamedNode, triples: Iterable[ox.Triple], *, force: bool = False,
@@ -429,14 +433,16 @@ class Transaction:
         ops += self._after
         graphs: dict[ox.NamedNode, int | None] = {
             **{g: n for g, (_, n) in touched.items()}, **dict.fromkeys(self._dropped, 0), PROVENANCE: None}
+        self.changes.graphs |= {g.value for g in self.touched}
         if not (self._replaced_user or self._snapshot_first) or not any(self.store.count(g) for g in USER_GRAPHS):
             self.store.commit_operations(ops, graphs)  # nothing of the user's to lose: no snapshot
-            return
-        from kg.store.snapshots import kept_before
+        else:
+            from kg.store.snapshots import kept_before
 
-        with kept_before(self.store, self.activity, folder=self.snapshot_to) as snapshot:
-            self.snapshot_taken = snapshot
-            self.store.commit_operations(ops, graphs)
+            with kept_before(self.store, self.activity, folder=self.snapshot_to) as snapshot:
+                self.snapshot_taken = snapshot
+                self.store.commit_operations(ops, graphs)
+        record(self.store, self.changes)
 
     def __enter__(self) -> Transaction:
         return self

@@ -19,6 +19,7 @@ from typing import IO, Any, TypeVar, cast
 
 import pyoxigraph as ox
 
+from kg.derived import Changes, record
 from kg.errors import QueryError, RDFImportError, StoreError, StoreLockedError
 from kg.graphs import PROVENANCE
 from kg.paging import SortKey
@@ -465,6 +466,7 @@ class OxigraphStore(GraphStore):
             raise RDFImportError(f"could not load it: {exc}", path=str(path),
                                  hint="Nothing was changed in the store. Check the file and the disk.") from None
         activity.stats.setdefault("triples", count)
+        record(self, Changes(graphs={graph.value}))
         return count
 
     def _first_load(self, path: Path, graph: ox.NamedNode, fmt: ox.RdfFormat, gzipped: bool,
@@ -590,6 +592,7 @@ class OxigraphStore(GraphStore):
             if then:
                 ops.append(then)
             self.update(prefix_block(then) + " ;\n".join(ops))
+            record(self, Changes(graphs={g.value for g in [*graphs, *drop]}))
         finally:
             for tmp in staged.values():
                 if self._store.contains_named_graph(tmp):
