@@ -261,10 +261,11 @@ def test_help_shows_no_type_for_a_flag_and_a_repeatable_option_as_repeatable(kg_
 def test_reading_list_reads_at_80_columns_and_names_the_statuses_there_are(kg_cli, built_store_path: Path) -> None:
     narrow = kg_cli("reading", "list", store=built_store_path, env={"COLUMNS": "80"}, check=True).stdout
     lines = narrow.splitlines()
-    assert re.match(r"status\s+title\s+categories\s+note\s*$", lines[1]) and "status:" not in narrow
+    assert re.match(r"status\s+title\s+techniques\s+categories\s+note\s*$", lines[1]) and "status:" not in narrow
     assert max(len(line.rstrip()) for line in lines) <= 80 and "--wide adds" in narrow
     wide = kg_cli("reading", "list", "--wide", store=built_store_path, env={"COLUMNS": "200"}, check=True).stdout
-    assert re.match(r"status\s+title\s+categories\s+venue\s+note\s+changed\s*$", wide.splitlines()[1])
+    assert re.match(r"status\s+title\s+techniques\s+categories\s+venue\s+note\s+changed\s*$",
+                    wide.splitlines()[1])
     bogus = kg_cli("reading", "list", "--status", "bogus", store=built_store_path)
     assert bogus.returncode == 1 and "to-read, reading, read, skipped" in bogus.stderr
     kg_cli("reading", "set", "GPipe", "On hold", "--custom", store=built_store_path, check=True)

@@ -67,10 +67,10 @@ def test_lineage_has_the_parents_the_checked_facts_state(built_store) -> None:
     assert relation("ppo", "tunix")
 
 
-def test_ultraep_extends_deepep_only_as_an_inference_with_its_reason() -> None:
-    edge = next(e for e in load_catalog().edges if (e.parent, e.child) == ("deepep", "ultraep"))
-    assert edge.basis == "inferred"
-    assert edge.note and "not stated" in edge.note and "DeepEP" in edge.note
+def test_ultraep_replaces_history_based_balancing_as_the_checked_facts_say_not_deepep() -> None:
+    parents = {e.parent: e for e in load_catalog().edges if e.child == "ultraep"}
+    assert set(parents) == {"eplb"}  # facts.md: EPLB-style balancers -> exact-load per-microbatch rebalancing
+    assert parents["eplb"].relation == "replaces" and "history-based" in (parents["eplb"].note or "")
 
 
 def _rewrite(path: Path, old: str, new: str) -> None:

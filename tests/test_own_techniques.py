@@ -41,7 +41,7 @@ def test_a_technique_of_your_own_shows_in_every_view(kg_cli, built_store_path: P
     assert card["date"] == "2018" and card["arxivId"] == "1811.06965"
     assert card["repository"] == "https://github.com/tensorflow/lingvo"
     assert ["Core mechanism", "Micro-batches flow through the stages; activations are recomputed"] in card["dimensions"]
-    assert ["PipeDream", "extends"] in card["children"]
+    assert ["PipeDream", "extends", "added"] in card["children"]  # how the edge is known: added by you
     shown = kg_cli("show", "GPipe", store=store, check=True).stdout
     assert "Yours: you added it" in shown
     # Found by its alias, like any technique.
@@ -202,7 +202,7 @@ def test_remove_asks_first_and_kg_undo_brings_it_back(kg_cli, built_store_path: 
     assert kg_cli("show", "gpipe", store=store).returncode == 1
     assert _json(kg_cli, "following", store=store)["techniques"] == []
     kg_cli("undo", store=store, check=True)
-    assert _json(kg_cli, "show", "gpipe", store=store)["children"] == [["PipeDream", "extends"]]
+    assert _json(kg_cli, "show", "gpipe", store=store)["children"] == [["PipeDream", "extends", "added"]]
     assert [t["id"] for t in _json(kg_cli, "following", store=store)["techniques"]] == ["gpipe"]
     # removing from a catalog technique takes back only your facts
     kg_cli("technique", "edit", "GDN", "--alias", "GDN-2", store=store, check=True)

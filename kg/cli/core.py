@@ -666,13 +666,14 @@ def provenance(
                 except ValueError:
                     raise NotFoundError(f"{node!r} is no node, technique, arXiv id or repository") from None
     from kg.provenance import fact_provenance
+    from kg.results import python_value
     from kg.sources import source_label
 
     facts = fact_provenance(store, iri)
     if not facts:
         raise NotFoundError(f"the graph holds no facts about {iri.value}")
     if fmt is not Format.table:
-        emit([{"graph": graph_name(ox.NamedNode(f.graph)), "property": f.property, "value": f.value.value,
+        emit([{"graph": graph_name(ox.NamedNode(f.graph)), "property": f.property, "value": python_value(f.value),
                "activity": f.activity, "ended": f.ended, "modified": f.modified,
                "source": [source_label(s) for s in f.sources], "stated_in": f.stated_in} for f in facts],
              ["graph", "property", "value", "activity", "ended", "modified", "source", "stated_in"], fmt=fmt.value)

@@ -4,6 +4,7 @@ lineage exports' papers, kg analytics uptake's table and chart."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -34,7 +35,8 @@ def test_kg_reading_list_shows_each_papers_techniques(kg_cli, linked) -> None:
                                       "name": "DeepSpeed ZeRO", "relation": "extends"}]
     table = kg_cli("reading", "list", "--category", "Distributed", store=linked, env={"COLUMNS": "80"},
                    check=True).stdout
-    assert "techniques:" in table and "DeepSpeed ZeRO" in table
+    assert re.match(r"status\s+title\s+techniques\s+categories\s+note\s*$", table.splitlines()[1])
+    assert "DeepSpeed ZeRO" in table and max(len(line.rstrip()) for line in table.splitlines()) <= 80
 
 
 def test_the_lineage_export_with_papers_uses_the_links(kg_cli, linked, tmp_path) -> None:

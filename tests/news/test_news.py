@@ -157,7 +157,7 @@ def test_a_new_paper_kg_link_links_to_a_followed_technique_is_news_until_rejecte
                 ox.Triple(node, DCTERMS.abstract, text("We extend Gated DeltaNet with a chunkwise parallel form "
                                                        "that trains faster on long sequences.", None)),
                 ox.Triple(node, DCTERMS.issued, days_ago(2))])
-            tx.insert(graph_iri("follows"), [ox.Triple(TKG.reader, TKG.follows, GDN)])
+    kg_cli("follow", "Gated DeltaNet", store=built_store_path, check=True)
     kg_cli("link", store=built_store_path, check=True)
     found = run(kg_cli, built_store_path)
     item = next(p for p in found["papers"] if p["paper"] == node.value)
