@@ -41,7 +41,6 @@ from kg.vocab import (
     SCHEMA,
     SKOS,
     TKG,
-    XSD,
     boolean,
     date_literal,
     integer,
@@ -61,9 +60,12 @@ __all__ = [
     "Person",
     "Technique",
     "catalog_triples",
+    "category_triples",
     "derivation_iri",
+    "derivation_triples",
     "data_dir",
     "load_catalog",
+    "repository_triples",
 ]
 
 SCHEME = ID["scheme/techniques"]
@@ -684,23 +686,51 @@ def derivation_iri(edge: Edge) -> NamedNode:
     return skolem("derivation", edge.child, edge.relation, edge.parent)
 
 
+def category_triples(ident: str, label: str, position: int, definition: str | None) -> Iterator[Triple]:
+    """A category: a top concept of the technique scheme, at ``position`` on the page."""
+    node = category_iri(ident)
+    yield Triple(node, RDF.type, SKOS.Concept)
+    yield Triple(node, RDF.type, TKG.TechniqueCategory)
+    yield Triple(node, SKOS.inScheme, SCHEME)
+    yield Triple(node, SKOS.topConceptOf, SCHEME)
+    yield Triple(SCHEME, SKOS.hasTopConcept, node)
+    yield Triple(node, SKOS.prefLabel, text(label))
+    if definition:
+        yield Triple(node, SKOS.definition, text(definition))
+    yield Triple(node, SKOS.notation, text(ident, None))
+    yield Triple(node, TKG.position, integer(position))
+
+
+def repository_triples(technique: NamedNode, repository: str) -> Iterator[Triple]:
+    """The technique's code repository (a URL or owner/name) and the repository's own node."""
+    repo = repo_iri(repository)
+    yield Triple(technique, TKG.repository, repo)
+    yield Triple(repo, RDF.type, SCHEMA.SoftwareSourceCode)
+    yield Triple(repo, SCHEMA.codeRepository, NamedNode(repo.value))
+    yield Triple(repo, SCHEMA.name, text(repo.value.split("://", 1)[1].split("/", 1)[1], None))
+
+
+def derivation_triples(child: NamedNode, parent: NamedNode, relation: str, derivation: NamedNode,
+                       basis: str) -> Iterator[Triple]:
+    """A lineage edge: the typed sub-property, ``prov:wasDerivedFrom``, and its qualified
+    ``prov:Derivation`` node ``derivation`` with the relation and the basis."""
+    yield Triple(child, TKG[relation], parent)
+    yield Triple(child, PROV.wasDerivedFrom, parent)
+    yield Triple(child, PROV.qualifiedDerivation, derivation)
+    yield Triple(derivation, RDF.type, PROV.Derivation)
+    yield Triple(derivation, PROV.entity, parent)
+    yield Triple(derivation, TKG.relation, TKG[relation])
+    yield Triple(derivation, TKG.basis, text(basis, None))
+
+
 def catalog_triples(catalog: Catalog) -> Iterator[Triple]:
     """Every triple of the ``catalog`` named graph."""
     yield Triple(SCHEME, RDF.type, SKOS.ConceptScheme)
     yield Triple(SCHEME, SKOS.prefLabel, text("ML training techniques"))
     for cat in catalog.categories.values():
-        node = cat.iri
-        yield Triple(node, RDF.type, SKOS.Concept)
-        yield Triple(node, RDF.type, TKG.TechniqueCategory)
-        yield Triple(node, SKOS.inScheme, SCHEME)
-        yield Triple(node, SKOS.topConceptOf, SCHEME)
-        yield Triple(SCHEME, SKOS.hasTopConcept, node)
-        yield Triple(node, SKOS.prefLabel, text(cat.label))
+        yield from category_triples(cat.id, cat.label, cat.position, cat.definition)
         if cat.label_zh:
-            yield Triple(node, SKOS.prefLabel, text(cat.label_zh, "zh"))
-        yield Triple(node, SKOS.definition, text(cat.definition))
-        yield Triple(node, SKOS.notation, text(cat.id, None))
-        yield Triple(node, TKG.position, integer(cat.position))
+            yield Triple(cat.iri, SKOS.prefLabel, text(cat.label_zh, "zh"))
 
     for paper in catalog.papers.values():
         yield from paper_triples(paper)
@@ -739,11 +769,7 @@ def catalog_triples(catalog: Catalog) -> Iterator[Triple]:
         if tech.paper:
             yield Triple(node, TKG.primaryPaper, catalog.papers[tech.paper].iri)
         if tech.repository:
-            repo = repo_iri(tech.repository)
-            yield Triple(node, TKG.repository, repo)
-            yield Triple(repo, RDF.type, SCHEMA.SoftwareSourceCode)
-            yield Triple(repo, SCHEMA.codeRepository, NamedNode(repo.value))
-            yield Triple(repo, SCHEMA.name, text(repo.value.split("://", 1)[1].split("/", 1)[1], None))
+            yield from repository_triples(node, tech.repository)
         headline = tech.headline
         if headline.get("result"):
             yield Triple(node, TKG.headlineResult, text(str(headline["result"])))
@@ -765,20 +791,9 @@ def catalog_triples(catalog: Catalog) -> Iterator[Triple]:
                 yield Triple(ev, TKG.states, STATED_FACTS[key])
 
     for edge in catalog.edges:
-        child, parent = technique_iri(edge.child), technique_iri(edge.parent)
-        yield Triple(child, TKG[edge.relation], parent)
-        yield Triple(child, PROV.wasDerivedFrom, parent)
         d = derivation_iri(edge)
-        yield Triple(child, PROV.qualifiedDerivation, d)
-        yield Triple(d, RDF.type, PROV.Derivation)
-        yield Triple(d, PROV.entity, parent)
-        yield Triple(d, TKG.relation, TKG[edge.relation])
-        yield Triple(d, TKG.basis, text(edge.basis, None))
+        yield from derivation_triples(technique_iri(edge.child), technique_iri(edge.parent), edge.relation, d,
+                                      edge.basis)
         if edge.note:
             yield Triple(d, RDFS.comment, text(edge.note))
 
-
-def xsd_anyuri(value: str) -> Any:  # pragma: no cover - kept for symmetry with vocab helpers
-    from pyoxigraph import Literal
-
-    return Literal(value, datatype=XSD.anyURI)
