@@ -8,7 +8,6 @@ the ``catalog`` named graph. The file format is described in docs/catalog-format
 from __future__ import annotations
 
 import re
-import tomllib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from importlib import resources
@@ -28,6 +27,7 @@ from kg.iris import (
     skolem,
     technique_iri,
 )
+from kg.tomlfiles import entry_line, read_toml
 from kg.vocab import (
     BIBO,
     DCTERMS,
@@ -266,50 +266,13 @@ class Catalog:
 # -- loading ---------------------------------------------------------------------------
 
 
-def _read_toml(path: Path) -> tuple[dict[str, Any], str]:
-    try:
-        raw = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise CatalogError(f"cannot read the file: {exc}", path=str(path)) from None
-    try:
-        return tomllib.loads(raw), raw
-    except tomllib.TOMLDecodeError as exc:
-        m = re.search(r"line (\d+)", str(exc))
-        raise CatalogError(
-            f"not valid TOML: {exc}",
-            path=str(path),
-            line=int(m.group(1)) if m else None,
-            hint="Fix the TOML syntax at that line (unbalanced quotes or brackets are common).",
-        ) from None
-
-
-def _locate(raw: str, header: str, index: int, key: str | None = None) -> int | None:
-    """Line of the ``index``-th ``[[header]]`` table, or of ``key = `` inside it."""
-    lines = raw.splitlines()
-    seen = -1
-    for number, line in enumerate(lines, start=1):
-        if line.strip() == f"[[{header}]]":
-            seen += 1
-            if seen == index:
-                if key is None:
-                    return number
-                for offset, inner in enumerate(lines[number:], start=number + 1):
-                    stripped = inner.strip()
-                    if stripped.startswith(f"[[{header}]]"):
-                        break
-                    if re.match(rf"^{re.escape(key)}\s*=", stripped):
-                        return offset
-                return number
-    return None
-
-
 class _Table:
     """One TOML table with typed, located accessors."""
 
     def __init__(self, data: dict[str, Any], raw: str, path: Path, header: str, index: int,
                  allowed: set[str]) -> None:
         self.data, self.raw, self.path, self.header, self.index = data, raw, path, header, index
-        self.where = Where(str(path), _locate(raw, header, index))
+        self.where = Where(str(path), entry_line(raw, header, index))
         unknown = sorted(set(data) - allowed)
         if unknown:
             raise self.at(unknown[0]).error(
@@ -318,7 +281,7 @@ class _Table:
             )
 
     def at(self, key: str) -> Where:
-        return Where(str(self.path), _locate(self.raw, self.header, self.index, key))
+        return Where(str(self.path), entry_line(self.raw, self.header, self.index, key))
 
     def string(self, key: str, *, required: bool = False) -> str | None:
         value = self.data.get(key)
@@ -361,7 +324,7 @@ class _Table:
 
 
 def _load_categories(path: Path) -> dict[str, Category]:
-    data, raw = _read_toml(path)
+    data, raw = read_toml(path, CatalogError)
     out: dict[str, Category] = {}
     for index, entry in enumerate(data.get("category", [])):
         t = _Table(entry, raw, path, "category", index, {"id", "label", "label_zh", "definition"})
@@ -375,7 +338,7 @@ def _load_categories(path: Path) -> dict[str, Category]:
 
 
 def _load_papers(path: Path) -> dict[str, Paper]:
-    data, raw = _read_toml(path)
+    data, raw = read_toml(path, CatalogError)
     allowed = {"key", "arxiv", "doi", "url", "title", "also_known_as", "first_author", "authors", "team", "year",
                "date", "venue", "kind", "note"}
     out: dict[str, Paper] = {}
@@ -425,7 +388,7 @@ def _load_papers(path: Path) -> dict[str, Paper]:
 
 def _load_techniques(path: Path, categories: dict[str, Category], papers: dict[str, Paper],
                      into: dict[str, Technique]) -> None:
-    data, raw = _read_toml(path)
+    data, raw = read_toml(path, CatalogError)
     category = data.get("category")
     if category not in categories:
         raise CatalogError(
@@ -508,7 +471,7 @@ def _line_of(raw: str, key: str) -> int | None:
 
 
 def _load_edges(path: Path, techniques: dict[str, Technique]) -> list[Edge]:
-    data, raw = _read_toml(path)
+    data, raw = read_toml(path, CatalogError)
     edges = []
     seen: set[tuple[str, str, str]] = set()
     for index, entry in enumerate(data.get("edge", [])):
@@ -545,7 +508,7 @@ def _load_names(root: Path) -> Names:
         path = root / filename
         if not path.exists():
             continue
-        data, raw = _read_toml(path)
+        data, raw = read_toml(path, CatalogError)
         index_of = names._orgs if header == "organisation" else names._people
         for index, entry in enumerate(data.get(header, [])):
             t = _Table(entry, raw, path, header, index, allowed)
