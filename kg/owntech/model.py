@@ -254,6 +254,12 @@ def _value(term: object) -> str:
     return str(term.value) if isinstance(term, Literal | NamedNode | BlankNode) else str(term)
 
 
+def _fields(facts: list[Triple], predicates: dict[str, NamedNode]) -> dict[str, str]:
+    """The values ``facts`` give to each of ``predicates`` (by a name for it; the last one wins)."""
+    names = {predicate.value: name for name, predicate in predicates.items()}
+    return {names[t.predicate.value]: _value(t.object) for t in facts if t.predicate.value in names}
+
+
 def mine_from_triples(triples: Iterable[Triple]) -> Mine:
     """The :class:`Mine` that ``triples`` (the ``my-techniques`` graph) hold."""
     by_subject: dict[str, list[Triple]] = {}
@@ -265,25 +271,14 @@ def mine_from_triples(triples: Iterable[Triple]) -> Mine:
     for subject, facts in by_subject.items():
         types = {_value(t.object) for t in facts if t.predicate == RDF.type}
         if TKG.TechniqueCategory.value in types and subject.startswith(category_base):
-            cat = Category(subject.removeprefix(category_base), "")
-            for t in facts:
-                if t.predicate == SKOS.prefLabel:
-                    cat.label = _value(t.object)
-                elif t.predicate == SKOS.definition:
-                    cat.definition = _value(t.object)
-                elif t.predicate == TKG.position:
-                    cat.position = int(_value(t.object))
+            got = _fields(facts, {"label": SKOS.prefLabel, "definition": SKOS.definition, "position": TKG.position})
+            cat = Category(subject.removeprefix(category_base), got.get("label", ""), got.get("definition"))
+            if "position" in got:
+                cat.position = int(got["position"])
             mine.categories[cat.id] = cat
         elif BIBO.Document.value in types:
-            paper = Paper(subject)
-            for t in facts:
-                if t.predicate == DCTERMS.title:
-                    paper.title = _value(t.object)
-                elif t.predicate == TKG.arxivId:
-                    paper.arxiv = _value(t.object)
-                elif t.predicate == BIBO.doi:
-                    paper.doi = _value(t.object)
-            mine.papers[subject] = paper
+            got = _fields(facts, {"title": DCTERMS.title, "arxiv": TKG.arxivId, "doi": BIBO.doi})
+            mine.papers[subject] = Paper(subject, arxiv=got.get("arxiv"), doi=got.get("doi"), title=got.get("title"))
         elif subject.startswith(technique_base):
             mine.entries[subject.removeprefix(technique_base)] = _entry(subject.removeprefix(technique_base), facts,
                                                                         by_subject)
