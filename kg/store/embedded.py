@@ -379,14 +379,11 @@ class OxigraphStore(GraphStore):
                    "json": ox.QueryResultsFormat.JSON, "xml": ox.QueryResultsFormat.XML}
         if fmt not in formats:
             raise ValueError(f"unknown results format {fmt!r}; use one of {', '.join(formats)}")
+        result = self._run(sparql)
+        if not isinstance(result, ox.QuerySolutions):
+            raise QueryError("expected a SELECT query")
         try:
-            result = self._store.query(sparql, use_default_graph_as_union=not names_dataset(sparql),
-                                       prefixes=PREFIXES)
-            if not isinstance(result, ox.QuerySolutions):
-                raise QueryError("expected a SELECT query")
             result.serialize(str(path), formats[fmt])
-        except SyntaxError as exc:
-            raise syntax_error(sparql, str(exc)) from None
         except RuntimeError as exc:
             raise QueryError(f"the query failed: {exc}") from None
         except OSError as exc:
