@@ -49,7 +49,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from ingest.emulators.loopback import FaultQueue, LoopbackServer, QuietHandler, reset_connection
+from ingest.emulators.loopback import FaultQueue, LoopbackServer, QuietHandler, reset_or_delay
 
 __all__ = ["EmulatedPaper", "Faults", "RequestRecord", "SemanticScholarEmulator", "paper_key"]
 
@@ -586,12 +586,8 @@ class _Handler(QuietHandler):
         with emu.lock:
             emu.requests.append(record)
         fault = emu.faults.take(method, parts.path)
-        if fault is not None and fault.kind == "reset":
-            record.status = -1
-            reset_connection(self)
+        if reset_or_delay(self, fault, record):
             return
-        if fault is not None and fault.kind == "delay":
-            time.sleep(fault.seconds)
         if fault is not None and fault.kind == "status":
             record.status = fault.status
             self._send(fault.status, fault.body, fault.headers)
