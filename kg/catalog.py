@@ -27,7 +27,7 @@ from kg.iris import (
     skolem,
     technique_iri,
 )
-from kg.tomlfiles import entry_line, read_toml
+from kg.tomlfiles import DATE, SLUG, entry_line, read_toml
 from kg.vocab import (
     BIBO,
     DCTERMS,
@@ -97,8 +97,6 @@ STATED_FACTS = {
     "organisations": TKG.organization, "repository": TKG.repository, "paper": TKG.primaryPaper,
     "headline": TKG.headlineResult, "lineage": PROV.wasDerivedFrom,
 }
-_DATE = re.compile(r"^\d{4}(-\d{2}(-\d{2})?)?$")
-_SLUG = re.compile(r"^[a-z0-9][a-z0-9.\-]*$")
 _PAPER_KINDS = {
     "article": (BIBO.AcademicArticle,),
     "preprint": (BIBO.AcademicArticle, FABIO.Preprint),
@@ -302,7 +300,7 @@ class _Table:
 
     def date(self, key: str) -> str | None:
         value = self.string(key)
-        if value is not None and not _DATE.match(value):
+        if value is not None and not DATE.match(value):
             raise self.at(key).error(f"{key!r} is {value!r}; expected YYYY, YYYY-MM or YYYY-MM-DD",
                                      hint="Move any extra text into date_note.")
         return value
@@ -347,7 +345,7 @@ def _load_papers(path: Path) -> dict[str, Paper]:
         t = _Table(entry, raw, path, "paper", index, allowed)
         key = t.string("key", required=True)
         assert key is not None
-        if not _SLUG.match(key):
+        if not SLUG.match(key):
             raise t.at("key").error(f"paper key {key!r} must be a lowercase slug (a-z, 0-9, '-', '.')")
         if key in out:
             raise t.at("key").error(f"duplicate paper key {key!r}")
@@ -403,7 +401,7 @@ def _load_techniques(path: Path, categories: dict[str, Category], papers: dict[s
         t = _Table(entry, raw, path, "technique", index, allowed)
         tid = t.string("id", required=True)
         assert tid is not None
-        if not _SLUG.match(tid):
+        if not SLUG.match(tid):
             raise t.at("id").error(f"technique id {tid!r} must be a lowercase slug (a-z, 0-9, '-', '.')")
         if tid in into:
             raise t.at("id").error(f"duplicate technique id {tid!r}",

@@ -2,8 +2,9 @@
 files under ``kg/data`` (:mod:`kg.catalog`) and the reader's techniques file of ``kg
 technique import`` (:mod:`kg.owntech.tomlfile`), which shares the catalog's schema.
 
-What belongs here: reading such a file and finding the line of a ``[[table]]`` entry or
-of a key in it. What does not: what the tables mean (their checks stay with their readers).
+What belongs here: reading such a file, finding the line of a ``[[table]]`` entry or of a
+key in it, and the forms every such file writes ids and dates in. What does not: what the
+tables mean (their checks stay with their readers).
 """
 
 from __future__ import annotations
@@ -15,7 +16,12 @@ from typing import Any
 
 from kg.errors import DataError
 
-__all__ = ["entry_line", "read_toml"]
+__all__ = ["DATE", "SLUG", "entry_line", "read_toml"]
+
+#: An id (of a technique, a paper, a category): a lowercase slug of a-z, 0-9, '.' and '-'.
+SLUG = re.compile(r"^[a-z0-9][a-z0-9.\-]*$")
+#: A date: YYYY, YYYY-MM or YYYY-MM-DD (the year, month and day as groups).
+DATE = re.compile(r"^(\d{4})(?:-(\d{2})(?:-(\d{2}))?)?$")
 
 
 def read_toml(path: Path, error: type[DataError] = DataError) -> tuple[dict[str, Any], str]:
