@@ -168,6 +168,11 @@ def _authors_seq(node: NamedNode) -> NamedNode:
     return skolem("s2-authors", node.value)
 
 
+def _given(node: NamedNode, facts: Iterable[tuple[NamedNode, str | None]]) -> list[Triple]:
+    """``node``'s plain-text facts (property, value), for the values given."""
+    return [Triple(node, prop, text(value, None)) for prop, value in facts if value]
+
+
 def _candidate_triples(node: NamedNode, paper: S2Paper, *, candidate: bool) -> list[Triple]:
     """A paper new to TechKG, as Semantic Scholar describes it (its abstract and TLDR come
     with its ids: :func:`_ids_triples`)."""
@@ -177,12 +182,7 @@ def _candidate_triples(node: NamedNode, paper: S2Paper, *, candidate: bool) -> l
         t.append(Triple(node, DCTERMS.issued, date_literal(paper.publication_date)))
     elif paper.year:
         t.append(Triple(node, DCTERMS.issued, date_literal(f"{paper.year:04d}")))
-    if paper.venue:
-        t.append(Triple(node, TKG.venue, text(paper.venue, None)))
-    if paper.arxiv:
-        t.append(Triple(node, TKG.arxivId, text(paper.arxiv, None)))
-    if paper.doi:
-        t.append(Triple(node, BIBO.doi, text(paper.doi, None)))
+    t += _given(node, ((TKG.venue, paper.venue), (TKG.arxivId, paper.arxiv), (BIBO.doi, paper.doi)))
     if candidate:
         t.append(Triple(node, TKG.candidate, _TRUE))
     if paper.authors:
@@ -202,15 +202,8 @@ def _candidate_triples(node: NamedNode, paper: S2Paper, *, candidate: bool) -> l
 def _ids_triples(node: NamedNode, paper: S2Paper) -> list[Triple]:
     """The paper's Semantic Scholar ids, and what kg link reads of it: its abstract, TLDR
     and fields of study."""
-    t = []
-    if paper.paper_id:
-        t.append(Triple(node, TKG.s2PaperId, text(paper.paper_id, None)))
-    if paper.corpus_id:
-        t.append(Triple(node, TKG.corpusId, text(paper.corpus_id, None)))
-    if paper.abstract:
-        t.append(Triple(node, DCTERMS.abstract, text(paper.abstract, None)))
-    if paper.tldr:
-        t.append(Triple(node, TKG.tldr, text(paper.tldr, None)))
+    t = _given(node, ((TKG.s2PaperId, paper.paper_id), (TKG.corpusId, paper.corpus_id),
+                      (DCTERMS.abstract, paper.abstract), (TKG.tldr, paper.tldr)))
     t += [Triple(node, TKG.fieldOfStudy, text(f, None)) for f in paper.fields_of_study]
     return t
 

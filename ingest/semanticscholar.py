@@ -383,10 +383,7 @@ class SemanticScholarSource:
             out.requests += 1
             if data is None:
                 return None
-            page = data.get("data") if isinstance(data, dict) else None
-            if not isinstance(page, list):
-                raise IngestError(f"{SOURCE}: the {direction} of {ident} came without a data list",
-                                  source=SOURCE, hint="Run again later; nothing was written.")
+            page = _listed(data, "data", f"the {direction} of {ident}")
             try:
                 out.edges.extend(S2Edge.from_json(item, other) for item in page)
             except ValueError as exc:
@@ -429,10 +426,7 @@ class SemanticScholarSource:
             if token:
                 params.append(("token", token))
             data = self._get(f"{GRAPH}/paper/search/bulk", params, f"the bulk search {query!r}")
-            page = data.get("data") if isinstance(data, dict) else None
-            if not isinstance(page, list):
-                raise IngestError(f"{SOURCE}: the bulk search {query!r} came without a data list",
-                                  source=SOURCE, hint="Run again later; nothing was written.")
+            page = _listed(data, "data", f"the bulk search {query!r}")
             found.extend(S2Paper.from_json(item) for item in page if isinstance(item, dict))
             token = data.get("token") if isinstance(data.get("token"), str) else None
             if not token or not page:
@@ -453,10 +447,7 @@ class SemanticScholarSource:
             extensions={"idempotent": True})
         if data is None:  # none of the positive papers is one it knows
             return []
-        items = data.get("recommendedPapers") if isinstance(data, dict) else None
-        if not isinstance(items, list):
-            raise IngestError(f"{SOURCE}: the list-based recommendations came without recommendedPapers",
-                              source=SOURCE, hint="Run again later; nothing was written.")
+        items = _listed(data, "recommendedPapers", "the list-based recommendations")
         return [S2Paper.from_json(item) for item in items if isinstance(item, dict)]
 
     def recommendations(self, ident: str, *, limit: int = 20, fields: Sequence[str] = _OTHER,
@@ -468,11 +459,18 @@ class SemanticScholarSource:
                          f"the recommendations for {ident}", not_found_ok=True)
         if data is None:
             return None
-        items = data.get("recommendedPapers") if isinstance(data, dict) else None
-        if not isinstance(items, list):
-            raise IngestError(f"{SOURCE}: the recommendations for {ident} came without recommendedPapers",
-                              source=SOURCE, hint="Run again later; nothing was written.")
+        items = _listed(data, "recommendedPapers", f"the recommendations for {ident}")
         return [S2Paper.from_json(item) for item in items if isinstance(item, dict)]
+
+
+def _listed(data: Any, key: str, what: str) -> list[Any]:
+    """The list under ``key`` of the answer about ``what``; an answer without one is refused."""
+    items = data.get(key) if isinstance(data, dict) else None
+    if not isinstance(items, list):
+        lacks = "a data list" if key == "data" else key
+        raise IngestError(f"{SOURCE}: {what} came without {lacks}", source=SOURCE,
+                          hint="Run again later; nothing was written.")
+    return items
 
 
 def _message(response: httpx.Response) -> str:

@@ -8,7 +8,6 @@ the ``catalog`` named graph. The file format is described in docs/catalog-format
 from __future__ import annotations
 
 import re
-import tomllib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from importlib import resources
@@ -28,6 +27,7 @@ from kg.iris import (
     skolem,
     technique_iri,
 )
+from kg.tomlfiles import DATE, SLUG, entry_line, read_toml
 from kg.vocab import (
     BIBO,
     DCTERMS,
@@ -41,7 +41,6 @@ from kg.vocab import (
     SCHEMA,
     SKOS,
     TKG,
-    XSD,
     boolean,
     date_literal,
     integer,
@@ -61,9 +60,12 @@ __all__ = [
     "Person",
     "Technique",
     "catalog_triples",
+    "category_triples",
     "derivation_iri",
+    "derivation_triples",
     "data_dir",
     "load_catalog",
+    "repository_triples",
 ]
 
 SCHEME = ID["scheme/techniques"]
@@ -95,8 +97,6 @@ STATED_FACTS = {
     "organisations": TKG.organization, "repository": TKG.repository, "paper": TKG.primaryPaper,
     "headline": TKG.headlineResult, "lineage": PROV.wasDerivedFrom,
 }
-_DATE = re.compile(r"^\d{4}(-\d{2}(-\d{2})?)?$")
-_SLUG = re.compile(r"^[a-z0-9][a-z0-9.\-]*$")
 _PAPER_KINDS = {
     "article": (BIBO.AcademicArticle,),
     "preprint": (BIBO.AcademicArticle, FABIO.Preprint),
@@ -264,50 +264,13 @@ class Catalog:
 # -- loading ---------------------------------------------------------------------------
 
 
-def _read_toml(path: Path) -> tuple[dict[str, Any], str]:
-    try:
-        raw = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise CatalogError(f"cannot read the file: {exc}", path=str(path)) from None
-    try:
-        return tomllib.loads(raw), raw
-    except tomllib.TOMLDecodeError as exc:
-        m = re.search(r"line (\d+)", str(exc))
-        raise CatalogError(
-            f"not valid TOML: {exc}",
-            path=str(path),
-            line=int(m.group(1)) if m else None,
-            hint="Fix the TOML syntax at that line (unbalanced quotes or brackets are common).",
-        ) from None
-
-
-def _locate(raw: str, header: str, index: int, key: str | None = None) -> int | None:
-    """Line of the ``index``-th ``[[header]]`` table, or of ``key = `` inside it."""
-    lines = raw.splitlines()
-    seen = -1
-    for number, line in enumerate(lines, start=1):
-        if line.strip() == f"[[{header}]]":
-            seen += 1
-            if seen == index:
-                if key is None:
-                    return number
-                for offset, inner in enumerate(lines[number:], start=number + 1):
-                    stripped = inner.strip()
-                    if stripped.startswith(f"[[{header}]]"):
-                        break
-                    if re.match(rf"^{re.escape(key)}\s*=", stripped):
-                        return offset
-                return number
-    return None
-
-
 class _Table:
     """One TOML table with typed, located accessors."""
 
     def __init__(self, data: dict[str, Any], raw: str, path: Path, header: str, index: int,
                  allowed: set[str]) -> None:
         self.data, self.raw, self.path, self.header, self.index = data, raw, path, header, index
-        self.where = Where(str(path), _locate(raw, header, index))
+        self.where = Where(str(path), entry_line(raw, header, index))
         unknown = sorted(set(data) - allowed)
         if unknown:
             raise self.at(unknown[0]).error(
@@ -316,7 +279,7 @@ class _Table:
             )
 
     def at(self, key: str) -> Where:
-        return Where(str(self.path), _locate(self.raw, self.header, self.index, key))
+        return Where(str(self.path), entry_line(self.raw, self.header, self.index, key))
 
     def string(self, key: str, *, required: bool = False) -> str | None:
         value = self.data.get(key)
@@ -337,7 +300,7 @@ class _Table:
 
     def date(self, key: str) -> str | None:
         value = self.string(key)
-        if value is not None and not _DATE.match(value):
+        if value is not None and not DATE.match(value):
             raise self.at(key).error(f"{key!r} is {value!r}; expected YYYY, YYYY-MM or YYYY-MM-DD",
                                      hint="Move any extra text into date_note.")
         return value
@@ -359,7 +322,7 @@ class _Table:
 
 
 def _load_categories(path: Path) -> dict[str, Category]:
-    data, raw = _read_toml(path)
+    data, raw = read_toml(path, CatalogError)
     out: dict[str, Category] = {}
     for index, entry in enumerate(data.get("category", [])):
         t = _Table(entry, raw, path, "category", index, {"id", "label", "label_zh", "definition"})
@@ -373,7 +336,7 @@ def _load_categories(path: Path) -> dict[str, Category]:
 
 
 def _load_papers(path: Path) -> dict[str, Paper]:
-    data, raw = _read_toml(path)
+    data, raw = read_toml(path, CatalogError)
     allowed = {"key", "arxiv", "doi", "url", "title", "also_known_as", "first_author", "authors", "team", "year",
                "date", "venue", "kind", "note"}
     out: dict[str, Paper] = {}
@@ -382,7 +345,7 @@ def _load_papers(path: Path) -> dict[str, Paper]:
         t = _Table(entry, raw, path, "paper", index, allowed)
         key = t.string("key", required=True)
         assert key is not None
-        if not _SLUG.match(key):
+        if not SLUG.match(key):
             raise t.at("key").error(f"paper key {key!r} must be a lowercase slug (a-z, 0-9, '-', '.')")
         if key in out:
             raise t.at("key").error(f"duplicate paper key {key!r}")
@@ -423,7 +386,7 @@ def _load_papers(path: Path) -> dict[str, Paper]:
 
 def _load_techniques(path: Path, categories: dict[str, Category], papers: dict[str, Paper],
                      into: dict[str, Technique]) -> None:
-    data, raw = _read_toml(path)
+    data, raw = read_toml(path, CatalogError)
     category = data.get("category")
     if category not in categories:
         raise CatalogError(
@@ -438,7 +401,7 @@ def _load_techniques(path: Path, categories: dict[str, Category], papers: dict[s
         t = _Table(entry, raw, path, "technique", index, allowed)
         tid = t.string("id", required=True)
         assert tid is not None
-        if not _SLUG.match(tid):
+        if not SLUG.match(tid):
             raise t.at("id").error(f"technique id {tid!r} must be a lowercase slug (a-z, 0-9, '-', '.')")
         if tid in into:
             raise t.at("id").error(f"duplicate technique id {tid!r}",
@@ -506,7 +469,7 @@ def _line_of(raw: str, key: str) -> int | None:
 
 
 def _load_edges(path: Path, techniques: dict[str, Technique]) -> list[Edge]:
-    data, raw = _read_toml(path)
+    data, raw = read_toml(path, CatalogError)
     edges = []
     seen: set[tuple[str, str, str]] = set()
     for index, entry in enumerate(data.get("edge", [])):
@@ -543,7 +506,7 @@ def _load_names(root: Path) -> Names:
         path = root / filename
         if not path.exists():
             continue
-        data, raw = _read_toml(path)
+        data, raw = read_toml(path, CatalogError)
         index_of = names._orgs if header == "organisation" else names._people
         for index, entry in enumerate(data.get(header, [])):
             t = _Table(entry, raw, path, header, index, allowed)
@@ -684,23 +647,51 @@ def derivation_iri(edge: Edge) -> NamedNode:
     return skolem("derivation", edge.child, edge.relation, edge.parent)
 
 
+def category_triples(ident: str, label: str, position: int, definition: str | None) -> Iterator[Triple]:
+    """A category: a top concept of the technique scheme, at ``position`` on the page."""
+    node = category_iri(ident)
+    yield Triple(node, RDF.type, SKOS.Concept)
+    yield Triple(node, RDF.type, TKG.TechniqueCategory)
+    yield Triple(node, SKOS.inScheme, SCHEME)
+    yield Triple(node, SKOS.topConceptOf, SCHEME)
+    yield Triple(SCHEME, SKOS.hasTopConcept, node)
+    yield Triple(node, SKOS.prefLabel, text(label))
+    if definition:
+        yield Triple(node, SKOS.definition, text(definition))
+    yield Triple(node, SKOS.notation, text(ident, None))
+    yield Triple(node, TKG.position, integer(position))
+
+
+def repository_triples(technique: NamedNode, repository: str) -> Iterator[Triple]:
+    """The technique's code repository (a URL or owner/name) and the repository's own node."""
+    repo = repo_iri(repository)
+    yield Triple(technique, TKG.repository, repo)
+    yield Triple(repo, RDF.type, SCHEMA.SoftwareSourceCode)
+    yield Triple(repo, SCHEMA.codeRepository, NamedNode(repo.value))
+    yield Triple(repo, SCHEMA.name, text(repo.value.split("://", 1)[1].split("/", 1)[1], None))
+
+
+def derivation_triples(child: NamedNode, parent: NamedNode, relation: str, derivation: NamedNode,
+                       basis: str) -> Iterator[Triple]:
+    """A lineage edge: the typed sub-property, ``prov:wasDerivedFrom``, and its qualified
+    ``prov:Derivation`` node ``derivation`` with the relation and the basis."""
+    yield Triple(child, TKG[relation], parent)
+    yield Triple(child, PROV.wasDerivedFrom, parent)
+    yield Triple(child, PROV.qualifiedDerivation, derivation)
+    yield Triple(derivation, RDF.type, PROV.Derivation)
+    yield Triple(derivation, PROV.entity, parent)
+    yield Triple(derivation, TKG.relation, TKG[relation])
+    yield Triple(derivation, TKG.basis, text(basis, None))
+
+
 def catalog_triples(catalog: Catalog) -> Iterator[Triple]:
     """Every triple of the ``catalog`` named graph."""
     yield Triple(SCHEME, RDF.type, SKOS.ConceptScheme)
     yield Triple(SCHEME, SKOS.prefLabel, text("ML training techniques"))
     for cat in catalog.categories.values():
-        node = cat.iri
-        yield Triple(node, RDF.type, SKOS.Concept)
-        yield Triple(node, RDF.type, TKG.TechniqueCategory)
-        yield Triple(node, SKOS.inScheme, SCHEME)
-        yield Triple(node, SKOS.topConceptOf, SCHEME)
-        yield Triple(SCHEME, SKOS.hasTopConcept, node)
-        yield Triple(node, SKOS.prefLabel, text(cat.label))
+        yield from category_triples(cat.id, cat.label, cat.position, cat.definition)
         if cat.label_zh:
-            yield Triple(node, SKOS.prefLabel, text(cat.label_zh, "zh"))
-        yield Triple(node, SKOS.definition, text(cat.definition))
-        yield Triple(node, SKOS.notation, text(cat.id, None))
-        yield Triple(node, TKG.position, integer(cat.position))
+            yield Triple(cat.iri, SKOS.prefLabel, text(cat.label_zh, "zh"))
 
     for paper in catalog.papers.values():
         yield from paper_triples(paper)
@@ -739,11 +730,7 @@ def catalog_triples(catalog: Catalog) -> Iterator[Triple]:
         if tech.paper:
             yield Triple(node, TKG.primaryPaper, catalog.papers[tech.paper].iri)
         if tech.repository:
-            repo = repo_iri(tech.repository)
-            yield Triple(node, TKG.repository, repo)
-            yield Triple(repo, RDF.type, SCHEMA.SoftwareSourceCode)
-            yield Triple(repo, SCHEMA.codeRepository, NamedNode(repo.value))
-            yield Triple(repo, SCHEMA.name, text(repo.value.split("://", 1)[1].split("/", 1)[1], None))
+            yield from repository_triples(node, tech.repository)
         headline = tech.headline
         if headline.get("result"):
             yield Triple(node, TKG.headlineResult, text(str(headline["result"])))
@@ -765,20 +752,9 @@ def catalog_triples(catalog: Catalog) -> Iterator[Triple]:
                 yield Triple(ev, TKG.states, STATED_FACTS[key])
 
     for edge in catalog.edges:
-        child, parent = technique_iri(edge.child), technique_iri(edge.parent)
-        yield Triple(child, TKG[edge.relation], parent)
-        yield Triple(child, PROV.wasDerivedFrom, parent)
         d = derivation_iri(edge)
-        yield Triple(child, PROV.qualifiedDerivation, d)
-        yield Triple(d, RDF.type, PROV.Derivation)
-        yield Triple(d, PROV.entity, parent)
-        yield Triple(d, TKG.relation, TKG[edge.relation])
-        yield Triple(d, TKG.basis, text(edge.basis, None))
+        yield from derivation_triples(technique_iri(edge.child), technique_iri(edge.parent), edge.relation, d,
+                                      edge.basis)
         if edge.note:
             yield Triple(d, RDFS.comment, text(edge.note))
 
-
-def xsd_anyuri(value: str) -> Any:  # pragma: no cover - kept for symmetry with vocab helpers
-    from pyoxigraph import Literal
-
-    return Literal(value, datatype=XSD.anyURI)

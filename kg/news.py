@@ -37,6 +37,7 @@ from pyoxigraph import Literal, NamedNode, Triple
 
 from kg.errors import KGError
 from kg.graphs import NEWS
+from kg.iris import paper_link
 from kg.vocab import TKG, datetime_literal
 
 if TYPE_CHECKING:
@@ -93,11 +94,7 @@ class NewsItem:
 
     @property
     def link(self) -> str:
-        if self.arxiv:
-            return f"https://arxiv.org/abs/{self.arxiv}"
-        if self.doi:
-            return f"https://doi.org/{self.doi}"
-        return self.paper
+        return paper_link(self.arxiv, self.doi, self.paper)
 
     def as_dict(self) -> dict[str, Any]:
         return {"paper": self.paper, "title": self.title, "date": self.date, "technique": self.technique,

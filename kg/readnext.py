@@ -337,18 +337,15 @@ class SparqlReadingFacts:
                                BIND(true AS ?out) }} }} FILTER(isIRI(?cand)) }}""")
             for row in rows.records():
                 out.append({"cand": row["cand"], "seed": row["seed"], "kind": kinds[(bool(row["out"]), row["p"])]})
-            rows = self.store.select(
-                f"""SELECT ?cand ?seed (COUNT(?x) AS ?n) WHERE {{ GRAPH {g} {{ {bound}
-                      ?x cito:cites ?seed . ?x cito:cites ?cand }} FILTER(?cand != ?seed && isIRI(?cand)) }}
-                    GROUP BY ?cand ?seed""")
-            out += [{"cand": r["cand"], "seed": r["seed"], "kind": "co-cited", "n": int(r["n"])}
-                    for r in rows.records()]
-            rows = self.store.select(
-                f"""SELECT ?cand ?seed (COUNT(?x) AS ?n) WHERE {{ GRAPH {g} {{ {bound}
-                      ?seed cito:cites ?x . ?cand cito:cites ?x }} FILTER(?cand != ?seed && isIRI(?cand)) }}
-                    GROUP BY ?cand ?seed""")
-            out += [{"cand": r["cand"], "seed": r["seed"], "kind": "coupled", "n": int(r["n"])}
-                    for r in rows.records()]
+            # Cited together with a seed (co-cited), and citing what a seed cites (coupled).
+            for kind, shared in (("co-cited", "?x cito:cites ?seed . ?x cito:cites ?cand"),
+                                 ("coupled", "?seed cito:cites ?x . ?cand cito:cites ?x")):
+                rows = self.store.select(
+                    f"""SELECT ?cand ?seed (COUNT(?x) AS ?n) WHERE {{ GRAPH {g} {{ {bound}
+                          {shared} }} FILTER(?cand != ?seed && isIRI(?cand)) }}
+                        GROUP BY ?cand ?seed""")
+                out += [{"cand": r["cand"], "seed": r["seed"], "kind": kind, "n": int(r["n"])}
+                        for r in rows.records()]
         return out
 
     def sentences(self, pairs: Sequence[tuple[str, str]]) -> dict[tuple[str, str], list[tuple[str, tuple[str, ...]]]]:

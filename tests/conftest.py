@@ -39,6 +39,21 @@ def clean_environ(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.Temp
 
 
 @pytest.fixture
+def closing() -> Iterator[Callable[[T], T]]:
+    """``closing(thing)`` returns ``thing`` and closes it when the test ends (clients a
+    factory fixture makes, in the order made)."""
+    made: list[Any] = []
+
+    def keep(thing: T) -> T:
+        made.append(thing)
+        return thing
+
+    yield keep
+    for thing in made:
+        thing.close()
+
+
+@pytest.fixture
 def fresh_store() -> Iterator[OxigraphStore]:
     """An empty in-memory Oxigraph store."""
     from kg.store.embedded import OxigraphStore

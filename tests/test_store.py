@@ -11,17 +11,11 @@ from pathlib import Path
 import pyoxigraph as ox
 import pytest
 
-from kg.errors import RDFImportError, StoreError, StoreLockedError
+from kg.errors import StoreError, StoreLockedError
 from kg.graphs import PROVENANCE, graph_iri
 from kg.store.base import Activity
 from kg.store.embedded import OxigraphStore
-
-G = graph_iri("test")
-EX = "http://example.org/"
-
-
-def triples(n: int, tag: str = "v") -> list[ox.Triple]:
-    return [ox.Triple(ox.NamedNode(f"{EX}s{i}"), ox.NamedNode(EX + "p"), ox.Literal(f"{tag}{i}")) for i in range(n)]
+from tests.storecases import EX, G, load_broken_dump, triples
 
 
 def test_replace_graph_swaps_content_and_records_provenance(fresh_store) -> None:
@@ -101,14 +95,7 @@ def test_bulk_load_replaces_a_graph_and_records_the_file(fresh_store, tmp_path: 
 
 @pytest.mark.parametrize("empty_target", [True, False])
 def test_a_broken_dump_leaves_the_graph_as_it_was(fresh_store, tmp_path: Path, empty_target: bool) -> None:
-    if not empty_target:
-        with fresh_store.transaction("seed") as tx:
-            tx.replace_graph(G, triples(3, "keep"))
-    bad = tmp_path / "bad.nt"
-    bad.write_text("".join(f"<{EX}s{i}> <{EX}p> \"{i}\" .\n" for i in range(50)) + "<broken line\n", encoding="utf-8")
-    with pytest.raises(RDFImportError) as err:
-        fresh_store.load_file(bad, graph=G, fmt=ox.RdfFormat.N_TRIPLES, gzipped=False, activity=Activity("load"))
-    assert "bad.nt" in str(err.value) and "Nothing was changed" in err.value.hint
+    load_broken_dump(fresh_store, tmp_path, good_lines=50, seeded=not empty_target)
     assert fresh_store.count(G) == (0 if empty_target else 3)
     assert not [g for g in fresh_store.named_graphs() if "staging" in g.value]
 

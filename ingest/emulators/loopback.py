@@ -6,11 +6,12 @@ from __future__ import annotations
 import socket
 import struct
 import threading
+import time
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Generic, Protocol, Self, TypeVar
 
-__all__ = ["FaultQueue", "LoopbackServer", "QuietHandler", "reset_connection"]
+__all__ = ["FaultQueue", "LoopbackServer", "QuietHandler", "reset_connection", "reset_or_delay"]
 
 
 class _Server(ThreadingHTTPServer):
@@ -83,6 +84,27 @@ def reset_connection(handler: BaseHTTPRequestHandler) -> None:
     handler.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
     handler.connection.close()
     handler.close_connection = True
+
+
+class _Timed(Protocol):
+    kind: str
+    seconds: float
+
+
+class _Record(Protocol):
+    status: int
+
+
+def reset_or_delay(handler: BaseHTTPRequestHandler, fault: _Timed | None, record: _Record) -> bool:
+    """Carry out what a fault does before any answer: a reset closes the connection (the
+    request is recorded with status -1, and True says it is over); a delay waits its seconds."""
+    if fault is not None and fault.kind == "reset":
+        record.status = -1
+        reset_connection(handler)
+        return True
+    if fault is not None and fault.kind == "delay":
+        time.sleep(fault.seconds)
+    return False
 
 
 class _Countdown(Protocol):

@@ -49,7 +49,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from ingest.emulators.loopback import FaultQueue, LoopbackServer, QuietHandler, reset_connection
+from ingest.emulators.loopback import FaultQueue, LoopbackServer, QuietHandler, reset_or_delay
 
 __all__ = ["EmulatedPaper", "Faults", "RequestRecord", "SemanticScholarEmulator", "paper_key"]
 
@@ -370,6 +370,13 @@ class SemanticScholarEmulator(LoopbackServer):
     def _not_found(self, ident: str) -> _ApiError:
         return _ApiError(404, {"error": f"Paper with id {ident} not found"})
 
+    def _known(self, ident: str) -> str:
+        """The paperId of a paper the API knows (by any id form it accepts); else a 404."""
+        pid = self.resolve(ident)
+        if pid is None:
+            raise self._not_found(unquote(ident))
+        return pid
+
     def answer(self, method: str, path: str, query: dict[str, list[str]], body: bytes) -> tuple[int, Any]:
         with self.lock:
             return self._answer(method, path, query, body)
@@ -406,18 +413,14 @@ class SemanticScholarEmulator(LoopbackServer):
         m = re.match(r"^/recommendations/v1/papers/forpaper/(?P<id>.+)$", path)
         if m and method == "GET":
             fields = self._fields(query, PAPER_FIELDS, ("title",))
-            pid = self.resolve(m.group("id"))
-            if pid is None:
-                raise self._not_found(unquote(m.group("id")))
+            pid = self._known(m.group("id"))
             limit = int((query.get("limit") or ["100"])[-1])
             return 200, {"recommendedPapers": [self._paper_json(r, fields)
                                                for r in self._recommended.get(pid, [])[:limit]]}
         m = re.match(r"^/graph/v1/paper/(?P<id>.+?)/(?P<list>citations|references)$", path)
         if m and method == "GET":
             fields = self._fields(query, PAPER_FIELDS | EDGE_FIELDS, ("title",))
-            pid = self.resolve(m.group("id"))
-            if pid is None:
-                raise self._not_found(unquote(m.group("id")))
+            pid = self._known(m.group("id"))
             offset, limit = self._paging(query, 100)
             if m.group("list") == "citations":
                 edges, other = list(self._citing[pid].values()), "citingPaper"
@@ -431,9 +434,7 @@ class SemanticScholarEmulator(LoopbackServer):
         m = re.match(r"^/graph/v1/paper/(?P<id>.+)$", path)
         if m and method == "GET":
             fields = self._fields(query, PAPER_FIELDS, ("title",))
-            pid = self.resolve(m.group("id"))
-            if pid is None:
-                raise self._not_found(unquote(m.group("id")))
+            pid = self._known(m.group("id"))
             return 200, self._paper_json(pid, fields)
         return 404, {"message": "Not Found"}
 
@@ -585,12 +586,8 @@ class _Handler(QuietHandler):
         with emu.lock:
             emu.requests.append(record)
         fault = emu.faults.take(method, parts.path)
-        if fault is not None and fault.kind == "reset":
-            record.status = -1
-            reset_connection(self)
+        if reset_or_delay(self, fault, record):
             return
-        if fault is not None and fault.kind == "delay":
-            time.sleep(fault.seconds)
         if fault is not None and fault.kind == "status":
             record.status = fault.status
             self._send(fault.status, fault.body, fault.headers)

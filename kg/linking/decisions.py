@@ -28,7 +28,7 @@ from pyoxigraph import Literal, NamedNode, Triple
 
 from kg.errors import KGError
 from kg.graphs import LINK_DECISIONS, LINKS
-from kg.linking.model import RELATION_PROPERTIES, RELATIONS, Evidence, Link, link_id, relation_of_property
+from kg.linking.model import RELATION_PROPERTIES, RELATIONS, Evidence, Link, link_id, links_about, relation_of_property
 from kg.linking.write import direct_triple
 from kg.vocab import ID, PROV, RDF, RDFS, TKG, XSD, datetime_literal, text
 
@@ -98,11 +98,7 @@ def threshold(store: GraphStore) -> float:
 def decisions(store: GraphStore, *, papers: list[str] | None = None,
               techniques: list[str] | None = None) -> dict[tuple[str, str], Decision]:
     """Every verdict (or those about ``papers`` / ``techniques``), by (paper, technique)."""
-    bound: dict[str, Any] = {}
-    if papers is not None:
-        bound["paper"] = [NamedNode(p) for p in papers]
-    if techniques is not None:
-        bound["technique"] = [NamedNode(t) for t in techniques]
+    bound = links_about(papers, techniques)
     rows = store.select(
         f"""SELECT ?paper ?technique ?status ?rel ?score ?at ?f ?text ?src WHERE {{ GRAPH {LINK_DECISIONS} {{
               ?d a tkg:TechniqueLink ; tkg:linkedPaper ?paper ; tkg:linkedTechnique ?technique ;

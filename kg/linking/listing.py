@@ -17,7 +17,7 @@ from pyoxigraph import NamedNode
 
 from kg.graphs import LINKS, graph_name
 from kg.linking.decisions import decisions, threshold
-from kg.linking.model import PRIORITY, Evidence, Link, link_id, relation_of_property
+from kg.linking.model import PRIORITY, Evidence, Link, link_id, links_about, relation_of_property
 
 if TYPE_CHECKING:
     from kg.store.base import GraphStore
@@ -52,11 +52,7 @@ class LinkRow:
 def auto_links(store: GraphStore, *, papers: list[str] | None = None,
                techniques: list[str] | None = None) -> dict[tuple[str, str], Link]:
     """The links of the ``links`` graph (or those of ``papers`` / ``techniques``) with their evidence."""
-    bound: dict[str, Any] = {}
-    if papers is not None:
-        bound["paper"] = [NamedNode(p) for p in papers]
-    if techniques is not None:
-        bound["technique"] = [NamedNode(t) for t in techniques]
+    bound = links_about(papers, techniques)
     rows = store.stream(
         f"""SELECT ?paper ?technique ?rel ?score ?status ?f ?text ?src WHERE {{ GRAPH {LINKS} {{
               ?l tkg:linkedPaper ?paper ; tkg:linkedTechnique ?technique ; tkg:linkRelation ?rel ;

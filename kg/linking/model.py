@@ -23,6 +23,7 @@ __all__ = [
     "TextField",
     "link_id",
     "link_iri",
+    "links_about",
     "relation_of_property",
     "strongest",
 ]
@@ -120,3 +121,14 @@ def strongest(evidence: list[Evidence]) -> tuple[str, float]:
     counted = [e for e in evidence if e.score > top / 3]
     relation = min((e.relation for e in counted), key=PRIORITY.__getitem__, default="mentions")
     return relation, round(min(0.99, 1.0 - rest), 3)
+
+
+def links_about(papers: list[str] | None, techniques: list[str] | None) -> dict[str, Any]:
+    """The bindings that narrow a query of links to those of ``papers`` and/or ``techniques``
+    (IRIs; None: any)."""
+    bound: dict[str, Any] = {}
+    if papers is not None:
+        bound["paper"] = [NamedNode(p) for p in papers]
+    if techniques is not None:
+        bound["technique"] = [NamedNode(t) for t in techniques]
+    return bound

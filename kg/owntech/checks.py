@@ -11,6 +11,7 @@ from difflib import get_close_matches
 from kg.errors import KGError
 from kg.iris import normalize_doi, parse_arxiv_id, repo_iri
 from kg.owntech.model import VALUES
+from kg.tomlfiles import DATE, SLUG
 from kg.vocab import LINEAGE_RELATIONS
 
 __all__ = [
@@ -25,8 +26,6 @@ __all__ = [
     "value_key",
 ]
 
-_DATE = re.compile(r"^(\d{4})(?:-(\d{2})(?:-(\d{2}))?)?$")
-_SLUG = re.compile(r"^[a-z0-9][a-z0-9.\-]*$")
 #: Other words for the values' keys (after folding case, spaces, dots and hyphens to "_").
 _KEY_ALIASES = {
     "s": "situation", "t": "target", "a": "action", "r": "result",
@@ -40,7 +39,7 @@ _KEY_ALIASES = {
 
 def check_slug(ident: str) -> str:
     """A technique's or category's id: a lowercase slug."""
-    if not _SLUG.match(ident):
+    if not SLUG.match(ident):
         raise KGError(f"the id {ident!r} is not a lowercase slug",
                       hint="Use lowercase letters, digits, '-' and '.', starting with a letter or digit "
                       "(e.g. pipedream-2bw).")
@@ -50,7 +49,7 @@ def check_slug(ident: str) -> str:
 def check_date(value: str) -> str:
     """``YYYY``, ``YYYY-MM`` or ``YYYY-MM-DD``, a real date."""
     text = value.strip()
-    m = _DATE.match(text)
+    m = DATE.match(text)
     problem = None
     if m is None:
         problem = "is not YYYY, YYYY-MM or YYYY-MM-DD"

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, replace
 
 from pyoxigraph import BlankNode, Literal, NamedNode, Triple
 
-from kg.catalog import DIMENSIONS, SCHEME
+from kg.catalog import DIMENSIONS, SCHEME, category_triples, derivation_triples, repository_triples
 from kg.iris import category_iri, parse_arxiv_id, repo_iri, skolem, technique_iri
 from kg.vocab import (
     BIBO,
@@ -32,13 +32,11 @@ from kg.vocab import (
     PROV,
     RDF,
     RDFS,
-    SCHEMA,
     SKOS,
     TKG,
     XSD,
     boolean,
     date_literal,
-    integer,
     text,
 )
 
@@ -175,14 +173,6 @@ def reader_value(technique: str, predicate: NamedNode) -> NamedNode:
     return skolem("reader-value", technique, predicate.value)
 
 
-def _repo_triples(node: NamedNode, repository: str) -> Iterator[Triple]:
-    repo = repo_iri(repository)
-    yield Triple(node, TKG.repository, repo)
-    yield Triple(repo, RDF.type, SCHEMA.SoftwareSourceCode)
-    yield Triple(repo, SCHEMA.codeRepository, NamedNode(repo.value))
-    yield Triple(repo, SCHEMA.name, text(repo.value.split("://", 1)[1].split("/", 1)[1], None))
-
-
 def _entry_triples(entry: Entry) -> Iterator[Triple]:
     node = entry.iri
     if entry.own:
@@ -208,7 +198,7 @@ def _entry_triples(entry: Entry) -> Iterator[Triple]:
         yield Triple(node, TKG.primaryPaper, NamedNode(entry.paper))
         overrides.append((TKG.primaryPaper, NamedNode(entry.paper)))
     if entry.repository:
-        yield from _repo_triples(node, entry.repository)
+        yield from repository_triples(node, entry.repository)
         overrides.append((TKG.repository, repo_iri(entry.repository)))
     for key, value in VALUES.items():
         if entry.values.get(key):
@@ -229,15 +219,8 @@ def _entry_triples(entry: Entry) -> Iterator[Triple]:
     for label in entry.shared:
         yield Triple(node, TKG.sharesLabel, text(label, None))
     for parent, relation in entry.parents:
-        parent_node = NamedNode(parent)
         d = _derivation(entry.id, relation, parent)
-        yield Triple(node, TKG[relation], parent_node)
-        yield Triple(node, PROV.wasDerivedFrom, parent_node)
-        yield Triple(node, PROV.qualifiedDerivation, d)
-        yield Triple(d, RDF.type, PROV.Derivation)
-        yield Triple(d, PROV.entity, parent_node)
-        yield Triple(d, TKG.relation, TKG[relation])
-        yield Triple(d, TKG.basis, text(BASIS, None))
+        yield from derivation_triples(node, NamedNode(parent), relation, d, BASIS)
         yield Triple(d, PROV.wasAttributedTo, READER)
 
 
@@ -245,13 +228,7 @@ def mine_triples(mine: Mine) -> list[Triple]:
     """Every triple of the ``my-techniques`` graph for ``mine``, in a stable order."""
     out: list[Triple] = []
     for cat in sorted(mine.categories.values(), key=lambda c: c.id):
-        node = cat.iri
-        out += [Triple(node, RDF.type, SKOS.Concept), Triple(node, RDF.type, TKG.TechniqueCategory),
-                Triple(node, SKOS.inScheme, SCHEME), Triple(node, SKOS.topConceptOf, SCHEME),
-                Triple(SCHEME, SKOS.hasTopConcept, node), Triple(node, SKOS.prefLabel, text(cat.label)),
-                Triple(node, SKOS.notation, text(cat.id, None)), Triple(node, TKG.position, integer(cat.position))]
-        if cat.definition:
-            out.append(Triple(node, SKOS.definition, text(cat.definition)))
+        out += category_triples(cat.id, cat.label, cat.position, cat.definition)
     for paper in sorted(mine.papers.values(), key=lambda p: p.iri):
         node = NamedNode(paper.iri)
         out.append(Triple(node, RDF.type, BIBO.Document))
@@ -277,6 +254,12 @@ def _value(term: object) -> str:
     return str(term.value) if isinstance(term, Literal | NamedNode | BlankNode) else str(term)
 
 
+def _fields(facts: list[Triple], predicates: dict[str, NamedNode]) -> dict[str, str]:
+    """The values ``facts`` give to each of ``predicates`` (by a name for it; the last one wins)."""
+    names = {predicate.value: name for name, predicate in predicates.items()}
+    return {names[t.predicate.value]: _value(t.object) for t in facts if t.predicate.value in names}
+
+
 def mine_from_triples(triples: Iterable[Triple]) -> Mine:
     """The :class:`Mine` that ``triples`` (the ``my-techniques`` graph) hold."""
     by_subject: dict[str, list[Triple]] = {}
@@ -288,25 +271,14 @@ def mine_from_triples(triples: Iterable[Triple]) -> Mine:
     for subject, facts in by_subject.items():
         types = {_value(t.object) for t in facts if t.predicate == RDF.type}
         if TKG.TechniqueCategory.value in types and subject.startswith(category_base):
-            cat = Category(subject.removeprefix(category_base), "")
-            for t in facts:
-                if t.predicate == SKOS.prefLabel:
-                    cat.label = _value(t.object)
-                elif t.predicate == SKOS.definition:
-                    cat.definition = _value(t.object)
-                elif t.predicate == TKG.position:
-                    cat.position = int(_value(t.object))
+            got = _fields(facts, {"label": SKOS.prefLabel, "definition": SKOS.definition, "position": TKG.position})
+            cat = Category(subject.removeprefix(category_base), got.get("label", ""), got.get("definition"))
+            if "position" in got:
+                cat.position = int(got["position"])
             mine.categories[cat.id] = cat
         elif BIBO.Document.value in types:
-            paper = Paper(subject)
-            for t in facts:
-                if t.predicate == DCTERMS.title:
-                    paper.title = _value(t.object)
-                elif t.predicate == TKG.arxivId:
-                    paper.arxiv = _value(t.object)
-                elif t.predicate == BIBO.doi:
-                    paper.doi = _value(t.object)
-            mine.papers[subject] = paper
+            got = _fields(facts, {"title": DCTERMS.title, "arxiv": TKG.arxivId, "doi": BIBO.doi})
+            mine.papers[subject] = Paper(subject, arxiv=got.get("arxiv"), doi=got.get("doi"), title=got.get("title"))
         elif subject.startswith(technique_base):
             mine.entries[subject.removeprefix(technique_base)] = _entry(subject.removeprefix(technique_base), facts,
                                                                         by_subject)

@@ -19,8 +19,6 @@ anything is written.
 from __future__ import annotations
 
 import json
-import re
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,6 +29,7 @@ from kg.owntech.edit import Change, apply_change, context, save
 from kg.owntech.known import Known
 from kg.owntech.model import Category, Entry, Mine, Paper, arxiv_of
 from kg.store.base import GraphStore
+from kg.tomlfiles import entry_line, read_toml
 
 __all__ = ["ImportReport", "export_text", "import_file"]
 
@@ -176,34 +175,10 @@ class ImportReport:
 class _File:
     def __init__(self, path: Path) -> None:
         self.path = path
-        try:
-            self.raw = path.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise DataError(f"cannot read the file: {exc.strerror or exc}", path=str(path)) from None
-        try:
-            self.data = tomllib.loads(self.raw)
-        except tomllib.TOMLDecodeError as exc:
-            m = re.search(r"line (\d+)", str(exc))
-            raise DataError(f"not valid TOML: {exc}", path=str(path), line=int(m.group(1)) if m else None,
-                            hint="Fix the TOML syntax at that line (unbalanced quotes or brackets are common).") \
-                from None
+        self.data, self.raw = read_toml(path)
 
     def line(self, header: str, index: int, key: str | None = None) -> int | None:
-        seen = -1
-        lines = self.raw.splitlines()
-        for number, text in enumerate(lines, start=1):
-            if text.strip() == f"[[{header}]]":
-                seen += 1
-                if seen == index:
-                    if key is None:
-                        return number
-                    for offset, inner in enumerate(lines[number:], start=number + 1):
-                        if inner.strip().startswith("[["):
-                            break
-                        if re.match(rf"^\s*{re.escape(key)}\s*=", inner):
-                            return offset
-                    return number
-        return None
+        return entry_line(self.raw, header, index, key, ends="[[")
 
     def error(self, header: str, index: int, message: str, hint: str | None = None, key: str | None = None
               ) -> DataError:

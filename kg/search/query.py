@@ -21,6 +21,7 @@ from difflib import get_close_matches
 from typing import TYPE_CHECKING, Any
 
 from kg.errors import NotFoundError, SearchError
+from kg.iris import paper_link
 from kg.search.schema import BOOSTS, FACETS, SEARCHED, SNIPPET_FIELDS
 
 if TYPE_CHECKING:
@@ -83,11 +84,7 @@ class Hit:
     def link(self) -> str:
         if self.kind == "technique":
             return self.iri
-        if self.arxiv:
-            return f"https://arxiv.org/abs/{self.arxiv}"
-        if self.doi:
-            return f"https://doi.org/{self.doi}"
-        return self.iri
+        return paper_link(self.arxiv, self.doi, self.iri)
 
     def as_dict(self) -> dict[str, Any]:
         return {"iri": self.iri, "kind": self.kind, "title": self.title, "score": round(self.score, 4),

@@ -127,6 +127,22 @@ class OxigraphStore(GraphStore):
             raise
 
     @classmethod
+    def _read_only(cls, path: Path, notice: Notice, folder: StoreFolder | None, copies: Copies | None
+                   ) -> OxigraphStore:
+        """A read-only store at ``path`` that holds no lock and writes nothing (its view not opened yet)."""
+        self = cls.__new__(cls)
+        self.path = path
+        self.location = str(path)
+        self.read_only = True
+        self._notice = notice
+        self._lock = None
+        self._writing = threading.RLock()
+        self._folder = folder
+        self._copies = copies
+        self._lease = None
+        return self
+
+    @classmethod
     def open_reader(cls, path: Path, *, create_parents: bool = False, notice: Notice | None = None) -> OxigraphStore:
         """A read-only store over the newest published view of the store at ``path``.
 
@@ -137,32 +153,15 @@ class OxigraphStore(GraphStore):
         say = notice or _quiet
         if not folder.is_store() or folder.views_stale():
             _publish_if_free(path, folder, create_parents=create_parents, notice=say)
-        self = cls.__new__(cls)
-        self.path = path
-        self.location = str(path)
-        self.read_only = True
-        self._notice = say
-        self._lock = None
-        self._writing = threading.RLock()
-        self._folder = folder
-        self._copies = Copies(path)
-        self._lease = None
+        self = cls._read_only(path, say, folder, Copies(path))
         self._open_view()
         return self
 
     @classmethod
     def open_snapshot(cls, path: Path) -> OxigraphStore:
         """A read-only store over a directory that no process writes: a :meth:`snapshot`."""
-        self = cls.__new__(cls)
-        self.path = path
-        self.location = str(path)
-        self.read_only = True
-        self._notice = _quiet
-        self._lock = None
-        self._writing = threading.RLock()
-        self._folder = None
-        self._copies = None  # a snapshot holds RocksDB's files alone (see kg.store.copies)
-        self._lease = None
+        # A snapshot holds RocksDB's files alone (see kg.store.copies).
+        self = cls._read_only(path, _quiet, None, None)
         self._store = _open_read_only(path)
         return self
 
@@ -389,14 +388,11 @@ class OxigraphStore(GraphStore):
                    "json": ox.QueryResultsFormat.JSON, "xml": ox.QueryResultsFormat.XML}
         if fmt not in formats:
             raise ValueError(f"unknown results format {fmt!r}; use one of {', '.join(formats)}")
+        result = self._run(sparql)
+        if not isinstance(result, ox.QuerySolutions):
+            raise QueryError("expected a SELECT query")
         try:
-            result = self._store.query(sparql, use_default_graph_as_union=not names_dataset(sparql),
-                                       prefixes=PREFIXES)
-            if not isinstance(result, ox.QuerySolutions):
-                raise QueryError("expected a SELECT query")
             result.serialize(str(path), formats[fmt])
-        except SyntaxError as exc:
-            raise syntax_error(sparql, str(exc)) from None
         except RuntimeError as exc:
             raise QueryError(f"the query failed: {exc}") from None
         except OSError as exc:

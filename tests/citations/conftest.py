@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 
 from ingest.emulators.semanticscholar import SemanticScholarEmulator
@@ -46,27 +47,23 @@ def sleeps() -> SleepRecorder:
 
 
 @pytest.fixture
-def source_for(emulator: SemanticScholarEmulator, sleeps: SleepRecorder, tmp_path: Path
-               ) -> Iterator[Callable[..., SemanticScholarSource]]:
+def source_for(emulator: SemanticScholarEmulator, sleeps: SleepRecorder, tmp_path: Path,
+               closing: Callable[[httpx.Client], httpx.Client]) -> Callable[..., SemanticScholarSource]:
     """A source over a fast client (no spacing, instant recorded backoff) for the emulator."""
-    made = []
 
     def make(*, key: str | None = None, attempts: int = 3, cache: bool = True, offline: bool = False,
              url: str | None = None) -> SemanticScholarSource:
         from ingest.cache import HttpCache
 
         retry = RetryPolicy(attempts=attempts, base=0.01, sleep=sleeps)
-        client = build_client("semanticscholar", headers={"x-api-key": key} if key else None,
-                              politeness=Politeness(0.0), retry=retry,
-                              timeout=5.0, cache=HttpCache(tmp_path / "cache" / "semanticscholar") if cache else None,
-                              offline=offline, retry_statuses=RETRY_STATUSES)
-        made.append(client)
+        client = closing(build_client("semanticscholar", headers={"x-api-key": key} if key else None,
+                                      politeness=Politeness(0.0), retry=retry, timeout=5.0,
+                                      cache=HttpCache(tmp_path / "cache" / "semanticscholar") if cache else None,
+                                      offline=offline, retry_statuses=RETRY_STATUSES))
         return SemanticScholarSource(client=client, api_url=url or emulator.url, has_key=key is not None,
                                      retry=retry)
 
-    yield make
-    for client in made:
-        client.close()
+    return make
 
 
 @pytest.fixture

@@ -10,19 +10,13 @@ import pytest
 
 from ingest.citations import ingest_citations
 from kg.suggestions import lineage_report
-from tests.web.conftest import workbench  # noqa: F401 - a fixture
+from tests.web.conftest import form_key, workbench  # noqa: F401 - a fixture
 
 
 @pytest.fixture
 def cited(built_store, source):
     ingest_citations(built_store, source)
     return built_store
-
-
-def _key(page: str) -> str:
-    match = re.search(r'name="techkg-form-key" content="([^"]+)"', page)
-    assert match
-    return match.group(1)
 
 
 def test_the_technique_page_shows_methodology_citations_and_pending_suggestions(cited, workbench) -> None:  # noqa: F811
@@ -41,7 +35,7 @@ def test_the_technique_page_shows_methodology_citations_and_pending_suggestions(
 def test_accepting_on_the_page_adds_the_edge_as_the_reader_s(cited, workbench) -> None:  # noqa: F811
     suggestion = next(s for s in lineage_report(cited).suggestions if s.child.id == "diffusionnft")
     with workbench(cited) as base, httpx.Client(base_url=base) as client:
-        key = _key(client.get("/techniques/grpo").text)
+        key = form_key(client.get("/techniques/grpo").text)
         form = {"id": suggestion.id, "verdict": "accept", "relation": "refines", "key": key,
                 "next": "/techniques/grpo#citations"}
         own = {"Origin": base}  # a browser sends its page's origin with the form

@@ -50,7 +50,7 @@ from urllib.parse import parse_qs, parse_qsl, urlsplit
 
 from lxml import etree
 
-from ingest.emulators.loopback import LoopbackServer, QuietHandler, reset_connection
+from ingest.emulators.loopback import LoopbackServer, QuietHandler, reset_or_delay
 
 __all__ = ["Fault", "ReplayServer", "Seen", "body", "delay", "drip", "reset", "status", "truncate"]
 
@@ -660,12 +660,8 @@ class _Handler(QuietHandler):
         with self.replay._lock:
             self.replay.log.append(seen)
         fault = self.replay._next_fault(method, parts.path)
-        if fault is not None and fault.kind == "reset":
-            seen.status = -1
-            reset_connection(self)
+        if reset_or_delay(self, fault, seen):
             return
-        if fault is not None and fault.kind == "delay":
-            time.sleep(fault.seconds)
         if fault is not None and fault.kind == "status":
             answer = Answer(fault.status, fault.content,
                             [("Content-Type", fault.content_type), *fault.headers.items()])

@@ -72,20 +72,26 @@ def _check(run, store, dataset, expected: str) -> None:  # noqa: ANN001
     assert dataset(store) == before
 
 
-@pytest.mark.parametrize("fault", [*FAULTS, *XML_FAULTS])
-def test_arxiv_faults_give_a_clear_error_and_change_nothing(fault, seeded, replay, dataset, tmp_path) -> None:
-    make, expected = {**FAULTS, **XML_FAULTS}[fault]
-    replay.script("GET", "/api/query", make())
+def _arxiv(replay: ReplayServer, tmp_path: Path):  # noqa: ANN202
+    """The path an arXiv run asks the API for, and the run."""
     source = ArxivSource(client=_client("arxiv", tmp_path), api_url=replay.arxiv_url)
-    _check(lambda: ingest_arxiv(seeded, source, ids=["1605.08386"]), seeded, dataset, expected)
+    return "/api/query", lambda store: ingest_arxiv(store, source, ids=["1605.08386"])
 
 
-@pytest.mark.parametrize("fault", [*FAULTS, *JSON_FAULTS])
-def test_github_faults_give_a_clear_error_and_change_nothing(fault, seeded, replay, dataset, tmp_path) -> None:
-    make, expected = {**FAULTS, **JSON_FAULTS}[fault]
-    replay.script("GET", "/github/repos/akfish/PyGithub", make())
+def _github(replay: ReplayServer, tmp_path: Path):  # noqa: ANN202
+    """The path a GitHub run asks the API for, and the run."""
     source = GithubSource(client=_client("github", tmp_path), api_url=replay.github_url)
-    _check(lambda: ingest_github(seeded, source, repos=["akfish/PyGithub"]), seeded, dataset, expected)
+    return "/github/repos/akfish/PyGithub", lambda store: ingest_github(store, source, repos=["akfish/PyGithub"])
+
+
+@pytest.mark.parametrize(("source", "fault"), [*(("arxiv", f) for f in [*FAULTS, *XML_FAULTS]),
+                                               *(("github", f) for f in [*FAULTS, *JSON_FAULTS])])
+def test_arxiv_and_github_faults_give_a_clear_error_and_change_nothing(source, fault, seeded, replay, dataset,
+                                                                       tmp_path) -> None:
+    path, run = {"arxiv": _arxiv, "github": _github}[source](replay, tmp_path)
+    make, expected = {**FAULTS, **(XML_FAULTS if source == "arxiv" else JSON_FAULTS)}[fault]
+    replay.script("GET", path, make())
+    _check(lambda: run(seeded), seeded, dataset, expected)
 
 
 @pytest.mark.parametrize("fault", ["html error page", "truncated body", "malformed xml", "billion laughs"])

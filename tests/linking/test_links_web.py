@@ -4,14 +4,12 @@ like every write: no other site can); the reading page shows each paper's techni
 
 from __future__ import annotations
 
-import re
-
 import httpx
 import pytest
 
 from kg.linking.apply import link_everything
 from kg.linking.listing import list_links
-from tests.web.conftest import workbench  # noqa: F401 - a fixture
+from tests.web.conftest import form_key, workbench  # noqa: F401 - a fixture
 
 ZERO = "https://w3id.org/techkg/id/technique/zero"
 
@@ -20,12 +18,6 @@ ZERO = "https://w3id.org/techkg/id/technique/zero"
 def linked(built_store):
     link_everything(built_store)
     return built_store
-
-
-def _key(page: str) -> str:
-    match = re.search(r'name="techkg-form-key" content="([^"]+)"', page)
-    assert match
-    return match.group(1)
 
 
 def test_the_technique_page_lists_papers_with_evidence_and_links_to_review(linked, workbench) -> None:  # noqa: F811
@@ -44,7 +36,7 @@ def test_accept_and_reject_on_the_page_and_no_other_site_can(linked, workbench) 
     rows = [r for r in list_links(linked, technique=ZERO) if r.link.status == "auto"]
     assert len(rows) >= 2
     with workbench(linked) as base, httpx.Client(base_url=base) as client:
-        key = _key(client.get("/techniques/zero").text)
+        key = form_key(client.get("/techniques/zero").text)
         form = {"id": rows[0].id, "verdict": "reject", "key": key, "next": "/techniques/zero#links"}
         own = {"Origin": base}
         assert client.post("/links/decide", data={**form, "key": "forged"}, headers=own).status_code == 403

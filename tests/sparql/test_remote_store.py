@@ -18,13 +18,7 @@ from kg.store.base import Activity
 from kg.store.endpoint import parse_spec
 from kg.store.remote import RemoteStore
 from tests.servers import LoopbackServer, QuietHandler, free_port
-
-G = graph_iri("test")
-EX = "http://example.org/"
-
-
-def triples(n: int, tag: str = "v") -> list[ox.Triple]:
-    return [ox.Triple(ox.NamedNode(f"{EX}s{i}"), ox.NamedNode(EX + "p"), ox.Literal(f"{tag}{i}")) for i in range(n)]
+from tests.storecases import EX, G, load_broken_dump, triples
 
 
 def values(store, graph: ox.NamedNode = G) -> list[str]:
@@ -147,14 +141,7 @@ def test_bulk_load_replaces_a_graph_and_records_the_file(store, tmp_path: Path, 
 
 @pytest.mark.parametrize("empty_target", [True, False])
 def test_a_broken_dump_leaves_the_graph_as_it_was(store, tmp_path: Path, empty_target: bool) -> None:
-    if not empty_target:
-        with store.transaction("seed") as tx:
-            tx.replace_graph(G, triples(3, "keep"))
-    bad = tmp_path / "bad.nt"
-    bad.write_text("".join(f'<{EX}s{i}> <{EX}p> "{i}" .\n' for i in range(12_000)) + "<broken line\n", encoding="utf-8")
-    with pytest.raises(RDFImportError) as err:
-        store.load_file(bad, graph=G, fmt=ox.RdfFormat.N_TRIPLES, gzipped=False, activity=Activity("load"))
-    assert "bad.nt" in str(err.value) and "Nothing was changed" in err.value.hint
+    load_broken_dump(store, tmp_path, good_lines=12_000, seeded=not empty_target)
     assert values(store) == ([] if empty_target else ["keep0", "keep1", "keep2"])
     assert not [g for g in store.named_graphs() if "staging" in g.value or (empty_target and g == G)]
 

@@ -29,18 +29,13 @@ def emulator() -> Iterator[ZoteroEmulator]:
 
 
 @pytest.fixture
-def api_for(emulator: ZoteroEmulator) -> Iterator[Callable[..., ZoteroAPI]]:
+def api_for(emulator: ZoteroEmulator, closing: Callable[[ZoteroAPI], ZoteroAPI]) -> Callable[..., ZoteroAPI]:
     """Make a TechKG Zotero client for a library of the emulator."""
-    made: list[ZoteroAPI] = []
 
     def make(library: str = f"user:{USER_ID}", *, key: str | None = KEY, retry: RetryPolicy = FAST) -> ZoteroAPI:
-        api = connect(LibrarySpec.parse(library), key=key, api_url=emulator.url, retry=retry)
-        made.append(api)
-        return api
+        return closing(connect(LibrarySpec.parse(library), key=key, api_url=emulator.url, retry=retry))
 
-    yield make
-    for api in made:
-        api.close()
+    return make
 
 
 @pytest.fixture

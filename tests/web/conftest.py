@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 from collections.abc import Callable, Iterator
@@ -38,6 +39,13 @@ MAIN_PAGES = {
     "reading": "/reading",
     "query": "/query?name=descendants",
 }
+
+
+def form_key(page: str) -> str:
+    """The form key a workbench page carries (its writes send it back)."""
+    match = re.search(r'name="techkg-form-key" content="([^"]+)"', page)
+    assert match, "the page carries no form key"
+    return match.group(1)
 
 
 def overflow_at(page: Any, path: str) -> int:

@@ -54,33 +54,36 @@ __all__ = ["Workbench", "workbench_routes"]
 def workbench_routes() -> list[BaseRoute]:
     """The workbench's routes, to pass to :func:`kg.server.create_app` as ``extra_routes``."""
     bench = Workbench()
-    h = bench.handlers()
-    d = Discovery(bench).handlers()
-    mine = MyPages(bench).handlers()
+    handlers = {**Discovery(bench).handlers(), **bench.handlers(), **MyPages(bench).handlers()}
+
+    def route(path: str, handler: str, methods: str = "GET", name: str | None = None) -> Route:
+        """``path`` answered by the handler of that name (a route named ``wb_<handler>`` unless ``name``)."""
+        return Route(path, handlers[handler], methods=methods.split(), name=name or f"wb_{handler}")
+
     return [
-        Route("/search", d["search"], methods=["GET"], name="wb_search"),
-        Route("/news", d["news"], methods=["GET"], name="wb_news"),
-        Route("/news/seen", d["news_seen"], methods=["POST"], name="wb_news_seen"),
-        Route("/feeds/news.atom", d["feed"], methods=["GET"], name="wb_feed"),
-        Route("/feeds/technique/{id}.atom", d["feed"], methods=["GET"], name="wb_feed_technique"),
-        Route("/", h["techniques"], methods=["GET"], name="wb_techniques"),
-        Route("/techniques", h["techniques"], methods=["GET"], name="wb_techniques_list"),
-        Route("/techniques/new", mine["new_technique"], methods=["GET", "POST"], name="wb_technique_new"),
-        Route("/techniques/{id}/edit", mine["edit_technique"], methods=["GET", "POST"], name="wb_technique_edit"),
-        Route("/follows", mine["follow"], methods=["POST"], name="wb_follow"),
-        Route("/reading/note", mine["note"], methods=["POST"], name="wb_note"),
-        Route("/techniques/{id}", h["technique"], methods=["GET"], name="wb_technique"),
-        Route("/compare", h["compare"], methods=["GET"], name="wb_compare"),
-        Route("/compare/choices", h["compare_choices"], methods=["GET"], name="wb_compare_choices"),
-        Route("/compare.md", h["compare_markdown"], methods=["GET"], name="wb_compare_markdown"),
-        Route("/lineage", h["lineage"], methods=["GET"], name="wb_lineage"),
-        Route("/reading", h["reading"], methods=["GET"], name="wb_reading"),
-        Route("/reading/status", h["set_status"], methods=["POST"], name="wb_set_status"),
-        Route("/suggestions/decide", h["decide"], methods=["POST"], name="wb_decide"),
-        Route("/links/decide", h["decide_link"], methods=["POST"], name="wb_decide_link"),
-        Route("/unlock", h["unlock"], methods=["GET", "POST"], name="wb_unlock"),
-        Route("/query", h["query"], methods=["GET"], name="wb_query"),
-        Route("/assets/lineage/{name}", h["lineage_asset"], methods=["GET"], name="wb_lineage_asset"),
+        route("/search", "search"),
+        route("/news", "news"),
+        route("/news/seen", "news_seen", "POST"),
+        route("/feeds/news.atom", "feed"),
+        route("/feeds/technique/{id}.atom", "feed", name="wb_feed_technique"),
+        route("/", "techniques"),
+        route("/techniques", "techniques", name="wb_techniques_list"),
+        route("/techniques/new", "new_technique", "GET POST", name="wb_technique_new"),
+        route("/techniques/{id}/edit", "edit_technique", "GET POST", name="wb_technique_edit"),
+        route("/follows", "follow", "POST"),
+        route("/reading/note", "note", "POST"),
+        route("/techniques/{id}", "technique"),
+        route("/compare", "compare"),
+        route("/compare/choices", "compare_choices"),
+        route("/compare.md", "compare_markdown"),
+        route("/lineage", "lineage"),
+        route("/reading", "reading"),
+        route("/reading/status", "set_status", "POST"),
+        route("/suggestions/decide", "decide", "POST"),
+        route("/links/decide", "decide_link", "POST"),
+        route("/unlock", "unlock", "GET POST"),
+        route("/query", "query"),
+        route("/assets/lineage/{name}", "lineage_asset"),
         Mount("/static", app=StaticFiles(directory=static_dir()), name="wb_static"),
-        Route("/{path:path}", h["not_found"], methods=["GET"], name="wb_not_found"),  # last: any other page
+        route("/{path:path}", "not_found"),  # last: any other page
     ]

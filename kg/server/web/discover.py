@@ -111,10 +111,7 @@ class Discovery:
         from starlette.responses import RedirectResponse
 
         from kg.news import mark_seen
-        from kg.server.web.pages import _form
-
-        form = await _form(request)
-        self.bench.guard(request).check_write(request, form.get("key") or request.headers.get("x-techkg-form-key"))
+        form = await self.bench.write_form(request)
         papers = [p for p in form.get("papers", "").split() if p.startswith(("http://", "https://"))][:1000]
         store = self.bench.store(request)
         await self.bench.call(request, mark_seen, store, papers)

@@ -24,10 +24,6 @@ if TYPE_CHECKING:
 __all__ = ["MyPages"]
 
 
-def _safe_next(target: str, fallback: str) -> str:
-    return target if target.startswith("/") and not target.startswith("//") and "\\" not in target else fallback
-
-
 def _form_change(form: dict[str, str], before: dict[str, Any] | None) -> Change:
     """The :class:`~kg.owntech.Change` that makes the reader's entry what the form says
     (``before``: the form as it was shown, to tell what was taken away)."""
@@ -76,14 +72,13 @@ class MyPages:
 
     async def _technique_form(self, request: Request, ident: str | None) -> Response:
         from kg.owntech import add_technique, edit_technique
-        from kg.server.web.pages import _form, _keep_index, _wants_json
+        from kg.server.web.pages import _keep_index, _wants_json
 
         store = self.bench.store(request)
         if request.method == "GET":
             data = await self.bench.call(request, entry_form, store, ident)
             return await self._show_form(request, data, ident=ident)
-        form = await _form(request)
-        self.bench.guard(request).check_write(request, form.get("key") or request.headers.get("x-techkg-form-key"))
+        form = await self.bench.write_form(request)
         shown = await self.bench.call(request, entry_form, store, ident)
 
         def save() -> Any:
@@ -122,10 +117,9 @@ class MyPages:
         from kg.follows import chosen, follow, unfollow
         from kg.graphs import FOLLOWS
         from kg.resolve import resolve_technique
-        from kg.server.web.pages import _form, _keep_index, _wants_json
+        from kg.server.web.pages import _keep_index, _wants_json, redirect_next
 
-        form = await _form(request)
-        self.bench.guard(request).check_write(request, form.get("key") or request.headers.get("x-techkg-form-key"))
+        form = await self.bench.write_form(request)
         name = form.get("technique", "").strip()
         wanted = form.get("follow", "")
         if not name or wanted not in ("0", "1"):
@@ -150,16 +144,15 @@ class MyPages:
             request.app.state.pool.invalidate()
         if _wants_json(request):
             return JSONResponse({"ok": True, "technique": node.value, **state}, headers={"Cache-Control": "no-store"})
-        return RedirectResponse(_safe_next(form.get("next", ""), "/"), status_code=303)
+        return redirect_next(form, "/")
 
     async def note(self, request: Request) -> Response:
         """Write, change or delete a paper's note (``paper``; ``note``: the note's IRI when it
         has one; ``text``; ``delete=1`` deletes it)."""
         from kg.notes import add_note, delete_note, edit_note
-        from kg.server.web.pages import _form, _keep_index, _wants_json
+        from kg.server.web.pages import _keep_index, _wants_json, redirect_next
 
-        form = await _form(request)
-        self.bench.guard(request).check_write(request, form.get("key") or request.headers.get("x-techkg-form-key"))
+        form = await self.bench.write_form(request)
         paper, note, value = form.get("paper", "").strip(), form.get("note", "").strip(), form.get("text", "")
         if not paper.startswith(("http://", "https://")):
             raise KGError("the form names no paper", hint="Send paper=<the paper's IRI> and text=<the note>.")
@@ -189,4 +182,4 @@ class MyPages:
             request.app.state.pool.invalidate()
         if _wants_json(request):
             return JSONResponse({"ok": True, **done}, headers={"Cache-Control": "no-store"})
-        return RedirectResponse(_safe_next(form.get("next", ""), "/reading"), status_code=303)
+        return redirect_next(form, "/reading")

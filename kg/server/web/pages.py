@@ -293,6 +293,13 @@ class Workbench:
         signature = self._signatures.get(revision, lambda: models.catalog_signature(store))
         return cast(T, self._catalog.get((signature, fn.__qualname__, *what), lambda: fn(*args, **kwargs)))
 
+    async def write_form(self, request: Request) -> dict[str, str]:
+        """The form of a write (POST), once the guard lets it through: the form key (or the
+        ``X-TechKG-Form-Key`` header) and the same origin from a browser, the token off loopback."""
+        form = await _form(request)
+        self.guard(request).check_write(request, form.get("key") or request.headers.get("x-techkg-form-key"))
+        return form
+
     @staticmethod
     def store(request: Request) -> GraphStore:
         store: GraphStore = request.app.state.store
@@ -578,9 +585,7 @@ class Workbench:
     async def set_status(self, request: Request) -> Response:
         from kg.reading import set_status
 
-        form = await _form(request)
-        guard = self.guard(request)
-        guard.check_write(request, form.get("key") or request.headers.get("x-techkg-form-key"))
+        form = await self.write_form(request)
         paper = form.get("paper", "").strip()
         status = form.get("status", "").strip()
         if not paper.startswith(("http://", "https://")):
@@ -607,10 +612,7 @@ class Workbench:
             return JSONResponse({"ok": True, "paper": paper, "status": done.status, "previous": done.previous,
                                  "label": models.STATUS_LABELS.get(done.status, status), "at": done.at.isoformat()},
                                 headers={"Cache-Control": "no-store"})
-        target = form.get("next", "")
-        if not target.startswith("/") or target.startswith("//") or "\\" in target:
-            target = "/reading"
-        return RedirectResponse(target, status_code=303)
+        return redirect_next(form, "/reading")
 
     async def decide(self, request: Request) -> Response:
         """Accept or reject a lineage suggestion (``kg suggest accept`` / ``reject``), guarded like
@@ -618,17 +620,9 @@ class Workbench:
         from kg.decisions import accept, reject
         from kg.suggestions import find_suggestion
 
-        form = await _form(request)
-        guard = self.guard(request)
-        guard.check_write(request, form.get("key") or request.headers.get("x-techkg-form-key"))
-        ident = form.get("id", "").strip()
-        verdict = form.get("verdict", "").strip()
+        form = await self.write_form(request)
+        ident, verdict = _verdict(form, r"^sg-[0-9a-f]{8}$", "suggestion")
         relation = form.get("relation", "").strip() or None
-        if not re.match(r"^sg-[0-9a-f]{8}$", ident):
-            raise KGError("the form names no suggestion",
-                          hint="Send id=<the suggestion's id> and verdict=accept|reject.")
-        if verdict not in ("accept", "reject"):
-            raise KGError(f"unknown verdict {verdict!r}", hint="Send verdict=accept or verdict=reject.")
         store = self.store(request)
 
         def change() -> Any:
@@ -640,10 +634,7 @@ class Workbench:
         if _wants_json(request):
             return JSONResponse({"ok": True, **done.as_dict(), "child_name": item.child.name,
                                  "parent_name": item.parent.name}, headers={"Cache-Control": "no-store"})
-        target = form.get("next", "")
-        if not target.startswith("/") or target.startswith("//") or "\\" in target:
-            target = f"/techniques/{item.child.id}#citations"
-        return RedirectResponse(target, status_code=303)
+        return redirect_next(form, f"/techniques/{item.child.id}#citations")
 
     async def decide_link(self, request: Request) -> Response:
         """Accept or reject a paper-technique link (``kg links accept``/``reject``), guarded like
@@ -651,15 +642,8 @@ class Workbench:
         from kg.linking.decisions import decide
         from kg.linking.listing import find_link
 
-        form = await _form(request)
-        guard = self.guard(request)
-        guard.check_write(request, form.get("key") or request.headers.get("x-techkg-form-key"))
-        ident = form.get("id", "").strip()
-        verdict = form.get("verdict", "").strip()
-        if not re.match(r"^ln-[0-9a-f]{16}$", ident):
-            raise KGError("the form names no link", hint="Send id=<the link's id> and verdict=accept|reject.")
-        if verdict not in ("accept", "reject"):
-            raise KGError(f"unknown verdict {verdict!r}", hint="Send verdict=accept or verdict=reject.")
+        form = await self.write_form(request)
+        ident, verdict = _verdict(form, r"^ln-[0-9a-f]{16}$", "link")
         store = self.store(request)
 
         def change() -> Any:
@@ -675,10 +659,7 @@ class Workbench:
         if _wants_json(request):
             return JSONResponse({"ok": True, **done.as_dict(), "title": row.paper_title,
                                  "technique_name": row.technique_name}, headers={"Cache-Control": "no-store"})
-        target = form.get("next", "")
-        if not target.startswith("/") or target.startswith("//") or "\\" in target:
-            target = "/techniques/" + row.link.technique.rsplit("/", 1)[-1] + "#links"
-        return RedirectResponse(target, status_code=303)
+        return redirect_next(form, "/techniques/" + row.link.technique.rsplit("/", 1)[-1] + "#links")
 
     async def unlock(self, request: Request) -> Response:
         guard = self.guard(request)
@@ -772,6 +753,24 @@ async def _form(request: Request) -> dict[str, str]:
         if len(body) > MAX_FORM:
             raise KGError("the form is too large", hint="Send only the fields the page sends.")
     return dict(parse_qsl(body.decode("utf-8", errors="replace"), keep_blank_values=True))
+
+
+def redirect_next(form: dict[str, str], fallback: str) -> RedirectResponse:
+    """Back to the page the form names in ``next`` when that is a path of this site, else to ``fallback``."""
+    target = form.get("next", "")
+    local = target.startswith("/") and not target.startswith("//") and "\\" not in target
+    return RedirectResponse(target if local else fallback, status_code=303)
+
+
+def _verdict(form: dict[str, str], ident_pattern: str, what: str) -> tuple[str, str]:
+    """The id and the verdict (accept or reject) of a decision form about a ``what``."""
+    ident = form.get("id", "").strip()
+    verdict = form.get("verdict", "").strip()
+    if not re.match(ident_pattern, ident):
+        raise KGError(f"the form names no {what}", hint=f"Send id=<the {what}'s id> and verdict=accept|reject.")
+    if verdict not in ("accept", "reject"):
+        raise KGError(f"unknown verdict {verdict!r}", hint="Send verdict=accept or verdict=reject.")
+    return ident, verdict
 
 
 def static_dir() -> str:
