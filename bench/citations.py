@@ -191,18 +191,16 @@ def citations_file(corpus: Path, n_citations: int, out: Path, *, seed: int = 17)
                     name = rng.choice(technique_names) if technique_names and citing in primary else "prior work"
                     sentence = f"We extend {name} with a sparse variant." if intents == ["methodology"] else \
                         f"{name} is related work."
-                    t(c, RDF + "type", f"<{CITO}Citation>")
-                    t(c, CITO + "hasCitingEntity", f"<{citing}>")
-                    t(c, CITO + "hasCitedEntity", f"<{cited}>")
-                    t(c, TKG + "influential", f'"{"true" if influential else "false"}"^^<{XSD}boolean>')
-                    for intent in intents:
-                        t(c, CITO + "hasCitationCharacterization", f"<{INTENT_PROPS[intent]}>")
-                    t(c, TKG + "citationContext", f"<{x}>")
-                    t(x, RDF + "type", f"<{TKG}CitationContext>")
-                    t(x, RDF + "value", f'"{sentence}"')
-                    t(x, TKG + "position", f'"1"^^<{XSD}integer>')
-                    for intent in intents:
-                        t(x, TKG + "intent", f'"{intent}"')
+                    facts = [
+                        (c, RDF + "type", f"<{CITO}Citation>"), (c, CITO + "hasCitingEntity", f"<{citing}>"),
+                        (c, CITO + "hasCitedEntity", f"<{cited}>"),
+                        (c, TKG + "influential", f'"{"true" if influential else "false"}"^^<{XSD}boolean>'),
+                        (c, TKG + "citationContext", f"<{x}>"), (x, RDF + "type", f"<{TKG}CitationContext>"),
+                        (x, RDF + "value", f'"{sentence}"'), (x, TKG + "position", f'"1"^^<{XSD}integer>'),
+                        *[(c, CITO + "hasCitationCharacterization", f"<{INTENT_PROPS[i]}>") for i in intents],
+                        *[(x, TKG + "intent", f'"{i}"') for i in intents]]
+                    for subject, predicate, value in facts:
+                        t(subject, predicate, value)
     return counts
 
 

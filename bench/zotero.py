@@ -23,7 +23,7 @@ import datetime as dt
 import statistics
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TypeVar
 
 from pyoxigraph import Triple
@@ -44,26 +44,32 @@ T = TypeVar("T")
 
 
 @dataclass
+class Step:
+    """One measured step: the requests the emulator saw and the seconds it took."""
+
+    requests: int = 0
+    seconds: float = 0.0
+
+
+@dataclass
 class Figures:
+    """The steps of one library size: the first sync, a plain download of the library, an
+    incremental sync (median of the rounds), reading the library again, and a push."""
+
     size: int
-    first_requests: int = 0
-    first_seconds: float = 0.0
-    download_requests: int = 0
-    download_seconds: float = 0.0
-    incremental_requests: int = 0
-    incremental_seconds: float = 0.0
-    reread_requests: int = 0
-    reread_seconds: float = 0.0
-    push_requests: int = 0
-    push_seconds: float = 0.0
+    first: Step = field(default_factory=Step)
+    download: Step = field(default_factory=Step)
+    incremental: Step = field(default_factory=Step)
+    reread: Step = field(default_factory=Step)
+    push: Step = field(default_factory=Step)
 
 
-def measured(emulator: ZoteroEmulator, call: Callable[[], T]) -> tuple[T, float, int]:
-    """What ``call`` returned, the seconds it took and the requests the emulator saw meanwhile."""
+def measured(emulator: ZoteroEmulator, call: Callable[[], T]) -> tuple[T, Step]:
+    """What ``call`` returned, and the seconds it took with the requests the emulator saw meanwhile."""
     emulator.requests.clear()
     started = time.perf_counter()
     result = call()
-    return result, time.perf_counter() - started, len(emulator.requests)
+    return result, Step(len(emulator.requests), time.perf_counter() - started)
 
 
 def fill(library: Library, size: int) -> list[str]:
@@ -106,31 +112,30 @@ def measure(size: int, changed: int, rounds: int) -> Figures:
         api = connect(LibrarySpec("user", 1), key=KEY, api_url=emulator.url, retry=FAST)
         store = OxigraphStore(None)
 
-        first, figures.first_seconds, figures.first_requests = measured(emulator, lambda: sync(store, api))
+        first, figures.first = measured(emulator, lambda: sync(store, api))
         assert first.counts()["graph_created"] == size, first.counts()
 
         from pyzotero import zotero
 
         plain = zotero.Zotero(1, "user", KEY)
         plain.endpoint = emulator.url
-        everything, figures.download_seconds, figures.download_requests = measured(
+        everything, figures.download = measured(
             emulator, lambda: plain.everything(plain.items(limit=100)))
         assert len(everything) == size
 
-        seconds, requests = [], []
+        rounds_: list[Step] = []
         for round_ in range(rounds + 1):
             for i in range(round_ * changed, (round_ + 1) * changed):
                 # another status than the one fill() gave item i
                 library.update_item(keys[i], extra=f"Read_Status: {STATUSES[(i + 1) % len(STATUSES)]}")
-            report, took, asked = measured(emulator, lambda: sync(store, api))
+            report, step = measured(emulator, lambda: sync(store, api))
             assert report.counts()["graph_updated"] == changed, report.counts()
             if round_:  # the first round warms up
-                seconds.append(took)
-                requests.append(asked)
-        figures.incremental_seconds = statistics.median(seconds)
-        figures.incremental_requests = max(requests)
+                rounds_.append(step)
+        figures.incremental = Step(max(r.requests for r in rounds_),
+                                            statistics.median(r.seconds for r in rounds_))
 
-        again, figures.reread_seconds, figures.reread_requests = measured(
+        again, figures.reread = measured(
             emulator, lambda: plain.everything(plain.items(limit=100)))
         assert len(again) == size
         api.close()
@@ -140,7 +145,7 @@ def measure(size: int, changed: int, rounds: int) -> Figures:
         push_store = OxigraphStore(None)
         reading_list(push_store, size)
         push_api = connect(LibrarySpec("user", 2), key=KEY, api_url=emulator.url, retry=FAST)
-        pushed, figures.push_seconds, figures.push_requests = measured(emulator, lambda: sync(push_store, push_api))
+        pushed, figures.push = measured(emulator, lambda: sync(push_store, push_api))
         assert pushed.counts()["zotero_created"] == size and len(empty.top_items()) == size
         push_api.close()
         push_store.close()
@@ -159,21 +164,21 @@ def main(argv: list[str] | None = None) -> None:
     print(f"{'items':>7} | {'first sync':>20} | {'plain download':>20} | {'incremental':>18} | "
           f"{'full re-read':>18} | {'ratio':>7} | {'first push':>20}")
     for f in results:
-        print(f"{f.size:>7} | {f.first_requests:>5} req {f.first_seconds:>8.2f} s | "
-              f"{f.download_requests:>5} req {f.download_seconds:>8.2f} s | "
-              f"{f.incremental_requests:>3} req {f.incremental_seconds:>8.3f} s | "
-              f"{f.reread_requests:>4} req {f.reread_seconds:>7.3f} s | "
-              f"{f.reread_seconds / f.incremental_seconds:>6.1f}x | "
-              f"{f.push_requests:>5} req {f.push_seconds:>8.2f} s")
+        print(f"{f.size:>7} | {f.first.requests:>5} req {f.first.seconds:>8.2f} s | "
+              f"{f.download.requests:>5} req {f.download.seconds:>8.2f} s | "
+              f"{f.incremental.requests:>3} req {f.incremental.seconds:>8.3f} s | "
+              f"{f.reread.requests:>4} req {f.reread.seconds:>7.3f} s | "
+              f"{f.reread.seconds / f.incremental.seconds:>6.1f}x | "
+              f"{f.push.requests:>5} req {f.push.seconds:>8.2f} s")
     if len(results) > 1:
         small, large = results[0], results[-1]
         print(f"\nincremental sync time, {large.size} vs {small.size} items: "
-              f"{large.incremental_seconds / small.incremental_seconds:.2f}x "
+              f"{large.incremental.seconds / small.incremental.seconds:.2f}x "
               f"(library {large.size / small.size:.0f}x larger); full re-read: "
-              f"{large.reread_seconds / small.reread_seconds:.1f}x")
-        print(f"first sync of {large.size} items: {large.first_requests} requests, {large.first_seconds:.1f} s "
-              f"({large.first_seconds / large.download_seconds:.1f}x a plain download of the library)")
-    target = all(f.incremental_requests <= 5 for f in results)
+              f"{large.reread.seconds / small.reread.seconds:.1f}x")
+        print(f"first sync of {large.size} items: {large.first.requests} requests, {large.first.seconds:.1f} s "
+              f"({large.first.seconds / large.download.seconds:.1f}x a plain download of the library)")
+    target = all(f.incremental.requests <= 5 for f in results)
     print(f"target: at most 5 requests for an incremental sync: {'met' if target else 'MISSED'}")
 
 

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 
 from kg.cli import state
+from kg.cli.output import Format, FormatOpt
 
 if TYPE_CHECKING:
     from kg.analytics.suggest import Source
@@ -19,13 +19,6 @@ app = typer.Typer(help="Suggest lineage edges and papers to read next from citat
                        "first); accept or reject the edges.", no_args_is_help=True)
 
 
-class Format(StrEnum):
-    table = "table"
-    json = "json"
-    csv = "csv"
-
-
-FormatOpt = Annotated[Format, typer.Option("--format", "-f", help="Output format.")]
 _NO_CITATIONS = "The graph holds no citations yet: run kg ingest citations first."
 
 
