@@ -9,8 +9,9 @@ import time
 
 BENCHMARKS = ("store", "ingest", "zotero", "queries", "analytics", "exports", "kernels", "web", "citations", "search",
               "suggestions", "links")
-#: Run only when named: ``scale`` takes about 15 minutes at its default size.
-BY_NAME = ("scale",)
+#: Run only when named: ``scale`` takes about 15 minutes at its default size, ``readinglist``
+#: compares with another revision of the tree, ``fallback`` measures a store given to it.
+BY_NAME = ("scale", "readinglist", "fallback")
 
 
 def main() -> None:

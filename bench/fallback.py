@@ -103,3 +103,22 @@ def _source(err: str) -> str:
     if "DuckDB" in err or "analytics tables" in err:
         return "DuckDB"
     return "SPARQL"
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m bench.fallback --store DIR``: this section alone, run by the scale
+    benchmark (``python -m bench scale --only fallback --store DIR``), which measures start-up."""
+    import argparse
+    import runpy
+    import sys
+
+    parser = argparse.ArgumentParser(prog="python -m bench.fallback", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--store", required=True, help="an embedded store (built, a corpus imported)")
+    args, rest = parser.parse_known_args(argv)
+    sys.argv = ["python -m bench scale", "--only", "fallback", "--store", args.store, *rest]
+    runpy.run_module("bench.scale", run_name="__main__")  # not imported: bench.scale imports this module
+
+
+if __name__ == "__main__":
+    main()

@@ -114,7 +114,7 @@ def _clear(tx: Transaction, note: NamedNode, *predicates: str) -> None:
 
 def _write(tx: Transaction, paper: NamedNode, note: NamedNode, body: str, action: str, via: str,
            at: dt.datetime, *, created: bool) -> None:
-    stamp = datetime_literal(at)
+    stamp = datetime_literal(at, precise=True)  # two notes written within a second keep their order
     _clear(tx, note, "rdf:value", "dcterms:modified", "tkg:deletedAt")
     triples = [Triple(note, RDF.type, TKG.Note), Triple(note, TKG.noteOf, paper), Triple(note, RDF.value,
                                                                                            text(body, None)),

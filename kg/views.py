@@ -207,8 +207,9 @@ def compare(store: GraphStore, techniques: list[NamedNode]) -> dict[str, Any]:
         rows.append((label, ["" if v is None else str(v) for v in values]))
 
     # A lineage-only parent (DeltaNet, Mamba2, ...) is not on the comparison page: its column
-    # says so once, with its summary, instead of "not recorded" in every dimension.
-    only = [not c.get("onPage") for c in cards]
+    # says so once, with its summary, instead of "not recorded" in every dimension. A
+    # technique of the reader's own is not on the page either, but has the dimensions they gave.
+    only = [not c.get("onPage") and not c.get("mine") for c in cards]
     row("Category · date", [f"{c['categoryLabel']} · " + (c.get("date") or ("lineage-only parent" if lo else
                                                                           "date unknown"))
                             for c, lo in zip(cards, only, strict=True)])
