@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from kg.suggestions import LineageFacts
 
 __all__ = ["DuckDBReadingFacts", "Source", "current_view", "from_memo", "from_store", "lineage_facts", "memo_path",
-           "open_tables", "store_dir", "update_tables"]
+           "open_tables", "store_dir"]
 
 
 def open_tables(store: GraphStore) -> tuple[duckdb.DuckDBPyConnection | None, str]:
@@ -176,23 +176,6 @@ def from_store(store: GraphStore, spec: str | None, technique: str | None,
         tmp.write_text(json.dumps(memo), encoding="utf-8")
         os.replace(tmp, memo_path(path))
     return source
-
-
-def update_tables(store: GraphStore, spec: str | None) -> str | None:
-    """After a write by ``store`` (a writer) to tables that were fresh: an incremental build
-    (only the changed graphs are read again), and the memo for the next kg suggest. None
-    when done, else what went wrong (the write stands; the tables are stale)."""
-    from kg.analytics.materialize import build, database_path
-    from kg.errors import KGError
-
-    try:
-        build(store, database_path(store.location))
-    except KGError as error:
-        return f"the analytics tables are stale ({error}): kg analytics build brings them up to date"
-    folder = store_dir(spec)
-    # The writer holds the store: with no STALE, its state is the current view's.
-    from_store(store, spec, None, view=current_view(folder) if folder is not None else None).close()
-    return None
 
 
 _TECHNIQUES = "SELECT technique, ids, names, aliases, dates, papers FROM suggest_techniques WHERE is_technique"
