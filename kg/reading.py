@@ -227,11 +227,15 @@ def status_change(
     return change
 
 
-def _removal_triples(paper: NamedNode, *, previous: str, via: str, at: dt.datetime) -> list[Triple]:
+def _removal_triples(papers: Iterable[NamedNode], *, previous: str, via: str, at: dt.datetime) -> list[Triple]:
+    """One ``tkg:ReadingRemoval`` event for ``papers``, all taken off the reading state at
+    ``at`` from the status ``previous``: one triple per paper beyond the event's own four, so
+    a list replacement that drops 50,000 papers shrinks the reading graph (each paper's two
+    current-status triples go) rather than growing it."""
     event = ID["reading-event/" + uuid.uuid4().hex]
     return [
         Triple(event, RDF.type, TKG.ReadingRemoval),
-        Triple(event, TKG.paper, paper),
+        *(Triple(event, TKG.paper, paper) for paper in papers),
         Triple(event, TKG.previousStatus, status_iri(status_slug(previous))),
         Triple(event, PROV.atTime, datetime_literal(at, precise=True)),
         Triple(event, TKG.via, text(via, None)),
@@ -246,7 +250,7 @@ def status_removal(
     item deleted, or its status cleared there)."""
     _clear_current(tx, paper)
     tx.changes.papers.add(paper.value)
-    tx.insert(READING, _removal_triples(paper, previous=previous, via=via, at=at or dt.datetime.now(dt.UTC)))
+    tx.insert(READING, _removal_triples([paper], previous=previous, via=via, at=at or dt.datetime.now(dt.UTC)))
 
 
 def _current_triples(store: GraphStore) -> dict[str, list[Triple]]:
@@ -395,12 +399,15 @@ def import_reading_list(
     added: list[Triple] = []
     gone = previous_listed.keys() - {p.value for p in listed}
     titles = _titles(store, gone)
+    removed: dict[str, list[NamedNode]] = {}  # previous status → the papers that had it: one event each
     for paper_value in sorted(gone):
         now_status = current.get(paper_value)
         if now_status is not None:
             cleared += held.get(paper_value, [])
-            added += _removal_triples(NamedNode(paper_value), previous=now_status[0], via="reading-list", at=at)
+            removed.setdefault(now_status[0], []).append(NamedNode(paper_value))
         report.removed.append(titles.get(paper_value, paper_value))
+    for previous, papers in sorted(removed.items()):
+        added += _removal_triples(papers, previous=previous, via="reading-list", at=at)
     for paper, listed_status in listed.items():
         now_status = current.get(paper.value)
         before = previous_listed.get(paper.value)

@@ -228,7 +228,7 @@ def test_removals_flush_the_memtables_at_intervals_until_a_flush_has_to_wait(tmp
         removed = tmp_path / "removed.nt"
         removed.write_text((tmp_path / "v1.nt").read_text(), encoding="utf-8")
         counted = _Flushes(store._store, slow)
-        bulk._remove(counted, G, removed)  # type: ignore[arg-type]
+        bulk.remove_lines(counted, G, removed)  # type: ignore[arg-type]
         assert store.count(G) == 0
         # 300 removals, a flush every 50; none after the first that waited
         assert counted.flushes == (1 if slow else 6)
@@ -245,7 +245,7 @@ from kg.store.base import Activity, Progress
 from kg.store.embedded import OxigraphStore
 
 where = sys.argv[3]
-real_apply, real_journal, real_remove = bulk.apply, bulk.write_journal, bulk._remove
+real_apply, real_journal, real_remove = bulk.apply, bulk.write_journal, bulk.remove_lines
 
 def journal(change, provenance, activity):
     if where == "before-journal":
@@ -262,7 +262,7 @@ def remove(store, graph, removed, *rest):
 
 def apply(store, folder, update, installed=None, progress=None):
     if where == "after-additions":
-        bulk._remove(store, ox.NamedNode(sys.argv[4]), folder / "removed.nt")
+        bulk.remove_lines(store, ox.NamedNode(sys.argv[4]), folder / "removed.nt")
         store.bulk_load(path=str(folder / "added.nt"), format=ox.RdfFormat.N_TRIPLES,
                         to_graph=ox.NamedNode(sys.argv[4]))
         store.extend(ox.Quad(t.subject, t.predicate, t.object, ox.NamedNode(sys.argv[4]))
@@ -271,7 +271,7 @@ def apply(store, folder, update, installed=None, progress=None):
         os._exit(9)
     real_apply(store, folder, update, installed, progress)
 
-bulk.write_journal, bulk._remove, bulk.apply = journal, remove, apply
+bulk.write_journal, bulk.remove_lines, bulk.apply = journal, remove, apply
 store = OxigraphStore(Path(sys.argv[1]))
 store.load_file(Path(sys.argv[2]), graph=ox.NamedNode(sys.argv[4]), fmt=ox.RdfFormat.N_TRIPLES, gzipped=False,
                 activity=Activity("kg import rdf"))

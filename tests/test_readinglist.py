@@ -120,3 +120,26 @@ def test_a_file_without_tables_says_what_was_expected(tmp_path: Path) -> None:
     with pytest.raises(ReadingListError, match="no reading-list table") as err:
         parse_reading_list(path)
     assert "Status | Paper | Venue" in err.value.hint
+
+
+def _generated(path: Path, rows: int) -> Path:
+    lines = ["Generated", "", "Section", "", "Status\tPaper\tVenue\tWhy It Matters\tLinks"]
+    lines += [f"{'✅' if i % 3 == 0 else '⬜'}\tSynthetic paper {i:04d} on scale\tarXiv'25\twhy {i}\tPaper"
+              for i in range(rows)]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def test_a_short_list_replacing_a_long_one_shrinks_the_reading_graph(fresh_store, tmp_path: Path) -> None:
+    catalog = load_catalog()
+    import_reading_list(fresh_store, _generated(tmp_path / "long.md", 300), catalog)
+    long_reading = fresh_store.count(READING)
+    report = import_reading_list(fresh_store, _generated(tmp_path / "short.md", 5), catalog)
+    assert len(report.removed) == 295 and len(current_statuses(fresh_store)) == 5
+    # each paper that left loses its two current-status triples and gains one line in a
+    # shared removal event (of four triples more, one per status): one triple less per paper
+    assert long_reading - fresh_store.count(READING) == 295 - 2 * 4
+    events = fresh_store.select("""SELECT ?e ?status (COUNT(?p) AS ?n) WHERE {
+        ?e a tkg:ReadingRemoval ; tkg:previousStatus ?status ; tkg:paper ?p } GROUP BY ?e ?status""").records()
+    assert sorted((str(e["status"]).rsplit("/", 1)[-1], int(str(e["n"]))) for e in events) == [
+        ("read", 98), ("to-read", 197)]

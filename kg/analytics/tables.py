@@ -165,8 +165,7 @@ _REPOSITORY = (
 )
 _SNAPSHOT = (("taken_at", "prov:generatedAtTime"), *_COUNTS)
 _SECTION = (("label", "skos:prefLabel"), ("position", "tkg:position"))
-_EVENT = (
-    ("paper", "tkg:paper"),
+_EVENT = (  # the papers: one row each (a removal can name many)
     ("status_iri", "tkg:status"),
     ("previous_iri", "tkg:previousStatus"),
     ("at_time", "prov:atTime"),
@@ -614,11 +613,14 @@ FROM c ORDER BY position NULLS LAST, label""",
         "Every reading-status change: when, from what, to what, and where it was made; a "
         "paper taken off the reading state (a Zotero item deleted) is a row with no status.",
         f"""
-WITH {_pivot(["tkg:ReadingEvent", "tkg:ReadingRemoval"], "ev", _EVENT)}
-SELECT ev AS event, paper, kg_local(status_iri) AS status,
+WITH {_pivot(["tkg:ReadingEvent", "tkg:ReadingRemoval"], "ev", _EVENT)},
+  -- A removal names every paper a list replacement took off (a change names one).
+  ev_paper AS (SELECT DISTINCT s, o AS paper FROM staging.ranked
+               WHERE k = 'tkg:paper' AND s IN (SELECT ev FROM ev))
+SELECT ev AS event, ev_paper.paper, kg_local(status_iri) AS status,
        kg_local(previous_iri) AS previous_status, kg_time(at_time) AS changed_at, via,
        status_iri IS NULL AS removed, source_graph, source_modified
-FROM ev ORDER BY changed_at, event""",
+FROM ev LEFT JOIN ev_paper ON ev_paper.s = ev.ev ORDER BY changed_at, event, paper""",
     ),
     Table(
         "reading_state",

@@ -7,10 +7,11 @@ written once here on top of them, so the embedded Oxigraph store and a remote SP
 endpoint behave the same.
 
 A :class:`Transaction` collects graph replacements, inserts, deletes and update
-operations, then commits them (:meth:`GraphStore.commit_operations`) as *one* SPARQL
+operations, then commits them (:meth:`GraphStore.commit_transaction`) as *one* SPARQL
 Update request together with the provenance of every graph it touched. Nothing reaches
 the store before the commit, so an exception while the new content is being produced leaves the store exactly as
-it was, and the store applies the one request atomically.
+it was, and the store applies the one request atomically. (The embedded store writes a
+transaction of many triples through a journal instead, as atomically: :mod:`kg.store.bulkwrite`.)
 """
 
 from __future__ import annotations
@@ -38,8 +39,8 @@ if TYPE_CHECKING:
     from kg.store.snapshots import Snapshot, Snapshots
 
 #: Activity and content_hash are part of the store's interface (kg.store.provenance makes them).
-__all__ = ["Activity", "Dataset", "GraphInfo", "GraphStore", "Progress", "SolutionStream", "Transaction",
-           "content_hash", "prefix_block", "unparsable"]
+__all__ = ["Activity", "Data", "Dataset", "GraphInfo", "GraphStore", "Operation", "Progress", "SolutionStream",
+           "Transaction", "content_hash", "operation_text", "prefix_block", "unparsable"]
 
 #: How far a long step has come: ``(step, done, total)``, ``total`` 0 when it is not known.
 #: :meth:`GraphStore.load_file`'s steps: ``reading`` (megabytes of the file), then into an
@@ -47,6 +48,36 @@ __all__ = ["Activity", "Dataset", "GraphInfo", "GraphStore", "Progress", "Soluti
 #: it replaces), ``removing`` and ``adding`` (triples); for a store on a server, ``parsing``
 #: (triples).
 Progress = Callable[[str, int, int], None]
+
+
+@dataclass(frozen=True)
+class Data:
+    """A transaction's write of triples to one graph: ``insert`` them, ``delete`` them, or
+    ``replace`` the graph with them. Kept as triples until the commit, so that a backend
+    can write a large transaction in bulk (:mod:`kg.store.bulkwrite`)."""
+
+    kind: str
+    graph: ox.NamedNode
+    triples: Sequence[ox.Triple]
+
+    def operations(self) -> list[str]:
+        """The SPARQL Update operations it stands for."""
+        block = f"{{ GRAPH {self.graph} {{\n{ntriples(self.triples)}\n}} }}" if self.triples else ""
+        if self.kind == "replace":
+            return [f"DROP SILENT GRAPH {self.graph}", *([f"INSERT DATA {block}"] if block else [])]
+        return [f"{'INSERT' if self.kind == 'insert' else 'DELETE'} DATA {block}"] if block else []
+
+
+#: One step of a transaction, in the order it was added: data, or a raw SPARQL Update operation.
+Operation = Data | str
+
+
+def operation_text(operations: Iterable[Operation]) -> list[str]:
+    """The SPARQL Update operations of a transaction's steps, in order."""
+    out: list[str] = []
+    for op in operations:
+        out += op.operations() if isinstance(op, Data) else [op]
+    return out
 
 
 def unparsable(path: Path, fmt: ox.RdfFormat, exc: BaseException) -> RDFImportError:
@@ -153,6 +184,13 @@ class GraphStore(abc.ABC):
         # Data blocks hold N-Triples with full IRIs: only the other operations can use prefixes.
         written = " ".join(op for op in operations if not op.startswith(("INSERT DATA", "DELETE DATA")))
         self.update(prefix_block(written) + " ;\n".join(operations))
+
+    def commit_transaction(self, operations: Sequence[Operation], graphs: Mapping[ox.NamedNode, int | None], *,
+                           activity: str = "") -> None:
+        """Apply a transaction's steps in order, atomically: here, :meth:`commit_operations`
+        of their text (the embedded store writes a large transaction in bulk instead).
+        ``activity`` names the command that writes."""
+        self.commit_operations(operation_text(operations), graphs)
 
     def _query_dataset(self, sparql: str, dataset: Dataset, max_rows: int | None) -> QueryResult:
         """Run ``sparql`` over ``dataset`` instead of the union (backends that can)."""
@@ -317,7 +355,7 @@ class GraphStore(abc.ABC):
 
 
 class Transaction:
-    """Changes to several named graphs, applied as one atomic SPARQL Update.
+    """Changes to several named graphs, applied atomically (as one SPARQL Update).
 
     >>> with store.transaction("kg build") as tx:          # doctest: +SKIP
     ...     tx.replace_graph(CATALOG, catalog_triples)
@@ -327,7 +365,7 @@ class Transaction:
     def __init__(self, store: GraphStore, activity: Activity) -> None:
         self.store = store
         self.activity = activity
-        self._ops: list[str] = []
+        self._ops: list[Operation] = []
         self._touched: dict[ox.NamedNode, tuple[str | None, int | None]] = {}
         self._sources: dict[ox.NamedNode, list[str]] = {}
         self._dropped: list[ox.NamedNode] = []
@@ -358,9 +396,7 @@ class Transaction:
         if not force and self.store.graph_hash(graph) == digest:
             self.unchanged.append(graph)
             return False
-        self._ops.append(f"DROP SILENT GRAPH {graph}")
-        if content:
-            self._ops.append(f"INSERT DATA {{ GRAPH {graph} {{\n{ntriples(content)}\n}} }}")
+        self._ops.append(Data("replace", graph, content))
         self._touched[graph] = (digest, len(set(content)))
         if sources:
             self._sources[graph] = list(sources)
@@ -392,13 +428,13 @@ class Transaction:
     def insert(self, graph: ox.NamedNode, triples: Iterable[ox.Triple]) -> None:
         content = list(triples)
         if content:
-            self._ops.append(f"INSERT DATA {{ GRAPH {graph} {{\n{ntriples(content)}\n}} }}")
+            self._ops.append(Data("insert", graph, content))
             self._touched.setdefault(graph, (None, None))
 
     def delete(self, graph: ox.NamedNode, triples: Iterable[ox.Triple]) -> None:
         content = list(triples)
         if content:
-            self._ops.append(f"DELETE DATA {{ GRAPH {graph} {{\n{ntriples(content)}\n}} }}")
+            self._ops.append(Data("delete", graph, content))
             self._touched.setdefault(graph, (None, None))
 
     def update(self, sparql: str, *, touches: Iterable[ox.NamedNode]) -> None:
@@ -426,7 +462,7 @@ class Transaction:
             return
         ended = now()
         touched = {g: v for g, v in self._touched.items() if g not in self._dropped}
-        ops = list(self._ops)
+        ops: list[Operation] = list(self._ops)
         if touched or self._dropped:
             ops.append(provenance_update(self.activity, touched, ended, sources=self._sources,
                                          dropped=self._dropped))
@@ -435,13 +471,14 @@ class Transaction:
             **{g: n for g, (_, n) in touched.items()}, **dict.fromkeys(self._dropped, 0), PROVENANCE: None}
         self.changes.graphs |= {g.value for g in self.touched}
         if not (self._replaced_user or self._snapshot_first) or not any(self.store.count(g) for g in USER_GRAPHS):
-            self.store.commit_operations(ops, graphs)  # nothing of the user's to lose: no snapshot
+            # nothing of the user's to lose: no snapshot
+            self.store.commit_transaction(ops, graphs, activity=self.activity.label)
         else:
             from kg.store.snapshots import kept_before
 
             with kept_before(self.store, self.activity, folder=self.snapshot_to) as snapshot:
                 self.snapshot_taken = snapshot
-                self.store.commit_operations(ops, graphs)
+                self.store.commit_transaction(ops, graphs, activity=self.activity.label)
         record(self.store, self.changes)
 
     def __enter__(self) -> Transaction:

@@ -55,8 +55,8 @@ if TYPE_CHECKING:
 
     from kg.store.base import Progress
 
-__all__ = ["Diff", "FileFacts", "TRIPLES_ONLY", "WORK_FOLDER", "apply", "diff", "folds_graphs", "open_rdf", "pending",
-           "resume", "work_folder"]
+__all__ = ["Background", "Diff", "FileFacts", "TRIPLES_ONLY", "WORK_FOLDER", "apply", "diff", "folds_graphs",
+           "open_rdf", "pending", "remove_lines", "resume", "work_folder"]
 
 #: Where replacements keep their work, inside the store's directory.
 WORK_FOLDER = "imports"
@@ -468,7 +468,7 @@ def apply(store: ox.Store, folder: Path, update: Callable[[str], None], installe
     loading = Background(lambda: store.bulk_load(path=added, format=ox.RdfFormat.N_TRIPLES, to_graph=graph),
                          "kg-load-added") if files["added"].stat().st_size else None
     try:
-        _remove(store, graph, files["removed"], progress, record.get("removed", 0))
+        remove_lines(store, graph, files["removed"], progress, record.get("removed", 0))
     finally:
         if loading is not None:
             loading.result()
@@ -487,8 +487,8 @@ def apply(store: ox.Store, folder: Path, update: Callable[[str], None], installe
     shutil.rmtree(folder, ignore_errors=True)
 
 
-def _remove(store: ox.Store, graph: ox.NamedNode, removed: Path, progress: Progress | None = None,
-            total: int = 0) -> None:
+def remove_lines(store: ox.Store, graph: ox.NamedNode, removed: Path, progress: Progress | None = None,
+                 total: int = 0) -> None:
     """Remove the triples listed in ``removed`` (N-Triples as Oxigraph writes them, one a
     line) from ``graph``, a batch per transaction. Lines without a blank node go into
     ``DELETE DATA`` as they are, unparsed; those with one (which ``DELETE DATA`` cannot

@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import gzip
 import hashlib
+import shutil
 import threading
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -29,7 +30,16 @@ from kg.results import QueryResult, Solutions, Term, ordered_cells
 from kg.sparqlerrors import syntax_error
 from kg.sparqlguard import names_dataset
 from kg.sparqltext import inject_values
-from kg.store.base import Activity, Dataset, GraphStore, Progress, SolutionStream, prefix_block, unparsable
+from kg.store.base import (
+    Activity,
+    Dataset,
+    GraphStore,
+    Operation,
+    Progress,
+    SolutionStream,
+    prefix_block,
+    unparsable,
+)
 from kg.store.copies import Copies, ImportCopy
 from kg.store.folder import SERVE_FILE, ReaderLease, StoreFolder, WriterLock
 from kg.store.provenance import provenance_update
@@ -223,6 +233,9 @@ class OxigraphStore(GraphStore):
         interrupted = self._lock.interrupted
         actions: list[Callable[[], None]] = []
         messages: list[str] = []
+        finished = self._finish_transactions()
+        if finished:
+            messages.append(finished)
         pending = self._folder.pending()
         if pending and pending.get("drop") and not self._committed(str(pending.get("activity", ""))):
             target = ox.NamedNode(str(pending["drop"]))
@@ -255,7 +268,7 @@ class OxigraphStore(GraphStore):
         if self._copies is not None:
             self._copies.sweep()
         self._folder.end()
-        if stale or actions:
+        if stale or actions or finished:
             self._publish()
         else:
             self._folder.collect_views()
@@ -417,6 +430,46 @@ class OxigraphStore(GraphStore):
                 ) from exc
             pause_point("store.after-commit")
             self._publish_committed()
+
+    def commit_transaction(self, operations: Sequence[Operation], graphs: Mapping[ox.NamedNode, int | None], *,
+                           activity: str = "") -> None:
+        """A transaction that starts with many triples of data goes through a journal and
+        the bulk loader (:mod:`kg.store.bulkwrite`), as atomically; any other, as one update."""
+        from kg.store import bulkwrite
+
+        planned = bulkwrite.plan(operations) if self.path is not None else None
+        if planned is None:
+            super().commit_transaction(operations, graphs, activity=activity)
+            return
+        assert self.path is not None
+        self._writable()
+        with self._writing:
+            folder = bulkwrite.work_folder(self.path)
+            try:
+                bulkwrite.prepare(self._store, planned, folder, activity=activity)
+            except BaseException:
+                shutil.rmtree(folder, ignore_errors=True)
+                raise
+            # From here the transaction completes: now, or at the next open if this process dies.
+            self._invalidate(planned.bulk)
+            if self._folder is not None:
+                self._folder.mark_stale()
+            pause_point("store.journalled-transaction")
+            bulkwrite.apply(self._store, folder, self.update)  # its last step, one update, publishes a view
+
+    def _finish_transactions(self) -> str | None:
+        """Complete the transactions a killed writer journalled (kg.store.bulkwrite), first
+        of all recovery: a snapshot asks whether its write completed."""
+        from kg.store import bulkwrite
+
+        found = bulkwrite.pending(self.path) if self.path is not None else {}
+        if not found:
+            return None
+        commands = sorted({f"`{c}`" for c in found.values() if c})
+        self._invalidate(g for folder in found for g in bulkwrite.graphs_of(folder))
+        bulkwrite.resume(self._store, found, self.update)
+        return (f"completed the write of {', '.join(commands)} that was journalled before the interruption"
+                if commands else "removed the work of a write that stopped before it changed anything")
 
     def _publish_committed(self) -> None:
         """Publish a view after a commit. The commit stands whatever happens here: a view

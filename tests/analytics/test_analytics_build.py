@@ -104,6 +104,28 @@ def test_a_paper_taken_off_the_reading_state_is_an_event_with_no_status(analysed
     assert rows(db, "SELECT count(*) FROM reading_events WHERE NOT removed AND status IS NULL") == [(0,)]
 
 
+def test_a_list_replacement_is_one_removal_row_per_paper_it_took_off(analysed_store: Any, db_of: Any,
+                                                                      tmp_path: Path) -> None:
+    from kg.catalog import load_catalog
+    from kg.reading import current_statuses, import_reading_list
+
+    db = db_of(Path(analysed_store.location))
+    before = current_statuses(analysed_store)
+    short = tmp_path / "short.md"
+    short.write_text("Mine\n\nAttention\n\nStatus\tPaper\tVenue\tWhy It Matters\tLinks\n"
+                     "⬜\tRing Attention with Blockwise Transformers for Near-Infinite Context\tICLR'24\tlong\tPaper\n",
+                     encoding="utf-8")
+    report = import_reading_list(analysed_store, short, load_catalog())
+    build(analysed_store, db)
+    gone = rows(db, "SELECT paper, previous_status, via FROM reading_events WHERE removed ORDER BY paper")
+    assert len(gone) == len(report.removed) > 40
+    assert all(via == "reading-list" and previous == before[paper][0] for paper, previous, via in gone)
+    # one event per status the papers had, shared by its papers
+    assert rows(db, "SELECT count(DISTINCT event) FROM reading_events WHERE removed") == [
+        (len({previous for _p, previous, _v in gone}),)]
+    assert rows(db, "SELECT count(*) FROM reading_events WHERE paper IS NULL") == [(0,)]
+
+
 def test_a_status_change_rebuilds_only_the_reading_tables(analysed_store: Any, db_of: Any) -> None:
     from kg.reading import resolve_paper, set_status
 

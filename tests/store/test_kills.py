@@ -74,12 +74,25 @@ def _case(kg_cli, stores: tuple[Path, Path], point: str, *args: str, next_says: 
 YES = ("--yes",)
 
 
-@pytest.mark.parametrize("point, outcome, says", [
-    ("snapshot.taken", "old", "which changed nothing"),
-    ("store.before-commit", "old", "was interrupted"),
-    ("store.after-commit", "new", "kept the snapshot taken before `kg import reading-list`"),
+_COMPLETED = "completed the write of `kg import reading-list` that was journalled"
+
+
+@pytest.mark.parametrize("bulk, point, outcome, says", [
+    (False, "snapshot.taken", "old", "which changed nothing"),
+    (False, "store.before-commit", "old", "was interrupted"),
+    (False, "store.after-commit", "new", "kept the snapshot taken before `kg import reading-list`"),
+    # a large list goes through a journal and the bulk loader (kg.store.bulkwrite)
+    (True, "snapshot.taken", "old", "which changed nothing"),
+    (True, "store.bulk-diffed", "old", "removed the work of a write that stopped before it changed anything"),
+    (True, "store.journalled-transaction", "new", _COMPLETED),
+    (True, "store.bulk-graph-applied", "new", _COMPLETED),
+    (True, "store.before-commit", "new", _COMPLETED),
+    (True, "store.after-commit", "new", "kept the snapshot taken before `kg import reading-list`"),
 ])
-def test_killed_reading_list_import(kg_cli, two_stores, tmp_path: Path, point: str, outcome: str, says: str) -> None:
+def test_killed_reading_list_import(kg_cli, two_stores, tmp_path: Path, monkeypatch, bulk: bool, point: str,
+                                    outcome: str, says: str) -> None:
+    if bulk:  # (the commands run below inherit it)
+        monkeypatch.setenv("KG_BULK_TRIPLES", "1")
     mine = my_list(tmp_path / "my.md", read=12, drop=3)
     old, new, after = _case(kg_cli, two_stores, point, "import", "reading-list", str(mine), next_says=says)
     _, whole = two_stores
