@@ -43,6 +43,7 @@ from kg.pauses import pause_point
 from kg.store.base import Data, Operation, operation_text, prefix_block
 from kg.store.bulk import Background, remove_lines
 from kg.store.copies import canonical_triples, fsync
+from kg.store.folder import TRANSACTIONS
 
 __all__ = ["BULK_TRIPLES", "Plan", "apply", "pending", "plan", "prepare", "resume", "work_folder"]
 
@@ -51,7 +52,7 @@ __all__ = ["BULK_TRIPLES", "Plan", "apply", "pending", "plan", "prepare", "resum
 #: sets another (the tests set 1, to take this path with a small list).
 BULK_TRIPLES = 20_000
 #: Where journalled transactions keep their work, inside the store's directory.
-WORK_FOLDER = "transactions"
+WORK_FOLDER = TRANSACTIONS
 JOURNAL = "journal.json"
 #: Triples turned into lines at a time (bounds the memory of one step's text).
 _CHUNK = 50_000

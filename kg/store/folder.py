@@ -9,6 +9,7 @@ Layout of a store directory::
     DIR/readers/         read-only views: RocksDB checkpoints, one per published state
     DIR/snapshots/       copies of user-owned graphs taken before a command replaced them
     DIR/imports/         work folders of graph replacements (journalled diffs; kg.store.bulk)
+    DIR/transactions/    work folders of large transactions (journalled; kg.store.bulkwrite)
     DIR/copies/          import copies: each wholly loaded graph as N-Triples (kg.store.copies)
     DIR/serve.json       written by ``kg serve`` while it runs
 
@@ -70,10 +71,12 @@ _STALE = "STALE"
 PENDING_FILE = "pending.json"
 #: Work folders of graph replacements (kg.store.bulk.WORK_FOLDER).
 IMPORTS = "imports"
+#: Work folders of large transactions (kg.store.bulkwrite.WORK_FOLDER).
+TRANSACTIONS = "transactions"
 #: Import copies (kg.store.copies.COPIES).
 COPIES = "copies"
 OWN_NAMES = frozenset({MARKER, LOCK_FILE, HOLDER_FILE, READERS, SNAPSHOTS, SERVE_FILE, PENDING_FILE,
-                       "validation.json", IMPORTS, COPIES})
+                       "validation.json", IMPORTS, TRANSACTIONS, COPIES})
 
 
 def _is_rocksdb_dir(path: Path) -> bool:
