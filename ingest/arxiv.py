@@ -469,7 +469,7 @@ def ingest_records(
         if new_on_list:
             from kg.reading import current_statuses, known_status_triples, status_change
 
-            current = current_statuses(store)
+            current = current_statuses(store, new_on_list)
             for node in new_on_list:
                 if node.value not in current:
                     status_change(tx, node, "to-read", previous=None, via="cli", first_seen=True)

@@ -265,12 +265,14 @@ def _current_triples(store: GraphStore) -> dict[str, list[Triple]]:
     return out
 
 
-def current_statuses(store: GraphStore) -> dict[str, tuple[str, str | None]]:
-    """paper IRI → (status slug, changed-at) for every paper with a status."""
+def current_statuses(store: GraphStore, papers: Sequence[NamedNode] | None = None) -> dict[str, tuple[str, str | None]]:
+    """paper IRI → (status slug, changed-at) for every paper with a status (of ``papers``
+    only, when given: one lookup each, not a scan of the reading state)."""
     rows = store.select(
         f"""SELECT ?paper ?slug ?at WHERE {{ GRAPH {READING} {{
               ?paper tkg:readingStatus ?status OPTIONAL {{ ?paper tkg:statusChangedAt ?at }} }}
-              BIND(REPLACE(STR(?status), "^.*/status/", "") AS ?slug) }}"""
+              BIND(REPLACE(STR(?status), "^.*/status/", "") AS ?slug) }}""",
+        None if papers is None else {"paper": list(papers)},
     )
     return {
         row["paper"].value: (row["slug"].value, row["at"].value if row["at"] else None)  # type: ignore[union-attr]
@@ -285,7 +287,7 @@ def set_status(
     A custom status must pass :func:`check_custom_status`."""
     if known_status(status) is None:
         status = check_custom_status(status)
-    current = current_statuses(store).get(paper.value)
+    current = current_statuses(store, [paper]).get(paper.value)
     with store.transaction(Activity(f"set reading status ({via})", stats={"updated": 1})) as tx:
         change = status_change(tx, paper, status, previous=current[0] if current else None,
                                via=via, at=at, first_seen=current is None)

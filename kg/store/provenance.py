@@ -19,7 +19,8 @@ from kg.graphs import PROVENANCE
 from kg.version import __version__
 from kg.vocab import DCTERMS, ID, PROV, RDF, RDFS, SCHEMA, TKG, datetime_literal, integer, text
 
-__all__ = ["SOFTWARE_AGENT", "Activity", "content_hash", "now", "ntriples", "provenance_update", "source_node"]
+__all__ = ["SOFTWARE_AGENT", "Activity", "content_hash", "lines_hash", "now", "ntriples", "provenance_update",
+           "source_node"]
 
 SOFTWARE_AGENT = ID["agent/techkg-" + __version__]
 
@@ -29,6 +30,17 @@ def content_hash(triples: Iterable[ox.Triple]) -> str:
     lines = sorted({f"{t.subject} {t.predicate} {t.object} ." for t in triples})
     digest = hashlib.sha256()
     for line in lines:
+        digest.update(line.encode())
+        digest.update(b"\n")
+    return digest.hexdigest()
+
+
+def lines_hash(lines: bytes) -> str:
+    """:func:`content_hash` of a graph given as N-Triples lines as Oxigraph writes them (one
+    triple a line; ``Store.dump``, ``serialize``): the same digest, since each line is the
+    text :func:`content_hash` makes of its triple, without a Python object per triple."""
+    digest = hashlib.sha256()
+    for line in sorted(set(lines.decode("utf-8").split("\n")) - {""}):
         digest.update(line.encode())
         digest.update(b"\n")
     return digest.hexdigest()
