@@ -24,7 +24,10 @@ store as it was. From the journal on, the transaction completes, now or at the n
 of the store (:func:`resume`, run first by the embedded store's recovery): every step of
 the apply is idempotent (adding a triple the graph holds, or removing one it does not, is
 no change). Other processes never see a half-applied transaction: they read the view the
-store publishes after the last step (:mod:`kg.store.folder`).
+store publishes after the last step (:mod:`kg.store.folder`). Within the writing process, a
+thread that read the live store while the apply runs could see part of it: ``kg serve``,
+whose pages read the live store, writes only small transactions and raw updates (statuses,
+notes, follows, SPARQL Update), which never take this path.
 """
 
 from __future__ import annotations
