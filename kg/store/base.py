@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, Literal
 
 import pyoxigraph as ox
 
@@ -56,7 +56,7 @@ class Data:
     ``replace`` the graph with them. Kept as triples until the commit, so that a backend
     can write a large transaction in bulk (:mod:`kg.store.bulkwrite`)."""
 
-    kind: str
+    kind: Literal["insert", "delete", "replace"]
     graph: ox.NamedNode
     triples: Sequence[ox.Triple]
 
