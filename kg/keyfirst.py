@@ -86,6 +86,21 @@ def _blank_subselects(code: str) -> str:
     return "".join(out)
 
 
+def _own_optionals(code: str, start: int, end: int) -> list[tuple[int, int]]:
+    """The spans of the ``OPTIONAL`` blocks of the group between ``start`` and ``end`` in
+    ``code``: its own, not those inside a nested group."""
+    found = []
+    depth = 0
+    for i in range(start, end):
+        if depth == 0 and (m := _OPTIONAL.match(code, i)) and (i == 0 or not code[i - 1].isalnum()):
+            found.append((i, group_end(code, m.end() - 1) + 1))
+        if code[i] == "{":
+            depth += 1
+        elif code[i] == "}":
+            depth -= 1
+    return [b for b in found if not any(a < b[0] and b[1] <= z for a, z in found)]
+
+
 def narrow(query: str, key: Sequence[SortKey]) -> Narrowed | None:
     """The narrow query of ``query`` for the page ``key`` (see the module's text), or None."""
     parts = query_parts(query)
@@ -128,21 +143,8 @@ def narrow(query: str, key: Sequence[SortKey]) -> Narrowed | None:
         needed |= _names(m.group("inner"))
     if not wanted <= set(groups) | {(_VARIABLE.findall(i) or [""])[-1] for i in kept_items}:
         return None
-    # The WHERE group's own OPTIONAL blocks (not those inside a nested group).
     body_start = opening + 1
-    depth_zero = []
-    depth = 0
-    for i in range(body_start, closing):
-        if depth == 0:
-            m = _OPTIONAL.match(code, i)
-            if m and (i == 0 or not code[i - 1].isalnum()):
-                brace = m.end() - 1
-                depth_zero.append((i, group_end(code, brace) + 1))
-        if code[i] == "{":
-            depth += 1
-        elif code[i] == "}":
-            depth -= 1
-    blocks = [b for b in depth_zero if not any(a < b[0] and b[1] <= z for a, z in depth_zero)]
+    blocks = _own_optionals(code, body_start, closing)
     rest = list(code[body_start:closing])
     for a, z in blocks:
         rest[a - body_start : z - body_start] = " " * (z - a)

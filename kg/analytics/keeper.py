@@ -19,7 +19,6 @@ are stale and that ``kg analytics build`` brings them up to date.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -78,6 +77,7 @@ class TablesKeeper:
         from kg.analytics.materialize import build
         from kg.errors import KGError
         from kg.graphs import graph_name
+        from kg.settings import count_setting
 
         assert isinstance(token, Fresh)
         states = graph_states(store)
@@ -89,7 +89,7 @@ class TablesKeeper:
 
         names = ", ".join(graph_name(ox.NamedNode(g)) for g in touched)
         size = sum(token.facts.get(g, 0) + ((states[g].triples or 0) if g in states else 0) for g in touched)
-        if size > int(os.environ.get("KG_KEEP_FACTS", KEEP_FACTS)):
+        if size > count_setting("KG_KEEP_FACTS", KEEP_FACTS):
             return (f"the analytics tables are stale now ({names} changed: about {size:,} facts to read again); "
                     "kg analytics build brings them up to date")
         try:

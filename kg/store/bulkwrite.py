@@ -33,22 +33,23 @@ notes, follows, SPARQL Update), which never take this path.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pyoxigraph as ox
 
 from kg.pauses import pause_point
+from kg.settings import count_setting
 from kg.store.base import Data, Operation, operation_text, prefix_block
 from kg.store.bulk import Background, remove_lines
 from kg.store.copies import canonical_triples, fsync
 from kg.store.folder import TRANSACTIONS
 
-__all__ = ["BULK_TRIPLES", "Plan", "apply", "pending", "plan", "prepare", "resume", "work_folder"]
+__all__ = ["BULK_TRIPLES", "Plan", "apply", "pending", "plan", "prepare", "resume", "threshold", "work_folder"]
 
 #: Triples a transaction's leading data steps write, from which it goes in bulk; below it,
 #: one update request is quicker than a journal, and holds little memory. KG_BULK_TRIPLES
@@ -70,8 +71,7 @@ class Plan:
 
 
 def threshold() -> int:
-    value = os.environ.get("KG_BULK_TRIPLES", "")
-    return int(value) if value.isdigit() else BULK_TRIPLES
+    return count_setting("KG_BULK_TRIPLES", BULK_TRIPLES)
 
 
 def plan(operations: Sequence[Operation]) -> Plan | None:
@@ -186,34 +186,26 @@ def apply(store: ox.Store, folder: Path, update: Callable[[str], None]) -> None:
     shutil.rmtree(folder, ignore_errors=True)
 
 
-def pending(store_dir: Path) -> dict[Path, str | None]:
-    """The work folders left in ``store_dir``: each journalled transaction's command, None
-    for a folder that never got its journal (its store was never touched)."""
+def pending(store_dir: Path) -> dict[Path, dict[str, Any] | None]:
+    """The work folders left in ``store_dir``, each with its journal (``activity``: the
+    command; ``graphs``: what it writes in bulk), or None for a folder that never got one
+    (its store was never touched)."""
     root = store_dir / WORK_FOLDER
-    out: dict[Path, str | None] = {}
+    out: dict[Path, dict[str, Any] | None] = {}
     if root.is_dir():
         for folder in sorted(p for p in root.iterdir() if p.is_dir()):
             try:
-                out[folder] = str(json.loads((folder / JOURNAL).read_text(encoding="utf-8"))["activity"])
-            except (OSError, ValueError, KeyError):
+                out[folder] = dict(json.loads((folder / JOURNAL).read_text(encoding="utf-8")))
+            except (OSError, ValueError, TypeError):
                 out[folder] = None
     return out
 
 
-def graphs_of(folder: Path) -> list[ox.NamedNode]:
-    """The bulk graphs of the journal in ``folder`` (none when it has no journal)."""
-    try:
-        record = json.loads((folder / JOURNAL).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return []
-    return [ox.NamedNode(g["graph"]) for g in record.get("graphs", [])]
-
-
-def resume(store: ox.Store, found: dict[Path, str | None], update: Callable[[str], None]) -> None:
+def resume(store: ox.Store, found: dict[Path, dict[str, Any] | None], update: Callable[[str], None]) -> None:
     """Finish the transactions of ``found`` (:func:`pending`) a killed process journalled,
     and drop the work folders of those it had not."""
-    for folder, activity in found.items():
-        if activity is None:
+    for folder, record in found.items():
+        if record is None:
             shutil.rmtree(folder, ignore_errors=True)
         else:
             apply(store, folder, update)

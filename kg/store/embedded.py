@@ -465,11 +465,14 @@ class OxigraphStore(GraphStore):
         found = bulkwrite.pending(self.path) if self.path is not None else {}
         if not found:
             return None
-        commands = sorted({f"`{c}`" for c in found.values() if c})
-        self._invalidate(g for folder in found for g in bulkwrite.graphs_of(folder))
+        journals = [record for record in found.values() if record is not None]
+        commands = sorted({f"`{r['activity']}`" for r in journals if r.get("activity")})
+        self._invalidate(ox.NamedNode(g["graph"]) for r in journals for g in r.get("graphs", []))
         bulkwrite.resume(self._store, found, self.update)
-        return (f"completed the write of {', '.join(commands)} that was journalled before the interruption"
-                if commands else "removed the work of a write that stopped before it changed anything")
+        if not journals:
+            return "removed the work of a write that stopped before it changed anything"
+        return f"completed the write{' of ' + ', '.join(commands) if commands else ''} that was journalled before " \
+            "the interruption"
 
     def _publish_committed(self) -> None:
         """Publish a view after a commit. The commit stands whatever happens here: a view

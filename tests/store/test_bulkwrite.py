@@ -94,3 +94,21 @@ def test_only_leading_data_without_blank_nodes_goes_in_bulk(monkeypatch: pytest.
     assert bulkwrite.plan([Data("insert", A, [_t(i) for i in range(5)])]) is None  # below the threshold
     blank = ox.Triple(ox.BlankNode(), P, ox.Literal("x"))
     assert bulkwrite.plan([Data("insert", A, [*many.triples, blank])]) is None
+
+
+def test_a_threshold_that_is_not_a_number_is_refused_and_nothing_is_written(kg_cli, built_store_path: Path,
+                                                                           tmp_path: Path) -> None:
+    from kg.graphs import READING_LIST
+    from tests.store.lists import my_list
+
+    def listed() -> int:
+        with OxigraphStore.open_reader(built_store_path) as store:
+            return store.count(READING_LIST)
+
+    before = listed()
+    done = kg_cli("import", "reading-list", str(my_list(tmp_path / "l.md", read=3, drop=2)), store=built_store_path,
+                  env={"KG_BULK_TRIPLES": "lots"})
+    assert done.returncode != 0
+    message = " ".join(done.stderr.split())
+    assert "KG_BULK_TRIPLES='lots' is not a whole number" in message and "unset it" in message
+    assert listed() == before
