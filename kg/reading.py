@@ -56,6 +56,7 @@ __all__ = [
     "reading_index",
     "note_text",
     "prefer_reading",
+    "listed_rows",
     "reading_rows",
     "resolve_paper",
     "set_status",
@@ -529,48 +530,35 @@ def reading_rows(
     store: GraphStore, *, status: str | None = None, category: str | None = None,
     papers: Sequence[NamedNode] | None = None,
 ) -> list[dict[str, object]]:
-    """The reading list with current statuses, for ``kg reading list`` and the web app;
+    """The reading list with current statuses, asked of the store (the named query
+    ``reading-list``, which fresh analytics tables answer too: see :func:`listed_rows`);
     ``status``, ``category`` (a case-blind substring of a category name) and ``papers``
     (these papers only) filter it."""
+    from queries import get
+
     bindings: dict[str, Term | Sequence[Term]] = {}
-    filters = ""
     if papers is not None:
         if not papers:
             return []
         bindings["paper"] = list(papers)
     if status:
-        bindings["s"] = status_iri(status_slug(status))
+        bindings["status"] = status_iri(status_slug(status))
     if category:
-        bindings["wanted"] = Literal(category.casefold())
-        filters = """FILTER EXISTS { ?paper tkg:readingCategory/skos:prefLabel ?c .
-                                 FILTER(CONTAINS(LCASE(STR(?c)), ?wanted)) }"""
-    rows = store.select(
-        f"""SELECT ?paper (SAMPLE(?t) AS ?title) (SAMPLE(?slug) AS ?status) (SAMPLE(?at) AS ?changed)
-                  (GROUP_CONCAT(DISTINCT ?catLabel; separator=" | ") AS ?categories)
-                  (SAMPLE(?shownVenue) AS ?venue) (MAX(?n) AS ?flag) (MIN(?pos) AS ?position)
-                  (GROUP_CONCAT(DISTINCT ?body; separator="\u001f") AS ?notes)
-           WHERE {{
-             ?paper tkg:readingStatus ?s .
-             {filters}
-             BIND(REPLACE(STR(?s), "^.*/status/", "") AS ?slug)
-             OPTIONAL {{ ?paper tkg:statusChangedAt ?at }}
-             OPTIONAL {{ ?paper dcterms:title ?t }}
-             OPTIONAL {{ ?paper tkg:readingCategory/skos:prefLabel ?catLabel }}
-             OPTIONAL {{ GRAPH {READING_LIST} {{ ?paper tkg:venue ?listed }} }}
-             OPTIONAL {{ ?paper tkg:venue ?v }}
-             OPTIONAL {{ ?paper tkg:hasNote ?n }}
-             OPTIONAL {{ ?noteNode tkg:noteOf ?paper ; rdf:value ?body {prefer_reading("?noteNode", "?body")} }}
-             OPTIONAL {{ ?paper tkg:position ?pos }}
-             BIND(COALESCE(?listed, ?v) AS ?shownVenue)  # the list's own venue, the same on every store
-           }} GROUP BY ?paper ORDER BY (!BOUND(?position)) ?position ?title""",
-        bindings,
-    )
+        bindings["category"] = Literal(category)
+    return listed_rows(store.select(get("reading-list").text, bindings).records())
+
+
+def listed_rows(records: Iterable[dict[str, Any]]) -> list[dict[str, object]]:
+    """The rows of the named query ``reading-list`` (as plain values) as ``kg reading list``
+    and the web app show them: the status by its name, the categories as a list, the notes'
+    texts as one (HTML as paragraphs), ``has_note`` (the list's flag, or a note) and a label."""
     out = []
-    for record in rows.records():
+    for record in records:
+        record["status"] = str(record["status"]).rsplit("/status/", 1)[-1]
         record["categories"] = [c for c in str(record["categories"] or "").split(" | ") if c]
         bodies = [note_text(b) for b in str(record.pop("notes") or "").split("\u001f") if b.strip()]
         record["note"] = "\n\n".join(b for b in bodies if b) or None
-        record["has_note"] = bool(record.pop("flag")) or bool(record["note"])
+        record["has_note"] = bool(record.pop("hasNote")) or bool(record["note"])
         record["label"] = paper_label(str(record["paper"]), str(record["title"]) if record["title"] else None)
         out.append(record)
     return out

@@ -183,6 +183,7 @@ PREDICATES: tuple[str, ...] = (
     "tkg:statusChangedAt",
     "tkg:addedAt",
     "tkg:hasNote",
+    "tkg:deletedAt",
     "tkg:paper",
     "tkg:status",
     "tkg:previousStatus",

@@ -78,12 +78,13 @@ def used_params(sql: str, params: Mapping[str, Any]) -> dict[str, Any]:
 
 def default_params(name: str) -> dict[str, Any] | None:
     """The twin's SQL parameters when the query is run with none given; None when it
-    has no such answer (a required parameter, or rows asked of the store)."""
+    has no such answer kept (a required parameter, rows asked of the store, or a twin not
+    :attr:`~kg.analytics.twins.Twin.kept`)."""
     import queries
     from kg.errors import KGError
 
     twin = TWINS[name]
-    if twin.extra is not None:
+    if twin.extra is not None or not twin.kept:
         return None
     try:
         bound = queries.bind(queries.get(name), {})

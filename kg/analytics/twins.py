@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyoxigraph as ox
 
-from kg.graphs import MY_TECHNIQUES, PROVENANCE, graph_name
+from kg.graphs import MY_TECHNIQUES, PROVENANCE, READING, READING_LIST, graph_name
 from kg.vocab import XSD
 
 if TYPE_CHECKING:
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from kg.results import Term
     from kg.store.base import GraphStore
 
-__all__ = ["STATUS_BASE", "STORED", "TWINS", "Kind", "Twin"]
+__all__ = ["PAPER_LINKS", "STATUS_BASE", "STORED", "TWINS", "Kind", "Twin"]
 
 
 #: Column kinds: how a value becomes a term. "term" reads the datatype or language from
@@ -61,6 +61,9 @@ class Twin:
     #: reading state (:data:`STATUS_KEYS`) of that paper alone: after a few status changes,
     #: a build makes only these papers' rows again (:func:`materialise`).
     by_paper: str | None = None
+    #: Whether a build keeps the answer without parameters as an answer table: not for a
+    #: twin whose SQL answers at once and whose order (no page key) a patch would not keep.
+    kept: bool = True
 
 
 #: Where a twin's SQL reads its :attr:`Twin.stored` table.
@@ -97,7 +100,9 @@ _PAGE = _page("paper")
 #: The relations a paper is one of a technique's papers by (tkg:primaryPaper counts as introduces).
 _PAPER_OF = (("tkg:introducesTechnique", "introduces"), ("tkg:extendsTechnique", "extends"),
              ("tkg:usesTechnique", "uses"), ("tkg:evaluatesTechnique", "evaluates"))
-_LINKS = f"""
+#: A WITH clause: ``links`` (technique, paper, role), each paper a technique introduces,
+#: extends, uses or evaluates, narrowed to the papers in ``$page`` (NULL for all).
+PAPER_LINKS = f"""
   links AS (SELECT DISTINCT s AS technique, o AS paper, 'introduces' AS role FROM staging.facts
             WHERE k = 'tkg:primaryPaper' AND {_page("o")}
             UNION
@@ -106,7 +111,7 @@ _LINKS = f"""
 
 TWINS: dict[str, Twin] = {
     "lineage-paper-links": Twin(
-        f"""WITH {_LINKS},
+        f"""WITH {PAPER_LINKS},
   statuses AS (SELECT DISTINCT s AS paper, o AS status FROM staging.facts
                WHERE k = 'tkg:readingStatus' AND {_page("s")})
 SELECT technique, paper, role, status FROM links LEFT JOIN statuses USING (paper)
@@ -116,7 +121,7 @@ WHERE CAST($technique AS VARCHAR[]) IS NULL OR technique IN (SELECT unnest(CAST(
         by_paper="paper",
     ),
     "lineage-papers": Twin(
-        f"""WITH {_LINKS},
+        f"""WITH {PAPER_LINKS},
   chosen AS (SELECT * FROM links
             WHERE (CAST($technique AS VARCHAR[]) IS NULL
                    OR technique IN (SELECT unnest(CAST($technique AS VARCHAR[]))))
@@ -136,7 +141,7 @@ FROM chosen LEFT JOIN facts ON facts.s = chosen.paper""",
          "url": "term", "issued": "term", "venue": "term", "status": "string"},
         {"technique": _iris, "paper": _iris},
         by_paper="paper",
-        keys=f"""WITH {_LINKS}
+        keys=f"""WITH {PAPER_LINKS}
 SELECT technique, paper, role FROM links
 WHERE (CAST($technique AS VARCHAR[]) IS NULL OR technique IN (SELECT unnest(CAST($technique AS VARCHAR[]))))
   AND (CAST($paper AS VARCHAR[]) IS NULL OR paper IN (SELECT unnest(CAST($paper AS VARCHAR[]))))""",
@@ -241,6 +246,52 @@ LEFT JOIN cats USING (paper)""",
         by_paper="paper",
     ),
 }
+
+
+#: The reading list: each paper with a status, narrowed to a status and a category's name;
+#: a note's text in the reading graph replaces its other texts (kg.reading.prefer_reading).
+TWINS["reading-list"] = Twin(
+    f"""WITH listed AS (SELECT DISTINCT s AS paper, o AS status FROM staging.facts
+                 WHERE k = 'tkg:readingStatus' AND {_page("s")}
+                   AND (CAST($status AS VARCHAR) IS NULL OR o = CAST($status AS VARCHAR))),
+  labels AS (SELECT r.s AS paper, l.o, l.d FROM staging.facts AS r
+             JOIN staging.facts AS l ON l.s = r.o AND l.k IN ('skos:prefLabel', 'skos:prefLabel@zh')
+             WHERE r.k = 'tkg:readingCategory' AND r.s IN (SELECT paper FROM listed)),
+  chosen AS (SELECT * FROM listed WHERE CAST($category AS VARCHAR) IS NULL OR paper IN (
+               SELECT paper FROM labels WHERE contains(lower(o), lower(CAST($category AS VARCHAR))))),
+  cats AS (SELECT paper, string_agg(DISTINCT o, ' | ' ORDER BY o) AS categories,
+                  {_same_language("TRUE")} AS categories__d
+           FROM labels WHERE paper IN (SELECT paper FROM chosen) GROUP BY paper),
+  facts AS (SELECT s, {_pick('dcterms:title', 't')}, {_pick('tkg:statusChangedAt', 'at')},
+                   arg_min({{'o': o, 'd': d}}, (graph_name <> '{graph_name(READING_LIST)}', priority, o, d))
+                     FILTER (WHERE k = 'tkg:venue') AS v,
+                   max(o) FILTER (WHERE k = 'tkg:hasNote') AS flag,
+                   min(TRY_CAST(o AS BIGINT)) FILTER (WHERE k = 'tkg:position') AS position
+            FROM staging.ranked WHERE s IN (SELECT paper FROM chosen)
+              AND k IN ('dcterms:title', 'tkg:statusChangedAt', 'tkg:venue', 'tkg:hasNote', 'tkg:position')
+            GROUP BY s),
+  notes AS (SELECT DISTINCT s AS note, o AS paper FROM staging.facts
+            WHERE k = 'tkg:noteOf' AND o IN (SELECT paper FROM chosen)
+              AND s NOT IN (SELECT s FROM staging.facts WHERE k = 'tkg:deletedAt')),
+  bodies AS (SELECT n.note, n.paper, v.o, v.d, v.graph_name = '{graph_name(READING)}' AS mine
+             FROM notes AS n JOIN staging.ranked AS v ON v.s = n.note AND v.k = 'rdf:value'),
+  texts AS (SELECT b.paper, string_agg(DISTINCT b.o, chr(31) ORDER BY b.o) AS notes FROM bodies AS b
+            WHERE NOT EXISTS (SELECT 1 FROM bodies AS m WHERE m.note = b.note AND m.mine)
+               OR EXISTS (SELECT 1 FROM bodies AS m WHERE m.note = b.note AND m.mine AND m.o = b.o
+                          AND m.d IS NOT DISTINCT FROM b.d)
+            GROUP BY b.paper)
+SELECT c.paper, f.t.o AS title, f.t.d AS title__d, c.status, f.at.o AS changed, f.at.d AS changed__d,
+       cats.categories, cats.categories__d, f.v.o AS venue, f.v.d AS venue__d, f.flag AS hasNote, f.position,
+       texts.notes
+FROM chosen AS c LEFT JOIN facts AS f ON f.s = c.paper LEFT JOIN cats ON cats.paper = c.paper
+LEFT JOIN texts ON texts.paper = c.paper
+ORDER BY f.position IS NULL, f.position, f.t.o, c.paper""",
+    {"paper": "iri", "title": "term", "status": "iri", "changed": "term", "categories": "term", "venue": "term",
+     "hasNote": "boolean", "position": "integer", "notes": "string"},
+    {"status": lambda v: v.value, "category": lambda v: v.value},
+    by_paper="paper",
+    kept=False,
+)
 
 
 #: reading-queue-lineage's rows for every technique at once: each queued paper with each

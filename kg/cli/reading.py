@@ -27,16 +27,13 @@ def list_(
     """The reading list with each paper's current status, the techniques it introduces, extends, uses or
     evaluates (kg links), its note and the time of its last change."""
     from kg.cli.output import console, emit
-    from kg.linking.listing import techniques_of
-    from kg.reading import reading_rows
 
     fmt = pick_format(fmt)
     store = state().reader()
     wide = wide or console().width >= 120  # a wide terminal has room for every column
     if status:
         status = _listed_status(store, status)
-    rows = reading_rows(store, status=status, category=category)
-    linked = techniques_of(store, [str(r["paper"]) for r in rows])
+    rows, linked = _listed(store, status, category)
     for r in rows:
         techniques = linked.get(str(r["paper"]), [])
         r["techniques"] = techniques if fmt is Format.json else ", ".join(t["name"] for t in techniques)
@@ -60,6 +57,21 @@ def list_(
                         "replaces it, kg reading set TITLE STATUS --add adds a paper.[/]")
     elif not wide:
         console().print("[dim]--wide adds the venue and when each status changed.[/]")
+
+
+def _listed(store: Any, status: str | None, category: str | None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The list's rows and each paper's techniques: from fresh analytics tables, else from the store."""
+    from kg.analytics.lookups import techniques_of
+    from kg.answer import records
+    from kg.linking import listing
+    from kg.reading import listed_rows
+    from kg.resolve import Resolver
+
+    params = {name: value for name, value in (("status", status), ("category", category)) if value}
+    rows = listed_rows(records(store, "reading-list", params, Resolver(store)))
+    papers = [str(r["paper"]) for r in rows]
+    linked = techniques_of(store, papers)
+    return rows, linked if linked is not None else listing.techniques_of(store, papers)
 
 
 def _papers(n: int) -> str:

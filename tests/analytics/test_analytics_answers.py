@@ -25,10 +25,12 @@ CASES = [(name, {}) for name in TWINS if name not in ("new-since", "reading-queu
     ("repositories", {"minStars": "20000"}),
     ("reading-queue-lineage", {"technique": "ZeRO"}),
     ("reading-queue-lineage", {"technique": "GQA"}),
+    ("reading-list", {"status": "to-read"}),
+    ("reading-list", {"category": "distributed"}),
 ]
 #: GROUP_CONCAT columns and their separators: SPARQL leaves the order of the parts open.
 CONCATS = {"types": " ", "authors": "\n", "venues": "\n", "categories": " | ", "techniques": ", ", "aliases": ", ",
-           "organisations": ", "}
+           "organisations": ", ", "notes": "\x1f"}
 
 
 def _rows(store, name: str, params: dict[str, str], *, analytics: bool):

@@ -18,8 +18,10 @@ from kg.graphs import READING, graph_iri
 from kg.reading import resolve_paper, set_status, status_removal
 from kg.store.base import Activity
 
+#: The twins a build keeps an answer table of (the others answer from the staged facts).
+KEPT = {name for name, twin in TWINS.items() if twin.kept or twin.stored is not None}
 #: The answers whose rows each show one paper's reading state: those a status change patches.
-STATUS_ANSWERS = {name for name, twin in TWINS.items() if twin.by_paper is not None}
+STATUS_ANSWERS = {name for name, twin in TWINS.items() if twin.by_paper is not None} & KEPT
 
 
 def answer_tables(db: Path) -> dict[str, Any]:
@@ -28,7 +30,7 @@ def answer_tables(db: Path) -> dict[str, Any]:
     con = connect(db, read_only=True)
     try:
         out: dict[str, Any] = {}
-        for name in TWINS:
+        for name in KEPT:
             rows = con.execute(f'SELECT * FROM answers."{name}"').fetchall()
             out[name] = rows if default_params(name) is not None else sorted(rows, key=repr)
         out["(types)"] = con.execute(
@@ -113,7 +115,7 @@ def test_after_status_changes_every_answer_table_is_the_one_a_full_build_makes(a
     report = build(store, db)
     # (the answers that read labels are made whole: which labels they show is not narrowed to papers)
     assert set(report.patched) == {"lineage-paper-links", "lineage-papers", "bibliography"}
-    assert set(report.answers) == set(TWINS) - set(report.patched)
+    assert set(report.answers) == KEPT - set(report.patched)
     assert_as_a_full_build(store, db, tmp_path, "fourth")
 
 
@@ -126,7 +128,7 @@ def test_a_status_change_patches_only_the_answers_that_show_statuses(analysed_st
     assert report.answers == {} and set(report.patched) == STATUS_ANSWERS
     assert report.patched["bibliography"] == 1  # the paper's own row, made again
     after = answer_tables(db)
-    assert {name for name in TWINS if after[name] != before[name]} <= STATUS_ANSWERS
+    assert {name for name in KEPT if after[name] != before[name]} <= STATUS_ANSWERS
     assert after["lineage-nodes"] == before["lineage-nodes"] and after["repositories"] == before["repositories"]
 
 

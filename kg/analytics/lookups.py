@@ -1,0 +1,51 @@
+"""Lookups that listings make beside a named query, answered from fresh analytics tables.
+
+``kg reading list`` shows each paper's techniques beside the rows of the named query
+``reading-list``: asked of the store, that is a join of every listed paper with its
+links, seconds at arXiv scale; from the staged facts, a fraction of a second. Each lookup
+gives what its SPARQL counterpart gives, or None when the tables are not fresh (the
+caller asks the store).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from kg.analytics.twins import PAPER_LINKS
+
+if TYPE_CHECKING:
+    from kg.store.base import GraphStore
+
+__all__ = ["techniques_of"]
+
+
+def techniques_of(store: GraphStore, papers: Sequence[str]) -> dict[str, list[dict[str, str]]] | None:
+    """:func:`kg.linking.listing.techniques_of` from fresh tables: paper IRI → the
+    techniques it introduces, extends, uses or evaluates (a technique's primary paper
+    introduces it), strongest first, each with its least English name; None when the
+    tables are not fresh."""
+    from kg.analytics.answers import freshness
+    from kg.analytics.files import database_path
+    from kg.linking.model import PRIORITY, RELATIONS
+
+    if not papers:
+        return {}
+    con, _why = freshness(store, database_path(store.location))
+    if con is None:
+        return None
+    ranks = " ".join(f"WHEN '{relation}' THEN {PRIORITY[relation]}" for relation in RELATIONS)
+    try:
+        rows = con.execute(f"""WITH {PAPER_LINKS},
+              names AS (SELECT s, min(o) AS name FROM staging.facts WHERE k = 'skos:prefLabel' AND d = '@en'
+                        GROUP BY s)
+            SELECT links.paper, links.technique, min(CASE links.role {ranks} END) AS best, names.name
+            FROM links JOIN names ON names.s = links.technique
+            GROUP BY links.paper, links.technique, names.name""", {"page": list(papers)}).fetchall()
+    finally:
+        con.close()
+    found: dict[str, list[tuple[int, str, str]]] = {}
+    for paper, technique, best, name in rows:
+        found.setdefault(paper, []).append((int(best), name, technique))
+    return {p: [{"technique": t, "name": n, "relation": RELATIONS[rank]} for rank, n, t in sorted(items)]
+            for p, items in found.items()}
