@@ -41,7 +41,7 @@ def list_(
             r["changed"] = _local_time(r["changed"])
             r["title"] = r["label"]
             r["note"] = r["note"] or ("📝" if r["has_note"] else "")  # flagged in the list, text not synced
-            r["categories"] = ("\n" if wide else "; ").join(str(c) for c in r["categories"])  # type: ignore[attr-defined]
+            r["categories"] = ("\n" if wide else "; ").join(str(c) for c in r["categories"])
     if fmt is not Format.table:
         emit(rows, ["status", "title", "techniques", "categories", "venue", "note", "changed", "has_note", "paper"],
              fmt=fmt)

@@ -39,8 +39,10 @@ def test_notes_from_the_tables_are_the_notes_the_store_shows(analysed_store, db_
     delete_note(store, NamedNode(gone.iri))
     copied, replaced = NamedNode(paper.value + "#zotero-a"), NamedNode(paper.value + "#zotero-b")
     with store.transaction(Activity("kg sync zotero")) as tx:
-        tx.insert(ZOTERO, [Triple(copied, TKG.noteOf, paper), Triple(copied, RDF.value, Literal("<p>From <b>Zotero</b></p>")),
-                           Triple(replaced, TKG.noteOf, paper), Triple(replaced, RDF.value, Literal("Zotero's old text"))])
+        tx.insert(ZOTERO, [Triple(copied, TKG.noteOf, paper),
+                           Triple(copied, RDF.value, Literal("<p>From <b>Zotero</b></p>")),
+                           Triple(replaced, TKG.noteOf, paper),
+                           Triple(replaced, RDF.value, Literal("Zotero's old text"))])
         tx.insert(READING, [Triple(replaced, RDF.value, Literal("My text of the Zotero note"))])
     build(store, db_of(Path(store.location)))
 
