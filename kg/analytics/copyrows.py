@@ -32,8 +32,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pyarrow as pa
-import pyarrow.compute as pc
-import pyarrow.csv as pcsv
+
+# pyarrow.compute and pyarrow.csv (60 ms to import) are imported where a copy is read:
+# staging a write's small graphs uses only the light parts of this module.
 
 __all__ = ["BLOCK", "Lines", "Predicates", "blocks", "parse", "unescape"]
 
@@ -53,6 +54,8 @@ def blocks(path: Path) -> int:
 def _cut(strings: pa.Array, start: int, stop: int = 1 << 40) -> pa.Array:
     """Each string less its first ``start`` bytes and all from byte ``stop`` (negative:
     from the end). Only ever cuts beside an ASCII character, so UTF-8 stays whole."""
+    import pyarrow.compute as pc
+
     return pc.binary_slice(strings.view(_BINARY), start, stop).view(_STRING)
 
 
@@ -72,6 +75,8 @@ def unescape(text: str) -> str:
 
 def _unescaped(texts: pa.Array) -> pa.Array:
     """``texts`` with N-Triples escapes resolved, in Python for those that hold any."""
+    import pyarrow.compute as pc
+
     marked = pc.match_substring(texts, "\\")
     if not pc.any(marked).as_py():
         return texts
@@ -83,6 +88,8 @@ def _blank(terms: pa.Array, prefix: str | None) -> pa.Array:
     """Blank nodes (``_:x``) given the graph's ``prefix`` (``_:{prefix}x``), where it has one."""
     if prefix is None:
         return terms
+    import pyarrow.compute as pc
+
     return pc.if_else(pc.starts_with(terms, "_:"),
                       pc.replace_substring(terms, "_:", f"_:{prefix}", max_replacements=1), terms)
 
@@ -104,6 +111,8 @@ def parse(lines: pa.Array, predicates: Predicates, prefix: str | None = None) ->
     """The staging rows of ``lines`` (a copy's lines without their newlines): the facts
     ``(s, k, o, n, d)`` and, apart, the ``rdf:type`` rows ``(s, o, d)``. ``prefix`` goes
     before each blank node's label (see :func:`kg.analytics.staging.stage`)."""
+    import pyarrow.compute as pc
+
     parts = pc.split_pattern(lines, " ", max_splits=2)
     index = pc.index_in(pc.list_element(parts, 1), value_set=predicates.iris)
     if index.null_count:  # lines of predicates staging does not read
@@ -161,6 +170,8 @@ class Lines:
         return pa.RecordBatchReader.from_batches(FACTS, self._batches())
 
     def _batches(self) -> Iterator[pa.RecordBatch]:
+        import pyarrow.csv as pcsv
+
         reader = pcsv.open_csv(
             self.path,
             read_options=pcsv.ReadOptions(column_names=["t"], block_size=BLOCK),

@@ -101,11 +101,13 @@ class State:
 
 def _watch(store: GraphStore) -> Any:
     """Watch the writer for the keepers of derived data (:mod:`kg.derived`): the analytics
-    tables, when they are fresh now, are kept so by the command's writes."""
+    tables, when they are fresh now, and the search index are kept so by the command's writes."""
     from kg import derived
     from kg.analytics.keeper import TablesKeeper
+    from kg.search.keeper import IndexKeeper
 
     derived.register(TablesKeeper())
+    derived.register(IndexKeeper())
     return derived.watch(store)
 
 

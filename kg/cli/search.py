@@ -128,9 +128,17 @@ def register(app: typer.Typer) -> None:
 
 
 def keep_index_current(store: Any, *, papers: Any = (), techniques: Any = (), graphs: Any = None) -> None:
-    """After a write: bring the search index up to date with what the write changed (see
-    :func:`kg.search.update_index`). The write stands whatever happens here; a failure is
-    said on stderr, and the next ``kg search`` catches up."""
+    """After a write: the papers and techniques (IRIs) whose documents it changed, in
+    ``graphs`` (None: not known). The search index's keeper (kg.search.keeper) brings the
+    index up to date with them as the command ends, beside the analytics tables; a store
+    no keeper watches any more is brought up to date now (see
+    :func:`kg.search.update_index`). The write stands whatever happens; a failure is said
+    on stderr, and the next ``kg search`` catches up."""
+    from kg.derived import Changes, record
+
+    described = None if graphs is None else {g if isinstance(g, str) else g.value for g in graphs}
+    if record(store, Changes(documents={*papers, *techniques}, described=described)):
+        return
     from kg.search.index import update_index
 
     try:

@@ -48,7 +48,7 @@ if TYPE_CHECKING:
 
     from kg.store.base import GraphStore
 
-__all__ = ["REPAIR_LIMIT", "Freshness", "IndexReport", "freshness", "index_root", "open_index", "quick_fresh",
+__all__ = ["REPAIR_LIMIT", "Freshness", "IndexReport", "exists", "freshness", "index_root", "open_index", "quick_fresh",
            "ready_index", "rebuild_index", "update_index"]
 
 META = "techkg-search.json"
@@ -84,6 +84,11 @@ def index_root(spec: str | None) -> Path:
         return user_data_path("techkg", appauthor=False) / "search" / name
     folder = Path(value).expanduser()
     return folder.with_name(folder.name + ".search")
+
+
+def exists(root: Path) -> bool:
+    """Whether there is an index in use under ``root``."""
+    return _current(root) is not None
 
 
 def _current(root: Path) -> Path | None:

@@ -97,6 +97,8 @@ def test_every_query_parses_and_projects_what_it_returns(name: str) -> None:
     projected = {v.value for v in result.variables}  # type: ignore[union-attr]
     for word in named.returns.split():
         assert word.lstrip("?") in projected, f"{name}: returns {word} but does not project it"
+    for key in named.page:
+        assert key.variable in projected, f"{name}: its page key ?{key.variable} is not a variable it selects"
 
 
 @pytest.mark.parametrize("name", ALL)

@@ -1,0 +1,41 @@
+"""The search index kept current by the write that changes the graph (a keeper of
+:mod:`kg.derived`).
+
+A write names the papers and techniques whose documents it changed, and the graphs whose
+every change they are (:attr:`kg.derived.Changes.documents` and ``described``); after it,
+:meth:`IndexKeeper.after` makes those documents again, and follows any other graph that
+changed from its signature (:func:`kg.search.index.update_index`). With no index yet there
+is nothing to keep: ``kg search`` and ``kg build`` make it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from kg.derived import Changes
+    from kg.store.base import GraphStore
+
+__all__ = ["IndexKeeper"]
+
+
+class IndexKeeper:
+    """Keeps the search index current (see the module doc)."""
+
+    name = "search index"
+    imports: tuple[str, ...] = ("tantivy", "duckdb", "pyarrow", "kg.search.documents", "kg.search.facts")
+
+    def before(self, store: GraphStore) -> bool | None:
+        from kg.search.index import exists, index_root
+
+        return True if exists(index_root(store.location)) else None
+
+    def after(self, store: GraphStore, changes: Changes, token: Any) -> str | None:
+        from kg.errors import KGError
+        from kg.search.index import update_index
+
+        try:
+            update_index(store, papers=changes.documents, graphs=changes.described)
+        except KGError as error:
+            return f"the search index was not brought up to date ({error.message}); the next kg search does it"
+        return None
