@@ -101,8 +101,9 @@ class Watch:
         ``say`` each line they return, in the keepers' order. A keeper that raises is
         reported the same way: the write stands."""
         _WATCHES.pop(id(self.store), None)
+        changes, self.changes = self.changes, Changes()  # handed over once
         kept = [(keeper, token) for keeper, token in self.tokens if token is not None]
-        if not self.changes or not kept:
+        if not changes or not kept:
             return
         for keeper, _token in kept:
             for module in keeper.imports:
@@ -110,7 +111,7 @@ class Watch:
 
         def keep(keeper: Keeper, token: Any) -> str | None:
             try:
-                return keeper.after(self.store, self.changes, token)
+                return keeper.after(self.store, changes, token)
             except Exception as error:  # noqa: BLE001 - derived data never fails the write that is done
                 return f"the {keeper.name} could not be brought up to date ({error})"
 

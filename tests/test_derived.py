@@ -1,0 +1,85 @@
+"""kg.derived, the one mechanism that keeps derived data current: what writes say they
+changed adds up, and the keepers are handed it once, side by side, each line said."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+from kg import derived
+from kg.derived import Changes
+
+
+@dataclass
+class Keeper:
+    """A keeper of nothing that records what it was handed (pure logic: no store)."""
+
+    name: str
+    token: Any = True
+    line: str | None = None
+    fail: bool = False
+    barrier: threading.Barrier | None = None
+    imports: tuple[str, ...] = ("json",)
+    handed: list[Changes] = field(default_factory=list)
+
+    def before(self, store: Any) -> Any:
+        return self.token
+
+    def after(self, store: Any, changes: Changes, token: Any) -> str | None:
+        self.handed.append(changes)
+        if self.barrier is not None:
+            self.barrier.wait(timeout=5)  # both keepers at once, or a BrokenBarrierError
+        if self.fail:
+            raise RuntimeError("disk full")
+        return self.line
+
+
+def test_documents_add_up_and_an_unknown_extent_stays_unknown() -> None:
+    changes = Changes(graphs={"g1"})
+    changes.add(Changes(documents={"p1"}, described={"reading"}))
+    assert changes.described == {"reading"} and changes.documents == {"p1"}
+    changes.add(Changes(documents={"t1"}, described=None))
+    changes.add(Changes(documents={"p2"}, described={"links"}))
+    assert changes.described is None and changes.documents == {"p1", "p2", "t1"}
+    assert Changes(described=None) and not Changes()
+
+
+def test_the_keepers_are_handed_the_changes_once_side_by_side() -> None:
+    store = object()
+    barrier = threading.Barrier(2)
+    first, second = Keeper("tables", barrier=barrier, line="tables: a line"), Keeper("index", barrier=barrier)
+    watch = derived.watch(store, [first, second])
+    assert derived.record(store, Changes(graphs={"reading"}, papers={"p"}))
+    assert derived.record(store, Changes(documents={"p"}, described={"reading"}))
+    said: list[str] = []
+    watch.finish(said.append)
+    assert said == ["tables: a line"]
+    assert len(first.handed) == len(second.handed) == 1
+    assert first.handed[0].documents == {"p"} and first.handed[0].graphs == {"reading"}
+    assert not derived.record(store, Changes(graphs={"reading"})), "a finished watch takes nothing more"
+    watch.finish(said.append)
+    assert len(first.handed) == 1
+
+
+def test_a_keeper_that_fails_is_said_and_the_others_keep_their_views() -> None:
+    store = object()
+    failing, other = Keeper("search index", fail=True), Keeper("analytics tables", line="kept")
+    watch = derived.watch(store, [failing, other])
+    derived.record(store, Changes(graphs={"g"}))
+    said: list[str] = []
+    watch.finish(said.append)
+    assert said == ["the search index could not be brought up to date (disk full)", "kept"]
+    assert other.handed
+
+
+def test_nothing_is_handed_without_changes_or_to_a_keeper_with_no_view() -> None:
+    store = object()
+    stale, kept = Keeper("stale", token=None), Keeper("kept")
+    watch = derived.watch(store, [stale, kept])
+    watch.finish(lambda line: None)
+    assert not kept.handed
+    watch = derived.watch(store, [stale, kept])
+    derived.record(store, Changes(graphs={"g"}))
+    watch.finish(lambda line: None)
+    assert not stale.handed and len(kept.handed) == 1
