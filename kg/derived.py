@@ -27,12 +27,13 @@ the write; what it cannot do, it says.
 from __future__ import annotations
 
 import importlib
+import threading
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-__all__ = ["Changes", "Keeper", "Watch", "keepers", "record", "register", "watch"]
+__all__ = ["Background", "Changes", "Keeper", "Watch", "keepers", "record", "register", "watch"]
 
 
 @dataclass
@@ -88,6 +89,26 @@ def keepers() -> list[Keeper]:
     return list(_KEEPERS)
 
 
+def _hand(store: Any, changes: Changes, kept: list[tuple[Keeper, Any]]) -> list[str | None]:
+    """Each keeper's ``after`` (side by side when there are several): the line it returns,
+    or one that says it raised (the write stands)."""
+    for keeper, _token in kept:
+        for module in keeper.imports:
+            importlib.import_module(module)
+
+    def keep(keeper: Keeper, token: Any) -> str | None:
+        try:
+            return keeper.after(store, changes, token)
+        except Exception as error:  # noqa: BLE001 - derived data never fails the write that is done
+            return f"the {keeper.name} could not be brought up to date ({error})"
+
+    if len(kept) == 1:
+        return [keep(*kept[0])]
+    # (DuckDB, tantivy and the store's queries leave the GIL: the views are made at once)
+    with ThreadPoolExecutor(len(kept), thread_name_prefix="kg-keeper") as pool:
+        return list(pool.map(lambda pair: keep(*pair), kept))
+
+
 @dataclass
 class Watch:
     """The keepers' tokens for one store, and what was written to it since."""
@@ -95,50 +116,110 @@ class Watch:
     store: Any
     tokens: list[tuple[Keeper, Any]]
     changes: Changes = field(default_factory=Changes)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    #: Called after each write is recorded (:class:`Background` wakes up).
+    notify: Callable[[], None] | None = None
+
+    def take(self) -> Changes:
+        """The changes recorded so far, handed over once."""
+        with self.lock:
+            changes, self.changes = self.changes, Changes()
+        return changes
 
     def finish(self, say: Callable[[str], None]) -> None:
         """Hand the changes to the keepers that have a view to keep (once), side by side;
         ``say`` each line they return, in the keepers' order. A keeper that raises is
         reported the same way: the write stands."""
         _WATCHES.pop(id(self.store), None)
-        changes, self.changes = self.changes, Changes()  # handed over once
+        changes = self.take()
         kept = [(keeper, token) for keeper, token in self.tokens if token is not None]
-        if not changes or not kept:
-            return
-        for keeper, _token in kept:
-            for module in keeper.imports:
-                importlib.import_module(module)
+        if changes and kept:
+            for line in _hand(self.store, changes, kept):
+                if line:
+                    say(line)
 
-        def keep(keeper: Keeper, token: Any) -> str | None:
-            try:
-                return keeper.after(self.store, changes, token)
-            except Exception as error:  # noqa: BLE001 - derived data never fails the write that is done
-                return f"the {keeper.name} could not be brought up to date ({error})"
 
-        if len(kept) == 1:
-            lines = [keep(*kept[0])]
-        else:  # (DuckDB, tantivy and the store's queries leave the GIL: the views are made at once)
-            with ThreadPoolExecutor(len(kept), thread_name_prefix="kg-keeper") as pool:
-                lines = list(pool.map(lambda pair: keep(*pair), kept))
-        for line in lines:
+class Background:
+    """Derived data kept current under a long-running process (``kg serve``): the changes
+    of each write are handed to the keepers in a thread of their own once the write has
+    committed, while its reply goes out; writes that commit meanwhile are handed over
+    together next. A keeper that could not keep its view (its line is said) keeps it again
+    once the view is current again, as after ``kg analytics build``."""
+
+    def __init__(self, store: Any, say: Callable[[str], None], chosen: Iterable[Keeper] | None = None, *,
+                 pending: Callable[[bool], None] | None = None) -> None:
+        """``pending`` is told, as each write commits, that there are changes to hand over
+        (True), and once all are handed over (False): readers elsewhere may wait for them."""
+        self.say = say
+        self.pending = pending
+        self.watch = watch(store, chosen)
+        self._wake = threading.Event()
+        self._stopping = False
+        self.watch.notify = self._written
+        self._thread = threading.Thread(target=self._run, name="kg-derived", daemon=True)
+        self._thread.start()
+
+    def _written(self) -> None:
+        if self.pending is not None and any(token is not None for _keeper, token in self.watch.tokens):
+            self.pending(True)
+        self._wake.set()
+
+    def _run(self) -> None:
+        while True:
+            self._wake.wait()
+            self._wake.clear()
+            self.keep()
+            if self._stopping:
+                return
+
+    def keep(self) -> None:
+        """Hand what was written since to the keepers; then look again at the views that
+        were not kept (each keeper's ``before``)."""
+        changes = self.watch.take()
+        kept = [(keeper, token) for keeper, token in self.watch.tokens if token is not None]
+        lines = dict(zip([id(k) for k, _t in kept], _hand(self.watch.store, changes, kept), strict=True)) \
+            if changes and kept else {}
+        tokens = []
+        for keeper, token in self.watch.tokens:
+            line = lines.get(id(keeper))
             if line:
-                say(line)
+                self.say(line)
+            fresh = _look(keeper, self.watch.store)
+            if fresh is not None:  # kept, or current again: its token now
+                token = fresh
+            elif line:  # not kept: stale until it is made current again
+                token = None
+            # else a write reached the view meanwhile: it keeps its token and catches up next time
+            tokens.append((keeper, token))
+        self.watch.tokens = tokens
+        with self.watch.lock:  # (a write recorded after this says so again)
+            if self.pending is not None and not self.watch.changes:
+                self.pending(False)
+
+    def close(self) -> None:
+        """Hand over what is left and stop (when the process ends)."""
+        _WATCHES.pop(id(self.watch.store), None)
+        self._stopping = True
+        self._wake.set()
+        self._thread.join()
 
 
 _WATCHES: dict[int, Watch] = {}
 
 
+def _look(keeper: Keeper, store: Any) -> Any:
+    """The keeper's token for its view now: None when the view is stale, or cannot be read."""
+    try:
+        return keeper.before(store)
+    except Exception:  # noqa: BLE001 - a view that cannot be read is stale: the write goes on
+        return None
+
+
 def watch(store: Any, chosen: Iterable[Keeper] | None = None) -> Watch:
     """Start watching ``store``: each keeper (all registered ones by default) looks at its
     view now. A keeper whose look fails keeps nothing (as if its view were stale)."""
-    tokens = []
-    for keeper in (list(chosen) if chosen is not None else keepers()):
-        try:
-            token = keeper.before(store)
-        except Exception:  # noqa: BLE001 - a view that cannot be read is stale: the write goes on
-            token = None
-        tokens.append((keeper, token))
-    found = Watch(store, tokens)
+    found = Watch(store, [(keeper, _look(keeper, store))
+                          for keeper in (list(chosen) if chosen is not None else keepers())])
     _WATCHES[id(store)] = found
     return found
 
@@ -146,7 +227,10 @@ def watch(store: Any, chosen: Iterable[Keeper] | None = None) -> Watch:
 def record(store: Any, changes: Changes) -> bool:
     """What a committed write to ``store`` changed; False when none watches it."""
     found = _WATCHES.get(id(store))
-    if found is not None and found.store is store:
+    if found is None or found.store is not store:
+        return False
+    with found.lock:
         found.changes.add(changes)
-        return True
-    return False
+    if found.notify is not None:
+        found.notify()
+    return True

@@ -4,6 +4,7 @@ changed adds up, and the keepers are handed it once, side by side, each line sai
 from __future__ import annotations
 
 import threading
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -83,3 +84,28 @@ def test_nothing_is_handed_without_changes_or_to_a_keeper_with_no_view() -> None
     derived.record(store, Changes(graphs={"g"}))
     watch.finish(lambda line: None)
     assert not stale.handed and len(kept.handed) == 1
+
+
+def test_in_the_background_each_write_is_handed_over_and_readers_are_told_while_one_is_pending() -> None:
+    store = object()
+    keeper = Keeper("tables")
+    told: list[bool] = []
+    said: list[str] = []
+    background = derived.Background(store, said.append, [keeper], pending=told.append)
+    try:
+        assert derived.record(store, Changes(graphs={"reading"}, papers={"p1"}))
+        assert told[0] is True, "told as the write is recorded, before its reply goes out"
+        deadline = time.monotonic() + 5
+        while not (keeper.handed and told[-1] is False) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert keeper.handed and keeper.handed[0].papers == {"p1"} and told[-1] is False
+        keeper.line, keeper.token = "the tables are stale now", None  # the next one cannot be kept
+        derived.record(store, Changes(graphs={"reading"}, papers={"p2"}))
+        while not said and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert said == ["the tables are stale now"]
+        derived.record(store, Changes(graphs={"reading"}, papers={"p3"}))  # not kept: stale
+    finally:
+        background.close()
+    assert [c.papers for c in keeper.handed] == [{"p1"}, {"p2"}]
+    assert not derived.record(store, Changes(graphs={"g"})), "a closed background takes nothing more"

@@ -47,6 +47,17 @@ def freshness(store: GraphStore, path: Path, *, stale: bool = False) -> tuple[du
     """A read-only connection to the analytics file when it is fresh, else None and why;
     with ``stale``, also a connection to tables some graphs changed since (and why they
     are stale), for a page that says so."""
+    from kg.analytics.files import wait_pending
+
+    found, why = _freshness(store, path, stale=stale)
+    if why and wait_pending(path):  # a patch was on its way (kg serve's keeper): look again
+        if found is not None:
+            found.close()
+        found, why = _freshness(store, path, stale=stale)
+    return found, why
+
+
+def _freshness(store: GraphStore, path: Path, *, stale: bool) -> tuple[duckdb.DuckDBPyConnection | None, str]:
     from kg.analytics.files import connect, engine, graph_states
     from kg.analytics.schema import schema_current
 

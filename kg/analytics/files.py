@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import importlib
 import os
+import threading
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
@@ -88,18 +90,74 @@ def engine() -> Any:
         return importlib.import_module("duckdb")
 
 
+#: Held while this process writes the analytics file (:func:`kg.analytics.materialize.build`):
+#: a reader in the same process waits for the write, up to :data:`WRITE_WAIT` seconds.
+WRITING = threading.RLock()
+WRITE_WAIT = 30.0
+#: How long a reader waits for another process's write to let go of the file (a status
+#: change patches the tables in well under this), before it is refused and SPARQL answers:
+#: ``kg serve``'s query workers while the server's keeper patches the tables, or a
+#: ``kg query`` beside a ``kg reading set``.
+LOCK_WAIT = 3.0
+
+
+def _pending(path: Path) -> Path:
+    return path.with_name(path.name + ".pending")
+
+
+def mark_pending(path: Path, pending: bool) -> None:
+    """Say beside the analytics file at ``path`` that this process has writes to patch into
+    it (``kg serve``'s background keeper), or no longer has: a reader that finds the tables
+    stale meanwhile waits for the patch (:func:`wait_pending`)."""
+    marker = _pending(path)
+    if pending:
+        if not marker.exists():
+            marker.write_text(str(os.getpid()), encoding="ascii")
+    else:
+        marker.unlink(missing_ok=True)
+
+
+def wait_pending(path: Path, timeout: float = LOCK_WAIT) -> bool:
+    """Wait up to ``timeout`` seconds while a live process has writes to patch into the file
+    at ``path``; whether one had (the tables are then worth a second look)."""
+    marker = _pending(path)
+    deadline = time.monotonic() + timeout
+    waited = False
+    while True:
+        try:
+            pid = int(marker.read_text(encoding="ascii") or 0)
+        except (OSError, ValueError):
+            return waited
+        try:
+            os.kill(pid, 0)
+        except OSError:  # its process is gone: nothing will come
+            return waited
+        if time.monotonic() >= deadline:
+            return waited
+        waited = True
+        time.sleep(0.05)
+
+
 def connect(path: Path, *, read_only: bool) -> duckdb.DuckDBPyConnection:
-    """Open the analytics file; times are shown in UTC. Raises AnalyticsError."""
+    """Open the analytics file; times are shown in UTC. Raises AnalyticsError. A reader
+    waits a while for a write to end (:data:`WRITING`, :data:`LOCK_WAIT`)."""
+    if read_only and WRITING.acquire(timeout=WRITE_WAIT):
+        WRITING.release()
     duck = engine()
-    try:
-        con: duckdb.DuckDBPyConnection = duck.connect(str(path), read_only=read_only)
-    except duck.Error as exc:
-        if "lock" in str(exc).lower():
-            raise _lock_error(path, exc) from None
-        raise AnalyticsError(
-            f"cannot open the analytics file {path}: {exc}",
-            hint="Run `kg analytics build --full` to make it again from the graph.",
-        ) from None
+    deadline = time.monotonic() + (LOCK_WAIT if read_only else 0.0)
+    while True:
+        try:
+            con: duckdb.DuckDBPyConnection = duck.connect(str(path), read_only=read_only)
+            break
+        except duck.Error as exc:
+            if "lock" not in str(exc).lower():
+                raise AnalyticsError(
+                    f"cannot open the analytics file {path}: {exc}",
+                    hint="Run `kg analytics build --full` to make it again from the graph.",
+                ) from None
+            if time.monotonic() >= deadline:
+                raise _lock_error(path, exc) from None
+            time.sleep(0.05)
     con.execute("SET TimeZone = 'UTC'")
     # DuckDB draws a progress bar on stdout for a query past two seconds: in the middle
     # of the rows kg query writes there (JSON Lines, CSV) when they go to a pipe.

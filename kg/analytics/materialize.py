@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kg.analytics.files import IN_USE, GraphState, connect, database_path, graph_states, record_code
+from kg.analytics.files import IN_USE, WRITING, GraphState, connect, database_path, graph_states, record_code
 from kg.analytics.patch import affected as tables_reading
 from kg.analytics.patch import patch_table, split, touch_modified
 from kg.analytics.schema import MACROS, schema_version
@@ -336,7 +336,14 @@ def build(
     workers: int | None = None,
     progress: Progress | None = None,
 ) -> BuildReport:
-    """Bring the analytics file at ``path`` up to date with ``store``; see the module doc."""
+    """Bring the analytics file at ``path`` up to date with ``store``; see the module doc.
+    Readers of this process wait for it (:data:`kg.analytics.files.WRITING`)."""
+    with WRITING:
+        return _build_file(store, path, full=full, workers=workers, progress=progress)
+
+
+def _build_file(store: GraphStore, path: Path, *, full: bool, workers: int | None,
+                progress: Progress | None) -> BuildReport:
     import duckdb
 
     started = time.perf_counter()

@@ -4,7 +4,7 @@ named-query URLs), under uvicorn."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 
@@ -218,6 +218,7 @@ def serve(
                               cors_origins=origins, allow_service=tuple(allow_service or ()),
                               allowed_hosts=tuple(allow_host or ()))
     store = state().store()
+    kept = _keep_in_background(store)
     sock = _listen(host, port)
     bound = sock.getsockname()[1]
     authority = f"[{host}]" if ":" in host else host
@@ -283,6 +284,25 @@ def serve(
         sock.close()
         if serve_file is not None:
             _remove_serve_file(serve_file, pid)
+        kept.close()
+
+
+def _keep_in_background(store: Any) -> Any:
+    """The analytics tables kept current by the server's writes (a status set on the
+    workbench, an update through /sparql or /store), in the background: each write's
+    reply goes out at once, and a reader waits for the patch rather than finding the
+    tables stale (kg.derived.Background). The search index the workbench keeps itself."""
+    import logging
+
+    from functools import partial
+
+    from kg import derived
+    from kg.analytics.files import database_path, mark_pending
+    from kg.analytics.keeper import TablesKeeper
+
+    state().keep_derived()  # the command's own watch (nothing written yet) gives way
+    return derived.Background(store, logging.getLogger("kg.server").warning, [TablesKeeper()],
+                              pending=partial(mark_pending, database_path(store.location)))
 
 
 def register(app: typer.Typer) -> None:

@@ -153,3 +153,28 @@ def test_the_techniques_page_shows_every_technique_once_page_by_page(analysed_st
             found = re.search(r'<a class="btn" rel="next" href="([^"]+)"', page.text)
             url = found.group(1).replace("&amp;", "&") if found else None
     assert seen == expected and len(expected) > 20
+
+
+def test_kg_serve_keeps_fresh_tables_fresh_after_a_status_set_in_the_workbench(analysed_store_path: Path) -> None:
+    import re
+
+    from tests.servers import kg_serve
+
+    paper = "https://arxiv.org/abs/1811.06965"  # GPipe
+    with kg_serve(analysed_store_path) as (_proc, info), \
+            httpx.Client(base_url=str(info["sparql"]).removesuffix("/sparql"), timeout=120) as client:
+        before = client.get("/queries/reading-list", params={"status": "reading"}, headers=JSON)
+        assert before.headers["X-TechKG-Answered-By"] == "duckdb"
+        assert paper not in {row[0][1] for row in _rows(before)}
+        key = re.search(r'name="techkg-form-key" content="([^"]+)"', client.get("/reading").text)
+        assert key
+        done = client.post("/reading/status", data={"paper": paper, "status": "reading", "key": key.group(1)},
+                           headers={"Origin": str(client.base_url).rstrip("/")})
+        assert done.status_code == 303
+        # the reply went out; the server's keeper patches the tables in the background, and a
+        # query that comes meanwhile waits for the patch: fresh tables, with the new status
+        after = client.get("/queries/reading-list", params={"status": "reading"}, headers=JSON)
+        assert after.headers["X-TechKG-Answered-By"] == "duckdb", after.headers.get("X-TechKG-Fallback")
+        assert paper in {row[0][1] for row in _rows(after)}
+        queue = client.get("/queries/reading-queue", params={"limit": 5}, headers=JSON)
+        assert queue.headers["X-TechKG-Answered-By"] == "duckdb"
