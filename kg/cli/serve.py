@@ -293,7 +293,6 @@ def _keep_in_background(store: Any) -> Any:
     reply goes out at once, and a reader waits for the patch rather than finding the
     tables stale (kg.derived.Background). The search index the workbench keeps itself."""
     import logging
-
     from functools import partial
 
     from kg import derived
