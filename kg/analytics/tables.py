@@ -297,22 +297,29 @@ ORDER BY parent_id, child_id, relation""",
     Table(
         "lineage_closure",
         "Every (technique, ancestor) pair with the shortest and longest path between them; "
-        "source_graph lists the graphs of the edges on those paths.",
+        "source_graph lists the graphs of the edges on the paths between them.",
         """
 WITH RECURSIVE edges AS (
   SELECT child, parent, min(source_graph) AS source_graph, max(source_modified) AS source_modified
   FROM lineage_edges GROUP BY child, parent),
-walk(technique, ancestor, path, distance, graphs, modified) AS (
-  SELECT child, parent, [child, parent], 1, [source_graph], source_modified FROM edges
-  UNION ALL
-  SELECT w.technique, e.parent, list_append(w.path, e.parent), w.distance + 1,
-         list_append(w.graphs, e.source_graph), greatest(w.modified, e.source_modified)
-  FROM walk AS w JOIN edges AS e ON e.child = w.ancestor
-  WHERE NOT list_contains(w.path, e.parent) AND w.distance < 256)
-SELECT technique, ancestor, min(distance) AS min_distance, max(distance) AS max_distance,
-       array_to_string(list_sort(list_distinct(flatten(list(graphs)))), ', ') AS source_graph,
-       max(modified) AS source_modified
-FROM walk GROUP BY technique, ancestor ORDER BY technique, ancestor""",
+reach(technique, ancestor, distance) AS (
+  SELECT child, parent, 1 FROM edges
+  UNION
+  SELECT r.technique, e.parent, r.distance + 1 FROM reach AS r JOIN edges AS e ON e.child = r.ancestor
+  WHERE e.parent <> r.technique AND r.distance < 256),
+pairs AS (SELECT technique, ancestor, min(distance) AS min_distance, max(distance) AS max_distance
+          FROM reach GROUP BY technique, ancestor),
+steps AS (SELECT technique, ancestor FROM pairs
+          UNION SELECT child, child FROM edges UNION SELECT parent, parent FROM edges),
+on_path AS (SELECT p.technique, p.ancestor, e.source_graph, e.source_modified
+            FROM pairs AS p JOIN steps AS up ON up.technique = p.technique
+            JOIN edges AS e ON e.child = up.ancestor
+            JOIN steps AS down ON down.technique = e.parent AND down.ancestor = p.ancestor)
+SELECT p.technique, p.ancestor, p.min_distance, p.max_distance,
+       array_to_string(list_sort(list_distinct(list(o.source_graph))), ', ') AS source_graph,
+       max(o.source_modified) AS source_modified
+FROM pairs AS p JOIN on_path AS o USING (technique, ancestor)
+GROUP BY p.technique, p.ancestor, p.min_distance, p.max_distance ORDER BY technique, ancestor""",
         after=("lineage_edges",),
     ),
     Table(
