@@ -17,8 +17,9 @@ up to date from that, patching where it can:
   :class:`kg.store.base.Transaction`; a command adds what only it knows, such as the
   documents it changed), and :meth:`Watch.finish` hands the changes to the keepers (each
   keeper's ``after``, side by side), once per command. The CLI watches the writer it opens
-  and finishes when the command ends; ``kg serve`` finishes each write's watch in the
-  background.
+  and finishes when the command ends.
+- :class:`Background` does the same under ``kg serve``: each write's changes are handed to
+  the keepers in a thread of the server's, while the write's reply goes out.
 
 The core knows nothing of the keepers: it records and hands over. A keeper never fails
 the write; what it cannot do, it says.
