@@ -35,6 +35,9 @@ if TYPE_CHECKING:
 __all__ = ["Answer", "answer", "answer_at", "asked", "records", "run"]
 
 Params = Mapping[str, str | Sequence[str]]
+#: Asked, with the store and why the analytics tables cannot answer, whether it brought
+#: them up to date (see :func:`answer`).
+Refresh = Callable[["GraphStore", str], bool]
 
 
 def asked(
@@ -64,17 +67,22 @@ def answer(
     limit: int | None = None,
     after: str | None = None,
     analytics: bool = True,
+    refresh: Refresh | None = None,
 ) -> Answer:
     """Run a SELECT named query and stream its rows: a page of at most ``limit`` rows
     after the cursor ``after`` for a query with a page key (``limit`` alone truncates
     one without). With ``analytics``, a query that has a DuckDB twin is answered from the
-    analytics tables when they are fresh (see kg.analytics.answers), else by SPARQL."""
+    analytics tables when they are fresh (see kg.analytics.answers), else by SPARQL;
+    where a build would make them fresh, ``refresh`` is asked first whether it did (the
+    CLI's brings them up to date at arXiv scale, where SPARQL would take long)."""
     bound, cursor, paged = asked(named, params, resolve, limit=limit, after=after)
     fallback = ""
     if analytics:
-        from kg.analytics.answers import duckdb_answer
+        from kg.analytics.answers import duckdb_answer, mended_by_build
 
         found = duckdb_answer(store, named, bound, limit=limit, after=cursor if paged else None)
+        if isinstance(found, str) and refresh is not None and mended_by_build(found) and refresh(store, found):
+            found = duckdb_answer(store, named, bound, limit=limit, after=cursor if paged else None)
         if isinstance(found, Answer):
             return found
         fallback = found or ""
@@ -95,6 +103,7 @@ def answer_at(
     limit: int | None,
     after: str | None,
     analytics: bool = True,
+    refresh: Refresh | None = None,
 ) -> Answer:
     """:func:`answer` for the store ``spec`` (as ``--store`` names it), opened by ``reader``
     only when needed: with ``analytics``, fresh tables answer without opening the store
@@ -124,22 +133,25 @@ def answer_at(
 
     store = reader()
     recorder = memo.Recorder(StoreResolver(store))
-    found = answer(store, named, params, recorder, limit=limit, after=after)
+    found = answer(store, named, params, recorder, limit=limit, after=after, refresh=refresh)
     if found.source == "duckdb":
         memo.remember(spec, view, recorder.resolved)
     return found
 
 
 def records(store: GraphStore, name: str, params: Params | None = None,
-            resolve: Resolver | None = None) -> list[dict[str, Any]]:
+            resolve: Resolver | None = None, *, refresh: Refresh | None = None) -> list[dict[str, Any]]:
     """A SELECT named query's rows as plain values (see kg.results.python_value), answered
     like :func:`answer`: from fresh analytics tables where the query has a twin."""
-    from kg.analytics.answers import duckdb_answer
+    from kg.analytics.answers import duckdb_answer, mended_by_build
     from kg.results import python_value
 
     named = get(name)
     if named.kind == "select":
-        found = duckdb_answer(store, named, bind(named, params or {}, resolve), limit=None, after=None, plain=True)
+        bound = bind(named, params or {}, resolve)
+        found = duckdb_answer(store, named, bound, limit=None, after=None, plain=True)
+        if isinstance(found, str) and refresh is not None and mended_by_build(found) and refresh(store, found):
+            found = duckdb_answer(store, named, bound, limit=None, after=None, plain=True)
         if isinstance(found, Answer):
             return [dict(zip(found.page.variables, row, strict=True)) for row in found.page]
     stream = answer(store, named, params, resolve, analytics=False).page

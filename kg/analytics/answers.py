@@ -37,10 +37,21 @@ if TYPE_CHECKING:
     from kg.store.base import GraphStore
     from queries import Bound, NamedQuery
 
-__all__ = ["duckdb_answer", "freshness", "tables_answer"]
+__all__ = ["duckdb_answer", "freshness", "mended_by_build", "tables_answer"]
 
 
 # -- freshness -------------------------------------------------------------------------
+
+
+#: How the reasons that a build mends begin (:func:`freshness` gives them).
+_MENDED = ("no analytics tables yet", "the analytics tables were made by another version",
+           "the analytics file is incomplete", "the analytics tables are stale")
+
+
+def mended_by_build(why: str) -> bool:
+    """Whether the tables could not answer for a reason ``kg analytics build`` mends (not a
+    parameter they cannot narrow by, nor a file another process is writing)."""
+    return why.startswith(_MENDED)
 
 
 def freshness(store: GraphStore, path: Path, *, stale: bool = False) -> tuple[duckdb.DuckDBPyConnection | None, str]:

@@ -138,6 +138,35 @@ def _run_build(full: bool) -> Any:
     return report
 
 
+#: A store of at least this many triples has stale analytics tables brought up to date
+#: before a query they answer (``$KG_AUTO_BUILD`` sets another; 0: never): there SPARQL
+#: takes seconds to minutes, a build of what changed less. Below it SPARQL answers at once.
+AUTO_BUILD = 1_000_000
+
+
+def refresh_tables(store: Any, why: str) -> bool:
+    """Whether the stale (or missing) analytics tables of ``store`` were brought up to date
+    for a query they answer (see kg.answer.answer): on an embedded store of
+    :data:`AUTO_BUILD` triples or more, with a line and a progress bar on stderr; a build
+    that cannot run (another process writes the file) leaves the answer to SPARQL."""
+    from kg.analytics.files import graph_states, store_dir
+    from kg.errors import KGError
+    from kg.settings import count_setting
+
+    threshold = count_setting("KG_AUTO_BUILD", AUTO_BUILD)
+    if not threshold or store_dir(state().store_spec) is None:
+        return False
+    if sum(s.triples or 0 for s in graph_states(store).values()) < threshold:
+        return False
+    _say(f"{why}: bringing them up to date first (kg analytics build)")
+    try:
+        _run_build(full=False)
+    except KGError as error:
+        _say(f"the analytics tables were not brought up to date ({error.message}); the store answers", "yellow")
+        return False
+    return True
+
+
 def _database(refresh: bool) -> Path:
     """The analytics file, made or refreshed from the graph as needed."""
     from kg.analytics import inspect

@@ -223,8 +223,10 @@ def _answer(named: NamedQuery, raw: dict[str, list[str]], *, limit: int | None, 
     """A SELECT's answer, as the answer layer decides (kg.answer.answer_at): the store is
     opened only when fresh analytics tables cannot answer without it."""
     from kg.answer import answer_at
+    from kg.cli.analytics import refresh_tables
 
-    return answer_at(state().store_spec, state().reader, named, raw, limit=limit, after=after, analytics=analytics)
+    return answer_at(state().store_spec, state().reader, named, raw, limit=limit, after=after, analytics=analytics,
+                     refresh=refresh_tables)
 
 
 def _table(named: NamedQuery, found: Answer, limit: int | None) -> None:

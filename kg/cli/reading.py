@@ -60,15 +60,17 @@ def list_(
 
 
 def _listed(store: Any, status: str | None, category: str | None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """The list's rows and each paper's techniques: from fresh analytics tables, else from the store."""
+    """The list's rows and each paper's techniques: from fresh analytics tables (brought up to
+    date first at arXiv scale), else from the store."""
     from kg.analytics.lookups import techniques_of
     from kg.answer import records
+    from kg.cli.analytics import refresh_tables
     from kg.linking import listing
     from kg.reading import listed_rows
     from kg.resolve import Resolver
 
     params = {name: value for name, value in (("status", status), ("category", category)) if value}
-    rows = listed_rows(records(store, "reading-list", params, Resolver(store)))
+    rows = listed_rows(records(store, "reading-list", params, Resolver(store), refresh=refresh_tables))
     papers = [str(r["paper"]) for r in rows]
     linked = techniques_of(store, papers)
     return rows, linked if linked is not None else listing.techniques_of(store, papers)

@@ -133,3 +133,34 @@ def test_a_command_killed_while_it_patches_the_tables_leaves_them_as_they_were(
     # the next build brings them up to date: equal to SPARQL again
     kg_cli("analytics", "build", store=analysed_store_path, check=True)
     assert_fresh_and_equal_to_sparql(analysed_store_path)
+
+
+def test_at_scale_a_query_brings_stale_tables_up_to_date_and_says_so(kg_cli: Any, analysed_store_path: Path) -> None:
+    kg_cli("reading", "set", "GPipe", "read", store=analysed_store_path, check=True,
+           env={"KG_KEEP_FACTS": "0"})  # stale now
+    big = {"KG_AUTO_BUILD": "1"}  # this small store counted as arXiv scale
+    page = kg_cli("query", "reading-queue", "--limit", "5", "-f", "csv", store=analysed_store_path, check=True,
+                  env=big)
+    said = " ".join(page.stderr.split())
+    assert "the analytics tables are stale (reading changed" in said
+    assert "bringing them up to date first (kg analytics build)" in said
+    assert "answered from the DuckDB analytics tables (fresh)" in said
+    assert_fresh_and_equal_to_sparql(analysed_store_path)
+    kg_cli("reading", "set", "GPipe", "to-read", store=analysed_store_path, check=True, env={"KG_KEEP_FACTS": "0"})
+    listed = kg_cli("reading", "list", "--status", "to-read", "-f", "json", store=analysed_store_path, check=True,
+                    env=big)
+    assert "bringing them up to date first" in " ".join(listed.stderr.split())
+    assert "GPipe" in listed.stdout
+    assert_fresh_and_equal_to_sparql(analysed_store_path)
+
+
+def test_below_scale_or_switched_off_stale_tables_leave_the_answer_to_sparql(kg_cli: Any,
+                                                                              analysed_store_path: Path) -> None:
+    kg_cli("reading", "set", "GPipe", "read", store=analysed_store_path, check=True, env={"KG_KEEP_FACTS": "0"})
+    for env in ({}, {"KG_AUTO_BUILD": "0"}):  # the test store is far below a million triples
+        page = kg_cli("query", "reading-queue", "--limit", "5", "-f", "csv", store=analysed_store_path, check=True,
+                      env=env)
+        said = " ".join(page.stderr.split())
+        assert "answered by SPARQL" in said and "bringing them up to date" not in said
+    bad = kg_cli("query", "reading-queue", "--limit", "5", store=analysed_store_path, env={"KG_AUTO_BUILD": "many"})
+    assert bad.returncode != 0 and "KG_AUTO_BUILD" in bad.stderr and "Traceback" not in bad.stderr
