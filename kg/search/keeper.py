@@ -4,8 +4,10 @@
 A write names the papers and techniques whose documents it changed, and the graphs whose
 every change they are (:attr:`kg.derived.Changes.documents` and ``described``); after it,
 :meth:`IndexKeeper.after` makes those documents again, and follows any other graph that
-changed from its signature (:func:`kg.search.index.update_index`). With no index yet there
-is nothing to keep: ``kg search`` and ``kg build`` make it.
+changed from its signature (:func:`kg.search.index.update_index`). A command that says
+nothing of its documents (a reading-list import, ``kg undo``) leaves the index to the next
+``kg search``, which follows what changed. With no index yet there is nothing to keep:
+``kg search`` and ``kg build`` make it.
 """
 
 from __future__ import annotations
@@ -34,6 +36,8 @@ class IndexKeeper:
         from kg.errors import KGError
         from kg.search.index import update_index
 
+        if not changes.documents and changes.described is not None and not changes.described:
+            return None  # the command said nothing of its documents: the next kg search catches up
         try:
             update_index(store, papers=changes.documents, graphs=changes.described)
         except KGError as error:
