@@ -289,7 +289,7 @@ def serve(
 
 def _keep_in_background(store: Any) -> Any:
     """The analytics tables kept current by the server's writes (a status set on the
-    workbench, an update through /sparql or /store), in the background: each write's
+    workbench, an update through /sparql), in the background: each write's
     reply goes out at once, and a reader waits for the patch rather than finding the
     tables stale (kg.derived.Background). The search index the workbench keeps itself."""
     import logging

@@ -373,6 +373,10 @@ class Endpoint:
         except QueryRefused as error:
             raise refused(error) from None
         self.store.update(update)
+        from kg.derived import Changes, record
+
+        # (graphs not known: kg serve's keeper finds them from their signatures, kg.derived.Background)
+        record(self.store, Changes(described=None))
 
     async def _run(self, request: Request, job: Job) -> Response:
         answer = await self.pool.run(job, request.is_disconnected)

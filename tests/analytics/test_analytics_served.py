@@ -178,3 +178,17 @@ def test_kg_serve_keeps_fresh_tables_fresh_after_a_status_set_in_the_workbench(a
         assert paper in {row[0][1] for row in _rows(after)}
         queue = client.get("/queries/reading-queue", params={"limit": 5}, headers=JSON)
         assert queue.headers["X-TechKG-Answered-By"] == "duckdb"
+
+
+def test_kg_serve_keeps_fresh_tables_fresh_after_an_update_through_the_endpoint(analysed_store_path: Path,
+                                                                                 kg_cli) -> None:
+    from tests.servers import kg_serve
+
+    with kg_serve(analysed_store_path, "--allow-update", "--token", "t0ken") as (_proc, info), \
+            httpx.Client(base_url=str(info["sparql"]).removesuffix("/sparql"), timeout=120) as client:
+        done = kg_cli("reading", "set", "Ring Attention", "reading", store=str(info["sparql"]),
+                      env={"KG_STORE_TOKEN": "t0ken"}, check=True)
+        assert "→ reading" in done.stdout
+        after = client.get("/queries/reading-list", params={"status": "reading"}, headers=JSON)
+        assert after.headers["X-TechKG-Answered-By"] == "duckdb", after.headers.get("X-TechKG-Fallback")
+        assert any("Ring Attention" in (row[1] or ("", ""))[1] for row in _rows(after))
