@@ -27,6 +27,7 @@ def techniques_of(store: GraphStore, papers: Sequence[str]) -> dict[str, list[di
     tables are not fresh."""
     from kg.analytics.answers import freshness
     from kg.analytics.files import database_path
+    from kg.linking.listing import by_paper
     from kg.linking.model import PRIORITY, RELATIONS
 
     if not papers:
@@ -44,8 +45,4 @@ def techniques_of(store: GraphStore, papers: Sequence[str]) -> dict[str, list[di
             GROUP BY links.paper, links.technique, names.name""", {"page": list(papers)}).fetchall()
     finally:
         con.close()
-    found: dict[str, list[tuple[int, str, str]]] = {}
-    for paper, technique, best, name in rows:
-        found.setdefault(paper, []).append((int(best), name, technique))
-    return {p: [{"technique": t, "name": n, "relation": RELATIONS[rank]} for rank, n, t in sorted(items)]
-            for p, items in found.items()}
+    return by_paper((paper, technique, int(best), name) for paper, technique, best, name in rows)

@@ -10,6 +10,7 @@ technique page and the JSON rows (``paper, technique, relation, score, status, e
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -22,7 +23,7 @@ from kg.linking.model import PRIORITY, Evidence, Link, link_id, links_about, rel
 if TYPE_CHECKING:
     from kg.store.base import GraphStore
 
-__all__ = ["LinkRow", "auto_links", "find_link", "links_of", "list_links", "techniques_of"]
+__all__ = ["LinkRow", "auto_links", "by_paper", "find_link", "links_of", "list_links", "techniques_of"]
 
 
 @dataclass
@@ -218,12 +219,19 @@ def techniques_of(store: GraphStore, papers: list[str]) -> dict[str, list[dict[s
               UNION {{ ?p ?rel ?t VALUES (?rel ?rank) {{ {values} }} }}
               ?t skos:prefLabel ?n FILTER(LANG(?n) = "en") }} GROUP BY ?p ?t""",
         {"p": [NamedNode(p) for p in papers]})
+    found = ((_value(t) for t in row) for row in rows)
+    return by_paper((paper, technique, int(best), name) for paper, technique, best, name in found
+                    if paper and technique and best is not None and name)
+
+
+def by_paper(links: Iterable[tuple[str, str, int, str]]) -> dict[str, list[dict[str, str]]]:
+    """``(paper, technique, rank, name)`` rows (rank: :data:`PRIORITY` of the strongest
+    relation) as :func:`techniques_of` gives them, whoever read them (the store, or
+    kg.analytics.lookups from the tables)."""
     from kg.linking.model import RELATIONS
 
     found: dict[str, list[tuple[int, str, str]]] = defaultdict(list)
-    for row in rows:
-        paper, technique, best, name = (_value(t) for t in row)
-        if paper and technique and best is not None and name:
-            found[paper].append((int(best), name, technique))
+    for paper, technique, rank, name in links:
+        found[paper].append((rank, name, technique))
     return {p: [{"technique": t, "name": n, "relation": RELATIONS[rank]} for rank, n, t in sorted(items)]
             for p, items in found.items()}
