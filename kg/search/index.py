@@ -19,7 +19,9 @@ techniques and the graphs it wrote; those documents are made again from the stor
 graph whose signature changed since the index last matched the store (a write that did not
 say) is followed to its documents: those the graph holds now, and those the index says came
 from it. A graph too large for that (:data:`REPAIR_LIMIT` triples) makes the whole index again,
-which at 700k papers takes under a third of the time the import of those papers took.
+which at 700k papers takes under a third of the time the import of those papers took. A
+write's keeper (:mod:`kg.search.keeper`) gives a bound (``most``): past it, or where the
+whole index would be made again, the index is left as it was, stale, for the next search.
 :func:`freshness` compares the signatures, or (embedded store) only the view first.
 """
 
@@ -234,7 +236,7 @@ def freshness(store: GraphStore) -> Freshness:
 class IndexReport:
     """What a rebuild or an update did."""
 
-    mode: str  # rebuilt | updated | unchanged | none (no index to keep current)
+    mode: str  # rebuilt | updated | unchanged | none (no index to keep current) | stale (past ``most``)
     documents: int = 0
     written: int = 0
     removed: int = 0
@@ -320,25 +322,28 @@ def _swap(root: Path, folder: Path) -> None:
 
 
 def update_index(store: GraphStore, *, papers: Iterable[str] = (), techniques: Iterable[str] = (),
-                 graphs: Iterable[ox.NamedNode | str] | None = None) -> IndexReport:
+                 graphs: Iterable[ox.NamedNode | str] | None = None, most: int | None = None) -> IndexReport:
     """Keep the index current after a write to ``store``: the documents of ``papers`` and
     ``techniques`` (IRIs) are made again, ``graphs`` being what the write changed (None: not
     known). Every other change since the index last matched the store is found from the
     graphs' signatures and followed (see the module's docstring). With no index yet, nothing
-    is done (``kg search`` and ``kg build`` make it)."""
+    is done (``kg search`` and ``kg build`` make it). With ``most``, an update that would
+    make more documents than that again, or the whole index, is not made: the index stays as
+    it was (mode ``stale``, with a note saying how much is left to the next search)."""
     root = index_root(store.location)
     if _current(root) is None:
         return IndexReport("none", path=str(root), note="no search index yet")
     with _locked(root):
         return _update(store, root, {*papers, *techniques},
-                       None if graphs is None else {g if isinstance(g, str) else g.value for g in graphs})
+                       None if graphs is None else {g if isinstance(g, str) else g.value for g in graphs}, most)
 
 
-def _update(store: GraphStore, root: Path, targets: set[str], covered: set[str] | None) -> IndexReport:
+def _update(store: GraphStore, root: Path, targets: set[str], covered: set[str] | None,
+            most: int | None = None) -> IndexReport:
     start = time.perf_counter()
     opened = open_index(root)
     if opened is None:
-        return _rebuild(store, root, None)
+        return _rebuild(store, root, None) if most is None else _stale(root, "the whole index to make again")
     index, meta = opened
     folder = _current(root)
     assert folder is not None
@@ -349,8 +354,10 @@ def _update(store: GraphStore, root: Path, targets: set[str], covered: set[str] 
     if uncovered:
         found = _graph_targets(store, index, uncovered, now)
         if found is None:  # too large to follow: the whole index again
-            return _rebuild(store, root, None)
+            return _rebuild(store, root, None) if most is None else _stale(root, "the whole index to make again")
         targets |= found
+    if most is not None and len(targets) > most:
+        return _stale(root, f"{len(targets):,} documents to make again")
     written = removed = 0
     if targets:
         written, removed = _rewrite(store, index, sorted(targets))
@@ -359,6 +366,10 @@ def _update(store: GraphStore, root: Path, targets: set[str], covered: set[str] 
     _write_meta(folder, meta)
     return IndexReport("updated" if targets else "unchanged", int(meta["documents"]), written, removed,
                        time.perf_counter() - start, str(root))
+
+
+def _stale(root: Path, left: str) -> IndexReport:
+    return IndexReport("stale", path=str(root), note=left)
 
 
 def _graph_targets(store: GraphStore, index: tantivy.Index, graphs: set[str], now: dict[str, str]

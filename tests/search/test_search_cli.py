@@ -232,3 +232,32 @@ def test_a_changed_graph_too_large_to_follow_makes_the_index_again(built_store_p
             tx.insert(graph_iri("import/big"), [ox.Triple(paper, DCTERMS.abstract, text("Wombats too.", None))])
         report = update_index(store)
         assert report.mode == "updated" and report.written >= 1
+
+
+def test_a_write_of_many_documents_leaves_the_index_to_the_next_search_and_says_so(kg_cli, built_store_path,
+                                                                                   tmp_path) -> None:
+    kg_cli("search", "gpipe", store=built_store_path, check=True)
+    current = os.readlink(index_root(str(built_store_path)) / "current")
+    rdf = tmp_path / "two.nt"
+    rdf.write_text("".join(
+        f'<https://doi.org/10.5555/techkg.okapi-{i}> <{RDF.type.value}> <{BIBO.Document.value}> .\n'
+        f'<https://doi.org/10.5555/techkg.okapi-{i}> <{DCTERMS.title.value}> "Okapi routing part {i}" .\n'
+        for i in (1, 2)), encoding="utf-8")
+    done = kg_cli("import", "rdf", str(rdf), "--graph", "okapi", store=built_store_path, check=True,
+                  env={"KG_KEEP_DOCUMENTS": "1"})  # two papers are more than this keeper makes again
+    said = " ".join(done.stderr.split())
+    assert "the search index is stale now (" in said and "the next kg search brings it up to date" in said
+    with OxigraphStore.open_reader(built_store_path) as store:
+        assert freshness(store).state == "stale"  # left as it was, not half made
+    assert os.readlink(index_root(str(built_store_path)) / "current") == current
+    found = hits(kg_cli, built_store_path, "okapi")
+    assert sorted(iris(found)) == [f"https://doi.org/10.5555/techkg.okapi-{i}" for i in (1, 2)]
+    # within the bound, the write keeps it current itself
+    rdf.write_text(f'<https://doi.org/10.5555/techkg.okapi-3> <{RDF.type.value}> <{BIBO.Document.value}> .\n'
+                   f'<https://doi.org/10.5555/techkg.okapi-3> <{DCTERMS.title.value}> "Okapi routing part 3" .\n',
+                   encoding="utf-8")
+    done = kg_cli("import", "rdf", str(rdf), "--graph", "okapi-3", store=built_store_path, check=True,
+                  env={"KG_KEEP_DOCUMENTS": "50"})
+    assert "search index is stale" not in done.stderr
+    with OxigraphStore.open_reader(built_store_path) as store:
+        assert freshness(store).state == "fresh"
