@@ -34,7 +34,16 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-__all__ = ["Background", "Changes", "Keeper", "Watch", "keepers", "record", "register", "watch"]
+__all__ = ["DELTA_LIMIT", "Background", "Changes", "Delta", "Keeper", "Watch", "keepers", "record", "register",
+           "watch"]
+
+
+#: The most triples one graph's net change (:attr:`Changes.deltas`) holds; past it, the
+#: change is not kept (the graph is read again whole).
+DELTA_LIMIT = 200_000
+
+#: A triple inserted (True) or deleted (False), in the order of the writes: the last wins.
+Delta = dict[Any, bool]
 
 
 @dataclass
@@ -42,15 +51,32 @@ class Changes:
     """What writes changed: graph IRIs, papers (IRIs) whose reading state changed, lineage
     decisions as (child, parent) technique IRIs, and the papers and techniques (IRIs) whose
     own facts changed (``documents``) with the graphs whose every change they name
-    (``described``; None: not known, every graph that changed may hold others)."""
+    (``described``; None: not known, every graph that changed may hold others).
+
+    ``deltas`` holds a changed graph's net change (each triple inserted or deleted) where
+    every write to it said exactly what it inserted and deleted (a transaction's inserts and
+    deletes, at most :data:`DELTA_LIMIT` triples); a graph replaced, dropped or changed by
+    a raw update has none, and a write whose graphs are not known (``graphs_known`` False:
+    an update through the SPARQL endpoint) leaves none to any graph."""
 
     graphs: set[str] = field(default_factory=set)
     papers: set[str] = field(default_factory=set)
     decisions: set[tuple[str, str]] = field(default_factory=set)
     documents: set[str] = field(default_factory=set)
     described: set[str] | None = field(default_factory=set)
+    deltas: dict[str, Delta] = field(default_factory=dict)
+    graphs_known: bool = True
 
     def add(self, other: Changes) -> None:
+        if not (self.graphs_known and other.graphs_known):
+            self.graphs_known = False
+            self.deltas.clear()
+        else:
+            for graph in other.graphs:
+                theirs = other.deltas.get(graph)
+                mine = self.deltas.pop(graph, None) if graph in self.graphs else {}
+                if theirs is not None and mine is not None and len(mine) + len(theirs) <= DELTA_LIMIT:
+                    self.deltas[graph] = {**mine, **theirs}
         self.graphs |= other.graphs
         self.papers |= other.papers
         self.decisions |= other.decisions
@@ -59,7 +85,8 @@ class Changes:
             self.described | other.described
 
     def __bool__(self) -> bool:
-        return bool(self.graphs or self.papers or self.decisions or self.documents or self.described is None)
+        return bool(self.graphs or self.papers or self.decisions or self.documents or self.described is None
+                    or not self.graphs_known)
 
 
 class Keeper(Protocol):
@@ -177,6 +204,8 @@ class Background:
         """Hand what was written since to the keepers; then look again at the views that
         were not kept (each keeper's ``before``)."""
         changes = self.watch.take()
+        # (a write may commit while a keeper reads the store: the graphs are read again whole)
+        changes.deltas.clear()
         kept = [(keeper, token) for keeper, token in self.watch.tokens if token is not None]
         lines = dict(zip([id(k) for k, _t in kept], _hand(self.watch.store, changes, kept), strict=True)) \
             if changes and kept else {}

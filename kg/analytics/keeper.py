@@ -12,6 +12,10 @@ DuckDB transaction: a killed command leaves the tables as they were (then stale,
 said so by whoever reads them) or brought up to date, never half, and a reader that opens
 the file while it is written is refused by DuckDB's lock and answered by SPARQL.
 
+A graph whose change the command's writes said (:attr:`kg.derived.Changes.deltas`: the links
+``kg link`` adds for new papers) is staged from that change, not read again whole
+(:mod:`kg.analytics.delta`).
+
 Where the graphs read again are big (:data:`KEEP_FACTS`: an import of a corpus), the
 write is not held up by a build of seconds or minutes: the keeper says that the tables
 are stale and that ``kg analytics build`` brings them up to date.
@@ -89,12 +93,15 @@ class TablesKeeper:
         import pyoxigraph as ox
 
         names = ", ".join(graph_name(ox.NamedNode(g)) for g in touched)
-        size = sum(token.facts.get(g, 0) + ((states[g].triples or 0) if g in states else 0) for g in touched)
+        # a graph whose change the writes said is staged from it (kg.analytics.delta), the others read again
+        deltas = {g: changes.deltas[g] for g in touched if g in changes.deltas and g in token.signatures}
+        size = sum(len(deltas[g]) if g in deltas else
+                   token.facts.get(g, 0) + ((states[g].triples or 0) if g in states else 0) for g in touched)
         if size > count_setting("KG_KEEP_FACTS", KEEP_FACTS):
             return (f"the analytics tables are stale now ({names} changed: about {size:,} facts to read again); "
                     "kg analytics build brings them up to date")
         try:
-            build(store, database_path(store.location))
+            build(store, database_path(store.location), deltas=deltas)
         except KGError as error:
             return f"the analytics tables are stale now ({error.message}); kg analytics build brings them up to date"
         return None

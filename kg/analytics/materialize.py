@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kg.analytics.delta import KEPT, keep_before, stage_delta
 from kg.analytics.files import IN_USE, WRITING, GraphState, connect, database_path, graph_states, record_code
 from kg.analytics.patch import affected as tables_reading
 from kg.analytics.patch import patch_table, split, touch_modified
@@ -51,6 +52,7 @@ from kg.errors import AnalyticsError
 if TYPE_CHECKING:
     import duckdb
 
+    from kg.derived import Delta
     from kg.store.base import GraphStore
     from kg.store.copies import ImportCopy
 
@@ -122,6 +124,8 @@ class BuildReport:
     patched_tables: dict[str, int] = field(default_factory=dict)
     #: The graphs (of changed_graphs) read from their import copies, not from the store.
     from_copies: list[str] = field(default_factory=list)
+    #: The graphs (of changed_graphs) staged from what the writes changed in them (kg.analytics.delta).
+    from_changes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -138,6 +142,7 @@ class BuildReport:
             "patched": self.patched,
             "patched_tables": self.patched_tables,
             "from_copies": self.from_copies,
+            "from_changes": self.from_changes,
             "message": self.message,
         }
 
@@ -335,22 +340,25 @@ def build(
     full: bool = False,
     workers: int | None = None,
     progress: Progress | None = None,
+    deltas: Mapping[str, Delta] | None = None,
 ) -> BuildReport:
     """Bring the analytics file at ``path`` up to date with ``store``; see the module doc.
-    Readers of this process wait for it (:data:`kg.analytics.files.WRITING`)."""
+    Readers of this process wait for it (:data:`kg.analytics.files.WRITING`). ``deltas``:
+    what writes since the file last held the store's state changed in some graphs, each
+    staged from its change instead of read again whole (:mod:`kg.analytics.delta`)."""
     with WRITING:
-        return _build_file(store, path, full=full, workers=workers, progress=progress)
+        return _build_file(store, path, full=full, workers=workers, progress=progress, deltas=deltas or {})
 
 
 def _build_file(store: GraphStore, path: Path, *, full: bool, workers: int | None,
-                progress: Progress | None) -> BuildReport:
+                progress: Progress | None, deltas: Mapping[str, Delta]) -> BuildReport:
     import duckdb
 
     started = time.perf_counter()
     con, target, reason, message = _open_for_build(path, full)
     done = False
     try:
-        report = _build(con, store, path, reason, workers, progress)
+        report = _build(con, store, path, reason, workers, progress, deltas)
         report.message = message
         done = True
     except duckdb.Error as exc:
@@ -376,6 +384,7 @@ def _build(
     reason: str,
     workers: int | None,
     progress: Progress | None,
+    deltas: Mapping[str, Delta],
 ) -> BuildReport:
     started = time.perf_counter()
     started_at = dt.datetime.now(dt.UTC).replace(tzinfo=None)
@@ -424,13 +433,17 @@ def _build(
         if compared:
             con.execute("CREATE OR REPLACE TEMP TABLE facts_before AS SELECT g, s, k, o, n, d FROM staging.facts "
                         "WHERE g IN (SELECT unnest(?::INTEGER[]))", [gone])
+        # (a graph staged before, and changed since by writes that said how: staged from that)
+        deltas = {g: d for g, d in deltas.items() if mode == "incremental" and g in changed and g in previous}
+        if deltas:
+            keep_before(con, [ids[g] for g in deltas])
         con.execute("DELETE FROM staging.facts WHERE g IN (SELECT unnest(?::INTEGER[]))", [gone])
         con.execute("DELETE FROM staging.graphs WHERE id IN (SELECT unnest(?::INTEGER[]))", [gone])
         copies = {g: copies[g] for g in changed if g in copies}
         _record_graphs(con, [states[g] for g in changed], ids, started_at, copies)
         sizes = {g: states[g].triples for g in changed}
         clock = time.perf_counter()
-        staged = _stage(con, store, path, changed, ids, sizes, copies, workers, progress)
+        staged, from_changes = _stage(con, store, path, changed, ids, sizes, copies, workers, progress, deltas)
         phases = {"staging": time.perf_counter() - clock}
         clock = time.perf_counter()
         con.execute(f"SET memory_limit = '{TABLES_MEMORY}'")
@@ -505,6 +518,7 @@ def _build(
         answers=answers,
         patched=patched,
         from_copies=[names[g] for g in copies],
+        from_changes=[names[g] for g in from_changes],
     )
 
 
@@ -593,20 +607,32 @@ def _stage(
     copies: dict[str, ImportCopy],
     workers: int | None,
     progress: Progress | None,
-) -> int:
-    """Stage the facts of ``graphs``, from their import copies in ``copies`` or through
-    TSV files in a scratch folder beside the file, into a temporary table first, then into
-    ``staging.facts`` (:func:`_merge`)."""
+    deltas: Mapping[str, Delta],
+) -> tuple[int, list[str]]:
+    """Stage the facts of ``graphs``, from their changes in ``deltas`` (:mod:`kg.analytics.delta`),
+    from their import copies in ``copies`` or through TSV files in a scratch folder beside the
+    file, into a temporary table first, then into ``staging.facts`` (:func:`_merge`). Returns
+    how many facts were staged, and the graphs staged from their changes."""
     if not graphs:
-        return 0
+        return 0, []
     import pyoxigraph as ox
 
     con.execute("CREATE OR REPLACE TEMP TABLE staged_facts AS SELECT * FROM staging.facts LIMIT 0")
     with tempfile.TemporaryDirectory(prefix=".kg-analytics-", dir=path.parent) as folder:
-        staged = stage(
+        staged, whole = 0, []
+        for g in graphs:
+            added = stage_delta(con, store, g, ids[g], deltas[g], Path(folder), "staged_facts") \
+                if g in deltas else None
+            if added is None:
+                whole.append(g)
+            else:
+                staged += added
+        if deltas:
+            con.execute(f"DROP TABLE {KEPT}")
+        staged += stage(
             store,
             con,
-            [ox.NamedNode(g) for g in graphs],
+            [ox.NamedNode(g) for g in whole],
             Path(folder),
             ids=ids,
             sizes=sizes,
@@ -623,7 +649,7 @@ def _stage(
            WHERE gr.id = c.g""",
         [[ids[g] for g in graphs]],
     )
-    return staged
+    return staged, [g for g in deltas if g not in whole]
 
 
 def _import_copies(store: GraphStore, states: Mapping[str, GraphState]) -> dict[str, ImportCopy]:

@@ -376,7 +376,7 @@ class Endpoint:
         from kg.derived import Changes, record
 
         # (graphs not known: kg serve's keeper finds them from their signatures, kg.derived.Background)
-        record(self.store, Changes(described=None))
+        record(self.store, Changes(described=None, graphs_known=False))
 
     async def _run(self, request: Request, job: Job) -> Response:
         answer = await self.pool.run(job, request.is_disconnected)

@@ -25,7 +25,7 @@ from typing import IO, TYPE_CHECKING, Literal
 
 import pyoxigraph as ox
 
-from kg.derived import Changes, record
+from kg.derived import DELTA_LIMIT, Changes, Delta, record
 from kg.errors import QueryError, RDFImportError
 from kg.graphs import PROVENANCE, USER_GRAPHS, GraphKind, graph_kind
 from kg.paging import SortKey
@@ -470,6 +470,7 @@ class Transaction:
         graphs: dict[ox.NamedNode, int | None] = {
             **{g: n for g, (_, n) in touched.items()}, **dict.fromkeys(self._dropped, 0), PROVENANCE: None}
         self.changes.graphs |= {g.value for g in self.touched}
+        self.changes.deltas = self._deltas()
         if not (self._replaced_user or self._snapshot_first) or not any(self.store.count(g) for g in USER_GRAPHS):
             # nothing of the user's to lose: no snapshot
             self.store.commit_transaction(ops, graphs, activity=self.activity.label)
@@ -480,6 +481,25 @@ class Transaction:
                 self.snapshot_taken = snapshot
                 self.store.commit_transaction(ops, graphs, activity=self.activity.label)
         record(self.store, self.changes)
+
+    def _deltas(self) -> dict[str, Delta]:
+        """Each graph's net change, where this transaction only inserted and deleted triples
+        in it (none for a graph replaced, dropped, or changed by a raw update; none past
+        :data:`kg.derived.DELTA_LIMIT` triples)."""
+        deltas: dict[str, Delta | None] = {}
+        for op in self._ops:
+            if isinstance(op, Data) and op.kind != "replace":
+                delta = deltas.setdefault(op.graph.value, {})
+                if delta is not None:
+                    delta.update(dict.fromkeys(op.triples, op.kind == "insert"))
+                    if len(delta) > DELTA_LIMIT:
+                        deltas[op.graph.value] = None
+            else:
+                for graph in (op.graph,) if isinstance(op, Data) else self._touched:
+                    deltas[graph.value] = None  # (a raw update: any graph it touches)
+        for graph in self._dropped:
+            deltas[graph.value] = None
+        return {g: d for g, d in deltas.items() if d is not None}
 
     def __enter__(self) -> Transaction:
         return self

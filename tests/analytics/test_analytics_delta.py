@@ -1,0 +1,131 @@
+"""A graph a command changed through transactions is staged from what they inserted and
+deleted (kg.analytics.delta), not read again whole, and the tables are then the ones a
+full build makes, row for row."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pyoxigraph as ox
+import pytest
+
+import kg.analytics.materialize as materialize
+from kg import derived
+from kg.analytics.keeper import TablesKeeper
+from kg.graphs import graph_iri
+from kg.linking.apply import link_papers
+from kg.store.base import Activity
+from kg.store.embedded import OxigraphStore
+from kg.vocab import BIBO, DCTERMS, RDF, TKG, text
+from tests.analytics.test_analytics_status_patch import assert_as_a_full_build
+
+NEW = [ox.NamedNode(f"https://doi.org/10.5555/techkg.delta-{i}") for i in range(3)]
+
+
+@pytest.fixture
+def reports(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """The reports of the builds the keeper runs."""
+    made: list[Any] = []
+    real = materialize.build
+
+    def build(*args: Any, **kwargs: Any) -> Any:
+        made.append(real(*args, **kwargs))
+        return made[-1]
+
+    monkeypatch.setattr(materialize, "build", build)
+    return made
+
+
+def _kept(store: OxigraphStore, write: Any) -> list[str]:
+    """``write(store)`` watched as the CLI watches a command; the keeper's lines."""
+    said: list[str] = []
+    watch = derived.watch(store, [TablesKeeper()])
+    assert watch.tokens[0][1] is not None  # fresh before
+    write(store)
+    watch.finish(said.append)
+    return said
+
+
+def _new_papers(store: OxigraphStore) -> None:
+    triples = []
+    for i, paper in enumerate(NEW):
+        triples += [ox.Triple(paper, RDF.type, BIBO.Document),
+                    ox.Triple(paper, DCTERMS.title, text(f"Gated DeltaNet and ZeRO at scale, part {i}", None)),
+                    ox.Triple(paper, DCTERMS.abstract,
+                              text("We train with ZeRO and extend Gated DeltaNet with a chunked form.", None))]
+    with store.transaction(Activity("a test's import")) as tx:
+        tx.replace_graph(graph_iri("import/delta-test"), triples)
+    report = link_papers(store, [p.value for p in NEW])  # kg link's write: one transaction into links
+    assert report.links, "the new papers should be linked"
+
+
+def test_linking_new_papers_stages_the_links_from_their_change_as_a_full_build_would(
+        analysed_store: OxigraphStore, db_of: Any, reports: list[Any], tmp_path: Path) -> None:
+    assert _kept(analysed_store, _new_papers) == []
+    report = reports[-1]
+    assert report.mode == "incremental"
+    assert report.from_changes == ["links"]  # the new import graph has no change said: read whole
+    assert sorted(report.changed_graphs) == ["import/delta-test", "links"]
+    assert_as_a_full_build(analysed_store, db_of(Path(analysed_store.location)), tmp_path, "linked")
+
+
+def test_triples_deleted_and_inserted_in_several_writes_end_as_the_last_one_left_them(
+        analysed_store: OxigraphStore, db_of: Any, reports: list[Any], tmp_path: Path) -> None:
+    links = graph_iri("links")
+    existing = analysed_store.select(f"SELECT ?p ?t WHERE {{ GRAPH {links} {{ ?p tkg:usesTechnique ?t }} }} "
+                                     "ORDER BY ?p ?t LIMIT 2").rows
+    assert len(existing) == 2
+    gone, back = (ox.Triple(r["p"], TKG.usesTechnique, r["t"]) for r in existing)
+    added = ox.Triple(back.subject, TKG.extendsTechnique, back.object)
+
+    def writes(store: OxigraphStore) -> None:
+        with store.transaction(Activity("first")) as tx:
+            tx.delete(links, [gone, back])
+            tx.insert(links, [added, added])  # a triple twice
+        with store.transaction(Activity("second")) as tx:
+            tx.insert(links, [back, gone])  # one there already after this: inserted again below
+            tx.delete(links, [gone])
+
+    assert _kept(analysed_store, writes) == []
+    assert reports[-1].from_changes == ["links"]
+    def there(t: ox.Triple) -> bool:
+        return analysed_store.ask(f"ASK {{ GRAPH {links} {{ {t.subject} {t.predicate} {t.object} }} }}")
+
+    assert there(back) and there(added) and not there(gone)
+    assert_as_a_full_build(analysed_store, db_of(Path(analysed_store.location)), tmp_path, "several")
+
+
+def test_a_change_that_types_a_document_reads_the_graph_whole(
+        analysed_store: OxigraphStore, db_of: Any, reports: list[Any], tmp_path: Path) -> None:
+    """A document's other types are facts made from all its types in the graph: a change
+    that types a document is not staged from itself."""
+    links = graph_iri("links")
+    paper = NEW[0]
+
+    def writes(store: OxigraphStore) -> None:
+        with store.transaction(Activity("typed")) as tx:
+            tx.insert(links, [ox.Triple(paper, RDF.type, BIBO.Document),
+                              ox.Triple(paper, RDF.type, ox.NamedNode("http://purl.org/spar/fabio/Preprint"))])
+
+    assert _kept(analysed_store, writes) == []
+    assert reports[-1].from_changes == []
+    assert_as_a_full_build(analysed_store, db_of(Path(analysed_store.location)), tmp_path, "typed")
+
+
+def test_a_graph_replaced_or_changed_by_a_raw_update_has_no_change_to_stage_from() -> None:
+    store = OxigraphStore(None)
+    watch = derived.watch(store, [])
+    a, b = graph_iri("links"), graph_iri("reading")
+    one = ox.Triple(NEW[0], TKG.usesTechnique, NEW[1])
+    with store.transaction(Activity("inserts")) as tx:
+        tx.insert(a, [one])
+        tx.insert(b, [one])
+    assert set(watch.changes.deltas) == {a.value, b.value}
+    with store.transaction(Activity("a replacement")) as tx:
+        tx.replace_graph(b, [one, ox.Triple(NEW[1], TKG.usesTechnique, NEW[2])])
+    assert set(watch.changes.deltas) == {a.value}  # b was replaced: its change is not known
+    with store.transaction(Activity("a raw update")) as tx:
+        tx.update(f"INSERT DATA {{ GRAPH {a} {{ {NEW[2]} {TKG.usesTechnique} {NEW[0]} }} }}", touches=[a])
+    assert watch.changes.deltas == {}
+    watch.finish(lambda line: None)
