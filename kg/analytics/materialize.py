@@ -41,8 +41,9 @@ from typing import TYPE_CHECKING, Any
 
 from kg.analytics.delta import KEPT, keep_before, stage_delta
 from kg.analytics.files import IN_USE, WRITING, GraphState, connect, database_path, graph_states, record_code
+from kg.analytics.patch import EVENT_KEYS, changed_subjects, patch_table, split, touch_modified
 from kg.analytics.patch import affected as tables_reading
-from kg.analytics.patch import patch_table, split, touch_modified
+from kg.analytics.record import contributions, record_build, record_graphs, recorded_sources, scalar, table_counts
 from kg.analytics.schema import MACROS, schema_version
 from kg.analytics.staging import KEYS, stage
 from kg.analytics.tables import SHARED_KEYS, TABLES, ordered
@@ -255,77 +256,6 @@ def _open_for_build(path: Path, full: bool) -> tuple[duckdb.DuckDBPyConnection, 
     return _fresh(_building(path)), _building(path), problem.split(" ", 1)[0], message
 
 
-def _contributions(
-    con: duckdb.DuckDBPyConnection, graphs: list[str] | None, tables: list[str] | None = None
-) -> dict[str, set[str]]:
-    """table → the graphs that hold facts it reads, among ``graphs`` (all when None),
-    for ``tables`` (all when None)."""
-    import pyarrow as pa
-
-    chosen = [t for t in TABLES if tables is None or t.name in tables]
-    keys = [(t.name, k, k in SHARED_KEYS) for t in chosen for k in sorted(t.keys)]
-    classes = [(t.name, k) for t in chosen for k in sorted(t.classes)]
-    con.register(
-        "table_keys",
-        pa.table(
-            {
-                "tbl": pa.array([r[0] for r in keys], pa.string()),
-                "k": pa.array([r[1] for r in keys], pa.string()),
-                "shared": pa.array([r[2] for r in keys], pa.bool_()),
-            }
-        ),
-    )
-    con.register(
-        "table_classes",
-        pa.table(
-            {
-                "tbl": pa.array([r[0] for r in classes], pa.string()),
-                "k": pa.array([r[1] for r in classes], pa.string()),
-            }
-        ),
-    )
-    where = (
-        "TRUE"
-        if graphs is None
-        else "f.g IN (SELECT id FROM staging.graphs "
-        "WHERE graph IN (SELECT unnest($graphs::VARCHAR[])))"
-    )
-    params = {} if graphs is None else {"graphs": graphs}
-    try:
-        rows = con.execute(
-            f"""
-            WITH keys AS (SELECT tbl, CAST(k AS staging.fact_key) AS k, shared FROM table_keys),
-              classes AS (SELECT tbl, CAST(k AS staging.fact_key) AS k FROM table_classes),
-              found AS (
-                SELECT DISTINCT tk.tbl, p.g
-                FROM (SELECT DISTINCT g, k FROM staging.facts AS f WHERE {where}) AS p
-                JOIN keys AS tk ON tk.k = p.k
-                WHERE NOT tk.shared
-                UNION
-                SELECT DISTINCT tk.tbl, f.g
-                FROM staging.facts AS f JOIN keys AS tk ON tk.k = f.k AND tk.shared
-                SEMI JOIN (SELECT c.s, tc.tbl FROM staging.facts AS c
-                           JOIN classes AS tc ON tc.k = c.k) AS typed
-                  ON typed.s = f.s AND typed.tbl = tk.tbl
-                WHERE {where})
-            SELECT found.tbl, gr.graph FROM found JOIN staging.graphs AS gr ON gr.id = found.g""",
-            params,
-        ).fetchall()
-    finally:
-        con.unregister("table_keys")
-        con.unregister("table_classes")
-    out: dict[str, set[str]] = {}
-    for tbl, g in rows:
-        out.setdefault(tbl, set()).add(g)
-    return out
-
-
-def _sources(con: duckdb.DuckDBPyConnection) -> dict[str, set[str]]:
-    """Each table's recorded source graphs (names)."""
-    return {name: set(graphs or []) for name, graphs in con.execute(
-        "SELECT table_name, sources FROM main.materialisations").fetchall()}
-
-
 def _existing_tables(con: duckdb.DuckDBPyConnection) -> set[str]:
     rows = con.execute(
         "SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main'"
@@ -419,7 +349,7 @@ def _build(
 
     missing_tables = {t.name for t in TABLES} - _existing_tables(con)
     if not changed and not removed and not missing_tables and answers_current(con):
-        return BuildReport(path, "up to date", reason, tables=_table_counts(con))
+        return BuildReport(path, "up to date", reason, tables=table_counts(con))
     mode = "full" if (reason or not previous) else "incremental"
     touched = changed + removed
     con.execute("BEGIN TRANSACTION")
@@ -428,7 +358,7 @@ def _build(
         # The facts of the touched graphs, when they are few, kept to compare with the new ones ...
         compared = mode == "incremental" and _recorded_facts(con, gone) <= COMPARE_FACTS
         # ... else the tables fed by their old content
-        affected = set(_contributions(con, touched)) if previous and not compared else set()
+        affected = set(contributions(con, touched)) if previous and not compared else set()
         keys = _staged_keys(con, gone) if previous else set()  # the answer tables' inputs, old ...
         if compared:
             con.execute("CREATE OR REPLACE TEMP TABLE facts_before AS SELECT g, s, k, o, n, d FROM staging.facts "
@@ -440,7 +370,7 @@ def _build(
         con.execute("DELETE FROM staging.facts WHERE g IN (SELECT unnest(?::INTEGER[]))", [gone])
         con.execute("DELETE FROM staging.graphs WHERE id IN (SELECT unnest(?::INTEGER[]))", [gone])
         copies = {g: copies[g] for g in changed if g in copies}
-        _record_graphs(con, [states[g] for g in changed], ids, started_at, copies)
+        record_graphs(con, [states[g] for g in changed], ids, started_at, copies)
         sizes = {g: states[g].triples for g in changed}
         clock = time.perf_counter()
         staged, from_changes = _stage(con, store, path, changed, ids, sizes, copies, workers, progress, deltas)
@@ -448,10 +378,10 @@ def _build(
         clock = time.perf_counter()
         con.execute(f"SET memory_limit = '{TABLES_MEMORY}'")
         keys |= _staged_keys(con, [ids[g] for g in changed])  # ... and new
-        papers, classes = None, None
+        papers, classes, subjects = None, None, None
         if compared:
             if staged <= COMPARE_FACTS:  # only the kinds of fact that changed, and the papers whose state did
-                keys, papers, classes = _changes(con, [ids[g] for g in changed])
+                keys, papers, classes, subjects = _changes(con, [ids[g] for g in changed])
             con.execute("DROP TABLE facts_before")
         # ... and by their new content (a full build makes every table: nothing to find).
         if mode == "full":
@@ -460,20 +390,27 @@ def _build(
             # and those with rows from these graphs, whose rows say when their graph changed (but for the
             # tables patched by paper: those rows are given the new time in place, below)
             read_again = {names[g] for g in touched}
-            affected = tables_reading(keys, classes) | {
-                t for t, sources in _sources(con).items() if sources & read_again and table_named(t).by_paper is None}
+            affected = tables_reading(keys, classes) | {t for t, sources in recorded_sources(con).items()
+                                                        if sources & read_again and table_named(t).by_paper is None}
         elif changed:
-            affected |= set(_contributions(con, changed))
-        plan, patching = split(ordered(frozenset(affected | missing_tables)), keys, papers)
+            affected |= set(contributions(con, changed))
+        plan = split(ordered(frozenset(affected | missing_tables)), keys, papers, subjects, missing_tables)
         rebuilt: dict[str, int] = {}
-        for i, table in enumerate(plan):
+        tables_patched: dict[str, int] = {}
+        for i, (table, patch) in enumerate(plan):  # (in order: a table made whole reads those patched before it)
             if progress:
                 progress("tables", i, len(plan))
+            if patch is not None:
+                tables_patched[table.name] = patch_table(con, table, *patch)
+                # (its rows kept from the graphs read again: their new modification time, before a
+                # table made from it reads them)
+                touch_modified(con, [table.name], [ids[g] for g in changed])
+                continue
             con.execute(f"CREATE OR REPLACE TABLE main.{table.name} AS {table.sql}")
             rebuilt[table.name] = scalar(con, f"SELECT count(*) FROM main.{table.name}")
-        tables_patched = {t.name: patch_table(con, t, papers or []) for t in patching}
-        if compared:  # the rows kept from the graphs read again: their new modification time
-            kept = [t for t, sources in _sources(con).items() if t not in rebuilt and sources & read_again]
+        if compared:  # the rows of the tables kept, from the graphs read again: the same
+            kept = [t for t, sources in recorded_sources(con).items()
+                    if t not in rebuilt and t not in tables_patched and sources & read_again]
             touch_modified(con, kept, [ids[g] for g in changed])
         if progress:
             progress("tables", len(plan), len(plan))
@@ -484,21 +421,14 @@ def _build(
         answers, patched = materialise(con, progress, changed_keys=None if mode == "full" else keys, papers=papers)
         phases["answers"] = time.perf_counter() - clock
         clock = time.perf_counter()
-        contributions = _contributions(con, None, list(rebuilt)) if rebuilt else {}
-        _record_build(
-            con,
-            store,
-            names,
-            contributions,
-            rebuilt,
-            tables_patched,
-            touched,
-            mode,
-            reason,
-            staged,
-            started,
-            started_at,
-        )
+        # each table's source graphs: among all (a full build, a table made for the first time), or
+        # among those touched (the share of the others is as recorded)
+        made = [*rebuilt, *tables_patched]
+        whole = [t for t in made if mode == "full" or t in missing_tables]
+        found = {**(contributions(con, touched, [t for t in made if t not in whole]) if touched else {}),
+                 **(contributions(con, None, whole) if whole else {})}
+        record_build(con, store, names, found, rebuilt, tables_patched, touched, mode, reason, staged, started,
+                     started_at, partial=set(made) - set(whole))
         con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")
@@ -512,7 +442,7 @@ def _build(
         changed_graphs=[names[g] for g in touched],
         rebuilt=rebuilt,
         patched_tables=tables_patched,
-        tables=_table_counts(con),
+        tables=table_counts(con),
         staged_facts=staged,
         phases=phases,
         answers=answers,
@@ -565,10 +495,13 @@ def _recorded_facts(con: duckdb.DuckDBPyConnection, graph_ids: list[int]) -> int
                   [graph_ids])
 
 
-def _changes(con: duckdb.DuckDBPyConnection, graph_ids: list[int]) -> tuple[set[str], list[str], set[str]]:
+def _changes(con: duckdb.DuckDBPyConnection, graph_ids: list[int]
+             ) -> tuple[set[str], list[str], set[str], list[str] | None]:
     """Between ``facts_before`` and the facts the graphs ``graph_ids`` hold now: the kinds
-    of fact (staging keys) that differ, and the papers (subjects) whose reading-state facts
-    (:data:`kg.analytics.stored.STATUS_KEYS`) do."""
+    of fact (staging keys) that differ, the papers (subjects) whose reading-state facts
+    (:data:`kg.analytics.stored.STATUS_KEYS`) do, the classes of the subjects whose shared
+    facts do, and, where more than reading state changed, the subjects whose rows a patch
+    makes again (:func:`kg.analytics.patch.changed_subjects`)."""
     from kg.analytics.stored import STATUS_KEYS
 
     now = "SELECT g, s, k, o, n, d FROM staging.facts WHERE g IN (SELECT unnest(?::INTEGER[]))"
@@ -586,8 +519,9 @@ def _changes(con: duckdb.DuckDBPyConnection, graph_ids: list[int]) -> tuple[set[
         """SELECT DISTINCT CAST(k AS VARCHAR) FROM staging.facts WHERE starts_with(CAST(k AS VARCHAR), 'a:')
            AND s IN (SELECT s FROM facts_changed WHERE CAST(k AS VARCHAR) IN (SELECT unnest(?::VARCHAR[])))""",
         [sorted(SHARED_KEYS & keys)]).fetchall()} if SHARED_KEYS & keys else set()
+    subjects = changed_subjects(con) if keys - STATUS_KEYS - EVENT_KEYS else None
     con.execute("DROP TABLE facts_changed")  # (a failed build's rollback takes it away)
-    return keys, papers, classes
+    return keys, papers, classes, subjects
 
 
 def _staged_keys(con: duckdb.DuckDBPyConnection, graph_ids: list[int]) -> set[str]:
@@ -659,139 +593,3 @@ def _import_copies(store: GraphStore, states: Mapping[str, GraphState]) -> dict[
 
     found = {g: store.import_copy(ox.NamedNode(g)) for g in states}
     return {g: c for g, c in found.items() if c is not None}
-
-
-def _record_graphs(
-    con: duckdb.DuckDBPyConnection,
-    states: list[GraphState],
-    ids: dict[str, int],
-    at: dt.datetime,
-    copies: Mapping[str, ImportCopy],
-) -> None:
-    if not states:
-        return
-    import pyarrow as pa
-
-    con.register(
-        "new_graphs",
-        pa.table(
-            {
-                "id": pa.array([ids[s.graph] for s in states], type=pa.int32()),
-                "graph": [s.graph for s in states],
-                "name": [s.name for s in states],
-                "priority": [s.priority for s in states],
-                "modified": [s.modified for s in states],
-                "activity": [s.activity for s in states],
-                "content_hash": [s.content_hash for s in states],
-                "triples": pa.array([s.triples for s in states], type=pa.int64()),
-                "signature": [s.signature for s in states],
-                "copy_digest": pa.array([copies[s.graph].digest if s.graph in copies else None for s in states],
-                                        type=pa.string()),
-            }
-        ),
-    )
-    try:
-        con.execute(
-            """INSERT INTO staging.graphs
-               SELECT id, graph, name, priority, kg_time(modified), activity, content_hash,
-                      triples, signature, 0, ?, copy_digest FROM new_graphs""",
-            [at],
-        )
-    finally:
-        con.unregister("new_graphs")
-
-
-def _record_build(
-    con: duckdb.DuckDBPyConnection,
-    store: GraphStore,
-    names: dict[str, str],
-    contributions: dict[str, set[str]],
-    rebuilt: dict[str, int],
-    tables_patched: dict[str, int],
-    touched: list[str],
-    mode: str,
-    reason: str,
-    staged: int,
-    started: float,
-    started_at: dt.datetime,
-) -> None:
-    import pyarrow as pa
-
-    build_id = scalar(con, "SELECT coalesce(max(build_id), 0) + 1 FROM main.builds")
-    finished_at = dt.datetime.now(dt.UTC).replace(tzinfo=None)
-    by_name = {t.name: t for t in TABLES}
-
-    recorded = {
-        name: set(graphs)
-        for name, graphs in con.execute(
-            "SELECT table_name, sources FROM main.materialisations"
-        ).fetchall()
-    }
-
-    def sources(name: str) -> set[str]:
-        """Graph names: the table's own, and those of the tables it reads."""
-        out = {names[g] for g in contributions.get(name, set())}
-        for dep in by_name[name].after:
-            out |= sources(dep) if dep in rebuilt else recorded.get(dep, set())
-        return out
-
-    built = list(rebuilt)
-    con.register(
-        "built",
-        pa.table(
-            {
-                "table_name": built,
-                "description": [by_name[n].description for n in built],
-                "rows": pa.array([rebuilt[n] for n in built], type=pa.int64()),
-                "sources": [sorted(sources(n)) for n in built],
-            }
-        ),
-    )
-    try:
-        con.execute(
-            "DELETE FROM main.materialisations WHERE table_name IN (SELECT table_name FROM built)"
-        )
-        con.execute(
-            "INSERT INTO main.materialisations SELECT table_name, description, rows, ?, ?, sources "
-            "FROM built",
-            [build_id, finished_at],
-        )
-    finally:
-        con.unregister("built")
-    for name, rows in tables_patched.items():  # (their sources as they were: the same graphs hold statuses)
-        con.execute("UPDATE main.materialisations SET rows = ?, build_id = ?, built_at = ? WHERE table_name = ?",
-                    [rows, build_id, finished_at, name])
-    con.execute(
-        "INSERT INTO main.builds SELECT ?, ?, ?, ?, ?, ?, ?, ?::VARCHAR[], ?::VARCHAR[], ?",
-        [
-            build_id,
-            started_at,
-            finished_at,
-            round(time.perf_counter() - started, 3),
-            mode,
-            reason or None,
-            store.location,
-            [names[g] for g in touched],
-            [*built, *tables_patched],
-            staged,
-        ],
-    )
-    con.execute(
-        """CREATE OR REPLACE TABLE main.graphs AS
-           SELECT name AS graph, graph AS iri, modified, activity, content_hash, triples, facts,
-                  staged_at
-           FROM staging.graphs ORDER BY priority"""
-    )
-
-
-def scalar(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any] | None = None) -> int:
-    """The one integer ``sql`` returns (the result is read to the end, as DuckDB asks)."""
-    rows = con.execute(sql, params or []).fetchall()
-    return int(rows[0][0]) if rows and rows[0][0] is not None else 0
-
-
-def _table_counts(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
-    rows = con.execute(
-        "SELECT table_name, rows FROM main.materialisations ORDER BY table_name"
-    ).fetchall()
-    return {name: int(n) for name, n in rows}

@@ -13,6 +13,14 @@ other table is made again whole, as before. The rows that name a graph the build
 again (``source_graph``) get its new modification time (``source_modified``), so a
 patched table reads as one made whole.
 
+After other changes that were compared (an import of new papers, with the links ``kg link``
+made for them), the tables of :data:`BY_SUBJECT`, whose rows each read only the facts of
+one subject (a paper, a person) and of the nodes it owns, lose the rows of the subjects
+whose facts changed and get them again the same way (:func:`changed_subjects` finds
+them). At 700k papers, an import of 1,000 papers patched ``papers``, ``authorship``,
+``suggest_papers`` and ``citations`` in 1.0 s, against 3.4 s made whole. The tables built
+from them are made whole, after them.
+
 All of it happens in the build's transaction: a failed or killed patch leaves the file
 as it was.
 """
@@ -29,7 +37,28 @@ from kg.pauses import pause_point
 if TYPE_CHECKING:
     import duckdb
 
-__all__ = ["affected", "patch_table", "split", "touch_modified"]
+__all__ = ["BY_SUBJECT", "OWN_FACTS_ONLY", "PATCH_SUBJECTS", "Step", "affected", "changed_subjects", "patch_table",
+           "split", "touch_modified"]
+
+#: The tables whose rows each read only the facts of one subject, named by the column here, and
+#: of the nodes that subject owns: a paper's author list (``bibo:authorList``), a citing paper's
+#: citation nodes (``cito:hasCitingEntity``); see :func:`changed_subjects`.
+BY_SUBJECT: dict[str, str] = {
+    "papers": "paper", "authors": "person", "authorship": "paper", "affiliations": "person",
+    "paper_techniques": "paper", "paper_reading_categories": "paper", "citations": "citing",
+    "citation_counts": "paper", "citation_evidence": "citing", "paper_recommendations": "paper",
+    "suggest_papers": "paper", "suggest_reading": "paper",
+}
+#: Of those, the tables whose rows read only the facts of their own subject: the facts they read
+#: are narrowed to the subjects (papers at 700k: 0.09 s, against 0.64 s narrowed at the end).
+OWN_FACTS_ONLY = frozenset({"papers", "authors", "affiliations", "paper_reading_categories", "citation_counts",
+                            "citation_evidence", "paper_recommendations", "suggest_papers", "suggest_reading"})
+#: A build patches those tables for at most this many changed subjects; for more, it makes them whole.
+PATCH_SUBJECTS = 50_000
+
+#: What a build does to a table: makes it whole (None), or makes again the rows whose
+#: column (the first) holds one of the values (the second).
+Step = tuple[Table, tuple[str, Sequence[str]] | None]
 
 #: What a status change writes about the event that records it (kg.reading): its type, the
 #: paper, the statuses, when and where. A paper's events are read by its reading state.
@@ -47,23 +76,46 @@ def affected(keys: set[str], classes: set[str] | None = None) -> set[str]:
             or (t.keys & SHARED_KEYS & keys and (classes is None or t.classes & classes))}
 
 
-def split(plan: Sequence[Table], keys: set[str], papers: Sequence[str] | None) -> tuple[list[Table], list[Table]]:
-    """``plan`` (in build order) as the tables to make whole and those to patch for
-    ``papers`` (None: patch none). A table is patched when it says which paper each row is
+def split(plan: Sequence[Table], keys: set[str], papers: Sequence[str] | None,
+          subjects: Sequence[str] | None = None, whole: set[str] | frozenset[str] = frozenset()) -> list[Step]:
+    """``plan`` (in build order) as what to do to each table. A table is patched for
+    ``papers`` (the papers whose reading state changed) when it says which paper each row is
     about, the kinds of fact it reads that changed are reading state, and every table it
-    reads is patched or holds the events of these papers (``reading_events``, made whole)."""
-    if papers is None or len(papers) > PATCH_PAPERS:
-        return list(plan), []
-    whole: list[Table] = []
-    patched: list[Table] = []
+    reads is patched or holds the events of these papers (``reading_events``, made whole).
+    Else a table of :data:`BY_SUBJECT` is patched for ``subjects`` (the subjects whose rows a
+    change may alter). Any other table, and those in ``whole`` (not there yet), is made whole."""
+    steps: list[Step] = []
+    made: set[str] = set()
     for table in plan:
         own = table.keys & keys
-        reads_ok = all(dep not in {t.name for t in whole} or _events_only(dep) for dep in table.after)
-        if table.by_paper is not None and own <= STATUS_KEYS and reads_ok:
-            patched.append(table)
+        reads_ok = all(dep not in made or _events_only(dep) for dep in table.after)
+        if table.name in whole:
+            step = None
+        elif (papers is not None and len(papers) <= PATCH_PAPERS and table.by_paper is not None
+              and own <= STATUS_KEYS and reads_ok):
+            step = (table.by_paper, papers)
+        elif subjects is not None and len(subjects) <= PATCH_SUBJECTS and table.name in BY_SUBJECT and \
+                not table.after:
+            step = (BY_SUBJECT[table.name], subjects)
         else:
-            whole.append(table)
-    return whole, patched
+            step = None
+        if step is None:
+            made.add(table.name)
+        steps.append((table, step))
+    return steps
+
+
+def changed_subjects(con: duckdb.DuckDBPyConnection, changed: str = "facts_changed") -> list[str]:
+    """The subjects whose rows in the tables of :data:`BY_SUBJECT` the facts in ``changed``
+    (those that came and went) may alter: their subjects, their objects that are nodes (a
+    technique's primary paper is a paper's row), the papers whose author lists, and the
+    citing papers whose citation nodes, are among these."""
+    return [r[0] for r in con.execute(f"""
+        WITH c AS (SELECT s FROM {changed} UNION SELECT o FROM {changed} WHERE d IS NULL OR d = '_')
+        SELECT s FROM c WHERE s IS NOT NULL
+        UNION SELECT f.s FROM staging.facts AS f WHERE f.k = 'bibo:authorList' AND f.o IN (SELECT s FROM c)
+        UNION SELECT f.o FROM staging.facts AS f WHERE f.k = 'cito:hasCitingEntity' AND f.s IN (SELECT s FROM c)
+        ORDER BY 1""").fetchall()]
 
 
 def _events_only(name: str) -> bool:
@@ -71,15 +123,17 @@ def _events_only(name: str) -> bool:
     return name == "reading_events"
 
 
-def patch_table(con: duckdb.DuckDBPyConnection, table: Table, papers: Sequence[str]) -> int:
-    """The rows of ``papers`` in ``table`` made again from its SQL narrowed to them; how
-    many rows the table has now."""
-    assert table.by_paper is not None
-    mine = f'list_contains(CAST($papers AS VARCHAR[]), "{table.by_paper}")'
-    con.execute(f"DELETE FROM main.{table.name} WHERE {mine}", {"papers": list(papers)})
+def patch_table(con: duckdb.DuckDBPyConnection, table: Table, column: str, values: Sequence[str]) -> int:
+    """The rows of ``table`` whose ``column`` holds one of ``values`` made again from its SQL
+    narrowed to them; how many rows the table has now."""
+    mine = f'list_contains(CAST($values AS VARCHAR[]), "{column}")'
+    con.execute(f"DELETE FROM main.{table.name} WHERE {mine}", {"values": list(values)})
     pause_point("analytics-patch")  # (a kill here: the transaction never commits, the file is as it was)
-    con.execute(f"INSERT INTO main.{table.name} SELECT * FROM ({table.sql}) AS patch WHERE {mine}",
-                {"papers": list(papers)})
+    sql = table.sql
+    if table.name in OWN_FACTS_ONLY:
+        for facts in ("staging.ranked", "staging.facts"):
+            sql = sql.replace(facts, f"(SELECT * FROM {facts} WHERE s IN (SELECT unnest(CAST($values AS VARCHAR[]))))")
+    con.execute(f"INSERT INTO main.{table.name} SELECT * FROM ({sql}) AS patch WHERE {mine}", {"values": list(values)})
     found = con.execute(f"SELECT count(*) FROM main.{table.name}").fetchall()
     return int(found[0][0]) if found else 0
 

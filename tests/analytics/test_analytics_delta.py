@@ -70,6 +70,78 @@ def test_linking_new_papers_stages_the_links_from_their_change_as_a_full_build_w
     assert_as_a_full_build(analysed_store, db_of(Path(analysed_store.location)), tmp_path, "linked")
 
 
+def _corpus_papers(store: OxigraphStore, tmp_path: Path) -> list[str]:
+    """Papers of their own, drawn as the test corpus is (the same authors, techniques and
+    repositories, restated; author lists, citations, statuses), imported and linked."""
+    from bench.corpus import generate
+
+    drawn = generate(30, seed=46, out=tmp_path / "drawn.nt")
+    text_ = drawn.path.read_text(encoding="utf-8").replace("techkg.invalid/paper/", "techkg.invalid/paper/new-")
+    triples = [t for t in ox.parse(text_.encode(), ox.RdfFormat.N_TRIPLES)]
+    with store.transaction(Activity("a test's import")) as tx:
+        tx.replace_graph(graph_iri("import/new-papers"), triples)
+    papers = sorted({t.subject.value for t in triples if t.predicate == RDF.type and t.object == BIBO.Document})
+    link_papers(store, papers)
+    return papers
+
+
+def test_an_import_of_new_papers_patches_their_rows_as_a_full_build_would_make_them(
+        analysed_store: OxigraphStore, db_of: Any, reports: list[Any], tmp_path: Path) -> None:
+    assert _kept(analysed_store, lambda store: _corpus_papers(store, tmp_path)) == []
+    report = reports[-1]
+    assert report.from_changes == ["links"]
+    assert {"papers", "authorship", "citations", "paper_techniques", "authors"} <= set(report.patched_tables)
+    assert "paper_categories" in report.rebuilt  # made whole, from the patched tables
+    assert_as_a_full_build(analysed_store, db_of(Path(analysed_store.location)), tmp_path, "imported")
+
+
+def test_a_change_to_a_node_a_paper_owns_patches_the_papers_rows(
+        analysed_store: OxigraphStore, db_of: Any, reports: list[Any], tmp_path: Path) -> None:
+    """An author list's member, or a citation node's context, changed alone: the rows of the
+    paper that owns the node are made again."""
+    from kg.vocab import CITO
+
+    bench = graph_iri("bench")
+    row = analysed_store.select(f"""SELECT ?paper ?list ?second ?cited WHERE {{ GRAPH {bench} {{
+        ?paper bibo:authorList ?list . ?list rdf:_2 ?second . ?paper cito:cites ?cited }} }}
+        ORDER BY ?paper LIMIT 1""").rows[0]
+    other = analysed_store.select(f"""SELECT ?p WHERE {{ GRAPH {bench} {{ ?p a foaf:Person }}
+        FILTER(?p != {row["second"]}) }} ORDER BY ?p LIMIT 1""").rows[0]["p"]
+    node, contexts = ox.NamedNode(f"{row['paper'].value}/citation/0"), graph_iri("import/contexts")
+
+    def first(store: OxigraphStore) -> None:
+        with store.transaction(Activity("a citation node")) as tx:
+            tx.insert(contexts, [ox.Triple(node, CITO.hasCitingEntity, row["paper"]),
+                                 ox.Triple(node, CITO.hasCitedEntity, row["cited"]),
+                                 ox.Triple(node, TKG.citationContext, ox.NamedNode(f"{node.value}/context/0"))])
+
+    def list_changed(store: OxigraphStore) -> None:
+        with store.transaction(Activity("the list changed")) as tx:
+            tx.delete(bench, [ox.Triple(row["list"], RDF["_2"], row["second"])])
+            tx.insert(bench, [ox.Triple(row["list"], RDF["_2"], other)])
+
+    def node_changed(store: OxigraphStore) -> None:
+        with store.transaction(Activity("the node changed")) as tx:
+            tx.insert(contexts, [ox.Triple(node, TKG.citationContext, ox.NamedNode(f"{node.value}/context/1"))])
+
+    db = db_of(Path(analysed_store.location))
+    assert _kept(analysed_store, first) == []
+    for write, table in ((list_changed, "authorship"), (node_changed, "citations")):
+        assert _kept(analysed_store, write) == []
+        assert table in reports[-1].patched_tables
+        assert_as_a_full_build(analysed_store, db, tmp_path, table)
+    from kg.analytics import connect
+
+    con = connect(db, read_only=True)
+    try:
+        assert con.execute("SELECT contexts FROM citations WHERE citing = ? AND cited = ?",
+                           [row["paper"].value, row["cited"].value]).fetchall() == [(2,)]
+        assert con.execute("SELECT person FROM authorship WHERE paper = ? AND position = 2",
+                           [row["paper"].value]).fetchall() == [(other.value,)]
+    finally:
+        con.close()
+
+
 def test_triples_deleted_and_inserted_in_several_writes_end_as_the_last_one_left_them(
         analysed_store: OxigraphStore, db_of: Any, reports: list[Any], tmp_path: Path) -> None:
     links = graph_iri("links")
