@@ -39,14 +39,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kg.analytics.changes import compare, keep_compared
 from kg.analytics.delta import KEPT, keep_before, stage_delta
 from kg.analytics.files import IN_USE, WRITING, GraphState, connect, database_path, graph_states, record_code
-from kg.analytics.patch import EVENT_KEYS, changed_subjects, patch_table, split, touch_modified
 from kg.analytics.patch import affected as tables_reading
+from kg.analytics.patch import patch_table, split, touch_modified
 from kg.analytics.record import contributions, record_build, record_graphs, recorded_sources, scalar, table_counts
 from kg.analytics.schema import MACROS, schema_version
 from kg.analytics.staging import KEYS, stage
-from kg.analytics.tables import SHARED_KEYS, TABLES, ordered
+from kg.analytics.tables import TABLES, ordered
 from kg.analytics.tables import table as table_named
 from kg.errors import AnalyticsError
 
@@ -361,8 +362,7 @@ def _build(
         affected = set(contributions(con, touched)) if previous and not compared else set()
         keys = _staged_keys(con, gone) if previous else set()  # the answer tables' inputs, old ...
         if compared:
-            con.execute("CREATE OR REPLACE TEMP TABLE facts_before AS SELECT g, s, k, o, n, d FROM staging.facts "
-                        "WHERE g IN (SELECT unnest(?::INTEGER[]))", [gone])
+            keep_compared(con, gone)
         # (a graph staged before, and changed since by writes that said how: staged from that)
         deltas = {g: d for g, d in deltas.items() if mode == "incremental" and g in changed and g in previous}
         if deltas:
@@ -378,11 +378,14 @@ def _build(
         clock = time.perf_counter()
         con.execute(f"SET memory_limit = '{TABLES_MEMORY}'")
         keys |= _staged_keys(con, [ids[g] for g in changed])  # ... and new
-        papers, classes, subjects = None, None, None
+        found = None
         if compared:
             if staged <= COMPARE_FACTS:  # only the kinds of fact that changed, and the papers whose state did
-                keys, papers, classes, subjects = _changes(con, [ids[g] for g in changed])
+                found = compare(con, [ids[g] for g in changed], gone, [names[g] for g in touched])
+                keys = found.keys
             con.execute("DROP TABLE facts_before")
+            con.execute("DROP TABLE graphs_before")
+        papers, classes, subjects = (found.papers, found.classes, found.subjects) if found else (None, None, None)
         # ... and by their new content (a full build makes every table: nothing to find).
         if mode == "full":
             affected = {t.name for t in TABLES}
@@ -418,16 +421,18 @@ def _build(
         clock = time.perf_counter()
         # the answers that read any kind of fact the touched graphs held or hold, or that changed
         # (all, for a full build); those that read only statuses, patched for the papers whose status changed
-        answers, patched = materialise(con, progress, changed_keys=None if mode == "full" else keys, papers=papers)
+        answers, patched = materialise(con, progress, changed_keys=None if mode == "full" else keys, papers=papers,
+                                       effective=found.effective if found else None,
+                                       items=found.items if found else None)
         phases["answers"] = time.perf_counter() - clock
         clock = time.perf_counter()
         # each table's source graphs: among all (a full build, a table made for the first time), or
         # among those touched (the share of the others is as recorded)
         made = [*rebuilt, *tables_patched]
         whole = [t for t in made if mode == "full" or t in missing_tables]
-        found = {**(contributions(con, touched, [t for t in made if t not in whole]) if touched else {}),
-                 **(contributions(con, None, whole) if whole else {})}
-        record_build(con, store, names, found, rebuilt, tables_patched, touched, mode, reason, staged, started,
+        sources = {**(contributions(con, touched, [t for t in made if t not in whole]) if touched else {}),
+                   **(contributions(con, None, whole) if whole else {})}
+        record_build(con, store, names, sources, rebuilt, tables_patched, touched, mode, reason, staged, started,
                      started_at, partial=set(made) - set(whole))
         con.execute("COMMIT")
     except BaseException:
@@ -493,35 +498,6 @@ def _recorded_facts(con: duckdb.DuckDBPyConnection, graph_ids: list[int]) -> int
     """How many facts the graphs ``graph_ids`` had when last staged."""
     return scalar(con, "SELECT coalesce(sum(facts), 0) FROM staging.graphs WHERE id IN (SELECT unnest(?::INTEGER[]))",
                   [graph_ids])
-
-
-def _changes(con: duckdb.DuckDBPyConnection, graph_ids: list[int]
-             ) -> tuple[set[str], list[str], set[str], list[str] | None]:
-    """Between ``facts_before`` and the facts the graphs ``graph_ids`` hold now: the kinds
-    of fact (staging keys) that differ, the papers (subjects) whose reading-state facts
-    (:data:`kg.analytics.stored.STATUS_KEYS`) do, the classes of the subjects whose shared
-    facts do, and, where more than reading state changed, the subjects whose rows a patch
-    makes again (:func:`kg.analytics.patch.changed_subjects`)."""
-    from kg.analytics.stored import STATUS_KEYS
-
-    now = "SELECT g, s, k, o, n, d FROM staging.facts WHERE g IN (SELECT unnest(?::INTEGER[]))"
-    con.execute(f"""CREATE OR REPLACE TEMP TABLE facts_changed AS
-                    (SELECT * FROM facts_before EXCEPT ALL {now})
-                    UNION ALL ({now} EXCEPT ALL SELECT * FROM facts_before)""", [graph_ids, graph_ids])
-    keys = {r[0] for r in con.execute("SELECT DISTINCT CAST(k AS VARCHAR) FROM facts_changed").fetchall()}
-    # (and the papers of the events that came or went: a paper's reading state reads its events)
-    papers = [r[0] for r in con.execute(
-        """SELECT s FROM facts_changed WHERE CAST(k AS VARCHAR) IN (SELECT unnest(?::VARCHAR[]))
-           UNION SELECT o FROM facts_changed WHERE CAST(k AS VARCHAR) = 'tkg:paper' ORDER BY 1""",
-        [sorted(STATUS_KEYS)]).fetchall()]
-    # the classes of the subjects whose shared facts (names, positions, counts) changed
-    classes = {r[0] for r in con.execute(
-        """SELECT DISTINCT CAST(k AS VARCHAR) FROM staging.facts WHERE starts_with(CAST(k AS VARCHAR), 'a:')
-           AND s IN (SELECT s FROM facts_changed WHERE CAST(k AS VARCHAR) IN (SELECT unnest(?::VARCHAR[])))""",
-        [sorted(SHARED_KEYS & keys)]).fetchall()} if SHARED_KEYS & keys else set()
-    subjects = changed_subjects(con) if keys - STATUS_KEYS - EVENT_KEYS else None
-    con.execute("DROP TABLE facts_changed")  # (a failed build's rollback takes it away)
-    return keys, papers, classes, subjects
 
 
 def _staged_keys(con: duckdb.DuckDBPyConnection, graph_ids: list[int]) -> set[str]:

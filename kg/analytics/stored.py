@@ -107,17 +107,23 @@ STATUS_KEYS = frozenset({"tkg:readingStatus", "tkg:statusChangedAt", "tkg:addedA
 #: A build patches the answer tables for at most this many papers whose reading state
 #: changed; for more, it makes them again whole.
 PATCH_PAPERS = 5000
+#: ... and for at most this many items whose rows other changes may alter (kg.analytics.changes).
+PATCH_ITEMS = 20_000
 
 
 def materialise(con: duckdb.DuckDBPyConnection, progress: Callable[[str, int, int], None] | None = None, *,
-                changed_keys: set[str] | None = None,
-                papers: Sequence[str] | None = None) -> tuple[dict[str, int], dict[str, int]]:
+                changed_keys: set[str] | None = None, papers: Sequence[str] | None = None,
+                effective: set[str] | None = None,
+                items: Sequence[str] | None = None) -> tuple[dict[str, int], dict[str, int]]:
     """(Re)make the answer tables from the staged facts (in the build's transaction): all
     of them, or (``changed_keys``, the kinds of fact that changed) those that read any of
     them, and any that this version did not make. With ``papers``, the papers whose
     reading-state facts (:data:`STATUS_KEYS`) changed, an answer that reads no other kind
     of fact that changed and says which paper each row is about (:attr:`Twin.by_paper`)
-    is patched instead: only these papers' rows are made again (:func:`_patch`).
+    is patched instead: only these papers' rows are made again (:func:`_patch`). With
+    ``effective`` (the kinds of fact whose values changed, :mod:`kg.analytics.changes`), an
+    answer that reads none of them is left as it is, and one that says which paper or item
+    each row is about is patched for ``items``.
     Returns the answers made whole and those patched, each with its rows (made again)."""
     if not answers_current(con):
         changed_keys = None
@@ -128,7 +134,7 @@ def materialise(con: duckdb.DuckDBPyConnection, progress: Callable[[str, int, in
     con.execute("SET preserve_insertion_order = true")
     # (not reset when it fails: the build rolls back and closes the connection; a statement
     # in an aborted transaction would only hide DuckDB's error behind its own)
-    made, patched = _materialise(con, progress, changed_keys, papers, existing)
+    made, patched = _materialise(con, progress, changed_keys, papers, existing, effective, items)
     con.execute("SET preserve_insertion_order = false")
     con.execute("INSERT OR REPLACE INTO staging.meta VALUES ('answers_version', ?)", [ANSWERS_VERSION])
     if progress:
@@ -137,8 +143,8 @@ def materialise(con: duckdb.DuckDBPyConnection, progress: Callable[[str, int, in
 
 
 def _materialise(con: duckdb.DuckDBPyConnection, progress: Callable[[str, int, int], None] | None,
-                 changed_keys: set[str] | None, papers: Sequence[str] | None,
-                 existing: set[str]) -> tuple[dict[str, int], dict[str, int]]:
+                 changed_keys: set[str] | None, papers: Sequence[str] | None, existing: set[str],
+                 effective: set[str] | None, items: Sequence[str] | None) -> tuple[dict[str, int], dict[str, int]]:
     import queries
 
     made: dict[str, int] = {}
@@ -154,6 +160,12 @@ def _materialise(con: duckdb.DuckDBPyConnection, progress: Callable[[str, int, i
                     and read <= STATUS_KEYS):
                 patched[name] = _patch(con, name, twin, papers)
                 continue
+            if effective is not None:
+                if not reads(twin) & effective:  # the same values, restated: the same answer
+                    continue
+                if twin.by_paper is not None and items is not None and len(items) <= PATCH_ITEMS:
+                    patched[name] = _patch(con, name, twin, items)
+                    continue
         params = default_params(name)
         if twin.stored is not None:
             con.execute(f'CREATE OR REPLACE TABLE answers."{name}" AS {twin.stored}',

@@ -1,0 +1,142 @@
+"""What changed between the facts an incremental build read again and those it had.
+
+Where the graphs read again are small (:data:`kg.analytics.materialize.COMPARE_FACTS`),
+their old facts (``facts_before``, with their graphs' priorities in ``graphs_before``)
+are compared with the new ones (:func:`compare`):
+
+- the kinds of fact that differ: only the tables and answers that read one are made again;
+- the papers whose reading state differs: the tables and answers that show it are patched
+  for them (:mod:`kg.analytics.patch`, :mod:`kg.analytics.stored`);
+- beyond reading state, the subjects whose table rows may differ
+  (:func:`kg.analytics.patch.changed_subjects`);
+- and what the answers see of it. An answer reads values, not the graphs that hold them:
+  the values of a subject's kind of fact (all of them, and the one the best graph gives).
+  A fact restated by another graph (an import that repeats the authors and techniques it
+  names) changes no answer. The kinds of fact whose values differ for some subject
+  (``effective``) say which answers to touch at all, and the items whose rows may differ
+  (``items``: those subjects, what they name, and what names them, with the papers whose
+  author lists name them) are the rows made again.
+
+Graphs whose very name an answer reads (your reading state and list, your techniques) are
+not followed that way: where one of them changed, ``effective`` is None, and every answer
+that reads a kind of fact that changed is made again or patched for statuses, as before.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from kg.analytics.patch import EVENT_KEYS, changed_subjects
+from kg.analytics.stored import STATUS_KEYS
+from kg.analytics.tables import SHARED_KEYS
+from kg.graphs import MY_TECHNIQUES, READING, READING_LIST, graph_name
+
+if TYPE_CHECKING:
+    import duckdb
+
+__all__ = ["NAMED_GRAPHS", "Compared", "compare", "keep_compared"]
+
+#: The graphs whose names the answers read (kg.analytics.twins).
+NAMED_GRAPHS = frozenset(graph_name(g) for g in (READING_LIST, READING, MY_TECHNIQUES))
+
+
+@dataclass(frozen=True)
+class Compared:
+    """What differs between the old and new facts of the graphs read again (see the module doc)."""
+
+    keys: set[str]
+    papers: list[str]
+    classes: set[str]
+    subjects: list[str] | None = None
+    effective: set[str] | None = None
+    items: list[str] | None = None
+
+
+def keep_compared(con: duckdb.DuckDBPyConnection, graph_ids: list[int]) -> None:
+    """Keep the facts of ``graph_ids``, and their graphs' priorities, before they are read again."""
+    con.execute("CREATE OR REPLACE TEMP TABLE facts_before AS SELECT g, s, k, o, n, d FROM staging.facts "
+                "WHERE g IN (SELECT unnest(?::INTEGER[]))", [graph_ids])
+    con.execute("CREATE OR REPLACE TEMP TABLE graphs_before AS SELECT id, priority FROM staging.graphs "
+                "WHERE id IN (SELECT unnest(?::INTEGER[]))", [graph_ids])
+
+
+def compare(con: duckdb.DuckDBPyConnection, graph_ids: list[int], touched_ids: list[int],
+            touched_names: Sequence[str]) -> Compared:
+    """Between ``facts_before`` and the facts the graphs ``graph_ids`` hold now (``touched_ids``:
+    those and the graphs removed); see the module doc."""
+    now = "SELECT g, s, k, o, n, d FROM staging.facts WHERE g IN (SELECT unnest(?::INTEGER[]))"
+    con.execute(f"""CREATE OR REPLACE TEMP TABLE facts_changed AS
+                    (SELECT * FROM facts_before EXCEPT ALL {now})
+                    UNION ALL ({now} EXCEPT ALL SELECT * FROM facts_before)""", [graph_ids, graph_ids])
+    try:
+        keys = {r[0] for r in con.execute("SELECT DISTINCT CAST(k AS VARCHAR) FROM facts_changed").fetchall()}
+        # (and the papers of the events that came or went: a paper's reading state reads its events)
+        papers = [r[0] for r in con.execute(
+            """SELECT s FROM facts_changed WHERE CAST(k AS VARCHAR) IN (SELECT unnest(?::VARCHAR[]))
+               UNION SELECT o FROM facts_changed WHERE CAST(k AS VARCHAR) = 'tkg:paper' ORDER BY 1""",
+            [sorted(STATUS_KEYS)]).fetchall()]
+        # the classes of the subjects whose shared facts (names, positions, counts) changed
+        classes = {r[0] for r in con.execute(
+            """SELECT DISTINCT CAST(k AS VARCHAR) FROM staging.facts WHERE starts_with(CAST(k AS VARCHAR), 'a:')
+               AND s IN (SELECT s FROM facts_changed WHERE CAST(k AS VARCHAR) IN (SELECT unnest(?::VARCHAR[])))""",
+            [sorted(SHARED_KEYS & keys)]).fetchall()} if SHARED_KEYS & keys else set()
+        if not keys - STATUS_KEYS - EVENT_KEYS:  # reading state alone: patched by paper
+            return Compared(keys, papers, classes)
+        subjects = changed_subjects(con)
+        if NAMED_GRAPHS & set(touched_names):
+            return Compared(keys, papers, classes, subjects)
+        effective = _effective(con, touched_ids)
+        return Compared(keys, papers, classes, subjects, effective, _items(con) if effective else [])
+    finally:  # (a failed build's rollback takes them away)
+        con.execute("DROP TABLE facts_changed")
+        con.execute("DROP TABLE IF EXISTS effective")
+
+
+def _effective(con: duckdb.DuckDBPyConnection, touched_ids: list[int]) -> set[str]:
+    """The kinds of fact whose values differ for some subject: all its values (of every graph),
+    or the one the best graph gives; those subjects are kept in ``effective``."""
+    con.execute("CREATE OR REPLACE TEMP TABLE pairs AS SELECT DISTINCT s, k FROM facts_changed")
+    values = """SELECT s, k, list_sort(list(DISTINCT {'o': o, 'n': n, 'd': d})) AS vals,
+                       arg_min({'o': o, 'd': d}, (priority, o, d)) AS pick FROM {facts} GROUP BY s, k"""
+    con.execute(f"""CREATE OR REPLACE TEMP TABLE effective AS
+        WITH before AS (
+          SELECT f.s, f.k, f.o, f.n, f.d, gb.priority FROM facts_before AS f JOIN graphs_before AS gb ON gb.id = f.g
+          SEMI JOIN pairs AS p ON p.s = f.s AND p.k = f.k
+          UNION ALL
+          SELECT f.s, f.k, f.o, f.n, f.d, gr.priority FROM staging.facts AS f JOIN staging.graphs AS gr ON gr.id = f.g
+          SEMI JOIN pairs AS p ON p.s = f.s AND p.k = f.k
+          WHERE f.g NOT IN (SELECT unnest(CAST($touched AS INTEGER[])))),
+        after AS (
+          SELECT f.s, f.k, f.o, f.n, f.d, gr.priority FROM staging.facts AS f JOIN staging.graphs AS gr ON gr.id = f.g
+          SEMI JOIN pairs AS p ON p.s = f.s AND p.k = f.k),
+        was AS ({values.replace("{facts}", "before")}),
+        now AS ({values.replace("{facts}", "after")})
+        SELECT p.s, CAST(p.k AS VARCHAR) AS k FROM pairs AS p
+        LEFT JOIN was ON was.s = p.s AND was.k = p.k LEFT JOIN now ON now.s = p.s AND now.k = p.k
+        WHERE was.vals IS DISTINCT FROM now.vals OR was.pick IS DISTINCT FROM now.pick""",
+                {"touched": touched_ids})
+    con.execute("DROP TABLE pairs")
+    return {r[0] for r in con.execute("SELECT DISTINCT k FROM effective").fetchall()}
+
+
+def _items(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """The items whose answer rows the values in ``effective`` may change: their subjects,
+    the nodes those name and the subjects that name them (as they are, or were), and the
+    papers whose author lists name them; through the kinds of fact the answers read."""
+    from kg.analytics.stored import reads
+    from kg.analytics.twins import TWINS
+
+    read = sorted(set().union(*(reads(twin) for twin in TWINS.values())))
+    nodes = f"(d IS NULL OR d = '_') AND k IN ({', '.join(repr(k) for k in read)})"
+    return [r[0] for r in con.execute(f"""
+        WITH c AS MATERIALIZED (SELECT DISTINCT s FROM effective)
+        SELECT s FROM c
+        UNION SELECT o FROM staging.facts WHERE s IN (SELECT s FROM c) AND {nodes}
+        UNION SELECT o FROM facts_changed WHERE s IN (SELECT s FROM c) AND {nodes}
+        UNION SELECT s FROM staging.facts WHERE o IN (SELECT s FROM c) AND {nodes}
+        UNION SELECT s FROM facts_changed WHERE o IN (SELECT s FROM c) AND {nodes}
+        UNION SELECT s FROM staging.facts WHERE k = 'bibo:authorList'
+              AND o IN (SELECT s FROM staging.facts WHERE k = 'rdf:_n' AND o IN (SELECT s FROM c))
+        ORDER BY 1""").fetchall()]
