@@ -169,9 +169,10 @@ def write_papers(store: GraphStore, papers: Sequence[str], links: Iterable[Link]
     stale_state: set[ox.Triple] = set()
     if extra_triples:
         subjects = {t.subject for t in extra_triples}
+        # (the two predicates bound first: a FILTER after ?s ?p ?o scanned the whole graph, 1.5 s at 700k papers)
         for s, p, o in store.stream(
-                f"SELECT ?s ?p ?o WHERE {{ GRAPH {LINKS} {{ ?s ?p ?o FILTER(?p IN ({_P['linkNames']}, "
-                f"{_P['linkRules']})) }} }}"):
+                f"SELECT ?s ?p ?o WHERE {{ GRAPH {LINKS} {{ VALUES ?p {{ {_P['linkNames']} {_P['linkRules']} }} "
+                "?s ?p ?o } }"):
             if s in subjects and isinstance(s, ox.NamedNode) and isinstance(p, ox.NamedNode) and o is not None:
                 stale_state.add(ox.Triple(s, p, o))
     removed = (old - new) | (stale_state - extra_triples)
