@@ -273,3 +273,26 @@ def test_reading_list_reads_at_80_columns_and_names_the_statuses_there_are(kg_cl
     assert "on-hold" in custom.stderr  # a status of one's own is among the valid ones
     held = kg_cli("reading", "list", "--status", "On hold", "-f", "json", store=built_store_path, check=True).stdout
     assert len(json.loads(held)) == 1
+
+
+def test_a_long_reading_list_prints_as_its_rows_come_within_80_columns(built_store_path: Path, monkeypatch) -> None:
+    """Past STREAM_ABOVE papers the table is written row by row (rich laid out 61k rows in
+    25 s before printing one), with the same short cells, and fits 80 columns."""
+    from rich.cells import cell_len
+    from typer.testing import CliRunner
+
+    import kg.cli.output as output
+    from kg.cli import app
+
+    listed = json.loads(CliRunner().invoke(app, ["--store", str(built_store_path), "reading", "list", "-f", "json"]
+                                           ).stdout)
+    monkeypatch.setattr(output, "STREAM_ABOVE", 5)
+    monkeypatch.setenv("COLUMNS", "80")
+    done = CliRunner().invoke(app, ["--store", str(built_store_path), "reading", "list"])
+    assert done.exit_code == 0, done.output
+    lines = done.stdout.splitlines()
+    assert lines[0] == "Reading list" and f"{len(listed)} papers" in lines
+    assert all(cell_len(line) <= 80 for line in lines)
+    starts = [line for line in lines if line.split(" ", 1)[0] in {row["status"] for row in listed}]
+    assert len(starts) == len(listed)  # a row each, in the list's order, its title's first word beside its status
+    assert all(line.split()[1] == row["title"].split()[0] for line, row in zip(starts, listed, strict=True))

@@ -16,6 +16,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 import sys
 import textwrap
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -315,6 +316,11 @@ def emit_stream(
         write("\n")
     write(footer(count) + "\n")
     sys.stdout.flush()
+
+
+def reader_gone() -> None:
+    """The reader stopped (``| head``): not an error of ours. Later writes go nowhere."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
 def _plain_console(width: int) -> Console:

@@ -230,7 +230,7 @@ def _answer(named: NamedQuery, raw: dict[str, list[str]], *, limit: int | None, 
 
 
 def _table(named: NamedQuery, found: Answer, limit: int | None) -> None:
-    from kg.cli.output import emit_stream
+    from kg.cli.output import emit_stream, reader_gone
     from kg.results import python_value
     from kg.wording import counted
 
@@ -248,11 +248,13 @@ def _table(named: NamedQuery, found: Answer, limit: int | None) -> None:
                     streamed_title=f"{named.title}{source}",
                     footer=lambda n: f"{counted(n, 'row', grouped=True)}{more(n)}")
     except BrokenPipeError:
-        _reader_gone()
+        reader_gone()
 
 
 def _stream(found: Answer, fmt: str) -> None:
     import sys
+
+    from kg.cli.output import reader_gone
 
     sys.stdout.flush()
     out = sys.stdout.buffer
@@ -260,15 +262,7 @@ def _stream(found: Answer, fmt: str) -> None:
         found.write_all(fmt, out)
         out.flush()
     except BrokenPipeError:
-        _reader_gone()
-
-
-def _reader_gone() -> None:
-    """The reader stopped (``| head``): not an error of ours. Later writes go nowhere."""
-    import os
-    import sys
-
-    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        reader_gone()
 
 
 def _next_page(named: NamedQuery, found: Answer, raw: dict[str, list[str]], limit: int | None,
