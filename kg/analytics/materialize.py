@@ -8,10 +8,15 @@ one (``GraphStore.import_copy``; a graph whose copy's digest differs from the on
 last read from counts as changed), from the store otherwise. Only the tables those
 graphs feed are made again, together with the tables built from them, and the answer
 tables (:mod:`kg.analytics.stored`) that read a kind of fact those graphs hold or held.
+A graph whose change the writes said (:attr:`kg.derived.Changes.deltas`: the links ``kg
+link`` wrote) is staged from that change, not read again (:mod:`kg.analytics.delta`).
 Where the graphs read again are small (:data:`COMPARE_FACTS`: the reading graph after a
-status change), their old and new facts are compared, so that only the answers that
-read a kind of fact that differs are made again, and those that read only the reading
-state are patched: only the rows of the papers whose status changed are made again.
+status change; an import of new papers and their links), their old and new facts are
+compared (:mod:`kg.analytics.changes`): only the tables and answers that read a kind of
+fact that differs are touched; the rows of the papers whose status changed are patched;
+beyond statuses, the tables whose rows read one subject's facts are patched for the
+subjects whose facts changed (:mod:`kg.analytics.patch`), in build order, and the answers
+for the items whose values changed (a fact restated by another graph changes none).
 Everything happens in one DuckDB transaction: a failed or interrupted build leaves the
 file as it was.
 

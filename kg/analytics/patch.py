@@ -105,13 +105,13 @@ def split(plan: Sequence[Table], keys: set[str], papers: Sequence[str] | None,
     return steps
 
 
-def changed_subjects(con: duckdb.DuckDBPyConnection, changed: str = "facts_changed") -> list[str]:
-    """The subjects whose rows in the tables of :data:`BY_SUBJECT` the facts in ``changed``
-    (those that came and went) may alter: their subjects, their objects that are nodes (a
+def changed_subjects(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """The subjects whose rows in the tables of :data:`BY_SUBJECT` the facts that came and
+    went (``facts_changed``) may alter: their subjects, their objects that are nodes (a
     technique's primary paper is a paper's row), the papers whose author lists, and the
     citing papers whose citation nodes, are among these."""
-    return [r[0] for r in con.execute(f"""
-        WITH c AS (SELECT s FROM {changed} UNION SELECT o FROM {changed} WHERE d IS NULL OR d = '_')
+    return [r[0] for r in con.execute("""
+        WITH c AS (SELECT s FROM facts_changed UNION SELECT o FROM facts_changed WHERE d IS NULL OR d = '_')
         SELECT s FROM c WHERE s IS NOT NULL
         UNION SELECT f.s FROM staging.facts AS f WHERE f.k = 'bibo:authorList' AND f.o IN (SELECT s FROM c)
         UNION SELECT f.o FROM staging.facts AS f WHERE f.k = 'cito:hasCitingEntity' AND f.s IN (SELECT s FROM c)
