@@ -12,7 +12,8 @@ nothing of its documents (a reading-list import, ``kg undo``) leaves the index t
 A write that changed many documents (:data:`KEEP_DOCUMENTS`: an import of a corpus, ``kg
 link`` of every paper) is not held up by them: at 700k papers, making the whole index again
 took 30 s after a 60 s import. The keeper says that the index is stale; the next ``kg
-search`` brings it up to date, with a progress bar.
+search`` brings it up to date, with a progress bar. An index stale before a write is left
+to that search too, without a word: the write neither catches it up nor says it again.
 """
 
 from __future__ import annotations
@@ -38,9 +39,12 @@ class IndexKeeper:
     imports: tuple[str, ...] = ("tantivy", "duckdb", "pyarrow", "kg.search.documents", "kg.search.facts")
 
     def before(self, store: GraphStore) -> bool | None:
-        from kg.search.index import exists, index_root
+        from kg.search.index import exists, freshness, index_root
 
-        return True if exists(index_root(store.location)) else None
+        if not exists(index_root(store.location)):
+            return None
+        # stale already (left to the next kg search): nothing for a write to keep, or to say again
+        return True if freshness(store).state == "fresh" else None
 
     def after(self, store: GraphStore, changes: Changes, token: Any) -> str | None:
         from kg.errors import KGError
