@@ -124,10 +124,10 @@ def _effective(con: duckdb.DuckDBPyConnection, touched_ids: list[int]) -> set[st
 def _items(con: duckdb.DuckDBPyConnection) -> list[str]:
     """The items whose answer rows the values in ``effective`` may change: their subjects,
     the nodes those name and the subjects that name them (as they are, or were), and the
-    papers whose author lists name them; through the kinds of fact the answers read. (No
-    answer of today needs the nodes a changed item names on their own: a node's facts are
-    its own changes. That step is there for an answer that shows, on a paper's row, a fact
-    of a node naming it.)"""
+    papers whose author lists name them; through the kinds of fact the answers read. (The
+    nodes a changed item names by a fact that did not change are in too: no answer of
+    today was found to need them, but one that shows a note's or a technique's fact on the
+    row of the paper it names would.)"""
     from kg.analytics.stored import reads
     from kg.analytics.twins import TWINS
 
