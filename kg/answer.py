@@ -78,11 +78,7 @@ def answer(
     bound, cursor, paged = asked(named, params, resolve, limit=limit, after=after)
     fallback = ""
     if analytics:
-        from kg.analytics.answers import duckdb_answer, mended_by_build
-
-        found = duckdb_answer(store, named, bound, limit=limit, after=cursor if paged else None)
-        if isinstance(found, str) and refresh is not None and mended_by_build(found) and refresh(store, found):
-            found = duckdb_answer(store, named, bound, limit=limit, after=cursor if paged else None)
+        found = _from_tables(store, named, bound, refresh, limit=limit, after=cursor if paged else None)
         if isinstance(found, Answer):
             return found
         fallback = found or ""
@@ -139,19 +135,28 @@ def answer_at(
     return found
 
 
+def _from_tables(store: GraphStore, named: NamedQuery, bound: Mapping[str, Bound], refresh: Refresh | None,
+                 **options: Any) -> Answer | str | None:
+    """The answer from the analytics tables (kg.analytics.answers.duckdb_answer), or why
+    they cannot give it; asked again once ``refresh`` brought them up to date."""
+    from kg.analytics.answers import duckdb_answer, mended_by_build
+
+    found = duckdb_answer(store, named, bound, **options)
+    if isinstance(found, str) and refresh is not None and mended_by_build(found) and refresh(store, found):
+        found = duckdb_answer(store, named, bound, **options)
+    return found
+
+
 def records(store: GraphStore, name: str, params: Params | None = None,
             resolve: Resolver | None = None, *, refresh: Refresh | None = None) -> list[dict[str, Any]]:
     """A SELECT named query's rows as plain values (see kg.results.python_value), answered
     like :func:`answer`: from fresh analytics tables where the query has a twin."""
-    from kg.analytics.answers import duckdb_answer, mended_by_build
     from kg.results import python_value
 
     named = get(name)
     if named.kind == "select":
-        bound = bind(named, params or {}, resolve)
-        found = duckdb_answer(store, named, bound, limit=None, after=None, plain=True)
-        if isinstance(found, str) and refresh is not None and mended_by_build(found) and refresh(store, found):
-            found = duckdb_answer(store, named, bound, limit=None, after=None, plain=True)
+        found = _from_tables(store, named, bind(named, params or {}, resolve), refresh, limit=None, after=None,
+                             plain=True)
         if isinstance(found, Answer):
             return [dict(zip(found.page.variables, row, strict=True)) for row in found.page]
     stream = answer(store, named, params, resolve, analytics=False).page

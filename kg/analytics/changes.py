@@ -36,7 +36,7 @@ from kg.graphs import MY_TECHNIQUES, READING, READING_LIST, graph_name
 if TYPE_CHECKING:
     import duckdb
 
-__all__ = ["NAMED_GRAPHS", "Compared", "compare", "keep_compared"]
+__all__ = ["NAMED_GRAPHS", "Compared", "compare", "keep_before"]
 
 #: The graphs whose names the answers read (kg.analytics.twins).
 NAMED_GRAPHS = frozenset(graph_name(g) for g in (READING_LIST, READING, MY_TECHNIQUES))
@@ -54,8 +54,10 @@ class Compared:
     items: list[str] | None = None
 
 
-def keep_compared(con: duckdb.DuckDBPyConnection, graph_ids: list[int]) -> None:
-    """Keep the facts of ``graph_ids``, and their graphs' priorities, before they are read again."""
+def keep_before(con: duckdb.DuckDBPyConnection, graph_ids: list[int]) -> None:
+    """Keep the facts of ``graph_ids`` (``facts_before``), and their graphs' priorities
+    (``graphs_before``), before they are read again: to compare with the new ones, or to
+    stage a graph from its change (:mod:`kg.analytics.delta`)."""
     con.execute("CREATE OR REPLACE TEMP TABLE facts_before AS SELECT g, s, k, o, n, d FROM staging.facts "
                 "WHERE g IN (SELECT unnest(?::INTEGER[]))", [graph_ids])
     con.execute("CREATE OR REPLACE TEMP TABLE graphs_before AS SELECT id, priority FROM staging.graphs "

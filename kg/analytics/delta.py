@@ -29,10 +29,7 @@ if TYPE_CHECKING:
     from kg.derived import Delta
     from kg.store.base import GraphStore
 
-__all__ = ["KEPT", "keep_before", "stage_delta"]
-
-#: The temporary table that holds the staged facts of the graphs staged from their change.
-KEPT = "delta_kept"
+__all__ = ["stage_delta"]
 
 
 @dataclass(frozen=True)
@@ -44,16 +41,11 @@ class _Change:
     blank_ids: str = "store"
 
 
-def keep_before(con: duckdb.DuckDBPyConnection, graph_ids: list[int]) -> None:
-    """Keep the staged facts of ``graph_ids`` (before they are deleted) for :func:`stage_delta`."""
-    con.execute(f"CREATE OR REPLACE TEMP TABLE {KEPT} AS SELECT * FROM staging.facts "
-                "WHERE g IN (SELECT unnest(?::INTEGER[]))", [graph_ids])
-
-
 def stage_delta(con: duckdb.DuckDBPyConnection, store: GraphStore, graph: str, graph_id: int, delta: Delta,
                 folder: Path, table: str) -> int | None:
-    """Add the facts of ``graph`` after ``delta`` to ``table``: its facts kept by
-    :func:`keep_before` less those of the deleted triples, with those of the inserted ones.
+    """Add the facts of ``graph`` after ``delta`` to ``table``: its facts as staged before
+    (``facts_before``, :func:`kg.analytics.changes.keep_before`) less those of the deleted
+    triples, with those of the inserted ones.
     Returns how many rows were added, or None where the graph must be read whole."""
     import pyoxigraph as ox
 
@@ -63,7 +55,7 @@ def stage_delta(con: duckdb.DuckDBPyConnection, store: GraphStore, graph: str, g
     if any(t.predicate == RDF.type and t.object == BIBO.Document for t in delta) or \
             any(not isinstance(s, ox.NamedNode) for s in typed):
         return None
-    if typed and con.execute(f"""SELECT count(*) FROM {KEPT} WHERE g = $g AND k = 'a:bibo:Document'
+    if typed and con.execute("""SELECT count(*) FROM facts_before WHERE g = $g AND k = 'a:bibo:Document'
                                  AND s IN (SELECT unnest(CAST($s AS VARCHAR[])))""",
                              {"g": graph_id, "s": [s.value for s in typed]}).fetchall()[0][0]:
         return None
@@ -77,7 +69,7 @@ def stage_delta(con: duckdb.DuckDBPyConnection, store: GraphStore, graph: str, g
         stage(store, con, [ox.NamedNode(graph)], folder, ids={graph: graph_id},
               copies={graph: _Change(path, len(triples))}, table=f"delta_{kind}")
     found = con.execute(f"""INSERT INTO {table}
-                            (SELECT * FROM {KEPT} WHERE g = $g EXCEPT SELECT * FROM delta_removed)
+                            (SELECT * FROM facts_before WHERE g = $g EXCEPT SELECT * FROM delta_removed)
                             UNION SELECT * FROM delta_added""", {"g": graph_id}).fetchall()
     con.execute("DROP TABLE delta_added")
     con.execute("DROP TABLE delta_removed")

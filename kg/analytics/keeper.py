@@ -94,7 +94,7 @@ class TablesKeeper:
 
         names = ", ".join(graph_name(ox.NamedNode(g)) for g in touched)
         # a graph whose change the writes said is staged from it (kg.analytics.delta), the others read again
-        deltas = {g: changes.deltas[g] for g in touched if g in changes.deltas and g in token.signatures}
+        deltas = {g: changes.deltas[g] for g in touched if g in changes.deltas}
         size = sum(len(deltas[g]) if g in deltas else
                    token.facts.get(g, 0) + ((states[g].triples or 0) if g in states else 0) for g in touched)
         if size > count_setting("KG_KEEP_FACTS", KEEP_FACTS):

@@ -44,8 +44,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kg.analytics.changes import compare, keep_compared
-from kg.analytics.delta import KEPT, keep_before, stage_delta
+from kg.analytics.changes import compare, keep_before
+from kg.analytics.delta import stage_delta
 from kg.analytics.files import IN_USE, WRITING, GraphState, connect, database_path, graph_states, record_code
 from kg.analytics.patch import affected as tables_reading
 from kg.analytics.patch import patch_table, split, touch_modified
@@ -366,12 +366,10 @@ def _build(
         # ... else the tables fed by their old content
         affected = set(contributions(con, touched)) if previous and not compared else set()
         keys = _staged_keys(con, gone) if previous else set()  # the answer tables' inputs, old ...
-        if compared:
-            keep_compared(con, gone)
         # (a graph staged before, and changed since by writes that said how: staged from that)
         deltas = {g: d for g, d in deltas.items() if mode == "incremental" and g in changed and g in previous}
-        if deltas:
-            keep_before(con, [ids[g] for g in deltas])
+        if compared or deltas:  # their old facts, to compare with the new ones or to stage the change on
+            keep_before(con, gone if compared else [ids[g] for g in deltas])
         con.execute("DELETE FROM staging.facts WHERE g IN (SELECT unnest(?::INTEGER[]))", [gone])
         con.execute("DELETE FROM staging.graphs WHERE id IN (SELECT unnest(?::INTEGER[]))", [gone])
         copies = {g: copies[g] for g in changed if g in copies}
@@ -382,12 +380,13 @@ def _build(
         phases = {"staging": time.perf_counter() - clock}
         clock = time.perf_counter()
         con.execute(f"SET memory_limit = '{TABLES_MEMORY}'")
-        keys |= _staged_keys(con, [ids[g] for g in changed])  # ... and new
+        changed_ids = [ids[g] for g in changed]
+        keys |= _staged_keys(con, changed_ids)  # ... and new
         found = None
-        if compared:
-            if staged <= COMPARE_FACTS:  # only the kinds of fact that changed, and the papers whose state did
-                found = compare(con, [ids[g] for g in changed], gone, [names[g] for g in touched])
-                keys = found.keys
+        if compared and staged <= COMPARE_FACTS:  # only the kinds of fact that changed, and the papers whose state did
+            found = compare(con, changed_ids, gone, [names[g] for g in touched])
+            keys = found.keys
+        if compared or deltas:
             con.execute("DROP TABLE facts_before")
             con.execute("DROP TABLE graphs_before")
         papers, classes, subjects = (found.papers, found.classes, found.subjects) if found else (None, None, None)
@@ -398,7 +397,8 @@ def _build(
             # and those with rows from these graphs, whose rows say when their graph changed (but for the
             # tables patched by paper: those rows are given the new time in place, below)
             read_again = {names[g] for g in touched}
-            affected = tables_reading(keys, classes) | {t for t, sources in recorded_sources(con).items()
+            recorded = recorded_sources(con)
+            affected = tables_reading(keys, classes) | {t for t, sources in recorded.items()
                                                         if sources & read_again and table_named(t).by_paper is None}
         elif changed:
             affected |= set(contributions(con, changed))
@@ -412,14 +412,14 @@ def _build(
                 tables_patched[table.name] = patch_table(con, table, *patch)
                 # (its rows kept from the graphs read again: their new modification time, before a
                 # table made from it reads them)
-                touch_modified(con, [table.name], [ids[g] for g in changed])
+                touch_modified(con, [table.name], changed_ids)
                 continue
             con.execute(f"CREATE OR REPLACE TABLE main.{table.name} AS {table.sql}")
             rebuilt[table.name] = scalar(con, f"SELECT count(*) FROM main.{table.name}")
         if compared:  # the rows of the tables kept, from the graphs read again: the same
-            kept = [t for t, sources in recorded_sources(con).items()
+            kept = [t for t, sources in recorded.items()
                     if t not in rebuilt and t not in tables_patched and sources & read_again]
-            touch_modified(con, kept, [ids[g] for g in changed])
+            touch_modified(con, kept, changed_ids)
         if progress:
             progress("tables", len(plan), len(plan))
         phases["tables"] = time.perf_counter() - clock
@@ -542,8 +542,6 @@ def _stage(
                 whole.append(g)
             else:
                 staged += added
-        if deltas:
-            con.execute(f"DROP TABLE {KEPT}")
         staged += stage(
             store,
             con,

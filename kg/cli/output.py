@@ -267,10 +267,12 @@ def emit_stream(
     title: Callable[[int], str],
     streamed_title: str,
     footer: Callable[[int], str],
+    short: Mapping[str, int] | None = None,
 ) -> None:
     """Print rows that may be many as a table, without holding them all.
 
-    Up to :data:`STREAM_ABOVE` rows print as :func:`emit` prints them, under ``title(n)``.
+    Up to :data:`STREAM_ABOVE` rows print as :func:`emit` prints them, under ``title(n)``
+    (``short`` cuts cells as there).
     Beyond that the columns are laid out on the first rows, and every row is written as it
     comes, folded to those widths, under ``streamed_title`` and above ``footer(n)``. (rich
     lays out a table's every row before printing any: about 3 ms a row, a minute for 20k.)
@@ -280,11 +282,12 @@ def emit_stream(
     rows = iter(records)
     head = list(islice(rows, STREAM_ABOVE + 1))
     if len(head) <= STREAM_ABOVE:
-        emit(head, columns, title=title(len(head)))
+        emit(head, columns, title=title(len(head)), short=short)
         return
     out = console()
     names = [c.replace("_", " ") for c in columns]
-    cells = [[_cell(r.get(c), None) for c in columns] for r in head]
+    limits = [(short or {}).get(c) for c in columns]
+    cells = [[_cell(r.get(c), n) for c, n in zip(columns, limits, strict=True)] for r in head]
     cols = [_measure(name, [row[i] for row in cells]) for i, name in enumerate(names)]
     widths = _layout(cols, out.width)
     from rich.text import Text
@@ -295,7 +298,7 @@ def emit_stream(
     # for the caller (rich's console would exit 1 instead).
     write = sys.stdout.write
     count = 0
-    every = chain(cells, ([_cell(r.get(c), None) for c in columns] for r in rows))
+    every = chain(cells, ([_cell(r.get(c), n) for c, n in zip(columns, limits, strict=True)] for r in rows))
     if widths is None:
         plain = _plain_console(out.width)
         while block := list(islice(every, STREAM_ABOVE)):

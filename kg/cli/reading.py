@@ -26,7 +26,7 @@ def list_(
 ) -> None:
     """The reading list with each paper's current status, the techniques it introduces, extends, uses or
     evaluates (kg links), its note and the time of its last change."""
-    from kg.cli.output import STREAM_ABOVE, console, emit, emit_stream, reader_gone, shorten
+    from kg.cli.output import console, emit, emit_stream, reader_gone
 
     fmt = pick_format(fmt)
     store = state().reader()
@@ -49,18 +49,14 @@ def list_(
     columns = ["status", "title", "techniques", "categories", "venue", "note", "changed"] if wide else \
         ["status", "title", "techniques", "categories", "note"]
     what = " ".join(x for x in (f"{status!r}" if status else "", f"in {category!r}" if category else "") if x)
-    title = f"Reading list{' ' + what if what else ''}"
-    cut = {"note": 48 if wide else 36, "techniques": 40 if wide else 24}
-    if len(rows) <= STREAM_ABOVE:
-        emit(rows, columns, title=f"Reading list: {_papers(len(rows))}{' ' + what if what else ''}", short=cut)
-    else:  # printed as the rows come (rich lays out every row first: 25 s for 61k papers)
-        for r in rows:
-            r.update({c: shorten(str(r[c]), n) for c, n in cut.items() if r.get(c)})
-        try:
-            emit_stream(rows, columns, title=lambda n: title, streamed_title=title, footer=_papers)
-        except BrokenPipeError:
-            reader_gone()
-            return
+    suffix = f" {what}" if what else ""
+    try:  # (a long list printed as its rows come: rich lays out every row first, 25 s for 61k papers)
+        emit_stream(rows, columns, title=lambda n: f"Reading list: {_papers(n)}{suffix}",
+                    streamed_title=f"Reading list{suffix}", footer=_papers,
+                    short={"note": 48 if wide else 36, "techniques": 40 if wide else 24})
+    except BrokenPipeError:
+        reader_gone()
+        return
     if not rows:
         console().print("[dim]No paper matches. List every paper with: kg reading list[/]" if status or category
                         else "[dim]The reading list is empty: kg build seeds it, kg import reading-list FILE "
