@@ -128,7 +128,8 @@ def _hand(store: Any, changes: Changes, kept: list[tuple[Keeper, Any]]) -> list[
         try:
             return keeper.after(store, changes, token)
         except Exception as error:  # noqa: BLE001 - derived data never fails the write that is done
-            return f"the {keeper.name} could not be brought up to date ({error})"
+            hint = getattr(error, "hint", "")  # (a KGError's fix: a bad setting, say)
+            return f"the {keeper.name} could not be brought up to date ({error}){f'. {hint}' if hint else ''}"
 
     if len(kept) == 1:
         return [keep(*kept[0])]

@@ -20,6 +20,7 @@ class Keeper:
     token: Any = True
     line: str | None = None
     fail: bool = False
+    bad_setting: bool = False
     barrier: threading.Barrier | None = None
     imports: tuple[str, ...] = ("json",)
     handed: list[Changes] = field(default_factory=list)
@@ -33,6 +34,10 @@ class Keeper:
             self.barrier.wait(timeout=5)  # both keepers at once, or a BrokenBarrierError
         if self.fail:
             raise RuntimeError("disk full")
+        if self.bad_setting:
+            from kg.settings import count_setting
+
+            count_setting("KG_TEST_KEEP", 5)
         return self.line
 
 
@@ -72,6 +77,17 @@ def test_a_keeper_that_fails_is_said_and_the_others_keep_their_views() -> None:
     watch.finish(said.append)
     assert said == ["the search index could not be brought up to date (disk full)", "kept"]
     assert other.handed
+
+
+def test_a_keeper_stopped_by_a_bad_setting_says_how_to_fix_it(monkeypatch) -> None:
+    monkeypatch.setenv("KG_TEST_KEEP", "many")
+    store = object()
+    watch = derived.watch(store, [Keeper("search index", bad_setting=True)])
+    derived.record(store, Changes(graphs={"g"}))
+    said: list[str] = []
+    watch.finish(said.append)
+    assert said == ["the search index could not be brought up to date (KG_TEST_KEEP='many' is not a whole number). "
+                    "Set KG_TEST_KEEP to a count such as 5, or unset it for the default (5)."]
 
 
 def test_nothing_is_handed_without_changes_or_to_a_keeper_with_no_view() -> None:
