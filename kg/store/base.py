@@ -266,7 +266,7 @@ class GraphStore(abc.ABC):
             return stream.variables, stream.rows
 
         # A grouped query's page: its key's groups first, then their rows alone (kg.keyfirst).
-        found = from_small_side(sparql, key, after, pick) if limit is not None else None
+        found = from_small_side(sparql, key, limit, after, pick) if limit is not None else None
         return SolutionStream(*(found or pick(sparql, after)))
 
     def select_to_file(self, sparql: str, path: Path, *, fmt: str = "csv") -> None:

@@ -368,8 +368,12 @@ class OxigraphStore(GraphStore):
             stream = self.stream(without_order(text))
             return stream.variables, select_page(stream.variables, stream.rows, key, limit, cursor)
 
-        # A grouped query's page: its key's groups first, then their rows alone (kg.keyfirst).
-        found = from_small_side(sparql, key, after, pick) if limit is not None else None
+        def everything(text: str) -> tuple[list[str], Iterator[tuple[Term | None, ...]]]:
+            stream = self.stream(text)
+            return stream.variables, stream.rows
+
+        # A page found from the key first, then its rows alone (kg.keyfirst).
+        found = from_small_side(sparql, key, limit, after, pick, everything) if limit is not None else None
         return SolutionStream(*(found or pick(sparql, after)))
 
     def _rows(self, result: ox.QuerySolutions) -> Iterator[tuple[Term | None, ...]]:
