@@ -19,11 +19,12 @@ be shown safe for (no GROUP BY, HAVING, a key from any other aggregate) is not n
 :func:`narrow` returns None and the page is found as before.
 
 A query that is not grouped (``new-since``: a union of dated items, each labelled by
-``OPTIONAL`` blocks) is found from the leading part of its key that its required patterns
-bind (:func:`by_prefix`): the distinct values of those patterns without the ``OPTIONAL``
-blocks, the first ``limit + 1`` of them by that part of the key and every tie of the last,
-then the query itself restricted to them. Where the embedded store reads every row
-(``everything``), this is how such a page is found.
+``OPTIONAL`` blocks and BINDs after it) is found from the leading part of its key that its
+required patterns bind (:func:`by_prefix`): the rows of those patterns alone, the first
+``limit + 1`` of them by that part of the key and every tie of the last, then the blocks
+and BINDs for those rows alone, which a ``VALUES`` block of them stands in for the
+patterns. Where the embedded store reads every row (``everything``), this is how such a
+page is found.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ __all__ = ["Narrowed", "Prefixed", "by_prefix", "narrow", "page", "restricted"]
 Picker = Callable[[str, "Sequence[Term | None] | None"], "tuple[list[str], Iterator[tuple[Term | None, ...]]]"]
 
 #: The most rows a page's query is restricted to by their leading key values (ties included).
-RESTRICT_MOST = 2000
+RESTRICT_MOST = 5000
 
 #: Every row of a text, in any order: (variables, rows).
 Everything = Callable[[str], "tuple[list[str], Iterator[tuple[Term | None, ...]]]"]
@@ -67,13 +68,16 @@ class Narrowed:
 
 @dataclass(frozen=True)
 class Prefixed:
-    """The narrow query of a query that is not grouped: the distinct values of ``restrict``
-    (the leading part ``prefix`` of the page key, and what the ``OPTIONAL`` blocks read of
-    the required patterns), from those patterns alone."""
+    """A query that is not grouped, split where its first ``OPTIONAL`` block or BIND
+    starts: ``text`` reads the rows of the required patterns before that point (the values
+    of ``carried``: the key's leading part ``prefix``, then every other variable of theirs
+    that the query reads after them), and ``rest`` is the rest of its group, which fills in
+    the rows of a page from those values alone."""
 
     text: str
     prefix: tuple[SortKey, ...]
-    restrict: tuple[str, ...]
+    carried: tuple[str, ...]
+    rest: str
 
 
 def _items(head: str) -> list[str]:
@@ -152,10 +156,11 @@ def _blanked(code: str, spans: Sequence[tuple[int, int]]) -> str:
 
 
 def narrow_prefix(query: str, key: Sequence[SortKey]) -> Prefixed | None:
-    """The narrow query of a query that is not grouped (see the module's text), or None
-    where it cannot be shown to hold every row's values: a FILTER of the query's own group
-    reads what an ``OPTIONAL`` block or a BIND gives, or no part of the key is bound by the
-    required patterns."""
+    """``query`` (not grouped) split at its first ``OPTIONAL`` block or BIND (see
+    :class:`Prefixed`), or None where the parts cannot be shown to give its rows: a
+    required pattern follows that point, a FILTER of its own group reads what a block or a
+    BIND gives, a block is a sub-select (read whole again for each page), or no part of the
+    key is bound by the required patterns."""
     parts = query_parts(query)
     if parts.form != "SELECT" or parts.group is None or parts.dataset:
         return None
@@ -169,7 +174,7 @@ def narrow_prefix(query: str, key: Sequence[SortKey]) -> Prefixed | None:
         return None
     blocks = _own_optionals(code, opening + 1, closing)
     if not blocks or any(re.match(r"(?i)\s*SELECT\b", code[code.index("{", a) + 1 :]) for a, _ in blocks):
-        return None  # nothing to leave out, or a block the page's query would read whole again
+        return None
     optional = set().union(*(_names(_blank_subselects(code[a:z])) for a, z in blocks))
     own = _blanked(code, blocks)
     at = opening + 1
@@ -177,13 +182,16 @@ def narrow_prefix(query: str, key: Sequence[SortKey]) -> Prefixed | None:
         end = group_end(own, at)
         own = own[: at + 1] + " " * (end - at - 1) + own[end:]
         at = end
-    calls = _own_calls(code, own[: closing])
-    targets = {m.group(1) for kind, a, z in calls if kind == "BIND"
-               for m in [re.search(r"(?i)\bAS\s*[?$](\w+)\s*\)$", code[a:z])] if m}
-    required = _names(_blank_subselects(_blanked(code, [*blocks, *((a, z) for _, a, z in calls)])[opening:closing]))
-    for kind, a, z in calls:
-        if kind == "FILTER" and _names(code[a:z]) & ((optional - required) | targets):
-            return None  # the rows it keeps could change without the blocks
+    calls = _own_calls(code, own[:closing])
+    binds = [(a, z) for kind, a, z in calls if kind == "BIND"]
+    first = min(a for a, _ in [*blocks, *binds])
+    if _blanked(code, [*blocks, *((a, z) for _, a, z in calls)])[first:closing].strip():
+        return None  # a required pattern after a block: the blocks do not come last
+    required = _names(_blank_subselects(code[opening + 1 : first]))
+    targets = {m.group(1) for a, z in binds for m in [re.search(r"(?i)\bAS\s*[?$](\w+)\s*\)$", code[a:z])] if m}
+    filters = [(a, z) for kind, a, z in calls if kind == "FILTER" and a > first]
+    if any(_names(code[a:z]) & ((optional - required) | targets) for a, z in filters):
+        return None  # the rows it keeps could change without the blocks
     prefix: list[SortKey] = []
     for part in key:
         if part.variable not in required or part.variable in targets:
@@ -191,12 +199,11 @@ def narrow_prefix(query: str, key: Sequence[SortKey]) -> Prefixed | None:
         prefix.append(part)
     if not prefix:
         return None
-    restrict = [k.variable for k in prefix] + sorted((required & optional) - {k.variable for k in prefix})
-    if set(restrict) & targets:
-        return None
-    body = _blanked(query, [*blocks, *((a, z) for kind, a, z in calls if kind == "BIND")])[opening : closing + 1]
-    text = query[: parts.form_start] + "SELECT DISTINCT " + " ".join("?" + v for v in restrict) + " WHERE " + body
-    return Prefixed(text, tuple(prefix), tuple(restrict))
+    uses = _names(head) | _names(_blank_subselects(code[first:closing]))
+    carried = [k.variable for k in prefix] + sorted((required & uses) - {k.variable for k in prefix})
+    text = (query[: parts.form_start] + "SELECT " + " ".join("?" + v for v in carried) + " WHERE {"
+            + query[opening + 1 : first] + "\n".join(query[a:z] for a, z in filters) + "\n}")
+    return Prefixed(text, tuple(prefix), tuple(carried), query[first:closing])
 
 
 def narrow(query: str, key: Sequence[SortKey]) -> Narrowed | None:
@@ -312,26 +319,30 @@ def by_prefix(query: str, key: Sequence[SortKey], limit: int, after: Sequence[Te
         return None
     variables, rows = everything(prefixed.text)
     ahead = key_function(prefixed.prefix, variables)
+    later = [(ahead(r), r) for r in rows]  # each row's leading key worked out once
     tied: list[tuple[Term | None, ...]] = []
-    later = list(rows)
     if after is not None:  # the rows that tie with the cursor's leading part: the full key decides
         row: list[Term | None] = [None] * len(variables)
         for part, value in zip(prefixed.prefix, after, strict=False):
             row[variables.index(part.variable)] = value
         bound = ahead(row)
-        tied = [r for r in later if ahead(r) == bound]
-        later = [r for r in later if bound < ahead(r)]
-    first = heapq.nsmallest(limit + 1, later, key=ahead)
+        tied = [r for k, r in later if k == bound]
+        later = [(k, r) for k, r in later if bound < k]
+    first = heapq.nsmallest(limit + 1, later, key=lambda kr: kr[0])
     if first:
-        cut = ahead(first[-1])
-        tied += [r for r in later if not cut < ahead(r)]
+        cut = first[-1][0]
+        tied += [r for k, r in later if not cut < k]
     if not tied:
         return projection(query), iter(())
     if len(tied) > max(RESTRICT_MOST, 20 * (limit + 1)):
         return None  # a key whose leading part ties for most rows: the whole query is cheaper
-    at = [variables.index(v) for v in prefixed.restrict]
-    chosen = [tuple(r[i] for i in at) for r in tied]
-    return pick(restricted(query, prefixed.restrict, chosen), after)
+    at = [variables.index(v) for v in prefixed.carried]
+    body = " ".join("(" + " ".join("UNDEF" if r[i] is None else str(r[i]) for i in at) + ")" for r in tied)
+    group = query_parts(query).group
+    assert group is not None
+    text = (query[: group[0] + 1] + f"\n  VALUES ({' '.join('?' + v for v in prefixed.carried)}) {{ {body} }}\n"
+            + prefixed.rest + query[group[1] :])
+    return pick(text, after)
 
 
 def page(query: str, key: Sequence[SortKey], limit: int, after: Sequence[Term | None] | None,
