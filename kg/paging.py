@@ -52,29 +52,41 @@ __all__ = [
     "without_order",
 ]
 
-_KEY_TOKEN = re.compile(r"(?i)^(?:(ASC|DESC)\(\s*\?(\w+)\s*\)|\?(\w+))$")
+_KEY_TOKEN = re.compile(r"(?i)^(?:(ASC|DESC|LAST)\(\s*\?(\w+)\s*\)|\?(\w+))$")
+#: ``(!BOUND(?v)) ?v`` in an ORDER BY: ascending, unbound last (``LAST(?v)`` in a page key).
+_UNBOUND_LAST = re.compile(r"(?i)\(\s*!\s*BOUND\s*\(\s*\?(\w+)\s*\)\s*\)\s*\?(\w+)\b")
 
 
 @dataclass(frozen=True)
 class SortKey:
-    """One part of a page key: a projected variable, ascending or descending."""
+    """One part of a page key: a projected variable, ascending or descending; ascending
+    with its unbound rows last (``LAST(?v)``: ``ORDER BY (!BOUND(?v)) ?v``) where ``last``."""
 
     variable: str
     descending: bool = False
+    last: bool = False
 
     def __str__(self) -> str:
+        if self.last:
+            return f"(!BOUND(?{self.variable})) ?{self.variable}"
         return f"DESC(?{self.variable})" if self.descending else f"?{self.variable}"
 
 
 def parse_key(text: str) -> tuple[SortKey, ...]:
-    """``?a DESC(?b) ?c`` as sort keys; raises ValueError on anything else."""
+    """``?a DESC(?b) LAST(?c) ?d`` (or ``(!BOUND(?c)) ?c``, as in an ORDER BY) as sort
+    keys; raises ValueError on anything else."""
     out = []
-    for token in re.findall(r"(?i)(?:ASC|DESC)\(\s*\?\w+\s*\)|\S+", text):
+    for m in _UNBOUND_LAST.finditer(text):
+        if m.group(1) != m.group(2):
+            raise ValueError(f"cannot read {m.group(0)!r} as a sort key: (!BOUND(?v)) orders ?v itself")
+    text = _UNBOUND_LAST.sub(lambda m: f"LAST(?{m.group(1)})", text)
+    for token in re.findall(r"(?i)(?:ASC|DESC|LAST)\(\s*\?\w+\s*\)|\S+", text):
         m = _KEY_TOKEN.match(token)
         if not m:
-            raise ValueError(f"cannot read {token!r} as a sort key; write ?var, ASC(?var) or DESC(?var)")
+            raise ValueError(f"cannot read {token!r} as a sort key; write ?var, ASC(?var), DESC(?var) or LAST(?var)")
         if m.group(2):
-            out.append(SortKey(m.group(2), m.group(1).upper() == "DESC"))
+            order = m.group(1).upper()
+            out.append(SortKey(m.group(2), order == "DESC", order == "LAST"))
         else:
             out.append(SortKey(m.group(3)))
     if not out:
@@ -194,7 +206,10 @@ def _gt_eq(key: SortKey, value: Term | None) -> tuple[str, str]:
     """SPARQL conditions for "comes after ``value``" and "ties with ``value``" on ``key``."""
     v = f"?{key.variable}"
     if value is None:
-        return ("false", f"!BOUND({v})") if key.descending else (f"BOUND({v})", f"!BOUND({v})")
+        return ("false", f"!BOUND({v})") if key.descending or key.last else (f"BOUND({v})", f"!BOUND({v})")
+    if key.last:  # as ascending, and every unbound row comes after a bound one
+        gt, eq = _gt_eq(SortKey(key.variable), value)
+        return f"(!BOUND({v}) || {gt})", eq
     term = str(value)
     if isinstance(value, ox.Literal):
         eq = f"(isLiteral({v}) && {v} = {term})"
@@ -275,6 +290,11 @@ def sort_value(term: Term | None) -> tuple[object, ...]:
     return (4, str(term))
 
 
+#: The sort value of an unbound term in a ``LAST`` part: after every bound one (sort_value
+#: gives them 1 to 4 first).
+_LAST = (9,)
+
+
 class _Descending:
     """Reverses the order of a sort value (for DESC parts of a key)."""
 
@@ -297,10 +317,11 @@ def key_function(
     key: Sequence[SortKey], variables: Sequence[str]
 ) -> Callable[[Sequence[Term | None]], tuple[object, ...]]:
     """The Python sort key of a row (terms in ``variables`` order) for the page ``key``."""
-    parts = [(variables.index(k.variable), k.descending) for k in key]
+    parts = [(variables.index(k.variable), k.descending, k.last) for k in key]
 
     def row_key(row: Sequence[Term | None]) -> tuple[object, ...]:
-        return tuple(_Descending(sort_value(row[i])) if desc else sort_value(row[i]) for i, desc in parts)
+        return tuple(_Descending(sort_value(row[i])) if desc else _LAST if last and row[i] is None
+                     else sort_value(row[i]) for i, desc, last in parts)
 
     return row_key
 

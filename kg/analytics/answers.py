@@ -9,7 +9,7 @@ table where the build kept one (:mod:`~kg.analytics.stored`). Otherwise it is an
 SPARQL, and the answer says why (the answer layer, :mod:`kg.answer`, decides).
 
 Pages follow the query's page key with the ordering kg.paging gives SPARQL (NULL as
-unbound: first, or last when descending), so a cursor from one path continues on the other.
+unbound: first, or last when descending or LAST), so a cursor from one path continues on the other.
 """
 
 from __future__ import annotations
@@ -138,16 +138,18 @@ def _sql_value(term: Term | None) -> Any:
 
 
 def _after(key: Sequence[SortKey], values: Sequence[Term | None], params: dict[str, Any]) -> str:
-    """SQL for "comes after ``values``" in the page key order (NULL as unbound: first)."""
+    """SQL for "comes after ``values``" in the page key order (NULL as unbound: first, or
+    last when descending or ``LAST``)."""
     condition = "FALSE"
     for i, (part, value) in reversed(list(enumerate(zip(key, values, strict=True)))):
         column = f'"{part.variable}"'
         if value is None:
-            gt, eq = ("FALSE", f"{column} IS NULL") if part.descending else (f"{column} IS NOT NULL",
-                                                                              f"{column} IS NULL")
+            gt, eq = ("FALSE", f"{column} IS NULL") if part.descending or part.last else (
+                f"{column} IS NOT NULL", f"{column} IS NULL")
         else:
             params[f"after{i}"] = _sql_value(value)
-            gt = f"({column} IS NULL OR {column} < $after{i})" if part.descending else f"{column} > $after{i}"
+            gt = (f"({column} IS NULL OR {column} < $after{i})" if part.descending
+                  else f"({column} IS NULL OR {column} > $after{i})" if part.last else f"{column} > $after{i}")
             eq = f"{column} = $after{i}"
         condition = gt if condition == "FALSE" else f"({gt} OR ({eq} AND {condition}))"
     return condition

@@ -30,6 +30,7 @@ from kg.analytics.twins import TWINS, Twin
 if TYPE_CHECKING:
     import duckdb
 
+    from kg.paging import SortKey
     from queries import Bound, NamedQuery
 
 __all__ = [
@@ -62,8 +63,10 @@ ANSWERS_VERSION = _answers_version()
 
 
 def order_sql(named: NamedQuery) -> str:
-    return ", ".join(f'"{k.variable}" {"DESC NULLS LAST" if k.descending else "ASC NULLS FIRST"}'
-                     for k in named.page)
+    def part(k: SortKey) -> str:
+        return "DESC NULLS LAST" if k.descending else "ASC NULLS LAST" if k.last else "ASC NULLS FIRST"
+
+    return ", ".join(f'"{k.variable}" {part(k)}' for k in named.page)
 
 
 def twin_params(twin: Twin, bound: Mapping[str, Bound]) -> dict[str, Any]:

@@ -285,7 +285,7 @@ SELECT c.paper, f.t.o AS title, f.t.d AS title__d, c.status, f.at.o AS changed, 
        texts.notes
 FROM chosen AS c LEFT JOIN facts AS f ON f.s = c.paper LEFT JOIN cats ON cats.paper = c.paper
 LEFT JOIN texts ON texts.paper = c.paper
-ORDER BY f.position IS NULL, f.position, f.t.o, c.paper""",
+ORDER BY f.position IS NULL, f.position, f.t.o, c.paper, c.status""",
     {"paper": "iri", "title": "term", "status": "iri", "changed": "term", "categories": "term", "venue": "term",
      "hasNote": "boolean", "position": "integer", "notes": "string"},
     {"status": lambda v: v.value, "category": lambda v: v.value},

@@ -74,22 +74,26 @@ def test_a_twin_answers_the_rows_of_its_sparql_query(analysed_store, name: str, 
                 assert row[variables.index("venue")].value in _venues(analysed_store, row[paper])
 
 
-@pytest.mark.parametrize("name", ["bibliography", "lineage-papers"])
-def test_a_cursor_from_the_tables_continues_on_sparql_and_back(analysed_store, name: str) -> None:
-    named = queries.get(name)  # both choose a page's rows by their keys first
+@pytest.mark.parametrize(("name", "size"), [("bibliography", 7), ("lineage-papers", 7),
+                                            ("reading-list", 25)])  # its 53 listed papers, then those unlisted
+def test_a_cursor_from_the_tables_continues_on_sparql_and_back(analysed_store, name: str, size: int) -> None:
+    named = queries.get(name)  # the first two choose a page's rows by their keys first
     whole = list(kg.answer.answer(analysed_store, named, analytics=False, limit=100_000).page)
-    first = kg.answer.answer(analysed_store, named, limit=7, analytics=True)
+    first = kg.answer.answer(analysed_store, named, limit=size, analytics=True)
     assert first.source == "duckdb"
     rows = list(first.page)
-    second = kg.answer.answer(analysed_store, named, limit=7, after=first.page.next, analytics=False)
+    second = kg.answer.answer(analysed_store, named, limit=size, after=first.page.next, analytics=False)
     rows += list(second.page)
-    third = kg.answer.answer(analysed_store, named, limit=7, after=second.page.next, analytics=True)
+    third = kg.answer.answer(analysed_store, named, limit=size, after=second.page.next, analytics=True)
     rows += list(third.page)
     key = [first.page.variables.index(k.variable) for k in named.page]
-    assert [[r[i] for i in key] for r in rows] == [[r[i] for i in key] for r in whole[:21]]
+    assert [[r[i] for i in key] for r in rows] == [[r[i] for i in key] for r in whole[: 3 * size]]
     if "ORDER BY" in named.text:  # the whole answer in the query's order too
         unpaged = list(kg.answer.answer(analysed_store, named, analytics=True).page)
         assert [[r[i] for i in key] for r in unpaged] == [[r[i] for i in key] for r in whole]
+    if name == "reading-list":  # the pages crossed from the listed papers to the others
+        position = first.page.variables.index("position")
+        assert rows[0][position] is not None and rows[-1][position] is None
 
 
 def test_stale_tables_leave_the_answer_to_sparql_and_say_why(analysed_store_path, kg_cli) -> None:

@@ -56,7 +56,8 @@ def _all_pages(store, query: str, key: tuple[SortKey, ...], limit: int, via: str
 
 
 @pytest.mark.parametrize("via", ["sparql", "python"])
-@pytest.mark.parametrize("key", ["?score ?item", "DESC(?score) ?name ?item", "?name DESC(?score) DESC(?item)"])
+@pytest.mark.parametrize("key", ["?score ?item", "DESC(?score) ?name ?item", "?name DESC(?score) DESC(?item)",
+                                 "LAST(?score) ?item", "LAST(?name) DESC(?score) ?item"])
 def test_pages_hold_every_row_once_in_key_order_with_ties_and_unbound_keys(fresh_store, key: str, via: str) -> None:
     _items(fresh_store, 60)
     sort = parse_key(key)
