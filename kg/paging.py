@@ -76,9 +76,9 @@ def parse_key(text: str) -> tuple[SortKey, ...]:
     """``?a DESC(?b) LAST(?c) ?d`` (or ``(!BOUND(?c)) ?c``, as in an ORDER BY) as sort
     keys; raises ValueError on anything else."""
     out = []
-    for m in _UNBOUND_LAST.finditer(text):
-        if m.group(1) != m.group(2):
-            raise ValueError(f"cannot read {m.group(0)!r} as a sort key: (!BOUND(?v)) orders ?v itself")
+    for pair in _UNBOUND_LAST.finditer(text):
+        if pair.group(1) != pair.group(2):
+            raise ValueError(f"cannot read {pair.group(0)!r} as a sort key: (!BOUND(?v)) orders ?v itself")
     text = _UNBOUND_LAST.sub(lambda m: f"LAST(?{m.group(1)})", text)
     for token in re.findall(r"(?i)(?:ASC|DESC|LAST)\(\s*\?\w+\s*\)|\S+", text):
         m = _KEY_TOKEN.match(token)
