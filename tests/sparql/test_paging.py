@@ -74,6 +74,11 @@ def test_a_page_key_must_be_projected_and_readable() -> None:
         paged_query(ITEMS, parse_key("?missing"), 5, None)
     with pytest.raises(ValueError, match="sort key"):
         parse_key("?a LOWER(?b)")
+    # unbound last: written LAST(?v) in a page key, read from an ORDER BY's (!BOUND(?v)) ?v
+    assert parse_key("LAST(?p) ?t") == parse_key("(!BOUND(?p)) ?p ?t") == (SortKey("p", last=True), SortKey("t"))
+    assert str(SortKey("p", last=True)) == "(!BOUND(?p)) ?p"
+    with pytest.raises(ValueError, match="orders"):
+        parse_key("(!BOUND(?p)) ?q")
 
 
 def test_only_a_select_query_is_paged_and_its_projection_names_aliases() -> None:
