@@ -310,6 +310,78 @@ def restricted(query: str, groups: Sequence[str], rows: Sequence[Sequence[object
     return query
 
 
+def leading(narrowed: Narrowed, key: Sequence[SortKey]) -> tuple[str, tuple[SortKey, ...]] | None:
+    """A query for the values of the key's leading group variables, where a sub-select of
+    the narrow query's own group binds them (reading-queue's categories), in any order; and
+    those parts of the key. None where there is none."""
+    parts = query_parts(narrowed.text)
+    assert parts.group is not None
+    code = code_only(narrowed.text)
+    opening, closing = parts.group
+    at = opening + 1
+    while (at := code.find("{", at)) >= 0 and at < closing:
+        end = group_end(code, at)
+        inner = re.match(r"(?i)\s*SELECT\b(.*?)\bWHERE\b", code[at + 1 : end], re.S)
+        joined = (code[:at].rstrip()[-1:] in ("{", ".", "}")  # not after OPTIONAL, UNION, MINUS, GRAPH ...
+                  and not re.match(r"(?i)\s*UNION\b", code[end + 1 :]))
+        if inner and joined and not re.match(r"(?i)\s*(DISTINCT|REDUCED)?\s*\*", inner.group(1)):
+            projected = {(_VARIABLE.findall(item) or [""])[-1] for item in _items(inner.group(1))}
+            prefix: list[SortKey] = []
+            for part in key:
+                if part.variable not in projected or part.variable not in narrowed.groups:
+                    break
+                prefix.append(part)
+            if prefix:
+                return (narrowed.text[: parts.form_start] + "SELECT DISTINCT "
+                        + " ".join("?" + k.variable for k in prefix) + " WHERE " + narrowed.text[at : end + 1],
+                        tuple(prefix))
+        at = end + 1
+    return None
+
+
+def seek(narrowed: Narrowed, key: Sequence[SortKey], limit: int, after: Sequence[Term | None] | None,
+         pick: Picker, everything: Everything) -> tuple[list[str], Iterator[tuple[Term | None, ...]]] | None:
+    """The narrow query's page (as ``pick`` gives it), read for a few values of the key's
+    leading part at a time, in order, where a sub-select gives those values
+    (:func:`leading`): the first category's queued papers, then the next's, until the page
+    is full, rather than every queued paper. None where there is no such sub-select, or
+    where the values cannot narrow the query."""
+    found = leading(narrowed, key)
+    if found is None:
+        return None
+    text, prefix = found
+    variables, rows = everything(text)
+    ahead = key_function(prefix, variables)
+    # Restricted by the parts bound in every value, those before the cursor too: a row of a
+    # VALUES block joins a value whose part is unbound (and binds it), so such a part cannot
+    # tell values apart. Rows of other values sharing the named parts are left out here.
+    values = sorted(rows, key=ahead)
+    named = [i for i in range(len(prefix)) if all(row[i] is not None for row in values)]
+    if not named:
+        return None
+    if after is not None:  # from the cursor's value on
+        bound = ahead(list(after[: len(prefix)]))
+        values = [row for row in values if not ahead(row) < bound]
+    got: list[tuple[Term | None, ...]] = []
+    start, step, columns = 0, 1, None
+    while start < len(values) and len(got) <= limit:
+        chunk = values[start : start + step]
+        start, step = start + step, step * 2
+        text = restricted(narrowed.text, [prefix[i].variable for i in named],
+                          list(dict.fromkeys(tuple(row[i] for i in named) for row in chunk)))
+        columns, page = pick(text, after)
+        picked = list(page)
+        at = [columns.index(k.variable) for k in prefix]
+        wanted = set(chunk)
+        kept = [row for row in picked if tuple(row[i] for i in at) in wanted]
+        if len(kept) < len(picked) and len(picked) > limit:
+            return None  # rows of other values took the page's places: read it whole
+        got += kept  # each chunk's values come after the last one's: the rows stay in key order
+    if columns is None:
+        return None
+    return columns, iter(got[: limit + 1])
+
+
 def by_prefix(query: str, key: Sequence[SortKey], limit: int, after: Sequence[Term | None] | None,
               pick: Picker, everything: Everything) -> tuple[list[str], Iterator[tuple[Term | None, ...]]] | None:
     """One page of a query that is not grouped, found from the leading part of its key (see
@@ -355,9 +427,10 @@ def page(query: str, key: Sequence[SortKey], limit: int, after: Sequence[Term | 
     narrowed = narrow(query, key)
     if narrowed is None:
         return None if everything is None else by_prefix(query, key, limit, after, pick, everything)
-    variables, rows = pick(narrowed.text, after)
+    found = None if everything is None else seek(narrowed, key, limit, after, pick, everything)
+    variables, rows = found or pick(narrowed.text, after)
     at = [variables.index(g) for g in narrowed.groups]
-    chosen = [tuple(row[i] for i in at) for row in rows]
+    chosen = list(dict.fromkeys(tuple(row[i] for i in at) for row in rows))
     if not chosen:
         return projection(query), iter(())
     variables, rows = pick(restricted(query, narrowed.groups, chosen), None)

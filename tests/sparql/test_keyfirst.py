@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 import queries
-from kg.keyfirst import narrow, narrow_prefix, restricted
+from kg.keyfirst import leading, narrow, narrow_prefix, restricted
 from kg.paging import decode_cursor, page_rows, parse_key, select_page, without_order
 
 EX = "http://example.org/"
@@ -194,3 +194,44 @@ def test_pages_of_a_query_found_from_its_key_prefix_are_the_pages_of_the_whole_r
         cursor = page.next
     assert rows == expected and len(expected) > 55
     assert (len(set(expected)) < len(expected)) == (size == 100)
+
+
+#: A grouped query whose key starts with what a small sub-select gives: categories (some
+#: without a position), then their items by name.
+QUEUE = f"""SELECT ?position ?category ?item (MIN(?n) AS ?name) (COUNT(?tag) AS ?tags) WHERE {{
+  {{ SELECT ?cat ?category ?position WHERE {{ ?cat a <{EX}Category> ; <{EX}label> ?category .
+                                            OPTIONAL {{ ?cat <{EX}position> ?position }} }} }}
+  ?item <{EX}in> ?cat .
+  OPTIONAL {{ ?item <{EX}name> ?n }}
+  OPTIONAL {{ ?item <{EX}tag> ?tag }}
+}}
+GROUP BY ?position ?category ?item"""
+
+
+@pytest.mark.parametrize("size", [1, 3, 8, 50])
+def test_pages_read_a_few_leading_values_at_a_time_are_the_pages_of_the_whole_result(fresh_store, size: int) -> None:
+    lines = []
+    for c in range(7):  # categories 0-2 without a position: they come first
+        lines.append(f'<{EX}c{c}> a <{EX}Category> ; <{EX}label> "cat {c % 5}" .')  # two labels repeat
+        if c > 2:
+            lines.append(f"<{EX}c{c}> <{EX}position> {c % 4} .")  # two positions repeat too
+    for i in range(40):
+        lines.append(f"<{EX}q{i:02d}> <{EX}in> <{EX}c{(i * 3) % 7}> .")
+        if i % 3:
+            lines.append(f'<{EX}q{i:02d}> <{EX}name> "n{i % 4}" .')
+        lines += [f'<{EX}q{i:02d}> <{EX}tag> "t{k}" .' for k in range(i % 3)]
+    fresh_store.update(f"INSERT DATA {{ GRAPH <{G}> {{ {' '.join(lines)} }} }}")
+    key = parse_key("?position ?category ?name ?item")
+    narrowed = narrow(QUEUE, key)
+    assert narrowed is not None and leading(narrowed, key) is not None
+    whole = fresh_store.stream(without_order(QUEUE))
+    expected = list(select_page(whole.variables, whole.rows, key, None, None))
+    rows, cursor = [], None
+    while True:
+        stream = fresh_store.page(QUEUE, key, size, None if cursor is None else decode_cursor(cursor, key))
+        page = page_rows(stream.variables, stream.rows, key, size)
+        rows += list(page)
+        if page.next is None:
+            break
+        cursor = page.next
+    assert rows == expected and len(expected) == 40
