@@ -24,7 +24,7 @@ FIRST = 100
 #: Parameters for the named queries that need some (the bench corpus's own techniques and
 #: papers, and the catalog's).
 PARAMS: dict[str, dict[str, str]] = {
-    "ancestors": {"technique": "ZeRO"},
+    "ancestors": {"technique": "KDA"},
     "bibliography-entry": {"paper": "https://arxiv.org/abs/2412.06464"},
     "citations-of": {"paper": "http://bench.techkg.invalid/paper/99"},
     "cited-by-technique": {"technique": "ZeRO"},
@@ -34,7 +34,7 @@ PARAMS: dict[str, dict[str, str]] = {
     "kernel-runs": {},
     "lineage-subgraph": {"technique": "ZeRO"},
     "new-since": {"since": "2026-01-01"},
-    "paper-techniques": {"paper": "http://bench.techkg.invalid/paper/99"},
+    "paper-techniques": {"paper": "http://bench.techkg.invalid/paper/10214"},
     "papers-by-author": {"author": "Author 17"},
     "reading-queue-lineage": {"technique": "ZeRO"},
     "reading-queue-technique": {"technique": "ZeRO"},
