@@ -250,18 +250,25 @@ def narrow(query: str, key: Sequence[SortKey]) -> Narrowed | None:
         return None
     body_start = opening + 1
     blocks = _own_optionals(code, body_start, closing)
-    rest = list(code[body_start:closing])
-    for a, z in blocks:
-        rest[a - body_start : z - body_start] = " " * (z - a)
-    outside = _names(_blank_subselects("".join(rest)))
-    if not set(groups) <= outside:
-        return None  # a group variable that only an OPTIONAL binds
-    own, at = "".join(rest), 0
+    rest = _blanked(code, blocks)[body_start:closing]
+    own, at = rest, 0
     while (at := own.find("{", at)) >= 0:  # the group's own BINDs, not those of nested groups
         end = group_end(own, at) + 1
         own, at = own[:at] + " " * (end - at) + own[end:], end
     if any(re.search(rf"(?i)\bAS\s*[?$]{g}\b", own) for g in groups):
         return None  # a VALUES block of the groups could not come before that BIND
+    # The group's own BINDs whose value nothing else reads (reading-list's venue, from two
+    # blocks) are left out too, and so are the blocks that only they read.
+    loose = []
+    for kind, a, z in _own_calls(code[body_start:closing], own):
+        target = re.search(r"(?i)\bAS\s*[?$](\w+)\s*\)$", code[body_start + a : body_start + z])
+        if kind == "BIND" and target and target.group(1) not in needed:
+            elsewhere = code[body_start : body_start + a] + " " + code[body_start + z : closing]
+            if target.group(1) not in _names(_blank_subselects(elsewhere)):
+                loose.append((body_start + a, body_start + z))
+    outside = _names(_blank_subselects(_blanked(code, [*blocks, *loose])[body_start:closing]))
+    if not set(groups) <= outside:
+        return None  # a group variable that only an OPTIONAL binds
     names = [_names(_blank_subselects(code[a:z])) for a, z in blocks]
     dropped = []
     for index, (a, z) in enumerate(blocks):
@@ -270,9 +277,7 @@ def narrow(query: str, key: Sequence[SortKey]) -> Narrowed | None:
             dropped.append((a, z))
     if not dropped:
         return None
-    text = query
-    for a, z in sorted(dropped, reverse=True):
-        text = text[:a] + " " * (z - a) + text[z:]
+    text = _blanked(query, [*dropped, *loose])
     text = (text[: parts.form_start] + "SELECT " + " ".join(kept_items) + " WHERE " + text[opening : closing + 1]
             + "\nGROUP BY " + " ".join("?" + g for g in groups) + "\n")
     return Narrowed(text, groups)
