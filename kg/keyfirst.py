@@ -34,6 +34,8 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
+from pyoxigraph import Literal
+
 from kg.paging import SortKey, key_function, projection
 from kg.results import Term
 from kg.sparqltext import MODIFIER, code_only, group_end, query_parts
@@ -46,6 +48,11 @@ Picker = Callable[[str, "Sequence[Term | None] | None"], "tuple[list[str], Itera
 
 #: The most rows a page's query is restricted to by their leading key values (ties included).
 RESTRICT_MOST = 5000
+
+#: A narrow query joins an ``OPTIONAL`` block by hashing where the rows before it are at
+#: least HASH_LEAST and the block holds at most HASH_RATIO rows for each (:func:`hashed`).
+HASH_LEAST = 5000
+HASH_RATIO = 4
 
 #: Every row of a text, in any order: (variables, rows).
 Everything = Callable[[str], "tuple[list[str], Iterator[tuple[Term | None, ...]]]"]
@@ -344,6 +351,45 @@ def leading(narrowed: Narrowed, key: Sequence[SortKey]) -> tuple[str, tuple[Sort
     return None
 
 
+def _count(text: str, everything: Everything) -> int:
+    _, rows = everything(text)
+    value = next(rows)[0]
+    return int(value.value) if isinstance(value, Literal) else 0
+
+
+def hashed(text: str, everything: Everything) -> str:
+    """The narrow query ``text`` with each ``OPTIONAL`` block of plain patterns that holds
+    at most :data:`HASH_RATIO` rows for each row of the patterns before the blocks read as a
+    sub-select of its own, which the store reads once and joins by hashing, rather than
+    looking it up for each row (the titles of 245,000 listed papers at 700k: 18 s against
+    8 s). A block with more rows than that is looked up, as for a small reading list in a
+    big store. Both counts stop at the bound, so asking costs little."""
+    parts = query_parts(text)
+    assert parts.group is not None
+    code = code_only(text)
+    opening, closing = parts.group
+    blocks = _own_optionals(code, opening + 1, closing)
+    plain = [(a, z) for a, z in blocks if re.fullmatch(r"(?is)OPTIONAL\s*\{[^{}]*\}", code[a:z].strip())
+             and not re.search(r"(?i)\b(FILTER|BIND|VALUES|OPTIONAL|MINUS|SERVICE|GRAPH)\b", code[a:z][8:])]
+    if not plain:
+        return text
+    prologue = text[: parts.form_start]
+
+    def count(group: str, most: int) -> int:
+        return _count(f"{prologue}SELECT (COUNT(*) AS ?n) WHERE {{ SELECT * WHERE {group} LIMIT {most} }}",
+                      everything)
+
+    rows = count(_blanked(text, blocks)[opening : closing + 1], 100 * HASH_LEAST * HASH_RATIO)
+    if rows < HASH_LEAST:
+        return text
+    out = text
+    for a, z in sorted(plain, reverse=True):
+        body = text[text.index("{", a) : z]
+        if count(body, HASH_RATIO * rows + 1) <= HASH_RATIO * rows:
+            out = out[:a] + f"OPTIONAL {{ SELECT * WHERE {body} }}" + out[z:]
+    return out
+
+
 def seek(narrowed: Narrowed, key: Sequence[SortKey], limit: int, after: Sequence[Term | None] | None,
          pick: Picker, everything: Everything) -> tuple[list[str], Iterator[tuple[Term | None, ...]]] | None:
     """The narrow query's page (as ``pick`` gives it), read for a few values of the key's
@@ -433,6 +479,8 @@ def page(query: str, key: Sequence[SortKey], limit: int, after: Sequence[Term | 
     if narrowed is None:
         return None if everything is None else by_prefix(query, key, limit, after, pick, everything)
     found = None if everything is None else seek(narrowed, key, limit, after, pick, everything)
+    if found is None and everything is not None:
+        found = pick(hashed(narrowed.text, everything), after)
     variables, rows = found or pick(narrowed.text, after)
     at = [variables.index(g) for g in narrowed.groups]
     chosen = list(dict.fromkeys(tuple(row[i] for i in at) for row in rows))

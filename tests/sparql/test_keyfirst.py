@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+import kg.keyfirst
 import queries
-from kg.keyfirst import leading, narrow, narrow_prefix, restricted
+from kg.keyfirst import hashed, leading, narrow, narrow_prefix, restricted
 from kg.paging import decode_cursor, page_rows, parse_key, select_page, without_order
 
 EX = "http://example.org/"
@@ -235,3 +236,36 @@ def test_pages_read_a_few_leading_values_at_a_time_are_the_pages_of_the_whole_re
             break
         cursor = page.next
     assert rows == expected and len(expected) == 40
+
+
+def test_a_big_narrow_query_joins_a_small_block_by_hashing_and_a_large_one_by_lookups(fresh_store, monkeypatch) -> None:
+    monkeypatch.setattr(kg.keyfirst, "HASH_LEAST", 10)
+    _items(fresh_store, 60)  # 60 items: their names are few beside them; colours are many
+    colours = " ".join(f"<{EX}other{i}> <{EX}colour> \"c\" ." for i in range(400))
+    fresh_store.update(f"INSERT DATA {{ GRAPH <{G}> {{ {colours} }} }}")
+    query = GROUPED.replace("(SAMPLE(?c) AS ?colour)", "(MIN(?c) AS ?colour)")
+    key = parse_key("?name ?colour ?item")
+    narrowed = narrow(query, key)
+    assert narrowed is not None
+
+    def everything(text: str):
+        stream = fresh_store.stream(text)
+        return stream.variables, stream.rows
+
+    flat = " ".join(hashed(narrowed.text, everything).split())
+    assert f"OPTIONAL {{ SELECT * WHERE {{ ?item <{EX}name> ?n }} }}" in flat
+    assert f"OPTIONAL {{ ?item <{EX}colour> ?c }}" in flat  # 460 rows: more than 4 per item
+    monkeypatch.setattr(kg.keyfirst, "HASH_LEAST", 100)  # fewer items than that: looked up
+    assert hashed(narrowed.text, everything) == narrowed.text
+    monkeypatch.setattr(kg.keyfirst, "HASH_LEAST", 10)
+    whole = fresh_store.stream(without_order(query))
+    expected = list(select_page(whole.variables, whole.rows, key, None, None))
+    rows, cursor = [], None
+    while True:
+        stream = fresh_store.page(query, key, 9, None if cursor is None else decode_cursor(cursor, key))
+        page = page_rows(stream.variables, stream.rows, key, 9)
+        rows += list(page)
+        if page.next is None:
+            break
+        cursor = page.next
+    assert rows == expected and len(rows) == 60
