@@ -12,6 +12,12 @@ store fill in every row of the whole result first. Here a page takes two queries
 2. the query itself, restricted to those groups by one ``VALUES`` block of their group
    variables in its own WHERE group, which fills in their rows.
 
+Where a sub-select gives the key's leading values (reading-queue's categories), the narrow
+query is read for a few of them at a time until the page is full (:func:`seek`); where it
+reads many groups, each small block is joined by hashing rather than looked up for each
+group (:func:`hashed`). The page's ``VALUES`` block also opens each ``OPTIONAL`` block
+that names the groups, so that the store fills in those blocks for the page alone.
+
 An ``OPTIONAL`` block is left out of the narrow query only where that cannot change a
 group or a key value: it shares no variable with the rest of the query but the group
 variables, and every aggregate the key uses ignores repeated rows. A query this cannot
@@ -31,7 +37,7 @@ from __future__ import annotations
 
 import heapq
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from pyoxigraph import Literal
@@ -40,7 +46,8 @@ from kg.paging import SortKey, key_function, projection
 from kg.results import Term
 from kg.sparqltext import MODIFIER, code_only, group_end, query_parts
 
-__all__ = ["Narrowed", "Prefixed", "by_prefix", "narrow", "page", "restricted"]
+__all__ = ["Narrowed", "Prefixed", "by_prefix", "hashed", "leading", "narrow", "narrow_prefix", "page", "restricted",
+           "seek"]
 
 #: One page of a query: (variables, at most ``limit + 1`` rows in key order) for the text
 #: and the cursor's values given.
@@ -162,6 +169,23 @@ def _blanked(code: str, spans: Sequence[tuple[int, int]]) -> str:
     return "".join(out)
 
 
+def _nested_blanked(code: str, start: int, end: int) -> str:
+    """``code`` with the inside of each group between ``start`` and ``end`` blanked, its
+    braces kept: what is left there is the group's own level."""
+    at = start
+    while (at := code.find("{", at)) >= 0 and at < end:
+        close = group_end(code, at)
+        code = code[: at + 1] + " " * (close - at - 1) + code[close:]
+        at = close
+    return code
+
+
+def _values(names: Sequence[str], rows: Iterable[Sequence[Term | None]]) -> str:
+    """A ``VALUES`` block of ``names`` with one row per item of ``rows`` (None: UNDEF)."""
+    body = " ".join("(" + " ".join("UNDEF" if v is None else str(v) for v in row) + ")" for row in rows)
+    return f"\n  VALUES ({' '.join('?' + n for n in names)}) {{ {body} }}\n"
+
+
 def narrow_prefix(query: str, key: Sequence[SortKey]) -> Prefixed | None:
     """``query`` (not grouped) split at its first ``OPTIONAL`` block or BIND (see
     :class:`Prefixed`), or None where the parts cannot be shown to give its rows: a
@@ -183,13 +207,7 @@ def narrow_prefix(query: str, key: Sequence[SortKey]) -> Prefixed | None:
     if not blocks or any(re.match(r"(?i)\s*SELECT\b", code[code.index("{", a) + 1 :]) for a, _ in blocks):
         return None
     optional = set().union(*(_names(_blank_subselects(code[a:z])) for a, z in blocks))
-    own = _blanked(code, blocks)
-    at = opening + 1
-    while (at := own.find("{", at)) >= 0 and at < closing:  # nested groups blanked, braces kept
-        end = group_end(own, at)
-        own = own[: at + 1] + " " * (end - at - 1) + own[end:]
-        at = end
-    calls = _own_calls(code, own[:closing])
+    calls = _own_calls(code, _nested_blanked(_blanked(code, blocks), opening + 1, closing)[:closing])
     binds = [(a, z) for kind, a, z in calls if kind == "BIND"]
     first = min(a for a, _ in [*blocks, *binds])
     if _blanked(code, [*blocks, *((a, z) for _, a, z in calls)])[first:closing].strip():
@@ -258,10 +276,7 @@ def narrow(query: str, key: Sequence[SortKey]) -> Narrowed | None:
     body_start = opening + 1
     blocks = _own_optionals(code, body_start, closing)
     rest = _blanked(code, blocks)[body_start:closing]
-    own, at = rest, 0
-    while (at := own.find("{", at)) >= 0:  # the group's own BINDs, not those of nested groups
-        end = group_end(own, at) + 1
-        own, at = own[:at] + " " * (end - at) + own[end:], end
+    own = _nested_blanked(rest, 0, len(rest))  # the group's own BINDs, not those of nested groups
     if any(re.search(rf"(?i)\bAS\s*[?$]{g}\b", own) for g in groups):
         return None  # a VALUES block of the groups could not come before that BIND
     # The group's own BINDs whose value nothing else reads (reading-list's venue, from two
@@ -290,7 +305,7 @@ def narrow(query: str, key: Sequence[SortKey]) -> Narrowed | None:
     return Narrowed(text, groups)
 
 
-def restricted(query: str, groups: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+def restricted(query: str, groups: Sequence[str], rows: Sequence[Sequence[Term | None]]) -> str:
     """``query`` with one ``VALUES`` block of ``groups`` (one row per item of ``rows``, each
     a term or None for UNDEF) first in its own WHERE group, where the store starts from it
     (:func:`narrow` refuses a query whose own group BINDs a group variable).
@@ -305,8 +320,7 @@ def restricted(query: str, groups: Sequence[str], rows: Sequence[Sequence[object
     5.6 s page of ``bibliography`` at 100k papers, against 0.06 s this way."""
     parts = query_parts(query)
     assert parts.group is not None
-    body = " ".join("(" + " ".join("UNDEF" if v is None else str(v) for v in row) + ")" for row in rows)
-    block = f"\n  VALUES ({' '.join('?' + g for g in groups)}) {{ {body} }}\n"
+    block = _values(groups, rows)
     opening, closing = parts.group
     inserts = [opening + 1]
     if all(v is not None for row in rows for v in row):
@@ -460,10 +474,9 @@ def by_prefix(query: str, key: Sequence[SortKey], limit: int, after: Sequence[Te
     if len(tied) > max(RESTRICT_MOST, 20 * (limit + 1)):
         return None  # a key whose leading part ties for most rows: the whole query is cheaper
     at = [variables.index(v) for v in prefixed.carried]
-    body = " ".join("(" + " ".join("UNDEF" if r[i] is None else str(r[i]) for i in at) + ")" for r in tied)
     group = query_parts(query).group
     assert group is not None
-    text = (query[: group[0] + 1] + f"\n  VALUES ({' '.join('?' + v for v in prefixed.carried)}) {{ {body} }}\n"
+    text = (query[: group[0] + 1] + _values(prefixed.carried, (tuple(r[i] for i in at) for r in tied))
             + prefixed.rest + query[group[1] :])
     return pick(text, after)
 
