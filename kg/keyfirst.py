@@ -85,12 +85,14 @@ class Prefixed:
     """A query that is not grouped, split where its first ``OPTIONAL`` block or BIND
     starts: ``text`` reads the rows of the required patterns before that point (the values
     of ``carried``: the key's leading part ``prefix``, then every other variable of theirs
-    that the query reads after them), and ``rest`` is the rest of its group, which fills in
-    the rows of a page from those values alone."""
+    that the query reads after them). A page's query is ``opening``, a ``VALUES`` block of
+    those values for the page's rows, and ``rest``: the rest of its group and what follows
+    it, which fills in the rows from those values alone."""
 
     text: str
     prefix: tuple[SortKey, ...]
     carried: tuple[str, ...]
+    opening: str
     rest: str
 
 
@@ -148,18 +150,19 @@ def _own_optionals(code: str, start: int, end: int) -> list[tuple[int, int]]:
 def _own_calls(code: str, own: str) -> list[tuple[str, int, int]]:
     """The group's own ``FILTER`` and ``BIND`` calls: (FILTER or BIND, start, end) in
     ``code``, found in ``own`` (the group's text with its nested groups blanked)."""
-    calls = []
-    for m in _CALL.finditer(own):
-        if m.group(2) == "(":
-            depth, end = 0, m.end() - 1
-            for end in range(m.end() - 1, len(code)):
-                depth += {"(": 1, ")": -1}.get(code[end], 0)
-                if depth == 0:
-                    break
-        else:
-            end = group_end(code, m.end() - 1)
-        calls.append((m.group(1).upper(), m.start(), end + 1))
-    return calls
+    return [(m.group(1).upper(), m.start(), group_end(code, m.end() - 1) + 1) for m in _CALL.finditer(own)]
+
+
+def _bind_target(call: str) -> str | None:
+    """The variable a ``BIND(... AS ?v)`` call binds."""
+    m = re.search(r"(?i)\bAS\s*[?$](\w+)\s*\)$", call)
+    return m.group(1) if m else None
+
+
+def _is_subselect(code: str, block: int) -> bool:
+    """Whether the group that opens first after ``block`` (an ``OPTIONAL`` block's start) is
+    a sub-select."""
+    return re.match(r"(?i)\s*SELECT\b", code[code.index("{", block) + 1 :]) is not None
 
 
 def _blanked(code: str, spans: Sequence[tuple[int, int]]) -> str:
@@ -204,7 +207,7 @@ def narrow_prefix(query: str, key: Sequence[SortKey]) -> Prefixed | None:
     if re.match(r"(?i)^\s*(DISTINCT|REDUCED)\b", head) or "(" in head:
         return None
     blocks = _own_optionals(code, opening + 1, closing)
-    if not blocks or any(re.match(r"(?i)\s*SELECT\b", code[code.index("{", a) + 1 :]) for a, _ in blocks):
+    if not blocks or any(_is_subselect(code, a) for a, _ in blocks):
         return None
     optional = set().union(*(_names(_blank_subselects(code[a:z])) for a, z in blocks))
     calls = _own_calls(code, _nested_blanked(_blanked(code, blocks), opening + 1, closing)[:closing])
@@ -213,7 +216,7 @@ def narrow_prefix(query: str, key: Sequence[SortKey]) -> Prefixed | None:
     if _blanked(code, [*blocks, *((a, z) for _, a, z in calls)])[first:closing].strip():
         return None  # a required pattern after a block: the blocks do not come last
     required = _names(_blank_subselects(code[opening + 1 : first]))
-    targets = {m.group(1) for a, z in binds for m in [re.search(r"(?i)\bAS\s*[?$](\w+)\s*\)$", code[a:z])] if m}
+    targets = {v for a, z in binds if (v := _bind_target(code[a:z]))}
     filters = [(a, z) for kind, a, z in calls if kind == "FILTER" and a > first]
     if any(_names(code[a:z]) & ((optional - required) | targets) for a, z in filters):
         return None  # the rows it keeps could change without the blocks
@@ -228,7 +231,7 @@ def narrow_prefix(query: str, key: Sequence[SortKey]) -> Prefixed | None:
     carried = [k.variable for k in prefix] + sorted((required & uses) - {k.variable for k in prefix})
     text = (query[: parts.form_start] + "SELECT " + " ".join("?" + v for v in carried) + " WHERE {"
             + query[opening + 1 : first] + "\n".join(query[a:z] for a, z in filters) + "\n}")
-    return Prefixed(text, tuple(prefix), tuple(carried), query[first:closing])
+    return Prefixed(text, tuple(prefix), tuple(carried), query[: opening + 1], query[first:])
 
 
 def narrow(query: str, key: Sequence[SortKey]) -> Narrowed | None:
@@ -283,10 +286,10 @@ def narrow(query: str, key: Sequence[SortKey]) -> Narrowed | None:
     # blocks) are left out too, and so are the blocks that only they read.
     loose = []
     for kind, a, z in _own_calls(code[body_start:closing], own):
-        target = re.search(r"(?i)\bAS\s*[?$](\w+)\s*\)$", code[body_start + a : body_start + z])
-        if kind == "BIND" and target and target.group(1) not in needed:
+        target = _bind_target(code[body_start + a : body_start + z])
+        if kind == "BIND" and target and target not in needed:
             elsewhere = code[body_start : body_start + a] + " " + code[body_start + z : closing]
-            if target.group(1) not in _names(_blank_subselects(elsewhere)):
+            if target not in _names(_blank_subselects(elsewhere)):
                 loose.append((body_start + a, body_start + z))
     outside = _names(_blank_subselects(_blanked(code, [*blocks, *loose])[body_start:closing]))
     if not set(groups) <= outside:
@@ -326,11 +329,10 @@ def restricted(query: str, groups: Sequence[str], rows: Sequence[Sequence[Term |
     if all(v is not None for row in rows for v in row):
         code = code_only(query)
         for a, z in _own_optionals(code, opening + 1, closing):
-            inner = code.index("{", a) + 1
-            if re.match(r"(?i)\s*SELECT\b", code[inner:]):
+            if _is_subselect(code, a):
                 continue  # OPTIONAL { SELECT ... }: a sub-select stands alone in its group
             if _names(_blank_subselects(code[a:z])) & set(groups):
-                inserts.append(inner)
+                inserts.append(code.index("{", a) + 1)
     for at in sorted(inserts, reverse=True):
         query = query[:at] + block + query[at:]
     return query
@@ -365,12 +367,6 @@ def leading(narrowed: Narrowed, key: Sequence[SortKey]) -> tuple[str, tuple[Sort
     return None
 
 
-def _count(text: str, everything: Everything) -> int:
-    _, rows = everything(text)
-    value = next(rows)[0]
-    return int(value.value) if isinstance(value, Literal) else 0
-
-
 def hashed(text: str, everything: Everything) -> str:
     """The narrow query ``text`` with each ``OPTIONAL`` block of plain patterns that holds
     at most :data:`HASH_RATIO` rows for each row of the patterns before the blocks read as a
@@ -383,15 +379,17 @@ def hashed(text: str, everything: Everything) -> str:
     code = code_only(text)
     opening, closing = parts.group
     blocks = _own_optionals(code, opening + 1, closing)
-    plain = [(a, z) for a, z in blocks if re.fullmatch(r"(?is)OPTIONAL\s*\{[^{}]*\}", code[a:z].strip())
-             and not re.search(r"(?i)\b(FILTER|BIND|VALUES|OPTIONAL|MINUS|SERVICE|GRAPH)\b", code[a:z][8:])]
+    plain = [(a, z) for a, z in blocks if re.fullmatch(r"\{[^{}]*\}", code[code.index("{", a) : z])
+             and not re.search(r"(?i)\b(FILTER|BIND|VALUES|OPTIONAL|MINUS|SERVICE|GRAPH)\b", code[a + 8 : z])]
     if not plain:
         return text
-    prologue = text[: parts.form_start]
 
     def count(group: str, most: int) -> int:
-        return _count(f"{prologue}SELECT (COUNT(*) AS ?n) WHERE {{ SELECT * WHERE {group} LIMIT {most} }}",
-                      everything)
+        """How many rows ``group`` holds, counted up to ``most``."""
+        _, rows = everything(f"{text[: parts.form_start]}SELECT (COUNT(*) AS ?n) WHERE "
+                             f"{{ SELECT * WHERE {group} LIMIT {most} }}")
+        value = next(rows)[0]
+        return int(value.value) if isinstance(value, Literal) else 0
 
     rows = count(_blanked(text, blocks)[opening : closing + 1], 100 * HASH_LEAST * HASH_RATIO)
     if rows < HASH_LEAST:
@@ -474,11 +472,8 @@ def by_prefix(query: str, key: Sequence[SortKey], limit: int, after: Sequence[Te
     if len(tied) > max(RESTRICT_MOST, 20 * (limit + 1)):
         return None  # a key whose leading part ties for most rows: the whole query is cheaper
     at = [variables.index(v) for v in prefixed.carried]
-    group = query_parts(query).group
-    assert group is not None
-    text = (query[: group[0] + 1] + _values(prefixed.carried, (tuple(r[i] for i in at) for r in tied))
-            + prefixed.rest + query[group[1] :])
-    return pick(text, after)
+    values = _values(prefixed.carried, (tuple(r[i] for i in at) for r in tied))
+    return pick(prefixed.opening + values + prefixed.rest, after)
 
 
 def page(query: str, key: Sequence[SortKey], limit: int, after: Sequence[Term | None] | None,

@@ -106,12 +106,14 @@ def code_only(query: str, *, iris: bool = False) -> str:
 
 
 def group_end(code: str, opening: int) -> int:
-    """The offset of the ``}`` that closes the ``{`` at ``opening``."""
+    """The offset of the ``}`` that closes the ``{`` at ``opening`` (or of the ``)`` that
+    closes a ``(`` there)."""
+    start, stop = ("(", ")") if code[opening : opening + 1] == "(" else ("{", "}")
     depth = 0
     for i in range(opening, len(code)):
-        if code[i] == "{":
+        if code[i] == start:
             depth += 1
-        elif code[i] == "}":
+        elif code[i] == stop:
             depth -= 1
             if depth == 0:
                 return i

@@ -33,6 +33,24 @@ def _items(store, n: int) -> None:
     store.update(f"INSERT DATA {{ GRAPH <{G}> {{ {' '.join(lines)} }} }}")
 
 
+def _pages(store, query: str, key, size: int) -> list:
+    """Every row of ``query``, read page by page (``size`` rows) with the printed cursors."""
+    rows, cursor = [], None
+    while True:
+        stream = store.page(query, key, size, None if cursor is None else decode_cursor(cursor, key))
+        page = page_rows(stream.variables, stream.rows, key, size)
+        rows += list(page)
+        if page.next is None:
+            return rows
+        cursor = page.next
+
+
+def _sorted_whole(store, query: str, key) -> list:
+    """Every row of ``query`` at once, sorted by ``key``."""
+    whole = store.stream(without_order(query))
+    return list(select_page(whole.variables, whole.rows, key, None, None))
+
+
 def test_the_narrow_query_leaves_out_only_the_optionals_the_key_does_not_need() -> None:
     named = queries.get("bibliography")
     narrowed = narrow(named.text, named.page)
@@ -56,16 +74,8 @@ def test_pages_found_from_the_key_are_the_pages_of_the_whole_sorted_result(fresh
     _items(fresh_store, 60)
     parsed = parse_key(key)
     assert narrow(GROUPED, parsed) is not None
-    whole = fresh_store.stream(without_order(GROUPED))
-    expected = list(select_page(whole.variables, whole.rows, parsed, None, None))
-    rows, cursor = [], None
-    while True:
-        stream = fresh_store.page(GROUPED, parsed, 7, None if cursor is None else decode_cursor(cursor, parsed))
-        page = page_rows(stream.variables, stream.rows, parsed, 7)
-        rows += list(page)
-        if page.next is None:
-            break
-        cursor = page.next
+    expected = _sorted_whole(fresh_store, GROUPED, parsed)
+    rows = _pages(fresh_store, GROUPED, parsed, 7)
     assert [r[0] for r in rows] == [r[0] for r in expected]
     assert rows == expected  # every column filled in, the tag counts included
 
@@ -103,16 +113,8 @@ def test_pages_of_a_query_with_every_kind_of_optional_are_the_pages_of_the_whole
     friends = " ".join(f"<{EX}i{i:03d}> <{EX}friend> <{EX}i{(i * 7) % 40:03d}> ." for i in range(0, 40, 3))
     fresh_store.update(f"INSERT DATA {{ GRAPH <{G}> {{ {friends} <{EX}settings> <{EX}flag> true . }} }}")
     key = parse_key("?name ?item")
-    whole = fresh_store.stream(without_order(SHAPES))
-    expected = list(select_page(whole.variables, whole.rows, key, None, None))
-    rows, cursor = [], None
-    while True:
-        stream = fresh_store.page(SHAPES, key, 6, None if cursor is None else decode_cursor(cursor, key))
-        page = page_rows(stream.variables, stream.rows, key, 6)
-        rows += list(page)
-        if page.next is None:
-            break
-        cursor = page.next
+    expected = _sorted_whole(fresh_store, SHAPES, key)
+    rows = _pages(fresh_store, SHAPES, key, 6)
     assert rows == expected
     assert any(r[2] is not None for r in rows) and all(r[4] is not None for r in rows)
 
@@ -183,16 +185,8 @@ def test_pages_of_a_query_found_from_its_key_prefix_are_the_pages_of_the_whole_r
             lines.append(f'<{EX}d{i:02d}> <{EX}remade> "2026-0{1 + i % 4}" .')
     fresh_store.update(f"INSERT DATA {{ GRAPH <{G}> {{ {' '.join(lines)} }} }}")
     key = parse_key("DESC(?when) ?kind ?label ?item")
-    whole = fresh_store.stream(without_order(DATED))
-    expected = list(select_page(whole.variables, whole.rows, key, None, None))
-    rows, cursor = [], None
-    while True:
-        stream = fresh_store.page(DATED, key, size, None if cursor is None else decode_cursor(cursor, key))
-        page = page_rows(stream.variables, stream.rows, key, size)
-        rows += list(page)
-        if page.next is None:
-            break
-        cursor = page.next
+    expected = _sorted_whole(fresh_store, DATED, key)
+    rows = _pages(fresh_store, DATED, key, size)
     assert rows == expected and len(expected) > 55
     assert (len(set(expected)) < len(expected)) == (size == 100)
 
@@ -225,16 +219,8 @@ def test_pages_read_a_few_leading_values_at_a_time_are_the_pages_of_the_whole_re
     key = parse_key("?position ?category ?name ?item")
     narrowed = narrow(QUEUE, key)
     assert narrowed is not None and leading(narrowed, key) is not None
-    whole = fresh_store.stream(without_order(QUEUE))
-    expected = list(select_page(whole.variables, whole.rows, key, None, None))
-    rows, cursor = [], None
-    while True:
-        stream = fresh_store.page(QUEUE, key, size, None if cursor is None else decode_cursor(cursor, key))
-        page = page_rows(stream.variables, stream.rows, key, size)
-        rows += list(page)
-        if page.next is None:
-            break
-        cursor = page.next
+    expected = _sorted_whole(fresh_store, QUEUE, key)
+    rows = _pages(fresh_store, QUEUE, key, size)
     assert rows == expected and len(expected) == 40
 
 
@@ -258,14 +244,6 @@ def test_a_big_narrow_query_joins_a_small_block_by_hashing_and_a_large_one_by_lo
     monkeypatch.setattr(kg.keyfirst, "HASH_LEAST", 100)  # fewer items than that: looked up
     assert hashed(narrowed.text, everything) == narrowed.text
     monkeypatch.setattr(kg.keyfirst, "HASH_LEAST", 10)
-    whole = fresh_store.stream(without_order(query))
-    expected = list(select_page(whole.variables, whole.rows, key, None, None))
-    rows, cursor = [], None
-    while True:
-        stream = fresh_store.page(query, key, 9, None if cursor is None else decode_cursor(cursor, key))
-        page = page_rows(stream.variables, stream.rows, key, 9)
-        rows += list(page)
-        if page.next is None:
-            break
-        cursor = page.next
+    expected = _sorted_whole(fresh_store, query, key)
+    rows = _pages(fresh_store, query, key, 9)
     assert rows == expected and len(rows) == 60
