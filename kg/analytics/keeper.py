@@ -49,7 +49,7 @@ class TablesKeeper:
     """Keeps fresh analytics tables fresh (see the module doc)."""
 
     name = "analytics tables"
-    imports: tuple[str, ...] = ("duckdb", "pyarrow", "kg.analytics.materialize")
+    imports: tuple[str, ...] = ("duckdb", "kg.analytics.materialize")
 
     def before(self, store: GraphStore) -> Fresh | None:
         from kg.analytics.files import connect, database_path, engine, graph_states

@@ -91,7 +91,7 @@ def session(con: duckdb.DuckDBPyConnection) -> None:
     import duckdb
     from duckdb.sqltypes import VARCHAR
 
-    from kg.analytics.copyrows import unescape
+    from kg.analytics.schema import unescape
 
     try:
         con.create_function("kg_unescape", unescape, [VARCHAR], VARCHAR, side_effects=False)

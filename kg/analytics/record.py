@@ -9,6 +9,7 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from kg.analytics.files import temp_table
 from kg.analytics.tables import SHARED_KEYS, TABLES
 
 if TYPE_CHECKING:
@@ -26,30 +27,13 @@ def contributions(
 ) -> dict[str, set[str]]:
     """table → the graphs that hold facts it reads, among ``graphs`` (all when None),
     for ``tables`` (all when None)."""
-    import pyarrow as pa
-
     chosen = [t for t in TABLES if tables is None or t.name in tables]
     keys = [(t.name, k, k in SHARED_KEYS) for t in chosen for k in sorted(t.keys)]
     classes = [(t.name, k) for t in chosen for k in sorted(t.classes)]
-    con.register(
-        "table_keys",
-        pa.table(
-            {
-                "tbl": pa.array([r[0] for r in keys], pa.string()),
-                "k": pa.array([r[1] for r in keys], pa.string()),
-                "shared": pa.array([r[2] for r in keys], pa.bool_()),
-            }
-        ),
-    )
-    con.register(
-        "table_classes",
-        pa.table(
-            {
-                "tbl": pa.array([r[0] for r in classes], pa.string()),
-                "k": pa.array([r[1] for r in classes], pa.string()),
-            }
-        ),
-    )
+    temp_table(con, "table_keys", {"tbl": ("VARCHAR", [r[0] for r in keys]), "k": ("VARCHAR", [r[1] for r in keys]),
+                                   "shared": ("BOOLEAN", [r[2] for r in keys])})
+    temp_table(con, "table_classes", {"tbl": ("VARCHAR", [r[0] for r in classes]),
+                                      "k": ("VARCHAR", [r[1] for r in classes])})
     where = (
         "TRUE"
         if graphs is None
@@ -78,8 +62,8 @@ def contributions(
             params,
         ).fetchall()
     finally:
-        con.unregister("table_keys")
-        con.unregister("table_classes")
+        con.execute("DROP TABLE IF EXISTS table_keys")
+        con.execute("DROP TABLE IF EXISTS table_classes")
     out: dict[str, set[str]] = {}
     for tbl, g in rows:
         out.setdefault(tbl, set()).add(g)
@@ -101,26 +85,13 @@ def record_graphs(
 ) -> None:
     if not states:
         return
-    import pyarrow as pa
-
-    con.register(
-        "new_graphs",
-        pa.table(
-            {
-                "id": pa.array([ids[s.graph] for s in states], type=pa.int32()),
-                "graph": [s.graph for s in states],
-                "name": [s.name for s in states],
-                "priority": [s.priority for s in states],
-                "modified": [s.modified for s in states],
-                "activity": [s.activity for s in states],
-                "content_hash": [s.content_hash for s in states],
-                "triples": pa.array([s.triples for s in states], type=pa.int64()),
-                "signature": [s.signature for s in states],
-                "copy_digest": pa.array([copies[s.graph].digest if s.graph in copies else None for s in states],
-                                        type=pa.string()),
-            }
-        ),
-    )
+    temp_table(con, "new_graphs", {
+        "id": ("INTEGER", [ids[s.graph] for s in states]), "graph": ("VARCHAR", [s.graph for s in states]),
+        "name": ("VARCHAR", [s.name for s in states]), "priority": ("BIGINT", [s.priority for s in states]),
+        "modified": ("VARCHAR", [s.modified for s in states]), "activity": ("VARCHAR", [s.activity for s in states]),
+        "content_hash": ("VARCHAR", [s.content_hash for s in states]),
+        "triples": ("BIGINT", [s.triples for s in states]), "signature": ("VARCHAR", [s.signature for s in states]),
+        "copy_digest": ("VARCHAR", [copies[s.graph].digest if s.graph in copies else None for s in states])})
     try:
         con.execute(
             """INSERT INTO staging.graphs
@@ -129,7 +100,7 @@ def record_graphs(
             [at],
         )
     finally:
-        con.unregister("new_graphs")
+        con.execute("DROP TABLE IF EXISTS new_graphs")
 
 
 def record_build(
@@ -150,8 +121,6 @@ def record_build(
     """Record the build. ``contributions``: each table made or patched, with the graphs
     (IRIs) that hold a kind of fact it reads, among all graphs, or for the tables in
     ``partial`` among the ``touched`` ones (the others' share is as recorded)."""
-    import pyarrow as pa
-
     build_id = scalar(con, "SELECT coalesce(max(build_id), 0) + 1 FROM main.builds")
     finished_at = dt.datetime.now(dt.UTC).replace(tzinfo=None)
     by_name = {t.name: t for t in TABLES}
@@ -173,17 +142,10 @@ def record_build(
         return out
 
     built = list(rebuilt)
-    con.register(
-        "built",
-        pa.table(
-            {
-                "table_name": built,
-                "description": [by_name[n].description for n in built],
-                "rows": pa.array([rebuilt[n] for n in built], type=pa.int64()),
-                "sources": [sorted(sources(n)) for n in built],
-            }
-        ),
-    )
+    temp_table(con, "built", {"table_name": ("VARCHAR", built),
+                              "description": ("VARCHAR", [by_name[n].description for n in built]),
+                              "rows": ("BIGINT", [rebuilt[n] for n in built]),
+                              "sources": ("VARCHAR[]", [sorted(sources(n)) for n in built])})
     try:
         con.execute(
             "DELETE FROM main.materialisations WHERE table_name IN (SELECT table_name FROM built)"
@@ -194,7 +156,7 @@ def record_build(
             [build_id, finished_at],
         )
     finally:
-        con.unregister("built")
+        con.execute("DROP TABLE IF EXISTS built")
     for name, rows in tables_patched.items():
         con.execute("UPDATE main.materialisations SET rows = ?, build_id = ?, built_at = ?, sources = ? "
                     "WHERE table_name = ?", [rows, build_id, finished_at, sorted(sources(name)), name])

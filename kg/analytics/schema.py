@@ -12,11 +12,27 @@ version out, which imports the staging keys and every table's SQL, and compares 
 
 from __future__ import annotations
 
+import re
 from functools import cache
 
 from kg.analytics.files import code_digest
 
-__all__ = ["MACROS", "schema_current", "schema_version"]
+__all__ = ["MACROS", "schema_current", "schema_version", "unescape"]
+
+_SIMPLE = {"t": "\t", "n": "\n", "r": "\r", "b": "\b", "f": "\f", '"': '"', "'": "'", "\\": "\\"}
+_ESCAPE = re.compile(r"\\(u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|.)")
+
+
+def _resolved(m: re.Match[str]) -> str:
+    code = m.group(1)
+    return chr(int(code[1:], 16)) if code[0] in "uU" else _SIMPLE.get(code, code)
+
+
+def unescape(text: str) -> str:
+    """An N-Triples string body with its escapes (\\t, \\", \\u00E9, ...) resolved: the build's
+    ``kg_unescape`` (:data:`MACROS`), and how an import copy's texts are read (kg.analytics.copyrows)."""
+    return _ESCAPE.sub(_resolved, text)
+
 
 #: Helpers of the table SQL, and leave to write tables in parallel where their SQL does not
 #: ask for an order (session-only: nothing of this is stored in the file).

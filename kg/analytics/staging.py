@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from kg.analytics.files import staged_graphs
+from kg.analytics.files import staged_graphs, temp_table
 from kg.catalog import DIMENSIONS
 from kg.vocab import LINEAGE_RELATIONS, NS
 
@@ -452,11 +452,12 @@ def stage(
     tasks = expand(store, [g for g in graphs if g.value not in copies], folder, sizes)
     if not tasks and not copies:
         return 0
-    from kg.analytics.copyrows import Lines, blocks
-
     # Extraction waits on the store as much as on the CPU: one worker more than cores.
     workers = workers or min(8, (os.cpu_count() or 1) + 1)
-    # Progress: a step per store task and per block of a copy.
+    # Progress: a step per store task and per block of a copy (read by Arrow: pyarrow is
+    # imported only for one).
+    if copies:
+        from kg.analytics.copyrows import blocks
     steps = {g: blocks(Path(held[g])) for g in copies}
     done, total = 0, len(tasks) + sum(steps.values())
     if progress:
@@ -466,18 +467,14 @@ def stage(
             done += 1
             if progress:
                 progress(done, total)
-    import pyarrow as pa
-
     files = [str(t.path) for t in tasks]
     typed = [str(t.path) for t in tasks if t.key in (None, _TYPE)]
     added = 0
     copy_types: list[pa.RecordBatch] = []
     try:
-        con.register(
-            "stage_tasks",
-            pa.table({"file": files, "g": pa.array([ids[t.graph.value] for t in tasks], pa.int32()),
-                      "k": pa.array([t.key for t in tasks], pa.string())}),
-        )
+        temp_table(con, "stage_tasks", {"file": ("VARCHAR", files),
+                                        "g": ("INTEGER", [ids[t.graph.value] for t in tasks]),
+                                        "k": ("VARCHAR", [t.key for t in tasks])})
         if files:
             added += _count(con.execute(
                 f"INSERT INTO {table} SELECT * FROM ({_FROM_STORE}) WHERE k <> '{_TYPE}'", {"files": files}))
@@ -485,6 +482,10 @@ def stage(
         repeated = []
         predicates = _copy_predicates()
         for graph, copy in copies.items():
+            import pyarrow as pa
+
+            from kg.analytics.copyrows import Lines
+
             gid, start = ids[graph], done
 
             def block(end: int = start + steps[graph]) -> None:
@@ -511,7 +512,7 @@ def stage(
         for gid in repeated:
             added -= _drop_repeats(con, gid, table)
     finally:
-        con.unregister("stage_tasks")
+        con.execute("DROP TABLE IF EXISTS stage_tasks")
     return added
 
 
@@ -538,18 +539,20 @@ def _stage_types(con: duckdb.DuckDBPyConnection, files: list[str], copy_types: l
     """The type keys, as their patterns in KEYS define them, from the rdf:type rows of the
     store's TSV ``files`` and of the copies (``copy_types``: g, s, o, d): a:<class> for
     each subject of that class, and every type of a bibo:Document."""
-    import pyarrow as pa
+    if copy_types:  # (Arrow only where a copy was read)
+        import pyarrow as pa
 
-    schema = pa.schema([("s", pa.string()), ("o", pa.string()), ("d", pa.string()), ("g", pa.int32())])
-    con.register("stage_copy_types", pa.Table.from_batches(copy_types, schema))
+        schema = pa.schema([("s", pa.string()), ("o", pa.string()), ("d", pa.string()), ("g", pa.int32())])
+        con.register("stage_copy_types", pa.Table.from_batches(copy_types, schema))
     classes = [KEYS["a:" + c] for c in CLASSES]
-    con.register("stage_classes",
-                 pa.table({"k": [k.name for k in classes], "iri": [_iri(k.name[2:])[1:-1] for k in classes]}))
-    from_store = f"SELECT g, s, o, d FROM ({_FROM_STORE}) WHERE k = '{_TYPE}' UNION ALL " if files else ""
+    temp_table(con, "stage_classes", {"k": ("VARCHAR", [k.name for k in classes]),
+                                      "iri": ("VARCHAR", [_iri(k.name[2:])[1:-1] for k in classes])})
+    rows = " UNION ALL ".join([*([f"SELECT g, s, o, d FROM ({_FROM_STORE}) WHERE k = '{_TYPE}'"] if files else []),
+                               *(["SELECT g, s, o, d FROM stage_copy_types"] if copy_types else [])])
     try:
         return _count(con.execute(
             f"""INSERT INTO {table}
-                WITH ty AS MATERIALIZED ({from_store} SELECT g, s, o, d FROM stage_copy_types)
+                WITH ty AS MATERIALIZED ({rows})
                 SELECT ty.g, ty.s, c.k, NULL, NULL, NULL
                 FROM ty JOIN stage_classes AS c ON c.iri = ty.o AND ty.d IS NULL
                 UNION ALL
@@ -558,5 +561,6 @@ def _stage_types(con: duckdb.DuckDBPyConnection, files: list[str], copy_types: l
                   ON doc.g = ty.g AND doc.s = ty.s""",
             {"files": files} if files else {}))
     finally:
-        con.unregister("stage_copy_types")
-        con.unregister("stage_classes")
+        if copy_types:
+            con.unregister("stage_copy_types")
+        con.execute("DROP TABLE IF EXISTS stage_classes")

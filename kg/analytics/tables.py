@@ -25,23 +25,10 @@ from kg.graphs import CITATIONS, graph_name
 __all__ = ["SHARED_KEYS", "TABLES", "Table", "ordered", "table"]
 
 #: Properties carried by several kinds of node.
-SHARED_KEYS: frozenset[str] = frozenset(
-    {
-        "skos:notation",
-        "skos:prefLabel",
-        "skos:prefLabel@zh",
-        "skos:definition",
-        "tkg:position",
-        "rdfs:label",
-        "rdfs:comment",
-        "foaf:name",
-        "tkg:firstAuthor",
-        *REPOSITORY_COUNTS,
-        "tkg:passed",
-        "prov:startedAtTime",
-        "prov:endedAtTime",
-    }
-)
+SHARED_KEYS: frozenset[str] = frozenset({
+    "skos:notation", "skos:prefLabel", "skos:prefLabel@zh", "skos:definition", "tkg:position", "rdfs:label",
+    "rdfs:comment", "foaf:name", "tkg:firstAuthor", *REPOSITORY_COUNTS, "tkg:passed", "prov:startedAtTime",
+    "prov:endedAtTime"})
 
 #: The name of the citations graph in the staged facts.
 _CITATIONS = graph_name(CITATIONS)
@@ -309,16 +296,22 @@ reach(technique, ancestor, distance) AS (
   WHERE e.parent <> r.technique AND r.distance < 256),
 pairs AS (SELECT technique, ancestor, min(distance) AS min_distance, max(distance) AS max_distance
           FROM reach GROUP BY technique, ancestor),
-steps AS (SELECT technique, ancestor FROM pairs
-          UNION SELECT child, child FROM edges UNION SELECT parent, parent FROM edges),
-on_path AS (SELECT p.technique, p.ancestor, e.source_graph, e.source_modified
-            FROM pairs AS p JOIN steps AS up ON up.technique = p.technique
-            JOIN edges AS e ON e.child = up.ancestor
-            JOIN steps AS down ON down.technique = e.parent AND down.ancestor = p.ancestor)
+-- each (graph, time) of the edges, and each walk's start, end and the kinds of edge on it: an
+-- edge x -> y is on a walk from t to a where t reaches x (or is x) and y reaches a (or is a)
+kinds AS (SELECT row_number() OVER (ORDER BY source_graph, source_modified) AS kind, *
+          FROM (SELECT DISTINCT source_graph, source_modified FROM edges)),
+marked AS (SELECT e.child, e.parent, k.kind FROM edges AS e JOIN kinds AS k
+           ON k.source_graph IS NOT DISTINCT FROM e.source_graph
+          AND k.source_modified IS NOT DISTINCT FROM e.source_modified),
+walks(technique, ancestor, kind) AS (
+  SELECT child, parent, kind FROM marked
+  UNION
+  SELECT w.technique, e.parent, unnest(CASE WHEN w.kind = e.kind THEN [w.kind] ELSE [w.kind, e.kind] END)
+  FROM walks AS w JOIN marked AS e ON e.child = w.ancestor)
 SELECT p.technique, p.ancestor, p.min_distance, p.max_distance,
-       array_to_string(list_sort(list_distinct(list(o.source_graph))), ', ') AS source_graph,
-       max(o.source_modified) AS source_modified
-FROM pairs AS p JOIN on_path AS o USING (technique, ancestor)
+       array_to_string(list_sort(list_distinct(list(k.source_graph))), ', ') AS source_graph,
+       max(k.source_modified) AS source_modified
+FROM pairs AS p JOIN walks AS w USING (technique, ancestor) JOIN kinds AS k USING (kind)
 GROUP BY p.technique, p.ancestor, p.min_distance, p.max_distance ORDER BY technique, ancestor""",
         after=("lineage_edges",),
     ),

@@ -491,3 +491,39 @@ HAVING coalesce(one.stars, 0) >= CAST($minStars AS BIGINT)""",
 )
 
 
+
+# Papers by author: the people whose name contains the text, their papers through an ordered
+# author list (or, for a paper without one, its creators) and the others on that list.
+TWINS["papers-by-author"] = Twin(
+    f"""WITH people AS (
+    SELECT DISTINCT s AS person, o AS name, d AS name__d FROM staging.facts
+    WHERE k = 'foaf:name' AND contains(lower(o), lower(CAST($author AS VARCHAR)))
+      AND s IN (SELECT s FROM staging.facts WHERE k = 'a:foaf:Person')),
+  listed AS (SELECT DISTINCT a.s AS paper, a.o AS list, m.o AS person FROM staging.facts AS m
+             JOIN staging.facts AS a ON a.k = 'bibo:authorList' AND a.o = m.s
+             WHERE m.k = 'rdf:_n' AND m.o IN (SELECT person FROM people)),
+  created AS (SELECT DISTINCT s AS paper, o AS person FROM staging.facts
+              WHERE k = 'dcterms:creator' AND o IN (SELECT person FROM people)
+                AND s NOT IN (SELECT s FROM staging.facts WHERE k = 'bibo:authorList')),
+  papers AS (SELECT paper, person FROM listed UNION SELECT paper, person FROM created),
+  facts AS (SELECT s, arg_min({{'o': o, 'd': d}}, (o, d)) FILTER (WHERE k = 'dcterms:title') AS t,
+                   min(left(o, 4)) FILTER (WHERE k = 'dcterms:issued') AS year
+            FROM staging.facts WHERE k IN ('dcterms:title', 'dcterms:issued') AND s IN (SELECT paper FROM papers)
+            GROUP BY s),
+  others AS (SELECT l.paper, l.person, c.o AS co FROM listed AS l
+             JOIN staging.facts AS c ON c.k = 'rdf:_n' AND c.s = l.list
+             UNION SELECT p.paper, p.person, c.o FROM created AS p
+             JOIN staging.facts AS c ON c.k = 'dcterms:creator' AND c.s = p.paper),
+  coauthors AS (SELECT x.paper, x.person, string_agg(DISTINCT n.o, ', ' ORDER BY n.o) AS coauthors,
+                       {_same_language("TRUE", "n.d")} AS coauthors__d
+                FROM others AS x JOIN staging.facts AS n ON n.k = 'foaf:name' AND n.s = x.co
+                WHERE x.co <> x.person GROUP BY x.paper, x.person)
+SELECT CAST($author AS VARCHAR) AS author, p.person, pe.name, pe.name__d, p.paper, f.t.o AS title, f.t.d AS title__d,
+       f.year, c.coauthors, c.coauthors__d
+FROM papers AS p JOIN people AS pe USING (person) LEFT JOIN facts AS f ON f.s = p.paper
+LEFT JOIN coauthors AS c USING (paper, person)""",
+    {"author": "string", "person": "iri", "name": "term", "paper": "iri", "title": "term", "year": "string",
+     "coauthors": "term"},
+    {"author": lambda v: v.value},
+    kept=False,  # (no answer without the name to look for)
+)

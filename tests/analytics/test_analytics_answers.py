@@ -17,7 +17,7 @@ from kg.resolve import Resolver
 #: catalog and the reading list; several lineage techniques behind one paper): any one
 #: of them is the right answer.
 SAMPLED = ("venue", "via", "viaName", "people", "repository")
-CASES = [(name, {}) for name in TWINS if name not in ("new-since", "reading-queue-lineage")] + [
+CASES = [(name, {}) for name in TWINS if name not in ("new-since", "reading-queue-lineage", "papers-by-author")] + [
     ("reading-queue", {"section": "distributed"}),
     ("lineage-paper-links", {"technique": "https://w3id.org/techkg/id/technique/zero"}),
     ("lineage-papers", {"technique": "ZeRO,GDN"}),
@@ -27,10 +27,12 @@ CASES = [(name, {}) for name in TWINS if name not in ("new-since", "reading-queu
     ("reading-queue-lineage", {"technique": "GQA"}),
     ("reading-list", {"status": "to-read"}),
     ("reading-list", {"category": "distributed"}),
+    ("papers-by-author", {"author": "an"}),
+    ("papers-by-author", {"author": "ZHANG"}),
 ]
 #: GROUP_CONCAT columns and their separators: SPARQL leaves the order of the parts open.
 CONCATS = {"types": " ", "authors": "\n", "venues": "\n", "categories": " | ", "techniques": ", ", "aliases": ", ",
-           "organisations": ", ", "notes": "\x1f"}
+           "organisations": ", ", "notes": "\x1f", "coauthors": ", "}
 
 
 def _rows(store, name: str, params: dict[str, str], *, analytics: bool):
@@ -231,3 +233,44 @@ def test_an_incremental_build_remakes_only_the_answers_that_read_what_changed(an
         _, kept = _rows(store, "lineage-nodes", {}, analytics=True)
         _, sparql = _rows(store, "lineage-nodes", {}, analytics=False)
         assert len(kept) == len(sparql)
+
+
+def test_papers_by_author_from_the_tables_follows_author_lists_then_creators(analysed_store) -> None:
+    """A paper's ordered author list names its authors (its creators then do not count); a
+    paper without one is found through its creators; a sole author has no co-authors."""
+    import pyoxigraph as ox
+
+    from kg.analytics import build, database_path
+    from kg.graphs import graph_iri
+    from kg.iris import person_iri
+    from kg.vocab import BIBO, DCTERMS, FOAF, RDF
+
+    def person(name: str) -> list[ox.Triple]:
+        return [ox.Triple(person_iri(name), RDF.type, FOAF.Person),
+                ox.Triple(person_iri(name), FOAF.name, ox.Literal(name))]
+
+    listed, created, alone = (ox.NamedNode(f"https://example.org/paper/{n}") for n in ("listed", "created", "alone"))
+    triples = [t for name in ("Quill Zebedee", "Rook Yarrow", "Sable Xu", "Tern Wick") for t in person(name)]
+    for paper, title in ((listed, "With a list"), (created, "Creators only"), (alone, "On my own")):
+        triples += [ox.Triple(paper, RDF.type, BIBO.Document), ox.Triple(paper, DCTERMS.title, ox.Literal(title))]
+    triples += [ox.Triple(listed, BIBO.authorList, ox.NamedNode(listed.value + "#a")),
+                ox.Triple(ox.NamedNode(listed.value + "#a"), RDF["_1"], person_iri("Quill Zebedee")),
+                ox.Triple(ox.NamedNode(listed.value + "#a"), RDF["_2"], person_iri("Rook Yarrow")),
+                ox.Triple(listed, DCTERMS.creator, person_iri("Sable Xu")),  # not counted: the list says who
+                ox.Triple(listed, DCTERMS.creator, person_iri("Quill Zebedee")),
+                ox.Triple(created, DCTERMS.creator, person_iri("Quill Zebedee")),
+                ox.Triple(created, DCTERMS.creator, person_iri("Tern Wick")),
+                ox.Triple(alone, BIBO.authorList, ox.NamedNode(alone.value + "#a")),
+                ox.Triple(ox.NamedNode(alone.value + "#a"), RDF["_1"], person_iri("Quill Zebedee"))]
+    with analysed_store.transaction("test") as tx:
+        tx.replace_graph(graph_iri("import/people"), triples)
+    build(analysed_store, database_path(analysed_store.location))
+    for author, expected in (("QUILL", {("With a list", "Rook Yarrow"), ("Creators only", "Tern Wick"),
+                                        ("On my own", None)}),
+                             ("sable", set())):
+        twin, ours = _rows(analysed_store, "papers-by-author", {"author": author}, analytics=True)
+        sparql, theirs = _rows(analysed_store, "papers-by-author", {"author": author}, analytics=False)
+        assert twin.source == "duckdb" and sparql.source == "sparql"
+        assert ours == theirs
+        at = [twin.page.variables.index(v) for v in ("title", "coauthors")]
+        assert {tuple(None if row[i] is None else row[i].value for i in at) for row in ours} == expected
