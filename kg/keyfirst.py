@@ -21,8 +21,8 @@ that names the groups, so that the store fills in those blocks for the page alon
 An ``OPTIONAL`` block is left out of the narrow query only where that cannot change a
 group or a key value: it shares no variable with the rest of the query but the group
 variables, and every aggregate the key uses ignores repeated rows. A query this cannot
-be shown safe for (no GROUP BY, HAVING, a key from any other aggregate) is not narrowed:
-:func:`narrow` returns None and the page is found as before.
+be shown safe for (no GROUP BY, a key or a HAVING from an aggregate that repeated rows
+change) is not narrowed: :func:`narrow` returns None and the page is found as before.
 
 A query that is not grouped (``new-since``: a union of dated items, each labelled by
 ``OPTIONAL`` blocks and BINDs after it) is found from the leading part of its key that its
@@ -69,6 +69,7 @@ _VARIABLE = re.compile(r"[?$]([A-Za-z0-9_]+)")
 _REPEAT_SAFE = re.compile(r"(?is)^\(\s*(MIN|MAX|SAMPLE)\s*\((?P<inner>.*)\)\s+AS\s+[?$](?P<name>\w+)\s*\)$")
 _OPTIONAL = re.compile(r"(?i)\bOPTIONAL\s*\{")
 _SUBSELECT = re.compile(r"(?i)\{\s*SELECT\b")
+_AGGREGATE = re.compile(r"(?i)\b(COUNT|SUM|MIN|MAX|AVG|SAMPLE|GROUP_CONCAT)\s*\(\s*(DISTINCT\b)?")
 _CALL = re.compile(r"(?i)\b(FILTER|BIND)\s*(\(|(?:NOT\s+)?EXISTS\s*\{)")
 
 
@@ -243,14 +244,19 @@ def narrow(query: str, key: Sequence[SortKey]) -> Narrowed | None:
     opening, closing = parts.group
     tail = code[closing + 1 :]
     marks = [(m.start(), m.group(1).upper().split()[0]) for m in MODIFIER.finditer(tail)]
-    if any(word in ("HAVING", "LIMIT", "OFFSET", "VALUES") for _, word in marks):
+    if any(word in ("LIMIT", "OFFSET", "VALUES") for _, word in marks):
         return None
-    grouping = next((i for i, (_, word) in enumerate(marks) if word == "GROUP"), None)
-    if grouping is None:
+    clauses = {word: (at, marks[i + 1][0] if i + 1 < len(marks) else len(tail)) for i, (at, word) in enumerate(marks)}
+    if "GROUP" not in clauses:
         return None
-    stop = marks[grouping + 1][0] if grouping + 1 < len(marks) else len(tail)
-    by = re.sub(r"(?i)^\s*GROUP\s+BY", "", tail[marks[grouping][0] : stop]).split()
+    by = re.sub(r"(?i)^\s*GROUP\s+BY", "", tail[slice(*clauses["GROUP"])]).split()
     if not by or any(not _VARIABLE.fullmatch(token) for token in by):
+        return None
+    # A HAVING is kept, with what it reads, where repeated rows cannot change it: every
+    # aggregate in it is a MIN, MAX or SAMPLE, or reads DISTINCT values.
+    having = query[closing + 1 :][slice(*clauses["HAVING"])] if "HAVING" in clauses else ""
+    if any(m.group(1).upper() not in ("MIN", "MAX", "SAMPLE") and not m.group(2)
+           for m in _AGGREGATE.finditer(tail[slice(*clauses["HAVING"])] if having else "")):
         return None
     groups = tuple(token[1:] for token in by)
     head = code[parts.form_start + len("SELECT") : opening]
@@ -258,7 +264,7 @@ def narrow(query: str, key: Sequence[SortKey]) -> Narrowed | None:
     if re.match(r"(?i)^(DISTINCT|REDUCED)\b", head):
         return None
     wanted = {k.variable for k in key}
-    kept_items, needed = [], set(groups)
+    kept_items, needed = [], set(groups) | _names(having)
     for item in _items(head):
         if item.startswith(("?", "$")):
             if item[1:] in groups:
@@ -304,7 +310,7 @@ def narrow(query: str, key: Sequence[SortKey]) -> Narrowed | None:
         return None
     text = _blanked(query, [*dropped, *loose])
     text = (text[: parts.form_start] + "SELECT " + " ".join(kept_items) + " WHERE " + text[opening : closing + 1]
-            + "\nGROUP BY " + " ".join("?" + g for g in groups) + "\n")
+            + "\nGROUP BY " + " ".join("?" + g for g in groups) + "\n" + (having.strip() + "\n" if having else ""))
     return Narrowed(text, groups)
 
 

@@ -24,6 +24,7 @@ back apart, as ``(s, o, d)``, for the type keys made in SQL.
 
 from __future__ import annotations
 
+import re
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -32,12 +33,10 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from kg.analytics.schema import unescape
-
 # pyarrow.compute and pyarrow.csv (60 ms to import) are imported where a copy is read. Staging
 # a write's small graphs does not import this module (nor pyarrow) at all.
 
-__all__ = ["BLOCK", "Lines", "Predicates", "blocks", "parse"]
+__all__ = ["BLOCK", "Lines", "Predicates", "blocks", "parse", "unescape"]
 
 _STRING = pa.string()
 _BINARY = pa.binary()
@@ -58,6 +57,21 @@ def _cut(strings: pa.Array, start: int, stop: int = 1 << 40) -> pa.Array:
     import pyarrow.compute as pc
 
     return pc.binary_slice(strings.view(_BINARY), start, stop).view(_STRING)
+
+
+_SIMPLE = {"t": "\t", "n": "\n", "r": "\r", "b": "\b", "f": "\f", '"': '"', "'": "'", "\\": "\\"}
+_ESCAPE = re.compile(r"\\(u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|.)")
+
+
+def _resolved(m: re.Match[str]) -> str:
+    code = m.group(1)
+    return chr(int(code[1:], 16)) if code[0] in "uU" else _SIMPLE.get(code, code)
+
+
+def unescape(text: str) -> str:
+    """An N-Triples string body with its escapes (\\t, \\", \\u00E9, ...) resolved, as the
+    build's SQL macro ``kg_unescape`` does (:data:`kg.analytics.schema.MACROS`)."""
+    return _ESCAPE.sub(_resolved, text)
 
 
 def _unescaped(texts: pa.Array) -> pa.Array:

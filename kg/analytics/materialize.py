@@ -88,15 +88,6 @@ TABLES_MEMORY = "3GB"
 
 def session(con: duckdb.DuckDBPyConnection) -> None:
     """Ready a connection for the build: the term parser and the helper macros."""
-    import duckdb
-    from duckdb.sqltypes import VARCHAR
-
-    from kg.analytics.schema import unescape
-
-    try:
-        con.create_function("kg_unescape", unescape, [VARCHAR], VARCHAR, side_effects=False)
-    except duckdb.Error:  # already there on this connection
-        pass
     con.execute(MACROS)
     # DuckDB takes 80% of the machine's memory by default; the build spills past this
     # instead (beside the file), so that the whole build stays below 4 GB at 9M triples.

@@ -12,30 +12,17 @@ version out, which imports the staging keys and every table's SQL, and compares 
 
 from __future__ import annotations
 
-import re
 from functools import cache
 
 from kg.analytics.files import code_digest
 
-__all__ = ["MACROS", "schema_current", "schema_version", "unescape"]
-
-_SIMPLE = {"t": "\t", "n": "\n", "r": "\r", "b": "\b", "f": "\f", '"': '"', "'": "'", "\\": "\\"}
-_ESCAPE = re.compile(r"\\(u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|.)")
-
-
-def _resolved(m: re.Match[str]) -> str:
-    code = m.group(1)
-    return chr(int(code[1:], 16)) if code[0] in "uU" else _SIMPLE.get(code, code)
-
-
-def unescape(text: str) -> str:
-    """An N-Triples string body with its escapes (\\t, \\", \\u00E9, ...) resolved: the build's
-    ``kg_unescape`` (:data:`MACROS`), and how an import copy's texts are read (kg.analytics.copyrows)."""
-    return _ESCAPE.sub(_resolved, text)
-
+__all__ = ["MACROS", "schema_current", "schema_version"]
 
 #: Helpers of the table SQL, and leave to write tables in parallel where their SQL does not
-#: ask for an order (session-only: nothing of this is stored in the file).
+#: ask for an order (session-only: nothing of this is stored in the file). ``kg_unescape``
+#: resolves the escapes of an N-Triples string body (\\t, \\", \\u00E9, ...) in SQL, as
+#: :func:`kg.analytics.copyrows.unescape` does for an import copy: a Python function would
+#: have DuckDB import numpy (60 ms) in every write's build.
 MACROS = """
 CREATE OR REPLACE TEMP MACRO kg_time(x) AS
   CAST(timezone('UTC', TRY_CAST(x AS TIMESTAMPTZ)) AS TIMESTAMP);
@@ -47,6 +34,12 @@ SET preserve_insertion_order = false;
 CREATE OR REPLACE TEMP MACRO kg_lit_end(t) AS length(t) - strpos(reverse(t), '"') + 1;
 CREATE OR REPLACE TEMP MACRO kg_body(t) AS CASE
   WHEN ends_with(t, '"') THEN t[2:-2] ELSE t[2:kg_lit_end(t) - 1] END;
+CREATE OR REPLACE TEMP MACRO kg_unescape(t) AS array_to_string(list_transform(
+  regexp_extract_all(t, '\\\\(?:u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|.)|[^\\\\]+|\\\\'),
+  lambda x: CASE WHEN x[1] <> '\\' OR length(x) = 1 THEN x
+                 WHEN x[2] IN ('u', 'U') THEN chr(CAST('0x' || x[3:] AS INTEGER))
+                 ELSE CASE x[2] WHEN 't' THEN chr(9) WHEN 'n' THEN chr(10) WHEN 'r' THEN chr(13)
+                                WHEN 'b' THEN chr(8) WHEN 'f' THEN chr(12) ELSE x[2] END END), '');
 CREATE OR REPLACE TEMP MACRO kg_value(t) AS CASE
   WHEN t IS NULL OR t = '' THEN NULL
   WHEN t[1] = '<' THEN t[2:-2]

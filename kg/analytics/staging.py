@@ -471,6 +471,7 @@ def stage(
     typed = [str(t.path) for t in tasks if t.key in (None, _TYPE)]
     added = 0
     copy_types: list[pa.RecordBatch] = []
+    predicates: Predicates | None = None
     try:
         temp_table(con, "stage_tasks", {"file": ("VARCHAR", files),
                                         "g": ("INTEGER", [ids[t.graph.value] for t in tasks]),
@@ -480,12 +481,12 @@ def stage(
                 f"INSERT INTO {table} SELECT * FROM ({_FROM_STORE}) WHERE k <> '{_TYPE}'", {"files": files}))
         # Each copy read once: its facts streamed into the table, its rdf:type rows kept.
         repeated = []
-        predicates = _copy_predicates()
         for graph, copy in copies.items():
             import pyarrow as pa
 
             from kg.analytics.copyrows import Lines
 
+            predicates = predicates or _copy_predicates()
             gid, start = ids[graph], done
 
             def block(end: int = start + steps[graph]) -> None:

@@ -25,7 +25,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from kg.analytics.twins import TWINS, Twin
+from kg.analytics.twins import STATUS_OF, TWINS, Twin
 
 if TYPE_CHECKING:
     import duckdb
@@ -161,7 +161,8 @@ def _materialise(con: duckdb.DuckDBPyConnection, progress: Callable[[str, int, i
                 continue
             if (papers is not None and len(papers) <= PATCH_PAPERS and twin.by_paper is not None
                     and read <= STATUS_KEYS):
-                patched[name] = _patch(con, name, twin, papers)
+                found = _new_status(con, name, twin, papers) if twin.status is not None else None
+                patched[name] = found if found is not None else _patch(con, name, twin, papers)
                 continue
             if effective is not None:
                 if not reads(twin) & effective:  # the same values, restated: the same answer
@@ -183,6 +184,25 @@ def _materialise(con: duckdb.DuckDBPyConnection, progress: Callable[[str, int, i
         con.execute(f'CREATE OR REPLACE TABLE answers."{name}" AS {sql}', used_params(sql, params))
         made[name] = int(con.execute(f'SELECT count(*) FROM answers."{name}"').fetchall()[0][0])
     return made, patched
+
+
+def _new_status(con: duckdb.DuckDBPyConnection, name: str, twin: Twin, papers: Sequence[str]) -> int | None:
+    """After status changes, each of ``papers``' rows in the answer table of ``name`` given
+    its new status (:attr:`Twin.status`) in place, where every one of them has rows and a
+    status: at 700k papers, 0.01 s for ``bibliography``, against 0.15 s for the row made
+    again. How many rows they have; None (nothing written) where one has no rows or no
+    status, whose rows may then come or go (:func:`_patch`)."""
+    table, column = f'answers."{name}"', twin.by_paper
+    found = con.execute(f"""SELECT count(DISTINCT a."{column}"), count(*) FROM {table} AS a
+                            WHERE a."{column}" IN (SELECT paper FROM ({STATUS_OF}))""",
+                        {"papers": list(papers)}).fetchall()
+    papers_with_rows, rows = found[0] if found else (0, 0)
+    if papers_with_rows < len(set(papers)):
+        return None
+    con.execute(f"""UPDATE {table} AS a SET "{twin.status}" = n.status FROM ({STATUS_OF}) AS n
+                    WHERE a."{column}" = n.paper AND a."{twin.status}" IS DISTINCT FROM n.status""",
+                {"papers": list(papers)})
+    return int(rows)
 
 
 def _patch(con: duckdb.DuckDBPyConnection, name: str, twin: Twin, papers: Sequence[str]) -> int:

@@ -28,7 +28,7 @@ __all__ = ["SHARED_KEYS", "TABLES", "Table", "ordered", "table"]
 SHARED_KEYS: frozenset[str] = frozenset({
     "skos:notation", "skos:prefLabel", "skos:prefLabel@zh", "skos:definition", "tkg:position", "rdfs:label",
     "rdfs:comment", "foaf:name", "tkg:firstAuthor", *REPOSITORY_COUNTS, "tkg:passed", "prov:startedAtTime",
-    "prov:endedAtTime"})
+    "prov:endedAtTime", "prov:generatedAtTime"})
 
 #: The name of the citations graph in the staged facts.
 _CITATIONS = graph_name(CITATIONS)

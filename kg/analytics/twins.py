@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from kg.results import Term
     from kg.store.base import GraphStore
 
-__all__ = ["PAPER_LINKS", "STATUS_BASE", "STORED", "TWINS", "Kind", "Twin"]
+__all__ = ["PAPER_LINKS", "STATUS_BASE", "STATUS_OF", "STORED", "TWINS", "Kind", "Twin"]
 
 
 #: Column kinds: how a value becomes a term. "term" reads the datatype or language from
@@ -64,8 +64,17 @@ class Twin:
     #: Whether a build keeps the answer without parameters as an answer table: not for a
     #: twin whose SQL answers at once and whose order (no page key) a patch would not keep.
     kept: bool = True
+    #: The column that shows the paper's reading status as :data:`STATUS_OF` picks it, where
+    #: that is the only reading-state fact the SQL reads, no page key holds it, and a paper
+    #: that has a status has rows whatever it is: a status change of a paper with rows and a
+    #: status is that column's new value (kg.analytics.stored), not its rows made again.
+    status: str | None = None
 
 
+#: Each of the papers in ``$papers`` that has a reading status, with it as the twins show it
+#: (the best graph's: ``_pick``), for :attr:`Twin.status`.
+STATUS_OF = """SELECT s AS paper, regexp_replace(arg_min(o, (priority, o, d)), '^.*/status/', '') AS status
+FROM staging.ranked WHERE k = 'tkg:readingStatus' AND s IN (SELECT unnest(CAST($papers AS VARCHAR[]))) GROUP BY s"""
 #: Where a twin's SQL reads its :attr:`Twin.stored` table.
 STORED = "__stored__"
 STATUS_BASE = "https://w3id.org/techkg/id/status/"
@@ -141,6 +150,7 @@ FROM chosen LEFT JOIN facts ON facts.s = chosen.paper""",
          "url": "term", "issued": "term", "venue": "term", "status": "string"},
         {"technique": _iris, "paper": _iris},
         by_paper="paper",
+        status="status",
         keys=f"""WITH {PAPER_LINKS}
 SELECT technique, paper, role FROM links
 WHERE (CAST($technique AS VARCHAR[]) IS NULL OR technique IN (SELECT unnest(CAST($technique AS VARCHAR[]))))
@@ -189,6 +199,7 @@ FROM papers AS p LEFT JOIN facts ON facts.s = p.paper LEFT JOIN authors USING (p
          "team": "term",
          "primaryClass": "term", "position": "integer", "key": "term", "status": "string"},
         by_paper="paper",
+        status="status",
         keys=f"""WITH papers AS (SELECT DISTINCT s AS paper FROM staging.facts
                   WHERE k IN ('tkg:readingCategory', 'tkg:readingStatus')),
   facts AS (SELECT s, {_pick('dcterms:title', 't')},

@@ -274,3 +274,22 @@ def test_only_rows_equal_in_every_column_count_as_repeats(tmp_path: Path) -> Non
     left = con.execute("SELECT * FROM staging.facts").fetchall()
     con.close()
     assert sorted(left, key=repr) == sorted(set(rows), key=repr)
+
+
+def test_the_builds_sql_resolves_escapes_as_the_copy_reader_does() -> None:
+    """kg_value (the macros of kg.analytics.schema, for literals the store writes as TSV)
+    and kg.analytics.copyrows.unescape (for an import copy) give the same text for every
+    N-Triples escape, a lone backslash and text around them."""
+    import duckdb
+
+    from kg.analytics.copyrows import unescape
+    from kg.analytics.schema import MACROS
+
+    bodies = ["plain", "a\\tb", 'quote \\" here', "back\\\\slash", "\\\\n is no newline", "\\u00E9t\\u00E9",
+              "\\U0001F600 smile", "end\\\\", "trailing\\", "\\x is kept", "it\\'s", "mixed \\\\\\\" \\u0041\\n",
+              "ünïcödé \\u4e2d", "", "a\\\nb", "\\b\\f\\r"]
+    con = duckdb.connect()
+    con.execute(MACROS)
+    for body in bodies:
+        assert con.execute("SELECT kg_value(?)", [f'"{body}"']).fetchall()[0][0] == unescape(body), body
+    assert unescape("\\u00E9\\t\\\\") == "é\t\\"  # (and the copy reader resolves them at all)

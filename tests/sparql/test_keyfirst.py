@@ -4,11 +4,13 @@ page key needs and nothing else, and its pages are the pages of the whole sorted
 from __future__ import annotations
 
 import pytest
+from pyoxigraph import Literal
 
 import kg.keyfirst
 import queries
 from kg.keyfirst import hashed, leading, narrow, narrow_prefix, restricted
 from kg.paging import decode_cursor, page_rows, parse_key, select_page, without_order
+from kg.sparqltext import inject_values
 
 EX = "http://example.org/"
 G = "https://w3id.org/techkg/graph/keyfirst-test"
@@ -78,6 +80,36 @@ def test_pages_found_from_the_key_are_the_pages_of_the_whole_sorted_result(fresh
     rows = _pages(fresh_store, GROUPED, parsed, 7)
     assert [r[0] for r in rows] == [r[0] for r in expected]
     assert rows == expected  # every column filled in, the tag counts included
+
+
+#: A grouped query with a HAVING on a value of a block the key does not read, and a parameter
+#: (?least, bound from outside like a named query's) among its groups.
+HAVING = f"""SELECT ?least ?item (MIN(?n) AS ?name) WHERE {{
+  ?item a <{EX}Item> .
+  OPTIONAL {{ ?item <{EX}name> ?n }}
+  OPTIONAL {{ ?item <{EX}tag> ?tag }}
+  OPTIONAL {{ ?item <{EX}colour> ?c }}
+}}
+GROUP BY ?least ?item
+HAVING (MAX(COALESCE(?tag, "t0")) >= ?least)
+ORDER BY ?name ?item"""
+
+
+@pytest.mark.parametrize("size", [4, 9])
+def test_a_having_is_kept_with_what_it_reads_and_pages_are_those_of_the_whole(fresh_store, size: int) -> None:
+    _items(fresh_store, 60)
+    key = parse_key("?name ?item")
+    query = inject_values(HAVING, {"least": Literal("t1")})  # as a named query's parameter is bound
+    narrowed = narrow(query, key)
+    assert narrowed is not None and narrowed.groups == ("least", "item")
+    assert "HAVING (MAX(COALESCE(?tag" in narrowed.text and f"<{EX}tag>" in narrowed.text
+    assert f"<{EX}colour>" not in narrowed.text  # nothing reads it: left out
+    expected = _sorted_whole(fresh_store, query, key)
+    assert 0 < len(expected) < 60  # the HAVING keeps some items and not others
+    assert _pages(fresh_store, query, key, size) == expected
+    # a HAVING that counts rows could change where the narrow query has fewer: not narrowed
+    assert narrow(query.replace('MAX(COALESCE(?tag, "t0")) >= ?least', "COUNT(?tag) > 1"), key) is None
+    assert narrow(query.replace('MAX(COALESCE(?tag, "t0")) >= ?least', "COUNT(DISTINCT ?tag) > 1"), key) is not None
 
 
 #: A grouped query whose OPTIONALs are of every kind the page's restriction meets: a chain of
