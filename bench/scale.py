@@ -367,7 +367,8 @@ def accept_suggestion(big: Path, startup: float, *, cap: float, row: Callable[..
     ident = next((s["id"] for s in json.loads(listed.out)["suggestions"]
                   if (s["child_id"], s["parent_id"]) == (pair["child"], pair["parent"])), None)
     if ident is None:
-        raise RuntimeError(f"kg suggest lineage did not propose the planted {pair['child']} -> {pair['parent']}")
+        raise RuntimeError(f"kg suggest lineage did not propose the planted {pair['child']} -> {pair['parent']}: "
+                           "was it accepted or rejected in an earlier run on this store? Run on a fresh copy")
     done = kg("kg suggest accept", big, "suggest", "accept", ident, "-f", "json", cap=cap)
     stale = " (said stale)" if "stale" in done.err else ""
     row(f"kg suggest accept{stale}", _s(done.seconds, cap), f"start-up + 1 s {startup + 1:.2f} s",

@@ -49,6 +49,26 @@ def test_kg_reading_set_keeps_fresh_tables_fresh(kg_cli: Any, analysed_store_pat
     assert_fresh_and_equal_to_sparql(analysed_store_path)
 
 
+def test_a_status_change_keeps_the_tables_fresh_without_importing_arrow_or_numpy(analysed_store_path: Path) -> None:
+    """kg reading set, run as the console script runs it, brings the tables up to date
+    with DuckDB alone: pyarrow and numpy cost a tenth of a second to import."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import atexit, sys\n"
+            "atexit.register(lambda: print('HEAVY', [m for m in ('pyarrow', 'numpy') if m in sys.modules], "
+            "file=sys.stderr))\n"
+            "from kg.cli import main\n"
+            "sys.argv = ['kg', 'reading', 'set', 'GPipe', 'read']\n"
+            "main()\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "KG_STORE": str(analysed_store_path)})
+    assert done.returncode == 0, done.stderr
+    assert "HEAVY []" in done.stderr and "stale" not in done.stderr
+    assert_fresh_and_equal_to_sparql(analysed_store_path)
+
+
 def test_accepting_a_suggestion_keeps_fresh_tables_fresh(analysed_store_path: Path) -> None:
     """kg suggest accept's write (kg.decisions.accept) watched as the CLI watches it."""
     from dataclasses import dataclass, field
