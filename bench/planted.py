@@ -13,8 +13,8 @@ the pair is proposed (the citation tests plant the same one).
 
 from __future__ import annotations
 
+import argparse
 import json
-import sys
 from pathlib import Path
 
 CHILD, PARENT = "kda", "gqa"
@@ -54,7 +54,17 @@ def plant(store_path: Path) -> dict[str, str]:
     return {"child": CHILD, "parent": PARENT, "citing": papers[CHILD].value, "cited": papers[PARENT].value}
 
 
+def main() -> None:
+    from kg.store.folder import MARKER
+
+    parser = argparse.ArgumentParser(prog="python -m bench.planted", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("store", type=Path, help="an embedded store built by kg build (it is written to: use a copy)")
+    args = parser.parse_args()
+    if not (args.store / MARKER).exists():
+        parser.error(f"{args.store} is not a TechKG store: pass the folder kg build made (a copy)")
+    print(json.dumps(plant(args.store)))
+
+
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        raise SystemExit("usage: python -m bench.planted STORE")
-    print(json.dumps(plant(Path(sys.argv[1]))))
+    main()
