@@ -321,9 +321,19 @@ def reads_after(big: Path, startup: float, *, cap: float, row: Callable[..., Non
     whether the tables answered them."""
     for label, reads in AFTER_READS:
         read = kg(label.strip(), big, *reads, cap=cap)
-        source = " (duckdb)" if "DuckDB" in read.err else ""
-        row(label + source, _s(read.seconds, cap), f"start-up + 1 s {startup + 1:.2f} s",
-            _ratio(read.seconds, startup + 1), read.rss_mb, "≤ 1.00x")
+        goal_row(row, label + (" (duckdb)" if "DuckDB" in read.err else ""), read, startup, 1, cap)
+
+
+def goal_row(row: Callable[..., None], what: str, done: Run, startup: float, allowed: float, cap: float) -> None:
+    """The row of ``done`` against its goal, start-up + ``allowed`` s."""
+    goal = startup + allowed
+    row(what, _s(done.seconds, cap), f"start-up + {allowed:g} s {goal:.2f} s", _ratio(done.seconds, goal),
+        done.rss_mb, "≤ 1.00x")
+
+
+def _stale(done: Run) -> str:
+    """What a write's row adds where the write left the tables stale (and said so)."""
+    return " (said stale)" if "stale" in done.err else ""
 
 
 #: The papers of the import that the tables are kept fresh through.
@@ -345,8 +355,7 @@ def import_new_papers(big: Path, startup: float, *, cap: float, row: Callable[..
                   "new-papers", "-f", "json", cap=cap)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
-    stale = " (said stale)" if "stale" in done.err else ""
-    row(f"kg import rdf ({NEW_PAPERS:,} new papers){stale}", _s(done.seconds, cap),
+    row(f"kg import rdf ({NEW_PAPERS:,} new papers){_stale(done)}", _s(done.seconds, cap),
         f"analytics build --full {_s(full.seconds, cap)}", _ratio(done.seconds, full.seconds), done.rss_mb,
         "≤ 0.20x")
     reads_after(big, startup, cap=cap, row=row)
@@ -362,17 +371,14 @@ def accept_suggestion(big: Path, startup: float, *, cap: float, row: Callable[..
     pair = json.loads(planted.out.strip().splitlines()[-1])
     kg("kg analytics build", big, "analytics", "build", cap=cap)
     listed = kg("kg suggest lineage", big, "suggest", "lineage", "-f", "json", cap=cap, keep=True)
-    row("kg suggest lineage", _s(listed.seconds, cap), f"start-up + 1 s {startup + 1:.2f} s",
-        _ratio(listed.seconds, startup + 1), listed.rss_mb, "≤ 1.00x")
+    goal_row(row, "kg suggest lineage", listed, startup, 1, cap)
     ident = next((s["id"] for s in json.loads(listed.out)["suggestions"]
                   if (s["child_id"], s["parent_id"]) == (pair["child"], pair["parent"])), None)
     if ident is None:
         raise RuntimeError(f"kg suggest lineage did not propose the planted {pair['child']} -> {pair['parent']}: "
                            "was it accepted or rejected in an earlier run on this store? Run on a fresh copy")
     done = kg("kg suggest accept", big, "suggest", "accept", ident, "-f", "json", cap=cap)
-    stale = " (said stale)" if "stale" in done.err else ""
-    row(f"kg suggest accept{stale}", _s(done.seconds, cap), f"start-up + 1 s {startup + 1:.2f} s",
-        _ratio(done.seconds, startup + 1), done.rss_mb, "≤ 1.00x")
+    goal_row(row, f"kg suggest accept{_stale(done)}", done, startup, 1, cap)
     reads_after(big, startup, cap=cap, row=row)
 
 
@@ -387,9 +393,7 @@ def after_writes(big: Path, startup: float, *, cap: float) -> None:
     import_new_papers(big, startup, cap=cap, row=row)
     for what, argv, allowed in AFTER_WRITES:
         done = kg(what, big, *argv, cap=cap)
-        stale = " (said stale)" if "stale" in done.err else ""
-        row(what + stale, _s(done.seconds, cap), f"start-up + {allowed:g} s {startup + allowed:.2f} s",
-            _ratio(done.seconds, startup + allowed), done.rss_mb, "≤ 1.00x")
+        goal_row(row, what + _stale(done), done, startup, allowed, cap)
         reads_after(big, startup, cap=cap, row=row)
     accept_suggestion(big, startup, cap=cap, row=row)
 

@@ -148,6 +148,13 @@ def _own_optionals(code: str, start: int, end: int) -> list[tuple[int, int]]:
     return [b for b in found if not any(a < b[0] and b[1] <= z for a, z in found)]
 
 
+def _clauses(tail: str) -> dict[str, slice]:
+    """Where each clause of ``tail`` (what follows a query's WHERE group) lies, by its first
+    word: GROUP, HAVING, ORDER, LIMIT, OFFSET, VALUES."""
+    marks = [(m.start(), m.group(1).upper().split()[0]) for m in MODIFIER.finditer(tail)]
+    return {word: slice(at, marks[i + 1][0] if i + 1 < len(marks) else len(tail)) for i, (at, word) in enumerate(marks)}
+
+
 def _own_calls(code: str, own: str) -> list[tuple[str, int, int]]:
     """The group's own ``FILTER`` and ``BIND`` calls: (FILTER or BIND, start, end) in
     ``code``, found in ``own`` (the group's text with its nested groups blanked)."""
@@ -201,8 +208,7 @@ def narrow_prefix(query: str, key: Sequence[SortKey]) -> Prefixed | None:
         return None
     code = code_only(query)
     opening, closing = parts.group
-    if any(m.group(1).upper().split()[0] in ("GROUP", "HAVING", "LIMIT", "OFFSET", "VALUES")
-           for m in MODIFIER.finditer(code[closing + 1 :])):
+    if set(_clauses(code[closing + 1 :])) - {"ORDER"}:  # grouped, cut or with VALUES after it
         return None
     head = code[parts.form_start + len("SELECT") : opening]
     if re.match(r"(?i)^\s*(DISTINCT|REDUCED)\b", head) or "(" in head:
@@ -243,20 +249,18 @@ def narrow(query: str, key: Sequence[SortKey]) -> Narrowed | None:
     code = code_only(query)
     opening, closing = parts.group
     tail = code[closing + 1 :]
-    marks = [(m.start(), m.group(1).upper().split()[0]) for m in MODIFIER.finditer(tail)]
-    if any(word in ("LIMIT", "OFFSET", "VALUES") for _, word in marks):
+    clauses = _clauses(tail)
+    if "GROUP" not in clauses or {"LIMIT", "OFFSET", "VALUES"} & set(clauses):
         return None
-    clauses = {word: (at, marks[i + 1][0] if i + 1 < len(marks) else len(tail)) for i, (at, word) in enumerate(marks)}
-    if "GROUP" not in clauses:
-        return None
-    by = re.sub(r"(?i)^\s*GROUP\s+BY", "", tail[slice(*clauses["GROUP"])]).split()
+    by = re.sub(r"(?i)^\s*GROUP\s+BY", "", tail[clauses["GROUP"]]).split()
     if not by or any(not _VARIABLE.fullmatch(token) for token in by):
         return None
     # A HAVING is kept, with what it reads, where repeated rows cannot change it: every
     # aggregate in it is a MIN, MAX or SAMPLE, or reads DISTINCT values.
-    having = query[closing + 1 :][slice(*clauses["HAVING"])] if "HAVING" in clauses else ""
+    at = clauses.get("HAVING", slice(0, 0))
+    having = query[closing + 1 :][at]
     if any(m.group(1).upper() not in ("MIN", "MAX", "SAMPLE") and not m.group(2)
-           for m in _AGGREGATE.finditer(tail[slice(*clauses["HAVING"])] if having else "")):
+           for m in _AGGREGATE.finditer(tail[at])):
         return None
     groups = tuple(token[1:] for token in by)
     head = code[parts.form_start + len("SELECT") : opening]

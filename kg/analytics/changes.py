@@ -136,7 +136,7 @@ def _items(con: duckdb.DuckDBPyConnection, effective: set[str]) -> list[str]:
     from kg.analytics.stored import reads
     from kg.analytics.twins import TWINS
 
-    read = sorted(set().union(*(reads(twin) for twin in TWINS.values() if reads(twin) & effective)))
+    read = sorted(set().union(*(kinds for twin in TWINS.values() if (kinds := reads(twin)) & effective)))
     if not read:
         return []
     nodes = f"(d IS NULL OR d = '_') AND k IN ({', '.join(repr(k) for k in read)})"
