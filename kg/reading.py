@@ -555,11 +555,14 @@ def listed_rows(records: Iterable[dict[str, Any]]) -> list[dict[str, object]]:
     out = []
     for record in records:
         record["status"] = str(record["status"]).rsplit("/status/", 1)[-1]
-        record["categories"] = [c for c in str(record["categories"] or "").split(" | ") if c]
-        bodies = [note_text(b) for b in str(record.pop("notes") or "").split("\u001f") if b.strip()]
+        categories = record["categories"]
+        record["categories"] = [c for c in str(categories).split(" | ") if c] if categories else []
+        notes = record.pop("notes")  # (most papers have none)
+        bodies = [note_text(b) for b in str(notes).split("\u001f") if b.strip()] if notes else []
         record["note"] = "\n\n".join(b for b in bodies if b) or None
         record["has_note"] = bool(record.pop("hasNote")) or bool(record["note"])
-        record["label"] = paper_label(str(record["paper"]), str(record["title"]) if record["title"] else None)
+        title = record["title"]
+        record["label"] = str(title) if title else paper_label(str(record["paper"]))
         out.append(record)
     return out
 

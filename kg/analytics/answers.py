@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 import tempfile
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from decimal import Decimal
 from pathlib import Path
@@ -128,6 +128,20 @@ def _plain(kind: Kind, value: Any, marker: Any = None) -> Any:
     return str(value)
 
 
+#: The datatypes whose literals :func:`_plain` makes numbers or booleans of.
+_CONVERTED = frozenset({*_NUMBERS, XSD.boolean.value})
+
+
+def _plain_column(kind: Kind, values: Sequence[Any], markers: Sequence[Any] | None, text: bool) -> Sequence[Any]:
+    """:func:`_plain` of each cell of a column (``text``: a VARCHAR column). Most columns
+    (IRIs, strings, dates, terms of no numeric or boolean datatype) are their text as it is."""
+    if kind in ("integer", "boolean") or (kind == "term" and markers is not None
+                                          and not _CONVERTED.isdisjoint(markers)):
+        return [_plain(kind, value, marker) for value, marker in zip(values, markers or [None] * len(values),
+                                                                      strict=True)]
+    return values if text else [None if v is None else str(v) for v in values]
+
+
 def _sql_value(term: Term | None) -> Any:
     """A cursor value as the twin's SQL holds it."""
     if term is None:
@@ -197,8 +211,9 @@ def tables_answer(
     if table is not None:  # stored in the page key's order: no sort, and a page stops at its last row
         sql = f"SELECT * FROM {table} AS answer{where}" + (f" LIMIT {limit + 1}" if limit is not None else "")
         return _answer(con, sql, used_params(sql, params), twin.kinds, named.page if paged else (), limit, note, plain)
-    # a page in its key's order; the whole answer in the query's order, if it has one
-    ordered = paged or re.search(r"\bORDER\s+BY\b", named.text, re.IGNORECASE) is not None
+    # a page in its key's order; the whole answer in the query's order, if it has one (a
+    # stored table kept in that order only filtered: its rows as they are)
+    ordered = not twin.in_order and (paged or re.search(r"\bORDER\s+BY\b", named.text, re.IGNORECASE) is not None)
     order_limit = (f" ORDER BY {order}" if named.page and ordered else "") + (
         f" LIMIT {limit + 1}" if limit is not None else "")
     if twin.keys is not None and limit is not None:  # choose the page's rows by their keys first, then make only those
@@ -223,7 +238,7 @@ def _answer(con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any], ki
     results format without a term per cell (:attr:`kg.paging.Answer.write`): one or the other."""
     from kg.paging import Answer, page_rows
 
-    page = page_rows(list(kinds), _rows(con, sql, params, kinds, _plain if plain else _term), key, limit)
+    page = page_rows(list(kinds), _rows(con, sql, params, kinds, plain=plain), key, limit)
 
     def write(fmt: str, out: IO[bytes]) -> int:
         return _write(con, sql, params, kinds, page, key, limit, fmt, out)
@@ -291,15 +306,22 @@ def _write(con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any], kin
         return write_columns(variables, batches(result, plan), fmt, out)
 
 
-def _rows(con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any], kinds: Mapping[str, Kind],
-          make: Callable[[Kind, Any, Any], Any]) -> Iterator[tuple[Any, ...]]:
+def _rows(con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any], kinds: Mapping[str, Kind], *,
+          plain: bool) -> Iterator[tuple[Any, ...]]:
+    """The rows of ``sql`` as terms, or with ``plain`` as plain values (made a column at a time)."""
     with _session(con):
         result = con.execute(sql, params)
         plan = _plan([d[0] for d in result.description], kinds)
+        text = [str(d[1]) == "VARCHAR" for d in result.description]
         # Techniques, statuses, roles, venues repeat from row to row: each column keeps
         # the terms it made lately.
         caches: list[dict[tuple[Any, Any], Any]] = [{} for _ in plan]
         while batch := result.fetchmany(_BATCH):
+            if plain:
+                columns = list(zip(*batch, strict=True))
+                yield from zip(*(_plain_column(kind, columns[i], columns[d] if d is not None else None, text[i])
+                                 for kind, i, d in plan), strict=True)
+                continue
             for row in batch:
                 out = []
                 for (kind, i, d), cache in zip(plan, caches, strict=True):
@@ -308,6 +330,6 @@ def _rows(con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any], kind
                     if term is _MISSING:
                         if len(cache) > 20_000:
                             cache.clear()
-                        term = cache[value] = make(kind, *value)
+                        term = cache[value] = _term(kind, *value)
                     out.append(term)
                 yield tuple(out)

@@ -55,7 +55,7 @@ def _answers_version() -> str:
 
     digest = hashlib.sha256()
     for name, twin in sorted(TWINS.items()):
-        digest.update(f"{name}\0{twin.sql}\0{twin.stored}\0{sorted(twin.kinds.items())}".encode())
+        digest.update(f"{name}\0{twin.sql}\0{twin.stored}\0{twin.in_order}\0{sorted(twin.kinds.items())}".encode())
     return digest.hexdigest()[:16]
 
 
@@ -172,8 +172,9 @@ def _materialise(con: duckdb.DuckDBPyConnection, progress: Callable[[str, int, i
                     continue
         params = default_params(name)
         if twin.stored is not None:
-            con.execute(f'CREATE OR REPLACE TABLE answers."{name}" AS {twin.stored}',
-                        used_params(twin.stored, {"page": None}))
+            stored = (f"SELECT * FROM ({twin.stored}) AS answer ORDER BY {order_sql(queries.get(name))}"
+                      if twin.in_order else twin.stored)
+            con.execute(f'CREATE OR REPLACE TABLE answers."{name}" AS {stored}', used_params(stored, {"page": None}))
             made[name] = int(con.execute(f'SELECT count(*) FROM answers."{name}"').fetchall()[0][0])
         if params is None:
             if twin.stored is None:
@@ -210,8 +211,8 @@ def _patch(con: duckdb.DuckDBPyConnection, name: str, twin: Twin, papers: Sequen
     SQL narrowed to them (``$page``); the other rows stay as they are. Returns how many
     rows these papers have now.
 
-    A table without an order (:attr:`Twin.stored`) loses their old rows and gets the new
-    ones. A table in the order of the page key keeps it, row for row as a build that makes
+    A table without an order (:attr:`Twin.stored`, unless :attr:`~Twin.in_order`) loses
+    their old rows and gets the new ones. A table in the order of the page key keeps it, row for row as a build that makes
     it whole would store it: each new row is written over one of the papers' old rows, in
     place (a status changed: the row stays where it was), the old rows left over are
     deleted (deleting keeps the order), and the table is sorted again only when a new row
@@ -222,7 +223,7 @@ def _patch(con: duckdb.DuckDBPyConnection, name: str, twin: Twin, papers: Sequen
     params = default_params(name)  # the table holds the answer without parameters, else the stored rows
     sql = twin.sql if params is not None else twin.stored
     assert sql is not None and twin.by_paper is not None
-    order = order_sql(queries.get(name)) if params is not None else ""
+    order = order_sql(queries.get(name)) if params is not None or twin.in_order else ""
     con.execute(f"""CREATE OR REPLACE TEMP TABLE answer_patch AS
                     SELECT row_number() OVER ({f"ORDER BY {order}" if order else ""}) AS __row, *
                     FROM ({sql}) AS answer""", used_params(sql, {**(params or {}), "page": list(papers)}))

@@ -69,6 +69,10 @@ class Twin:
     #: that has a status has rows whatever it is: a status change of a paper with rows and a
     #: status is that column's new value (kg.analytics.stored), not its rows made again.
     status: str | None = None
+    #: Whether the build keeps the :attr:`stored` table in the page key's order and
+    #: :attr:`sql` only filters its rows (a WHERE on its columns): a page is then the first
+    #: rows that pass after the cursor, and the whole answer a scan, with no sort.
+    in_order: bool = False
 
 
 #: Each of the papers in ``$papers`` that has a reading status, with it as the twins show it
@@ -259,20 +263,17 @@ LEFT JOIN cats USING (paper)""",
 }
 
 
-#: The reading list: each paper with a status, narrowed to a status and a category's name;
-#: a note's text in the reading graph replaces its other texts (kg.reading.prefer_reading).
-TWINS["reading-list"] = Twin(
-    f"""WITH listed AS (SELECT DISTINCT s AS paper, o AS status FROM staging.facts
-                 WHERE k = 'tkg:readingStatus' AND {_page("s")}
-                   AND (CAST($status AS VARCHAR) IS NULL OR o = CAST($status AS VARCHAR))),
+#: The reading list: each paper with a status (its rows in the list's order, kept as an
+#: answer table, :attr:`Twin.in_order`); a note's text in the reading graph replaces its
+#: other texts (kg.reading.prefer_reading).
+_LISTED = f"""WITH chosen AS (SELECT DISTINCT s AS paper, o AS status FROM staging.facts
+                 WHERE k = 'tkg:readingStatus' AND {_page("s")}),
   labels AS (SELECT r.s AS paper, l.o, l.d FROM staging.facts AS r
              JOIN staging.facts AS l ON l.s = r.o AND l.k IN ('skos:prefLabel', 'skos:prefLabel@zh')
-             WHERE r.k = 'tkg:readingCategory' AND r.s IN (SELECT paper FROM listed)),
-  chosen AS (SELECT * FROM listed WHERE CAST($category AS VARCHAR) IS NULL OR paper IN (
-               SELECT paper FROM labels WHERE contains(lower(o), lower(CAST($category AS VARCHAR))))),
+             WHERE r.k = 'tkg:readingCategory' AND r.s IN (SELECT paper FROM chosen)),
   cats AS (SELECT paper, string_agg(DISTINCT o, ' | ' ORDER BY o) AS categories,
                   {_same_language("TRUE")} AS categories__d
-           FROM labels WHERE paper IN (SELECT paper FROM chosen) GROUP BY paper),
+           FROM labels GROUP BY paper),
   facts AS (SELECT s, {_pick('dcterms:title', 't')}, {_pick('tkg:statusChangedAt', 'at')},
                    arg_min({{'o': o, 'd': d}}, (graph_name <> '{graph_name(READING_LIST)}', priority, o, d))
                      FILTER (WHERE k = 'tkg:venue') AS v,
@@ -295,13 +296,21 @@ SELECT c.paper, f.t.o AS title, f.t.d AS title__d, c.status, f.at.o AS changed, 
        cats.categories, cats.categories__d, f.v.o AS venue, f.v.d AS venue__d, f.flag AS hasNote, f.position,
        texts.notes
 FROM chosen AS c LEFT JOIN facts AS f ON f.s = c.paper LEFT JOIN cats ON cats.paper = c.paper
-LEFT JOIN texts ON texts.paper = c.paper
-ORDER BY f.position IS NULL, f.position, f.t.o, c.paper, c.status""",
+LEFT JOIN texts ON texts.paper = c.paper"""
+#: ... narrowed to a status and to a category whose name (either language's) holds a text,
+#: any case: one of the names the categories column joins with " | ".
+TWINS["reading-list"] = Twin(
+    f"""SELECT * FROM {STORED} AS listed
+WHERE (CAST($status AS VARCHAR) IS NULL OR status = CAST($status AS VARCHAR))
+  AND (CAST($category AS VARCHAR) IS NULL OR list_bool_or(list_transform(string_split(categories, ' | '),
+         lambda c: contains(lower(c), lower(CAST($category AS VARCHAR))))))""",
     {"paper": "iri", "title": "term", "status": "iri", "changed": "term", "categories": "term", "venue": "term",
      "hasNote": "boolean", "position": "integer", "notes": "string"},
     {"status": lambda v: v.value, "category": lambda v: v.value},
+    stored=_LISTED,
     by_paper="paper",
-    kept=False,
+    kept=False,  # (the stored table is the answer without parameters)
+    in_order=True,
 )
 
 

@@ -130,6 +130,10 @@ def progress_bar(description: str = "{task.description}", *, show: bool = True) 
                     console=stderr, transient=True, disable=not (show and stderr.is_terminal))
 
 
+#: The cells a CSV row joins with "; " (:func:`_plain`).
+_SEQUENCES = frozenset({list, tuple})
+
+
 def _plain(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return "; ".join(str(_plain(v)) for v in value)
@@ -237,10 +241,10 @@ def emit(
         emit_json([{c: r.get(c) for c in columns} for r in records])
         return
     if fmt == Format.csv:
-        writer = csv.writer(sys.stdout, lineterminator="\n")
+        writer = csv.writer(sys.stdout, lineterminator="\n")  # (None is written as "")
         writer.writerow(columns)
-        for r in records:
-            writer.writerow([_plain(r.get(c)) for c in columns])
+        writer.writerows([v if v.__class__ not in _SEQUENCES else _plain(v) for v in map(r.get, columns)]
+                         for r in records)
         return
     out = console()
     if _PRINTED["tables"] and title:

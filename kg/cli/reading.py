@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Annotated, Any, Optional
 
 import typer
@@ -26,11 +27,12 @@ def list_(
 ) -> None:
     """The reading list with each paper's current status, the techniques it introduces, extends, uses or
     evaluates (kg links), its note and the time of its last change."""
-    from kg.cli.output import console, emit, emit_stream, reader_gone
+    from kg.cli.output import console, emit, emit_stream, reader_gone, terminal_width
 
     fmt = pick_format(fmt)
     store = state().reader()
-    wide = wide or console().width >= 120  # a wide terminal has room for every column
+    # a wide terminal has room for every column (asked without rich, which a CSV does not need)
+    wide = wide or (fmt is Format.table and terminal_width(sys.stdout) >= 120)
     if status:
         status = _listed_status(store, status)
     rows, linked = _listed(store, status, category)

@@ -25,14 +25,15 @@ STATUS_ANSWERS = {name for name, twin in TWINS.items() if twin.by_paper is not N
 
 
 def answer_tables(db: Path) -> dict[str, Any]:
-    """Every answer table's rows as stored (those kept without an order: sorted), and the
+    """Every answer table's rows as stored (those kept in no order: sorted), and the
     column types of them all."""
     con = connect(db, read_only=True)
     try:
         out: dict[str, Any] = {}
         for name in KEPT:
             rows = con.execute(f'SELECT * FROM answers."{name}"').fetchall()
-            out[name] = rows if default_params(name) is not None else sorted(rows, key=repr)
+            kept_in_order = default_params(name) is not None or TWINS[name].in_order
+            out[name] = rows if kept_in_order else sorted(rows, key=repr)
         out["(types)"] = con.execute(
             "SELECT table_name, column_name, data_type FROM duckdb_columns() WHERE schema_name = 'answers' "
             "ORDER BY table_name, column_index").fetchall()
