@@ -14,10 +14,12 @@ unbound: first, or last when descending or LAST), so a cursor from one path cont
 
 from __future__ import annotations
 
+import bisect
 import re
 import tempfile
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -25,7 +27,15 @@ from typing import IO, TYPE_CHECKING, Any
 import pyoxigraph as ox
 
 from kg.analytics.encoding import term as _term
-from kg.analytics.stored import answer_table, order_sql, stored_table, twin_params, used_params
+from kg.analytics.stored import (
+    answer_table,
+    has_tail,
+    order_sql,
+    stored_table,
+    tail_table,
+    twin_params,
+    used_params,
+)
 from kg.analytics.twins import STORED, TWINS, Kind
 from kg.vocab import XSD
 
@@ -208,12 +218,19 @@ def tables_answer(
     paged = limit is not None or after is not None
     where = f" WHERE {_after(named.page, after, params)}" if after is not None else ""
     note = f"answered from the DuckDB analytics tables (fresh) in {path}"
-    if table is not None:  # stored in the page key's order: no sort, and a page stops at its last row
-        sql = f"SELECT * FROM {table} AS answer{where}" + (f" LIMIT {limit + 1}" if limit is not None else "")
-        return _answer(con, sql, used_params(sql, params), twin.kinds, named.page if paged else (), limit, note, plain)
-    # a page in its key's order; the whole answer in the query's order, if it has one (a
-    # stored table kept in that order only filtered: its rows as they are)
-    ordered = not twin.in_order and (paged or re.search(r"\bORDER\s+BY\b", named.text, re.IGNORECASE) is not None)
+    stored = stored_table(con, named.name) if twin.stored is not None else None
+    kept = table or (stored if twin.in_order else None)
+    if kept is not None:
+        # kept in the page key's order (a stored table only filtered): no sort, a page stops at its last row
+        def read(source: str) -> str:
+            if table is not None:
+                return f"SELECT * FROM {source} AS answer"
+            return f"SELECT * FROM ({twin.sql.replace(STORED, source)}) AS answer"
+
+        sql, tail = _in_order(con, named.name, read, kept, where, order, limit)
+        return _answer(con, sql, params, twin.kinds, named.page if paged else (), limit, note, plain, tail)
+    # a page in its key's order; the whole answer in the query's order, if it has one
+    ordered = paged or re.search(r"\bORDER\s+BY\b", named.text, re.IGNORECASE) is not None
     order_limit = (f" ORDER BY {order}" if named.page and ordered else "") + (
         f" LIMIT {limit + 1}" if limit is not None else "")
     if twin.keys is not None and limit is not None:  # choose the page's rows by their keys first, then make only those
@@ -222,26 +239,40 @@ def tables_answer(
         params["page"] = sorted({row[0] for row in keys})
     text = twin.sql
     if twin.stored is not None:
-        text = text.replace(STORED, stored_table(con, named.name) or f"({twin.stored})")
+        text = text.replace(STORED, stored or f"({twin.stored})")
     sql = f"SELECT * FROM ({text}) AS answer{where}{order_limit}"
     if twin.extra is not None:
         import duckdb  # noqa: F401 - its Arrow sources: what registering an Arrow table reads through
 
         assert store is not None
         con.register("extra", twin.extra(store, params))
-    return _answer(con, sql, used_params(sql, params), twin.kinds, named.page if paged else (), limit, note, plain)
+    return _answer(con, sql, params, twin.kinds, named.page if paged else (), limit, note, plain)
+
+
+def _in_order(con: duckdb.DuckDBPyConnection, name: str, read: Callable[[str], str], table: str, where: str,
+              order: str, limit: int | None) -> tuple[str, str | None]:
+    """SQL of the rows that ``read`` makes of ``table`` (kept in ``order``) as it is, up to
+    ``limit + 1`` of them, and where the table has a tail (kg.analytics.stored), SQL of the
+    tail's rows in their merge order; each row with its place (``__at``), then (:func:`_fetched`)."""
+    cut = f" LIMIT {limit + 1}" if limit is not None else ""
+    if not has_tail(con, name):
+        return f"{read(table)}{where}{cut}", None
+    return (f"{read(f'(SELECT *, rowid AS __at FROM {table})')}{where}{cut}",
+            f"{read(tail_table(name))}{where} ORDER BY __at, {order}")
 
 
 def _answer(con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any], kinds: Mapping[str, Kind],
-            key: Sequence[SortKey], limit: int | None, note: str, plain: bool) -> Answer:
-    """The rows of ``sql`` as a page of terms (or plain values), or written whole in a
-    results format without a term per cell (:attr:`kg.paging.Answer.write`): one or the other."""
+            key: Sequence[SortKey], limit: int | None, note: str, plain: bool, tail: str | None = None) -> Answer:
+    """The rows of ``sql`` (merged with those of ``tail``, :func:`_fetched`) as a page of terms
+    (or plain values), or written whole in a results format without a term per cell
+    (:attr:`kg.paging.Answer.write`): one or the other."""
     from kg.paging import Answer, page_rows
 
-    page = page_rows(list(kinds), _rows(con, sql, params, kinds, plain=plain), key, limit)
+    fetch = _Fetch(sql, params, tail)
+    page = page_rows(list(kinds), _rows(con, fetch, kinds, plain=plain), key, limit)
 
     def write(fmt: str, out: IO[bytes]) -> int:
-        return _write(con, sql, params, kinds, page, key, limit, fmt, out)
+        return _write(con, fetch, kinds, page, key, limit, fmt, out)
 
     return Answer(page, source="duckdb", note=note, write=write)
 
@@ -269,7 +300,47 @@ def _plan(names: Sequence[str], kinds: Mapping[str, Kind]) -> list[tuple[Kind, i
 _BATCH = 5000
 
 
-def _write(con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any], kinds: Mapping[str, Kind], page: Page,
+@dataclass(frozen=True)
+class _Fetch:
+    """What an answer's rows are read by: ``sql`` with those of ``params`` it names, and
+    the SQL of a tail merged into its rows (:func:`_fetched`)."""
+
+    sql: str
+    params: dict[str, Any]
+    tail: str | None = None
+
+
+def _fetched(con: duckdb.DuckDBPyConnection, fetch: _Fetch) -> tuple[list[Any], Iterator[list[tuple[Any, ...]]]]:
+    """The columns (DuckDB's description) and the batches of rows of ``fetch``. A tail's
+    rows (few: kg.analytics.stored.TAIL_MOST at most) are read first, each to go after
+    the table's rows up to the rowid it names (``__at``, which the table's rows carry too)."""
+    waiting = con.execute(fetch.tail, used_params(fetch.tail, fetch.params)).fetchall() if fetch.tail else []
+    result = con.execute(fetch.sql, used_params(fetch.sql, fetch.params))
+    columns = list(result.description)
+
+    def batches() -> Iterator[list[tuple[Any, ...]]]:
+        if not waiting:
+            while batch := result.fetchmany(_BATCH):
+                yield batch
+            return
+        at = [c[0] for c in columns].index("__at")
+        due = 0
+        while batch := result.fetchmany(_BATCH):
+            places = [row[at] for row in batch]
+            merged, start = [], 0
+            while due < len(waiting) and waiting[due][at] < places[-1]:
+                cut = bisect.bisect_right(places, waiting[due][at], lo=start)
+                merged += batch[start:cut]
+                merged.append(waiting[due])
+                start, due = cut, due + 1
+            yield merged + batch[start:]
+        if due < len(waiting):
+            yield waiting[due:]
+
+    return columns, batches()
+
+
+def _write(con: duckdb.DuckDBPyConnection, fetch: _Fetch, kinds: Mapping[str, Kind], page: Page,
            key: Sequence[SortKey], limit: int | None, fmt: str, out: IO[bytes]) -> int:
     """Write the rows in ``fmt`` from DuckDB's batches, column by column (see
     kg.analytics.encoding); set ``page.next`` as the page of terms would. The row count."""
@@ -279,10 +350,11 @@ def _write(con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any], kin
     variables = list(kinds)
     keyed = [variables.index(k.variable) for k in key]
 
-    def batches(result: duckdb.DuckDBPyConnection, plan: list[tuple[Kind, int, int | None]]) -> Iterator[list[Column]]:
+    def batches(fetched: Iterator[list[tuple[Any, ...]]], plan: list[tuple[Kind, int, int | None]]
+                ) -> Iterator[list[Column]]:
         written, last = 0, None
         # Rows, not Arrow batches: importing pyarrow (and numpy) would cost more than it saves.
-        while rows := result.fetchmany(_BATCH):
+        for rows in fetched:
             raw = list(zip(*rows, strict=True))
             size = len(rows)
             more = limit is not None and written + size > limit
@@ -301,22 +373,21 @@ def _write(con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any], kin
                 return
 
     with _session(con):
-        result = con.execute(sql, params)
-        plan = _plan([d[0] for d in result.description], kinds)
-        return write_columns(variables, batches(result, plan), fmt, out)
+        described, fetched = _fetched(con, fetch)
+        return write_columns(variables, batches(fetched, _plan([d[0] for d in described], kinds)), fmt, out)
 
 
-def _rows(con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any], kinds: Mapping[str, Kind], *,
+def _rows(con: duckdb.DuckDBPyConnection, fetch: _Fetch, kinds: Mapping[str, Kind], *,
           plain: bool) -> Iterator[tuple[Any, ...]]:
-    """The rows of ``sql`` as terms, or with ``plain`` as plain values (made a column at a time)."""
+    """The rows of ``fetch`` as terms, or with ``plain`` as plain values (made a column at a time)."""
     with _session(con):
-        result = con.execute(sql, params)
-        plan = _plan([d[0] for d in result.description], kinds)
-        text = [str(d[1]) == "VARCHAR" for d in result.description]
+        described, fetched = _fetched(con, fetch)
+        plan = _plan([d[0] for d in described], kinds)
+        text = [str(d[1]) == "VARCHAR" for d in described]
         # Techniques, statuses, roles, venues repeat from row to row: each column keeps
         # the terms it made lately.
         caches: list[dict[tuple[Any, Any], Any]] = [{} for _ in plan]
-        while batch := result.fetchmany(_BATCH):
+        for batch in fetched:
             if plain:
                 columns = list(zip(*batch, strict=True))
                 yield from zip(*(_plain_column(kind, columns[i], columns[d] if d is not None else None, text[i])

@@ -12,7 +12,7 @@ import pytest
 from pyoxigraph import NamedNode
 
 from kg.analytics import build, connect
-from kg.analytics.stored import default_params
+from kg.analytics.stored import default_params, has_tail, order_sql, tail_table
 from kg.analytics.twins import TWINS
 from kg.graphs import READING, graph_iri
 from kg.reading import resolve_paper, set_status, status_removal
@@ -25,19 +25,38 @@ STATUS_ANSWERS = {name for name, twin in TWINS.items() if twin.by_paper is not N
 
 
 def answer_tables(db: Path) -> dict[str, Any]:
-    """Every answer table's rows as stored (those kept in no order: sorted), and the
-    column types of them all."""
+    """Every answer table's rows in their order (a table's tail merged into them, each tail
+    row after the stored rows up to the rowid it names; those kept in no order: sorted),
+    and the column types of them all."""
+    import queries
+
     con = connect(db, read_only=True)
     try:
         out: dict[str, Any] = {}
         for name in KEPT:
-            rows = con.execute(f'SELECT * FROM answers."{name}"').fetchall()
-            kept_in_order = default_params(name) is not None or TWINS[name].in_order
-            out[name] = rows if kept_in_order else sorted(rows, key=repr)
+            rows = con.execute(f'SELECT rowid, * FROM answers."{name}"').fetchall()
+            if default_params(name) is None and not TWINS[name].in_order:
+                out[name] = sorted((row[1:] for row in rows), key=repr)
+                continue
+            placed = [((row[0], 0, 0), row[1:]) for row in rows]
+            if has_tail(con, name):
+                tail = con.execute(f"SELECT * FROM {tail_table(name)} ORDER BY __at, "
+                                   f"{order_sql(queries.get(name))}").fetchall()
+                placed += [((row[-1], 1, i), row[:-1]) for i, row in enumerate(tail)]
+            out[name] = [row for _, row in sorted(placed, key=lambda p: p[0])]
         out["(types)"] = con.execute(
             "SELECT table_name, column_name, data_type FROM duckdb_columns() WHERE schema_name = 'answers' "
             "ORDER BY table_name, column_index").fetchall()
         return out
+    finally:
+        con.close()
+
+
+def tails(db: Path) -> set[str]:
+    """The answer tables that have a tail."""
+    con = connect(db, read_only=True)
+    try:
+        return {name for name in KEPT if has_tail(con, name)}
     finally:
         con.close()
 
@@ -206,4 +225,70 @@ def test_an_interrupted_incremental_build_leaves_the_file_as_it_was(analysed_sto
     assert stale.source == "sparql" and "stale" in stale.note  # the file is not fresh: never its rows
     report = build(store, db)
     assert report.mode == "incremental" and set(report.patched) == STATUS_ANSWERS
+    assert_as_a_full_build(store, db, tmp_path, "full")
+
+
+def test_rows_put_in_a_tail_are_read_in_their_place_whole_and_page_by_page(analysed_store: Any,
+                                                                              db_of: Any) -> None:
+    import io
+    import json
+
+    import kg.answer
+    import queries
+    from kg.resolve import Resolver
+    from kg.results import python_value
+
+    store = analysed_store
+    db = db_of(Path(store.location))
+    # read first: GPipe joins the queue, Ring Attention joins the papers read without a note
+    set_status(store, resolve_paper(store, "GPipe"), "read", at=at(1))
+    set_status(store, resolve_paper(store, "Ring Attention"), "to-read", at=at(1))
+    build(store, db)
+    set_status(store, resolve_paper(store, "GPipe"), "to-read", at=at(2))
+    set_status(store, resolve_paper(store, "Ring Attention"), "read", at=at(3))
+    set_status(store, bench_paper(store, with_status=False), "to-read", at=at(4))
+    build(store, db)
+    assert {"reading-queue", "read-without-note"} <= tails(db)
+    cases = [(name, {}) for name in sorted(tails(db)) if default_params(name) is not None]
+    cases += [("reading-list", {"status": "to-read"}), ("reading-list", {})]
+    for name, params in cases:
+        named = queries.get(name)
+        key = [k.variable for k in named.page]
+        whole = kg.answer.answer(store, named, params, Resolver(store), analytics=False, limit=100_000).page
+        expected = [[row[whole.variables.index(k)] for k in key] for row in whole]
+        tables = kg.answer.answer(store, named, params, Resolver(store), analytics=True)
+        assert tables.source == "duckdb", name
+        assert [[row[tables.page.variables.index(k)] for k in key] for row in tables.page] == expected, name
+        written = io.BytesIO()
+        answered = kg.answer.answer(store, named, params, Resolver(store), analytics=True)
+        assert answered.write is not None and answered.write("jsonl", written) == len(expected)
+        lines = [json.loads(line) for line in written.getvalue().splitlines()]
+        assert [[line.get(k) for k in key] for line in lines] == [
+            [python_value(v) for v in row] for row in expected], name
+        pages: list[list[Any]] = []
+        after = None
+        while True:  # five rows at a time, each page from its cursor
+            page = kg.answer.answer(store, named, params, Resolver(store), analytics=True, limit=5, after=after).page
+            pages += [[row[page.variables.index(k)] for k in key] for row in page]
+            if page.next is None:
+                break
+            after = page.next
+        assert pages == expected, name
+
+
+def test_a_tail_past_its_limit_is_merged_into_its_table_in_order(analysed_store: Any, db_of: Any, tmp_path: Path,
+                                                                 monkeypatch: Any) -> None:
+    from kg.analytics import stored
+
+    store = analysed_store
+    db = db_of(Path(store.location))
+    monkeypatch.setattr(stored, "TAIL_MOST", 1)
+    set_status(store, resolve_paper(store, "GPipe"), "read", at=at(1))
+    build(store, db)
+    set_status(store, resolve_paper(store, "GPipe"), "to-read", at=at(2))  # one row: a tail
+    build(store, db)
+    assert "reading-queue" in tails(db)
+    set_status(store, resolve_paper(store, "Ring Attention"), "to-read", at=at(3))  # two: past the limit
+    build(store, db)
+    assert "reading-queue" not in tails(db)
     assert_as_a_full_build(store, db, tmp_path, "full")
