@@ -249,7 +249,8 @@ def test_rows_put_in_a_tail_are_read_in_their_place_whole_and_page_by_page(analy
     set_status(store, bench_paper(store, with_status=False), "to-read", at=at(4))
     build(store, db)
     assert {"reading-queue", "read-without-note"} <= tails(db)
-    cases = [(name, {}) for name in sorted(tails(db)) if default_params(name) is not None]
+    cases: list[tuple[str, dict[str, str]]] = [(name, {}) for name in sorted(tails(db))
+                                               if default_params(name) is not None]
     cases += [("reading-list", {"status": "to-read"}), ("reading-list", {})]
     for name, params in cases:
         named = queries.get(name)
