@@ -28,6 +28,7 @@ import pyoxigraph as ox
 
 from kg.analytics.encoding import term as _term
 from kg.analytics.stored import (
+    after_sql,
     answer_table,
     has_tail,
     order_sql,
@@ -162,21 +163,8 @@ def _sql_value(term: Term | None) -> Any:
 
 
 def _after(key: Sequence[SortKey], values: Sequence[Term | None], params: dict[str, Any]) -> str:
-    """SQL for "comes after ``values``" in the page key order (NULL as unbound: first, or
-    last when descending or ``LAST``)."""
-    condition = "FALSE"
-    for i, (part, value) in reversed(list(enumerate(zip(key, values, strict=True)))):
-        column = f'"{part.variable}"'
-        if value is None:
-            gt, eq = ("FALSE", f"{column} IS NULL") if part.descending or part.last else (
-                f"{column} IS NOT NULL", f"{column} IS NULL")
-        else:
-            params[f"after{i}"] = _sql_value(value)
-            gt = (f"({column} IS NULL OR {column} < $after{i})" if part.descending
-                  else f"({column} IS NULL OR {column} > $after{i})" if part.last else f"{column} > $after{i}")
-            eq = f"{column} = $after{i}"
-        condition = gt if condition == "FALSE" else f"({gt} OR ({eq} AND {condition}))"
-    return condition
+    """SQL for "comes after ``values``" in the page key order (:func:`~kg.analytics.stored.after_sql`)."""
+    return after_sql(key, [_sql_value(v) for v in values], params)
 
 
 def duckdb_answer(

@@ -228,8 +228,9 @@ def test_an_interrupted_incremental_build_leaves_the_file_as_it_was(analysed_sto
     assert_as_a_full_build(store, db, tmp_path, "full")
 
 
-def test_rows_put_in_a_tail_are_read_in_their_place_whole_and_page_by_page(analysed_store: Any,
-                                                                              db_of: Any) -> None:
+@pytest.mark.parametrize("placed", ["by a scan each", "by one sort"])
+def test_rows_put_in_a_tail_are_read_in_their_place_whole_and_page_by_page(analysed_store: Any, db_of: Any,
+                                                                              monkeypatch: Any, placed: str) -> None:
     import io
     import json
 
@@ -238,6 +239,10 @@ def test_rows_put_in_a_tail_are_read_in_their_place_whole_and_page_by_page(analy
     from kg.resolve import Resolver
     from kg.results import python_value
 
+    from kg.analytics import stored
+
+    if placed == "by one sort":
+        monkeypatch.setattr(stored, "FEW_PLACED", 0)
     store = analysed_store
     db = db_of(Path(store.location))
     # read first: GPipe joins the queue, Ring Attention joins the papers read without a note
