@@ -5,8 +5,9 @@ reading queue) is a scan and a sort: seconds of lookups for the store, a fractio
 second for DuckDB. A named query with a *twin* (:mod:`~kg.analytics.twins`) is answered
 from the analytics file when that file is fresh (:func:`freshness`: built by this version,
 and every graph's provenance signature the same as the store's now), from its answer
-table where the build kept one (:mod:`~kg.analytics.stored`). Otherwise it is answered by
-SPARQL, and the answer says why (the answer layer, :mod:`kg.answer`, decides).
+table where the build kept one (:mod:`~kg.analytics.stored`), with the rows of the table's
+tail merged into their places as they are read (:func:`_fetched`). Otherwise it is answered
+by SPARQL, and the answer says why (the answer layer, :mod:`kg.answer`, decides).
 
 Pages follow the query's page key with the ordering kg.paging gives SPARQL (NULL as
 unbound: first, or last when descending or LAST), so a cursor from one path continues on the other.
@@ -215,7 +216,7 @@ def tables_answer(
                 return f"SELECT * FROM {source} AS answer"
             return f"SELECT * FROM ({twin.sql.replace(STORED, source)}) AS answer"
 
-        sql, tail = _in_order(con, named.name, read, kept, where, order, limit)
+        sql, tail = _kept_sql(con, named.name, read, kept, where, order, limit)
         return _answer(con, sql, params, twin.kinds, named.page if paged else (), limit, note, plain, tail)
     # a page in its key's order; the whole answer in the query's order, if it has one
     ordered = paged or re.search(r"\bORDER\s+BY\b", named.text, re.IGNORECASE) is not None
@@ -237,8 +238,8 @@ def tables_answer(
     return _answer(con, sql, params, twin.kinds, named.page if paged else (), limit, note, plain)
 
 
-def _in_order(con: duckdb.DuckDBPyConnection, name: str, read: Callable[[str], str], table: str, where: str,
-              order: str, limit: int | None) -> tuple[str, str | None]:
+def _kept_sql(con: duckdb.DuckDBPyConnection, name: str, read: Callable[[str], str], table: str, where: str,
+             order: str, limit: int | None) -> tuple[str, str | None]:
     """SQL of the rows that ``read`` makes of ``table`` (kept in ``order``) as it is, up to
     ``limit + 1`` of them, and where the table has a tail (kg.analytics.stored), SQL of the
     tail's rows in their merge order; each row with its place (``__at``), then (:func:`_fetched`)."""
