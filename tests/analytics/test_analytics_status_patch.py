@@ -236,10 +236,9 @@ def test_rows_put_in_a_tail_are_read_in_their_place_whole_and_page_by_page(analy
 
     import kg.answer
     import queries
+    from kg.analytics import stored
     from kg.resolve import Resolver
     from kg.results import python_value
-
-    from kg.analytics import stored
 
     if placed == "by one sort":
         monkeypatch.setattr(stored, "FEW_PLACED", 0)
