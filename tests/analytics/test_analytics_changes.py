@@ -16,7 +16,7 @@ from kg.graphs import graph_iri
 from kg.store.base import Activity
 from kg.store.embedded import OxigraphStore
 from kg.vocab import FOAF, RDF, SKOS, TKG, text
-from tests.analytics.test_analytics_status_patch import assert_as_a_full_build
+from tests.analytics.test_analytics_status_patch import answer_tables, assert_as_a_full_build
 
 
 def _write(store: OxigraphStore, graph: str, insert: list[ox.Triple], delete: list[ox.Triple] = ()) -> None:
@@ -84,11 +84,5 @@ def test_a_changed_value_remakes_the_rows_of_every_item_that_shows_it(
     touched = {**report.answers, **report.patched}
     assert shown[0] in touched
     assert_as_a_full_build(analysed_store, db, tmp_path, "changed")
-    from kg.analytics import connect
-
-    con = connect(db, read_only=True)
-    try:
-        rows = con.execute(f'SELECT * FROM answers."{shown[0]}"').fetchall()
-    finally:
-        con.close()
+    rows = answer_tables(db)[shown[0]]  # (with its tail)
     assert any(shown[1] in str(cell) for row in rows for cell in row)
