@@ -6,7 +6,7 @@ second for DuckDB. A named query with a *twin* (:mod:`~kg.analytics.twins`) is a
 from the analytics file when that file is fresh (:func:`freshness`: built by this version,
 and every graph's provenance signature the same as the store's now), from its answer
 table where the build kept one (:mod:`~kg.analytics.stored`), with the rows of the table's
-tail merged into their places as they are read (:func:`_fetched`). Otherwise it is answered
+tail merged in by their page key as they are read (:func:`_fetched`). Otherwise it is answered
 by SPARQL, and the answer says why (the answer layer, :mod:`kg.answer`, decides).
 
 Pages follow the query's page key with the ordering kg.paging gives SPARQL (NULL as
@@ -29,7 +29,6 @@ import pyoxigraph as ox
 
 from kg.analytics.encoding import term as _term
 from kg.analytics.stored import (
-    after_sql,
     answer_table,
     has_tail,
     order_sql,
@@ -164,8 +163,21 @@ def _sql_value(term: Term | None) -> Any:
 
 
 def _after(key: Sequence[SortKey], values: Sequence[Term | None], params: dict[str, Any]) -> str:
-    """SQL for "comes after ``values``" in the page key order (:func:`~kg.analytics.stored.after_sql`)."""
-    return after_sql(key, [_sql_value(v) for v in values], params)
+    """SQL for "comes after ``values``" in the page key order (NULL as unbound: first, or
+    last when descending or ``LAST``)."""
+    condition = "FALSE"
+    for i, (part, value) in reversed(list(enumerate(zip(key, values, strict=True)))):
+        column = f'"{part.variable}"'
+        if value is None:
+            gt, eq = ("FALSE", f"{column} IS NULL") if part.descending or part.last else (
+                f"{column} IS NOT NULL", f"{column} IS NULL")
+        else:
+            params[f"after{i}"] = _sql_value(value)
+            gt = (f"({column} IS NULL OR {column} < $after{i})" if part.descending
+                  else f"({column} IS NULL OR {column} > $after{i})" if part.last else f"{column} > $after{i}")
+            eq = f"{column} = $after{i}"
+        condition = gt if condition == "FALSE" else f"({gt} OR ({eq} AND {condition}))"
+    return condition
 
 
 def duckdb_answer(
@@ -217,7 +229,8 @@ def tables_answer(
             return f"SELECT * FROM ({twin.sql.replace(STORED, source)}) AS answer"
 
         sql, tail = _kept_sql(con, named.name, read, kept, where, order, limit)
-        return _answer(con, sql, params, twin.kinds, named.page if paged else (), limit, note, plain, tail)
+        return _answer(con, sql, params, twin.kinds, named.page if paged else (), limit, note, plain,
+                       (tail, named.page) if tail else None)
     # a page in its key's order; the whole answer in the query's order, if it has one
     ordered = paged or re.search(r"\bORDER\s+BY\b", named.text, re.IGNORECASE) is not None
     order_limit = (f" ORDER BY {order}" if named.page and ordered else "") + (
@@ -242,22 +255,21 @@ def _kept_sql(con: duckdb.DuckDBPyConnection, name: str, read: Callable[[str], s
              order: str, limit: int | None) -> tuple[str, str | None]:
     """SQL of the rows that ``read`` makes of ``table`` (kept in ``order``) as it is, up to
     ``limit + 1`` of them, and where the table has a tail (kg.analytics.stored), SQL of the
-    tail's rows in their merge order; each row with its place (``__at``), then (:func:`_fetched`)."""
+    tail's rows in ``order``, to merge into them (:func:`_fetched`)."""
     cut = f" LIMIT {limit + 1}" if limit is not None else ""
-    if not has_tail(con, name):
-        return f"{read(table)}{where}{cut}", None
-    return (f"{read(f'(SELECT *, rowid AS __at FROM {table})')}{where}{cut}",
-            f"{read(tail_table(name))}{where} ORDER BY __at, {order}")
+    tail = f"{read(tail_table(name))}{where} ORDER BY {order}" if has_tail(con, name) else None
+    return f"{read(table)}{where}{cut}", tail
 
 
 def _answer(con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any], kinds: Mapping[str, Kind],
-            key: Sequence[SortKey], limit: int | None, note: str, plain: bool, tail: str | None = None) -> Answer:
-    """The rows of ``sql`` (merged with those of ``tail``, :func:`_fetched`) as a page of terms
+            key: Sequence[SortKey], limit: int | None, note: str, plain: bool,
+            tail: tuple[str, Sequence[SortKey]] | None = None) -> Answer:
+    """The rows of ``sql`` (merged with those of ``tail`` by its key, :func:`_fetched`) as a page of terms
     (or plain values), or written whole in a results format without a term per cell
     (:attr:`kg.paging.Answer.write`): one or the other."""
     from kg.paging import Answer, page_rows
 
-    fetch = _Fetch(sql, params, tail)
+    fetch = _Fetch(sql, params, *(tail or (None, ())))
     page = page_rows(list(kinds), _rows(con, fetch, kinds, plain=plain), key, limit)
 
     def write(fmt: str, out: IO[bytes]) -> int:
@@ -292,17 +304,53 @@ _BATCH = 5000
 @dataclass(frozen=True)
 class _Fetch:
     """What an answer's rows are read by: ``sql`` with those of ``params`` it names, and
-    the SQL of a tail merged into its rows (:func:`_fetched`)."""
+    the SQL of a tail whose rows go among them by the page ``key`` (:func:`_fetched`)."""
 
     sql: str
     params: dict[str, Any]
     tail: str | None = None
+    key: Sequence[SortKey] = ()
+
+
+class _Descending:
+    """A value that sorts the other way round."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def __lt__(self, other: _Descending) -> bool:
+        return bool(other.value < self.value)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Descending) and bool(self.value == other.value)
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def _ranking(key: Sequence[SortKey], columns: Sequence[str]) -> Callable[[tuple[Any, ...]], tuple[Any, ...]]:
+    """A row's place in the page key's order, as DuckDB's ORDER BY of :func:`order_sql`
+    gives it (NULL first, or last when descending or LAST; text by code point)."""
+    parts = [(columns.index(k.variable), k.descending, k.descending or k.last) for k in key]
+
+    def rank(row: tuple[Any, ...]) -> tuple[Any, ...]:
+        out: list[Any] = []
+        for i, descending, nulls_last in parts:
+            value = row[i]
+            if value is None:
+                out.append((1,) if nulls_last else (0,))
+            else:
+                out.append((0 if nulls_last else 1, _Descending(value) if descending else value))
+        return tuple(out)
+
+    return rank
 
 
 def _fetched(con: duckdb.DuckDBPyConnection, fetch: _Fetch) -> tuple[list[Any], Iterator[list[tuple[Any, ...]]]]:
     """The columns (DuckDB's description) and the batches of rows of ``fetch``. A tail's
-    rows (few: kg.analytics.stored.TAIL_MOST at most) are read first, each to go after
-    the table's rows up to the rowid it names (``__at``, which the table's rows carry too)."""
+    rows (few: kg.analytics.stored.TAIL_MOST at most, in order) are read first, and each
+    goes after the rows that do not come after it in the key's order."""
     waiting = con.execute(fetch.tail, used_params(fetch.tail, fetch.params)).fetchall() if fetch.tail else []
     result = con.execute(fetch.sql, used_params(fetch.sql, fetch.params))
     columns = list(result.description)
@@ -312,13 +360,13 @@ def _fetched(con: duckdb.DuckDBPyConnection, fetch: _Fetch) -> tuple[list[Any], 
             while batch := result.fetchmany(_BATCH):
                 yield batch
             return
-        at = [c[0] for c in columns].index("__at")
+        rank = _ranking(fetch.key, [c[0] for c in columns])
+        places = [rank(row) for row in waiting]
         due = 0
         while batch := result.fetchmany(_BATCH):
-            places = [row[at] for row in batch]
-            merged, start = [], 0
-            while due < len(waiting) and waiting[due][at] < places[-1]:
-                cut = bisect.bisect_right(places, waiting[due][at], lo=start)
+            merged, start, last = [], 0, rank(batch[-1])
+            while due < len(waiting) and places[due] < last:  # (one equal to the last row: perhaps in the next batch)
+                cut = bisect.bisect_right(batch, places[due], lo=start, key=rank)
                 merged += batch[start:cut]
                 merged.append(waiting[due])
                 start, due = cut, due + 1

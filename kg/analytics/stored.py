@@ -17,8 +17,8 @@ changes alone, an answer whose rows each show one paper's status
 (:attr:`~kg.analytics.twins.Twin.by_paper`) is patched instead: the rows of the papers
 whose status changed are made again by its SQL narrowed to them, written over their old
 rows in place where they keep their place in the stored order (:func:`_patch`), else kept
-in the table's *tail*, each with the place it takes, until the tail is large enough to be
-worth writing the table again in order; a reader merges the two (:func:`_to_tail`).
+in the table's *tail* until it is large enough to be worth writing the table again in
+order; a reader merges the two by their page key (:func:`_to_tail`).
 """
 
 from __future__ import annotations
@@ -40,7 +40,6 @@ __all__ = [
     "PATCH_PAPERS",
     "STATUS_KEYS",
     "TAIL_MOST",
-    "after_sql",
     "answer_table",
     "answers_current",
     "default_params",
@@ -73,25 +72,6 @@ def order_sql(named: NamedQuery) -> str:
         return "DESC NULLS LAST" if k.descending else "ASC NULLS LAST" if k.last else "ASC NULLS FIRST"
 
     return ", ".join(f'"{k.variable}" {part(k)}' for k in named.page)
-
-
-def after_sql(key: Sequence[SortKey], values: Sequence[Any], params: dict[str, Any]) -> str:
-    """SQL for "comes after ``values``" (as the columns hold them; None: unbound) in the page
-    key order (NULL as unbound: first, or last when descending or LAST); the values go into
-    ``params`` as ``$after0``, ``$after1``, ... It is NULL, not FALSE, for some rows that do not."""
-    condition = "FALSE"
-    for i, (part, value) in reversed(list(enumerate(zip(key, values, strict=True)))):
-        column = f'"{part.variable}"'
-        if value is None:
-            gt, eq = ("FALSE", f"{column} IS NULL") if part.descending or part.last else (
-                f"{column} IS NOT NULL", f"{column} IS NULL")
-        else:
-            params[f"after{i}"] = value
-            gt = (f"({column} IS NULL OR {column} < $after{i})" if part.descending
-                  else f"({column} IS NULL OR {column} > $after{i})" if part.last else f"{column} > $after{i}")
-            eq = f"{column} = $after{i}"
-        condition = gt if condition == "FALSE" else f"({gt} OR ({eq} AND {condition}))"
-    return condition
 
 
 def twin_params(twin: Twin, bound: Mapping[str, Bound]) -> dict[str, Any]:
@@ -140,8 +120,6 @@ PATCH_ITEMS = 20_000
 #: The schema of the answer tables' tails, and the most rows a tail holds (:func:`_to_tail`).
 TAILS = "answer_tails"
 TAIL_MOST = 5000
-#: Up to this many rows to put in a tail, each is placed by a scan; more, by one sort of the table's keys.
-FEW_PLACED = 32
 
 
 def materialise(con: duckdb.DuckDBPyConnection, progress: Callable[[str, int, int], None] | None = None, *,
@@ -277,14 +255,15 @@ def _patch(con: duckdb.DuckDBPyConnection, name: str, twin: Twin, papers: Sequen
 def _patch_in_order(con: duckdb.DuckDBPyConnection, name: str, order: str, mine: str, papers: Sequence[str],
                     count: int) -> None:
     """The ``count`` rows of ``answer_patch`` (numbered in ``order``) in the place of the
-    rows ``mine`` (those of ``papers``) in the answer table of ``name``, which stays in
-    ``order`` (see :func:`_patch`): written over the old rows where they fit there, else
-    (and whenever the table has a tail) put in its tail (:func:`_to_tail`)."""
+    rows ``mine`` (those of ``papers``) in the answer table of ``name`` and its tail, the
+    table staying in ``order`` (see :func:`_patch`): written over the old rows where they
+    fit there, else put in the tail (:func:`_to_tail`)."""
     table = f'answers."{name}"'
+    if has_tail(con, name):
+        con.execute(f"DELETE FROM {tail_table(name)} WHERE {mine}", {"papers": list(papers)})
     old = [r[0] for r in con.execute(f"SELECT rowid FROM {table} WHERE {mine} ORDER BY rowid",
                                      {"papers": list(papers)}).fetchall()]
-    tailed = has_tail(con, name)
-    if not tailed and count <= len(old):
+    if count <= len(old):
         written, gone = old[:count], old[count:]
         if written:
             columns = [r[0] for r in con.execute(
@@ -298,46 +277,25 @@ def _patch_in_order(con: duckdb.DuckDBPyConnection, name: str, order: str, mine:
             con.execute(f"DELETE FROM {table} WHERE rowid IN (SELECT unnest(CAST($gone AS BIGINT[])))", {"gone": gone})
         if not written or _in_order(con, table, order, written):
             return
-    if tailed:
-        con.execute(f"DELETE FROM {tail_table(name)} WHERE {mine}", {"papers": list(papers)})
+        old = written  # (the others are gone)
     con.execute(f"DELETE FROM {table} WHERE rowid IN (SELECT unnest(CAST($old AS BIGINT[])))", {"old": old})
-    _to_tail(con, name, order, count)
+    _to_tail(con, name, order)
 
 
-def _to_tail(con: duckdb.DuckDBPyConnection, name: str, order: str, count: int) -> None:
-    """The ``count`` rows of ``answer_patch`` into the tail of the answer table of ``name``,
-    each with the rowid of the last stored row that comes before it in ``order`` (``__at``;
-    -1 before them all). A reader merges the tail into the table's rows by it
-    (kg.analytics.answers): DuckDB cannot insert a row in the middle of a table, and writing
-    122k rows again in order for one paper costs 0.3 s at 700k papers. Past
-    :data:`TAIL_MOST` rows, the table is written again in order, without a tail."""
-    import queries
-
+def _to_tail(con: duckdb.DuckDBPyConnection, name: str, order: str) -> None:
+    """The rows of ``answer_patch`` into the tail of the answer table of ``name``: rows that
+    belong somewhere in the middle of the table, which a reader merges into its rows by
+    their page key as it reads them (kg.analytics.answers). DuckDB cannot insert a row in
+    the middle of a table, and writing 122k rows again in order for one paper costs 0.3 s
+    at 700k papers. (A row's place is not kept as a rowid: a checkpoint that drops deleted
+    rows renumbers the rows after them.) Past :data:`TAIL_MOST` rows, the table is written
+    again in order, without a tail."""
     table, tail = f'answers."{name}"', tail_table(name)
-    con.execute(f"CREATE TABLE IF NOT EXISTS {tail} AS SELECT *, CAST(NULL AS BIGINT) AS __at FROM {table} LIMIT 0")
-    if count <= FEW_PLACED:  # each row's place by a scan of the key columns (5 ms at 245k rows)
-        key = queries.get(name).page
-        columns = ", ".join(f'"{k.variable}"' for k in key)
-        places = []
-        for row in con.execute(f"SELECT {columns} FROM answer_patch ORDER BY __row").fetchall():
-            params: dict[str, Any] = {}
-            before = f"NOT coalesce({after_sql(key, row, params)}, FALSE)"
-            places.append(con.execute(f"SELECT coalesce(max(rowid), -1) FROM {table} WHERE {before}",
-                                      params).fetchall()[0][0])
-        con.execute(f"INSERT INTO {tail} SELECT * EXCLUDE (__row), CAST($places AS BIGINT[])[__row] FROM answer_patch",
-                    {"places": places})
-    else:  # the greatest rowid of the stored rows up to each row, in order (on a tie, the stored row first)
-        keys = ", ".join(dict.fromkeys(re.findall(r'"[^"]+"', order)))
-        con.execute(f"""INSERT INTO {tail} SELECT p.* EXCLUDE (__row), coalesce(placed.__at, -1) FROM answer_patch AS p
-                        JOIN (SELECT __row, max(__at) OVER (ORDER BY {order}, __row NULLS FIRST
-                                                          ROWS UNBOUNDED PRECEDING) AS __at
-                              FROM (SELECT {keys}, rowid AS __at, CAST(NULL AS BIGINT) AS __row FROM {table}
-                                    UNION ALL SELECT {keys}, NULL, __row FROM answer_patch)
-                              QUALIFY __row IS NOT NULL) AS placed USING (__row)""")
+    con.execute(f"CREATE TABLE IF NOT EXISTS {tail} AS SELECT * FROM {table} LIMIT 0")
+    con.execute(f"INSERT INTO {tail} SELECT * EXCLUDE (__row) FROM answer_patch")
     if int(con.execute(f"SELECT count(*) FROM {tail}").fetchall()[0][0]) > TAIL_MOST:
         con.execute(f"""CREATE OR REPLACE TABLE {table} AS SELECT * FROM (
-                          SELECT * FROM {table} UNION ALL SELECT * EXCLUDE (__at) FROM {tail}) AS answer
-                        ORDER BY {order}""")
+                          SELECT * FROM {table} UNION ALL SELECT * FROM {tail}) AS answer ORDER BY {order}""")
         con.execute(f"DROP TABLE {tail}")
 
 
