@@ -454,11 +454,16 @@ def stage(
         return 0
     # Extraction waits on the store as much as on the CPU: one worker more than cores.
     workers = workers or min(8, (os.cpu_count() or 1) + 1)
-    # Progress: a step per store task and per block of a copy (read by Arrow: pyarrow is
-    # imported only for one).
+    # Progress: a step per store task and per block of a copy. A copy is read by Arrow:
+    # pyarrow is imported only where there is one.
+    steps: dict[str, int] = {}
     if copies:
-        from kg.analytics.copyrows import blocks
-    steps = {g: blocks(Path(held[g])) for g in copies}
+        import pyarrow as pa
+
+        from kg.analytics.copyrows import Lines, blocks
+
+        steps = {g: blocks(Path(held[g])) for g in copies}
+        predicates = _copy_predicates()
     done, total = 0, len(tasks) + sum(steps.values())
     if progress:
         progress(0, total)
@@ -471,7 +476,6 @@ def stage(
     typed = [str(t.path) for t in tasks if t.key in (None, _TYPE)]
     added = 0
     copy_types: list[pa.RecordBatch] = []
-    predicates: Predicates | None = None
     try:
         temp_table(con, "stage_tasks", {"file": ("VARCHAR", files),
                                         "g": ("INTEGER", [ids[t.graph.value] for t in tasks]),
@@ -482,11 +486,6 @@ def stage(
         # Each copy read once: its facts streamed into the table, its rdf:type rows kept.
         repeated = []
         for graph, copy in copies.items():
-            import pyarrow as pa
-
-            from kg.analytics.copyrows import Lines
-
-            predicates = predicates or _copy_predicates()
             gid, start = ids[graph], done
 
             def block(end: int = start + steps[graph]) -> None:

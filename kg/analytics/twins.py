@@ -511,9 +511,8 @@ HAVING coalesce(one.stars, 0) >= CAST($minStars AS BIGINT)""",
 )
 
 
-
-# Papers by author: the people whose name contains the text, their papers through an ordered
-# author list (or, for a paper without one, its creators) and the others on that list.
+#: Papers by author: the people whose name contains the text, their papers through an ordered
+#: author list (or, for a paper without one, its creators) and the others on that list.
 TWINS["papers-by-author"] = Twin(
     f"""WITH people AS (
     SELECT DISTINCT s AS person, o AS name, d AS name__d FROM staging.facts
