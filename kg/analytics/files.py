@@ -194,13 +194,13 @@ def store_dir(spec: str | None) -> Path | None:
 
 
 def current_view(store_dir: Path) -> str | None:
-    """The current view of the embedded store in ``store_dir`` (what a reader opened now
-    reads: kg.store.folder), or None when a write may not be in a view yet (or there is
+    """The state of the current view of the embedded store in ``store_dir`` (what a reader
+    opened now reads: kg.store.folder), or None when a write may not be in a view yet (or there is
     no view)."""
     from kg.store.folder import StoreFolder
 
     folder = StoreFolder(store_dir)
-    return None if folder.views_stale() else folder.current_view()
+    return None if folder.views_stale() else folder.current_state()
 
 
 # -- the graphs and their signatures ----------------------------------------------------

@@ -223,8 +223,11 @@ class OxigraphStore(GraphStore):
 
     @property
     def view(self) -> str | None:
-        """The name of the view a reader reads (None for a writer)."""
-        return self._lease.view.name if self._lease is not None else None
+        """The state of the view a reader reads (None for a writer): the name of the first
+        view that held it (kg.store.folder)."""
+        if self._lease is None or self._folder is None:
+            return None
+        return self._folder.state_of(self._lease.view.name)
 
     def _recover(self) -> None:
         """Finish or undo what an interrupted writer left, saying what, then make sure
@@ -281,14 +284,21 @@ class OxigraphStore(GraphStore):
         return self.count(graph)
 
     def revision(self) -> str | None:
-        """A name that changes with every write to a store on disk (the view it last
-        published for its readers); None for a store in memory."""
-        return self._folder.current_view() if self._folder is not None else None
+        """A name that changes with every write to a store on disk (the state of the view
+        it last published for its readers); None for a store in memory."""
+        return self._folder.current_state() if self._folder is not None else None
 
-    def _publish(self) -> None:
+    def _publish(self, *, same_state: bool = False) -> None:
         if self._folder is not None and not self.read_only:
             with self._writing:
-                self._folder.publish_view(lambda target: self._store.backup(str(target)))
+                self._folder.publish_view(lambda target: self._store.backup(str(target)), same_state=same_state)
+
+    def compact(self) -> None:
+        """Compact the whole store and give readers a view of it (kg.store.compaction)."""
+        self._writable()
+        with self._writing:
+            self._store.optimize()
+            self._publish(same_state=True)
 
     def _writable(self) -> None:
         if self.read_only:
@@ -460,6 +470,14 @@ class OxigraphStore(GraphStore):
                 self._folder.mark_stale()
             pause_point("store.journalled-transaction")
             bulkwrite.apply(self._store, folder, self.update)  # its last step, one update, publishes a view
+            self._wrote(sum(len(step.triples) for steps in planned.bulk.values() for step in steps))
+
+    def _wrote(self, triples: int) -> None:
+        """Count ``triples`` written in bulk towards the next compaction (kg.store.compaction)."""
+        from kg.store import compaction
+
+        if self.path is not None:
+            compaction.count(self.path, triples)
 
     def _finish_transactions(self) -> str | None:
         """Complete the transactions a killed writer journalled (kg.store.bulkwrite), first
@@ -523,6 +541,7 @@ class OxigraphStore(GraphStore):
                                  hint="Nothing was changed in the store. Check the file and the disk.") from None
         activity.stats.setdefault("triples", count)
         record(self, Changes(graphs={graph.value}))
+        self._wrote(int(activity.stats.get("added", count)) + int(activity.stats.get("removed", 0)))
         return count
 
     def _first_load(self, path: Path, graph: ox.NamedNode, fmt: ox.RdfFormat, gzipped: bool,
@@ -678,6 +697,14 @@ class OxigraphStore(GraphStore):
         )
 
     def close(self) -> None:
+        from kg.store import compaction
+
+        writer = getattr(self, "_lock", None) is not None
+        self._close()
+        if writer and self.path is not None and compaction.due(self.path):
+            compaction.start(self.path)  # once this writer has let go of the store
+
+    def _close(self) -> None:
         if getattr(self, "_store", None) is not None:
             if not self.read_only:
                 self._store.flush()

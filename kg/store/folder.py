@@ -24,7 +24,10 @@ milliseconds for the built graph: hard links), and readers open the newest one. 
 never take the writers' lock, so they are never blocked and never block a writer.
 
 A view stays on disk while a reader holds a shared lock on its lease file; old views
-nobody reads are removed when the next one is published. ``STALE`` in ``readers/`` says
+nobody reads are removed when the next one is published. A view published for a
+compaction alone (kg.store.compaction) holds the same state as the one before it, and says
+so (``<view>.state``): what was found fresh for that state (the analytics tables, the
+search index) stays fresh. ``STALE`` in ``readers/`` says
 that the primary may hold a committed write that no view shows yet (a writer was killed
 between its commit and its publication): the next process that can take the writers'
 lock publishes a view first.
@@ -38,6 +41,7 @@ import fcntl
 import json
 import os
 import shutil
+import signal
 import time
 import uuid
 from collections.abc import Callable
@@ -75,8 +79,13 @@ IMPORTS = "imports"
 TRANSACTIONS = "transactions"
 #: Import copies (kg.store.copies.COPIES).
 COPIES = "copies"
+#: What the writers have written since the store was last compacted (kg.store.compaction).
+COMPACTION = "compaction.json"
 OWN_NAMES = frozenset({MARKER, LOCK_FILE, HOLDER_FILE, READERS, SNAPSHOTS, SERVE_FILE, PENDING_FILE,
-                       "validation.json", IMPORTS, TRANSACTIONS, COPIES})
+                       "validation.json", IMPORTS, TRANSACTIONS, COPIES, COMPACTION})
+#: The holder of the writers' lock that gives it up to any writer that wants it: the
+#: background compaction (kg.store.compaction), stopped with SIGTERM.
+YIELDING = "kg (compacting the store in the background)"
 
 
 def _is_rocksdb_dir(path: Path) -> bool:
@@ -197,22 +206,32 @@ class StoreFolder:
         """Take the writers' lock, waiting up to ``wait`` seconds for another writer."""
         fh = (self.path / LOCK_FILE).open("a+b")
         deadline = time.monotonic() + max(0.0, wait)
-        told = False
+        told = stopped = False
         while True:
             try:
                 fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
                 break
             except BlockingIOError:
                 holder = self.holder()
+                if (holder is not None and holder.command == YIELDING != command and not stopped and holder.alive):
+                    # RocksDB installs a compaction's files only once it is complete: one
+                    # stopped halfway leaves the store as it was.
+                    with contextlib.suppress(OSError):
+                        os.kill(holder.pid, signal.SIGTERM)
+                    stopped = True
+                    deadline = max(deadline, time.monotonic() + 5.0)
+                    continue
                 if time.monotonic() >= deadline:
                     fh.close()
                     raise StoreLockedError(self._locked_message(holder, wait), hint=self.locked_hint()) from None
-                if not told and on_wait is not None:
+                if not told and not stopped and on_wait is not None:
                     who = holder.describe() if holder and holder.alive else "another process"
                     on_wait(f"waiting up to {wait:g} s for {who} to finish writing to {self.path}")
                     told = True
                 time.sleep(0.05)
         previous = self.holder()  # still there: the last writer did not finish cleanly
+        if previous is not None and previous.command == YIELDING:
+            previous = None  # a compaction stopped for this writer: nothing to recover
         me = Holder(os.getpid(), command, dt.datetime.now(dt.UTC).isoformat(timespec="seconds"))
         _write_json_atomically(self.path / HOLDER_FILE, {"pid": me.pid, "command": me.command,
                                                          "started": me.started})
@@ -296,6 +315,18 @@ class StoreFolder:
             return None
         return name if name and (self.readers / name).is_dir() else None
 
+    def state_of(self, view: str) -> str:
+        """The name of the state ``view`` holds: the first view that held it."""
+        try:
+            return (self.readers / f"{view}.state").read_text(encoding="utf-8").strip() or view
+        except OSError:
+            return view
+
+    def current_state(self) -> str | None:
+        """The state of the current view (:meth:`state_of`), or None when there is no view."""
+        view = self.current_view()
+        return None if view is None else self.state_of(view)
+
     def views_stale(self) -> bool:
         return (self.readers / _STALE).exists() or self.current_view() is None
 
@@ -303,13 +334,17 @@ class StoreFolder:
         self.readers.mkdir(exist_ok=True)
         (self.readers / _STALE).touch()
 
-    def publish_view(self, checkpoint: Callable[[Path], None]) -> str:
+    def publish_view(self, checkpoint: Callable[[Path], None], *, same_state: bool = False) -> str:
         """Write a checkpoint of the primary with ``checkpoint(target)`` and make it the view
-        readers open; remove older views that no reader holds."""
+        readers open; remove older views that no reader holds. ``same_state``: nothing was
+        written since the current view, which the new one stands in for (a compaction)."""
         self.readers.mkdir(exist_ok=True)
+        state = self.current_state() if same_state and not self.views_stale() else None
         name = f"view-{time.time_ns():020d}"
         tmp = self.readers / f"tmp-{uuid.uuid4().hex}"
         checkpoint(tmp)
+        if state is not None:
+            (self.readers / f"{name}.state").write_text(state + "\n", encoding="utf-8")
         (self.readers / f"{name}.lease").touch()
         os.replace(tmp, self.readers / name)
         current = self.readers / _CURRENT
@@ -340,11 +375,13 @@ class StoreFolder:
                         fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
                         shutil.rmtree(entry, ignore_errors=True)
                         lease.unlink()
+                        (self.readers / f"{entry.name}.state").unlink(missing_ok=True)
                 except BlockingIOError:
                     continue  # a reader still uses it
                 except OSError:
                     continue
-            elif entry.name.endswith(".lease") and not (self.readers / entry.name[: -len(".lease")]).exists():
+            elif (entry.name.endswith((".lease", ".state"))
+                  and not (self.readers / entry.name.rsplit(".", 1)[0]).exists()):
                 with contextlib.suppress(OSError):
                     entry.unlink()
 

@@ -1,0 +1,37 @@
+"""The process that compacts an embedded store in the background (kg.store.compaction):
+``python -m kg.store.compactor DIR``."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+from kg.errors import KGError
+from kg.store import compaction
+from kg.store.embedded import OxigraphStore
+from kg.store.folder import YIELDING
+
+__all__ = ["main"]
+
+
+def main(argv: list[str]) -> int:
+    """Compact the store at ``argv[0]`` if a compaction is still due and no writer holds it."""
+    path = Path(argv[0])
+    try:
+        store = OxigraphStore(path, wait=0.0, command=YIELDING)
+    except KGError:
+        return 0  # a writer holds it: that writer starts this again when it closes
+    try:
+        if not compaction.due(path):
+            return 0
+        began = time.perf_counter()
+        store.compact()
+        compaction.record(path, store.count(), time.perf_counter() - began)
+    finally:
+        store.close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
