@@ -132,12 +132,33 @@ def test_the_page_restriction_also_opens_each_optional_that_names_a_group_variab
     text = restricted(SHAPES, ("item",), rows)
     values = f"VALUES (?item) {{ (<{EX}i001>) (<{EX}i002>) }}"
     flat = " ".join(text.split())
-    assert flat.count(values) == 3  # the query's own group, the name and the friends' blocks
+    assert flat.count(values) == 4  # the query's own group, the name and the friends' blocks, the sub-select
     assert f"OPTIONAL {{ {values} ?item <{EX}friend>" in flat
-    assert "OPTIONAL { SELECT ?item (COUNT" in flat  # a sub-select stands alone in its group
+    # a sub-select stands alone in its group, and reads the page's groups alone
+    assert f"OPTIONAL {{ SELECT ?item (COUNT(?tag) AS ?count) WHERE {{ {values} ?item <{EX}tag>" in flat
     assert f"OPTIONAL {{ <{EX}settings>" in flat  # a block without ?item would only repeat rows
     # a group value left unbound (UNDEF) could join any row of a block: only the own group
     assert restricted(SHAPES, ("item",), [(None,), rows[0]]).count("VALUES (?item)") == 1
+
+
+@pytest.mark.parametrize(("subselect", "opened"), [
+    ("{ SELECT DISTINCT ?item WHERE { ?item ?p ?o } }", True),
+    ("{ SELECT * WHERE { ?item ?p ?o } }", True),
+    ("{ SELECT ?item (COUNT(*) AS ?n) WHERE { ?item ?p ?o } GROUP BY ?item }", True),
+    ("{ SELECT ?item WHERE { ?item ?p ?o } LIMIT 10 }", False),  # its rows would be other rows
+    ("{ SELECT ?item (COUNT(*) AS ?n) WHERE { ?item ?p ?o } GROUP BY ?item ?p }", True),
+    ("{ SELECT (SAMPLE(?i) AS ?item) WHERE { ?i ?p ?o } GROUP BY ?p }", False),  # not the variable inside
+    ("{ SELECT ?other WHERE { ?item ?p ?other } }", False),  # its ?item is its own
+    ("{ SELECT ?item WHERE { { SELECT ?x WHERE { ?item ?p ?x } } ?item ?q ?x } }", True),
+])
+def test_a_sub_select_reads_the_pages_groups_alone_where_that_changes_no_row(subselect: str, opened: bool) -> None:
+    query = f"SELECT ?item (MIN(?n) AS ?name) WHERE {{ ?item a <{EX}Item> . {subselect} }} GROUP BY ?item"
+    text = " ".join(restricted(query, ("item",), [(f"<{EX}i001>",)]).split())
+    values = f"VALUES (?item) {{ (<{EX}i001>) }}"
+    assert text.count(values) == 1 + opened
+    if opened:  # in the outermost sub-select alone: a nested one's ?item is its own
+        assert "WHERE { " + values in text.split("{ SELECT", 1)[1]
+        assert values not in text.split("{ SELECT", 2)[-1] or subselect.count("SELECT") == 1
 
 
 def test_pages_of_a_query_with_every_kind_of_optional_are_the_pages_of_the_whole_result(fresh_store) -> None:
