@@ -359,7 +359,7 @@ def _subselect_inserts(code: str, opening: int, closing: int, groups: Sequence[s
     row: each row of the query binds the group variables to one of the page's values, and
     the sub-select gives the same rows for those. Left out where it could: a sub-select
     with LIMIT or OFFSET, or that groups without those variables (or aggregates over all
-    its rows)."""
+    its rows); and a variable that the sub-select BINDs (reading-queue-technique's roles)."""
     found: list[tuple[int, str]] = []
     end = opening
     for m in _SUBSELECT.finditer(code, opening + 1, closing):
@@ -373,7 +373,9 @@ def _subselect_inserts(code: str, opening: int, closing: int, groups: Sequence[s
         if {"LIMIT", "OFFSET"} & set(clauses):
             continue
         star = re.match(r"(?i)^\s*(DISTINCT\s+|REDUCED\s+)?\*", head) is not None
-        plain = [g for g in groups if star or re.search(rf"(?<![\w(])[?$]{g}(?!\w)", _depth_zero_text(head))]
+        where = code[inner : group_end(code, inner) + 1]
+        plain = [g for g in groups if (star or re.search(rf"(?<![\w(])[?$]{g}(?!\w)", _depth_zero_text(head)))
+                 and not re.search(rf"(?i)\bAS\s*[?$]{g}\b", where)]  # a VALUES block cannot come before its BIND
         if not plain:
             continue
         grouped = re.sub(r"(?i)^\s*GROUP\s+BY", "", tail[clauses["GROUP"]]).split() if "GROUP" in clauses else None

@@ -15,9 +15,15 @@ from kg.store.folder import YIELDING
 __all__ = ["main"]
 
 
+#: Seconds the process waits before it looks at the store: commands run one after another
+#: (a script, a benchmark) each take the store before a compaction starts only to be stopped.
+PAUSE = 2.0
+
+
 def main(argv: list[str]) -> int:
     """Compact the store at ``argv[0]`` if a compaction is still due and no writer holds it."""
     path = Path(argv[0])
+    time.sleep(PAUSE)
     try:
         store = OxigraphStore(path, wait=0.0, command=YIELDING)
     except KGError:
