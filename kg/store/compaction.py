@@ -78,14 +78,13 @@ def _due(data: dict[str, Any]) -> bool:
                                           COMPACT_SHARE * int(data.get("triples", 0)))
 
 
-def count(path: Path, triples: int) -> bool:
+def count(path: Path, triples: int) -> None:
     """Count ``triples`` written in bulk to the store at ``path`` (by the writer, which holds
-    its lock); whether a compaction is now due (then every writer that closes starts one,
-    until one completes)."""
+    its lock). Once a compaction is due, every writer that closes starts one, until one
+    completes."""
     data = _state(path)
     data["written"] = int(data.get("written", 0)) + max(0, triples)
     _write_state(path, data)
-    return _due(data)
 
 
 def start(path: Path) -> None:

@@ -21,7 +21,7 @@ from typing import IO, Any, TypeVar, cast
 import pyoxigraph as ox
 
 from kg.derived import Changes, record
-from kg.errors import QueryError, RDFImportError, StoreError, StoreLockedError
+from kg.errors import KGError, QueryError, RDFImportError, StoreError, StoreLockedError
 from kg.graphs import PROVENANCE
 from kg.paging import SortKey
 from kg.pauses import pause_point
@@ -701,8 +701,14 @@ class OxigraphStore(GraphStore):
 
         writer = getattr(self, "_lock", None) is not None
         self._close()
-        if writer and self.path is not None and compaction.due(self.path):
-            compaction.start(self.path)  # once this writer has let go of the store
+        if writer and self.path is not None:
+            try:
+                due = compaction.due(self.path)
+            except KGError as exc:  # a KG_COMPACT_TRIPLES that is not a count: the write stands
+                self._notice(f"no compaction started: {exc}")
+                return
+            if due:
+                compaction.start(self.path)  # once this writer has let go of the store
 
     def _close(self) -> None:
         if getattr(self, "_store", None) is not None:

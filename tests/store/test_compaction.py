@@ -75,12 +75,24 @@ def test_a_compaction_is_due_after_a_quarter_of_what_the_store_held_at_the_last(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("KG_COMPACT_TRIPLES", "1000")
     (tmp_path / COMPACTION).write_text(json.dumps({"written": 0, "triples": 10_000}), encoding="utf-8")
-    assert compaction.count(tmp_path, 999) is False  # under the threshold
-    assert compaction.count(tmp_path, 1_000) is False  # 1,999: under a quarter of 10,000
-    assert compaction.count(tmp_path, 501) is True  # 2,500
+    assert not compaction.due(tmp_path)
+    compaction.count(tmp_path, 999)
+    assert not compaction.due(tmp_path)  # under the threshold
+    compaction.count(tmp_path, 1_000)
+    assert not compaction.due(tmp_path)  # 1,999: under a quarter of 10,000
+    compaction.count(tmp_path, 501)
+    assert compaction.due(tmp_path)  # 2,500
     monkeypatch.setenv("KG_COMPACT_TRIPLES", "lots")
     with pytest.raises(Exception, match="KG_COMPACT_TRIPLES='lots' is not a whole number"):
-        compaction.count(tmp_path, 1)
+        compaction.due(tmp_path)
+
+
+def test_a_compaction_threshold_that_is_not_a_count_is_said_and_the_write_stands(
+        kg_cli, built_store_path: Path) -> None:
+    (built_store_path / COMPACTION).write_text(json.dumps({"written": 5}), encoding="utf-8")
+    done = kg_cli("reading", "set", "GPipe", "read", store=built_store_path, env={"KG_COMPACT_TRIPLES": "lots"})
+    assert done.returncode == 0 and "to-read → read" in done.stdout
+    assert "no compaction started: KG_COMPACT_TRIPLES='lots' is not a whole number" in " ".join(done.stderr.split())
 
 
 def test_a_writer_stops_a_background_compaction_and_goes_on_at_once(kg_cli, built_store_path: Path) -> None:
