@@ -357,7 +357,7 @@ def _subselect_inserts(code: str, opening: int, closing: int, groups: Sequence[s
     from the rows it is joined with (bibliography's listed papers: 0.5 s of each page at
     700k papers); restricted this way, it reads the page's groups alone. That changes no
     row: each row of the query binds the group variables to one of the page's values, and
-    the sub-select gives the same rows for those. Left out where it could: a sub-select
+    the sub-select gives the same rows for those. Left out where rows could change: a sub-select
     with LIMIT or OFFSET, or that groups without those variables (or aggregates over all
     its rows); and a variable that the sub-select BINDs (reading-queue-technique's roles)."""
     found: list[tuple[int, str]] = []
@@ -365,15 +365,14 @@ def _subselect_inserts(code: str, opening: int, closing: int, groups: Sequence[s
     for m in _SUBSELECT.finditer(code, opening + 1, closing):
         if m.start() < end:
             continue  # inside the sub-select before: its variables are its own
-        brace = m.start() + code[m.start() :].index("{")
-        end = group_end(code, brace)
+        end = group_end(code, m.start())
         inner = code.index("{", m.end())
-        head, tail = code[m.end() : inner], code[group_end(code, inner) + 1 : end]
+        inner_end = group_end(code, inner)
+        head, where, tail = code[m.end() : inner], code[inner : inner_end + 1], code[inner_end + 1 : end]
         clauses = _clauses(tail)
         if {"LIMIT", "OFFSET"} & set(clauses):
             continue
         star = re.match(r"(?i)^\s*(DISTINCT\s+|REDUCED\s+)?\*", head) is not None
-        where = code[inner : group_end(code, inner) + 1]
         plain = [g for g in groups if (star or re.search(rf"(?<![\w(])[?$]{g}(?!\w)", _depth_zero_text(head)))
                  and not re.search(rf"(?i)\bAS\s*[?$]{g}\b", where)]  # a VALUES block cannot come before its BIND
         if not plain:
@@ -557,4 +556,3 @@ def page(query: str, key: Sequence[SortKey], limit: int, after: Sequence[Term | 
         return projection(query), iter(())
     variables, rows = pick(restricted(query, narrowed.groups, chosen), None)
     return variables, iter(sorted(rows, key=key_function(key, variables)))
-
