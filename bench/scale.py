@@ -233,24 +233,24 @@ def compaction_row(row: Callable[..., None], store: Path, *, cap: float) -> None
     writer after it starts in the background as it closes: the rows after it are then
     measured on a compacted store, without it taking their cores."""
     from kg.store.compaction import due
+    from kg.store.folder import COMPACTION, HOLDER_FILE
 
-    start = time.perf_counter()
-    state: dict[str, Any] = {}
-    while time.perf_counter() - start < cap:
+    def state() -> dict[str, Any]:
         try:
-            state = json.loads((store / "compaction.json").read_text(encoding="utf-8"))
+            found = json.loads((store / COMPACTION).read_text(encoding="utf-8"))
         except (OSError, ValueError):
-            state = {}
-        if not (store / "writer.json").exists() and ("compacted" in state or not due(store)):
-            break
+            return {}
+        return found if isinstance(found, dict) else {}
+
+    before, start = state().get("compacted"), time.perf_counter()
+    while time.perf_counter() - start < cap and ((store / HOLDER_FILE).exists() or due(store)):
         time.sleep(0.2)
-    waited = time.perf_counter() - start
-    took = state.get("seconds")
-    if "compacted" not in state:
-        print(f"compaction: none due ({state.get('written', 0):,} triples written since the last)", flush=True)
+    waited, now = time.perf_counter() - start, state()
+    if now.get("compacted") == before:
+        print(f"compaction: none ({now.get('written', 0):,} triples written since the last)", flush=True)
         return
-    row("compaction in the background (waited for)", _s(waited, cap), f"compacting alone {took} s", "", 0.0,
-        "(after the import)")
+    row("compaction in the background (waited for)", _s(waited, cap), f"compacting alone {now.get('seconds')} s",
+        "", 0.0, "(after the import)")
 
 
 def _changed(done: Run) -> str:
