@@ -250,7 +250,7 @@ def compaction_row(row: Callable[..., None], store: Path, *, cap: float) -> None
         print(f"compaction: none ({now.get('written', 0):,} triples written since the last)", flush=True)
         return
     row("compaction in the background (waited for)", _s(waited, cap), f"compacting alone {now.get('seconds')} s",
-        "", 0.0, "(after the import)")
+        "", float(now.get("peak_mb", 0.0)), "(after the import)")
 
 
 def _changed(done: Run) -> str:

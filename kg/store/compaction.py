@@ -61,9 +61,10 @@ def _write_state(path: Path, data: dict[str, Any]) -> None:
     os.replace(tmp, path / COMPACTION)
 
 
-def record(path: Path, triples: int, seconds: float) -> None:
-    """Record a completed compaction of the store at ``path``, which then held ``triples``."""
-    _write_state(path, {"written": 0, "triples": triples, "seconds": round(seconds, 1),
+def record(path: Path, triples: int, seconds: float, peak_mb: float) -> None:
+    """Record a completed compaction of the store at ``path``, which then held ``triples``:
+    how long it took and the compacting process's peak memory."""
+    _write_state(path, {"written": 0, "triples": triples, "seconds": round(seconds, 1), "peak_mb": round(peak_mb),
                         "compacted": time.strftime("%Y-%m-%dT%H:%M:%S%z")})
 
 

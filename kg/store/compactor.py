@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import resource
 import sys
 import time
 from pathlib import Path
@@ -33,7 +34,8 @@ def main(argv: list[str]) -> int:
             return 0
         began = time.perf_counter()
         store.compact()
-        compaction.record(path, store.count(), time.perf_counter() - began)
+        seconds = time.perf_counter() - began
+        compaction.record(path, store.count(), seconds, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
     finally:
         store.close()
     return 0
