@@ -232,20 +232,13 @@ def compaction_row(row: Callable[..., None], store: Path, *, cap: float) -> None
     """Wait for the compaction that the import left due (kg.store.compaction), which the
     writer after it starts in the background as it closes: the rows after it are then
     measured on a compacted store, without it taking their cores."""
-    from kg.store.compaction import due
-    from kg.store.folder import COMPACTION, HOLDER_FILE
+    from kg.store.compaction import due, state
+    from kg.store.folder import HOLDER_FILE
 
-    def state() -> dict[str, Any]:
-        try:
-            found = json.loads((store / COMPACTION).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return {}
-        return found if isinstance(found, dict) else {}
-
-    before, start = state().get("compacted"), time.perf_counter()
+    before, start = state(store).get("compacted"), time.perf_counter()
     while time.perf_counter() - start < cap and ((store / HOLDER_FILE).exists() or due(store)):
         time.sleep(0.2)
-    waited, now = time.perf_counter() - start, state()
+    waited, now = time.perf_counter() - start, state(store)
     if now.get("compacted") == before:
         print(f"compaction: none ({now.get('written', 0):,} triples written since the last)", flush=True)
         return

@@ -26,7 +26,6 @@ another. The command that started it is never kept waiting for it.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
@@ -34,9 +33,9 @@ from pathlib import Path
 from typing import Any
 
 from kg.settings import count_setting
-from kg.store.folder import COMPACTION
+from kg.store.folder import COMPACTION, write_json_atomically
 
-__all__ = ["COMPACT_TRIPLES", "count", "due", "record", "start"]
+__all__ = ["COMPACT_TRIPLES", "count", "due", "record", "start", "state"]
 
 #: Triples written in bulk since the last compaction from which the next is due: a 1,000-paper
 #: import (about 13,000 triples) leaves the files much as they were; a load of 77,000 papers
@@ -47,7 +46,10 @@ COMPACT_TRIPLES = 1_000_000
 COMPACT_SHARE = 0.25
 
 
-def _state(path: Path) -> dict[str, Any]:
+def state(path: Path) -> dict[str, Any]:
+    """What ``compaction.json`` of the store at ``path`` holds: the triples ``written`` since
+    the last compaction and, once one completed, when (``compacted``), its ``seconds``, its
+    ``peak_mb`` and the ``triples`` the store then held."""
     try:
         data = json.loads((path / COMPACTION).read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -55,25 +57,17 @@ def _state(path: Path) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def _write_state(path: Path, data: dict[str, Any]) -> None:
-    tmp = path / f"{COMPACTION}.tmp"
-    tmp.write_text(json.dumps(data, sort_keys=True) + "\n", encoding="utf-8")
-    os.replace(tmp, path / COMPACTION)
-
-
 def record(path: Path, triples: int, seconds: float, peak_mb: float) -> None:
     """Record a completed compaction of the store at ``path``, which then held ``triples``:
     how long it took and the compacting process's peak memory."""
-    _write_state(path, {"written": 0, "triples": triples, "seconds": round(seconds, 1), "peak_mb": round(peak_mb),
-                        "compacted": time.strftime("%Y-%m-%dT%H:%M:%S%z")})
+    write_json_atomically(path / COMPACTION, {
+        "written": 0, "triples": triples, "seconds": round(seconds, 1), "peak_mb": round(peak_mb),
+        "compacted": time.strftime("%Y-%m-%dT%H:%M:%S%z")})
 
 
 def due(path: Path) -> bool:
     """Whether a compaction of the store at ``path`` is due."""
-    return _due(_state(path))
-
-
-def _due(data: dict[str, Any]) -> bool:
+    data = state(path)
     written = int(data.get("written", 0))
     return written > 0 and written >= max(count_setting("KG_COMPACT_TRIPLES", COMPACT_TRIPLES),
                                           COMPACT_SHARE * int(data.get("triples", 0)))
@@ -83,9 +77,9 @@ def count(path: Path, triples: int) -> None:
     """Count ``triples`` written in bulk to the store at ``path`` (by the writer, which holds
     its lock). Once a compaction is due, every writer that closes starts one, until one
     completes."""
-    data = _state(path)
+    data = state(path)
     data["written"] = int(data.get("written", 0)) + max(0, triples)
-    _write_state(path, data)
+    write_json_atomically(path / COMPACTION, data)
 
 
 def start(path: Path) -> None:

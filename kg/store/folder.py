@@ -58,6 +58,7 @@ __all__ = [
     "StoreFolder",
     "WriterLock",
     "pid_alive",
+    "write_json_atomically",
 ]
 
 MARKER = "techkg-store.json"
@@ -102,7 +103,8 @@ def pid_alive(pid: int) -> bool:
     return True
 
 
-def _write_json_atomically(path: Path, data: dict[str, object]) -> None:
+def write_json_atomically(path: Path, data: dict[str, object]) -> None:
+    """Write ``data`` to ``path`` as JSON, whole or not at all (a new file moved over it)."""
     tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
     tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
     os.replace(tmp, path)
@@ -190,7 +192,7 @@ class StoreFolder:
         from kg.version import __version__
 
         try:
-            _write_json_atomically(self.path / MARKER, {
+            write_json_atomically(self.path / MARKER, {
                 "format": FORMAT, "techkg": __version__,
                 "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
             })
@@ -233,7 +235,7 @@ class StoreFolder:
         if previous is not None and previous.command == YIELDING:
             previous = None  # a compaction stopped for this writer: nothing to recover
         me = Holder(os.getpid(), command, dt.datetime.now(dt.UTC).isoformat(timespec="seconds"))
-        _write_json_atomically(self.path / HOLDER_FILE, {"pid": me.pid, "command": me.command,
+        write_json_atomically(self.path / HOLDER_FILE, {"pid": me.pid, "command": me.command,
                                                          "started": me.started})
         return WriterLock(self, fh, interrupted=previous)
 
@@ -289,7 +291,7 @@ class StoreFolder:
 
     def begin(self, intent: dict[str, object]) -> None:
         """Record what recovery must undo if this process dies before :meth:`end`."""
-        _write_json_atomically(self.path / PENDING_FILE, intent)
+        write_json_atomically(self.path / PENDING_FILE, intent)
 
     def end(self) -> None:
         with contextlib.suppress(FileNotFoundError):
