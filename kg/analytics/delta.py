@@ -45,7 +45,7 @@ def stage_delta(con: duckdb.DuckDBPyConnection, store: GraphStore, graph: str, g
                 folder: Path, table: str) -> int | None:
     """Add the facts of ``graph`` after ``delta`` to ``table``: its facts as staged before
     (``facts_before``, :func:`kg.analytics.changes.keep_before`) less those of the deleted
-    triples, with those of the inserted ones.
+    triples, with those of the inserted ones; and the facts that came or went to ``delta_changed``.
     Returns how many rows were added, or None where the graph must be read whole."""
     import pyoxigraph as ox
 
@@ -71,6 +71,13 @@ def stage_delta(con: duckdb.DuckDBPyConnection, store: GraphStore, graph: str, g
     found = con.execute(f"""INSERT INTO {table}
                             (SELECT * FROM facts_before WHERE g = $g EXCEPT SELECT * FROM delta_removed)
                             UNION SELECT * FROM delta_added""", {"g": graph_id}).fetchall()
+    # what came and went: the facts deleted that were there and not inserted again, those inserted that were not
+    con.execute("""INSERT INTO delta_changed
+                   WITH near AS (SELECT * FROM facts_before WHERE g = $g
+                                 AND s IN (SELECT s FROM delta_added UNION SELECT s FROM delta_removed))
+                   (SELECT * FROM (SELECT * FROM near INTERSECT SELECT * FROM delta_removed)
+                    EXCEPT SELECT * FROM delta_added)
+                   UNION ALL (SELECT * FROM delta_added EXCEPT SELECT * FROM near)""", {"g": graph_id})
     con.execute("DROP TABLE delta_added")
     con.execute("DROP TABLE delta_removed")
     return int(found[0][0]) if found else 0

@@ -375,11 +375,12 @@ def _build(
         keys |= _staged_keys(con, changed_ids)  # ... and new
         found = None
         if compared and staged <= COMPARE_FACTS:  # only the kinds of fact that changed, and the papers whose state did
-            found = compare(con, changed_ids, gone, [names[g] for g in touched])
+            found = compare(con, changed_ids, gone, [names[g] for g in touched], [ids[g] for g in from_changes])
             keys = found.keys
         if compared or deltas:
             con.execute("DROP TABLE facts_before")
             con.execute("DROP TABLE graphs_before")
+            con.execute("DROP TABLE delta_changed")
         papers, classes, subjects = (found.papers, found.classes, found.subjects) if found else (None, None, None)
         # ... and by their new content (a full build makes every table: nothing to find).
         if mode == "full":

@@ -19,7 +19,8 @@ one subject (a paper, a person) and of the nodes it owns, lose the rows of the s
 whose facts changed and get them again the same way (:func:`changed_subjects` finds
 them). At 700k papers, an import of 1,000 papers patched ``papers``, ``authorship``,
 ``suggest_papers`` and ``citations`` in 1.0 s, against 3.4 s made whole. The tables built
-from them are made whole, after them.
+from them are made whole, after them, but for those of :data:`DERIVED_BY_PAPER`, patched for
+the papers whose rows of the tables they read may differ.
 
 All of it happens in the build's transaction: a failed or killed patch leaves the file
 as it was.
@@ -37,8 +38,8 @@ from kg.pauses import pause_point
 if TYPE_CHECKING:
     import duckdb
 
-__all__ = ["BY_SUBJECT", "OWN_FACTS_ONLY", "PATCH_SUBJECTS", "Step", "affected", "changed_subjects", "patch_table",
-           "split", "touch_modified"]
+__all__ = ["BY_SUBJECT", "DERIVED_BY_PAPER", "OWN_FACTS_ONLY", "PATCH_SUBJECTS", "Step", "affected",
+           "changed_subjects", "patch_table", "split", "touch_modified"]
 
 #: The tables whose rows each read only the facts of one subject, named by the column here, and
 #: of the nodes that subject owns: a paper's author list (``bibo:authorList``), a citing paper's
@@ -55,6 +56,15 @@ OWN_FACTS_ONLY = frozenset({"papers", "authors", "affiliations", "paper_reading_
                             "citation_evidence", "paper_recommendations", "suggest_papers", "suggest_reading"})
 #: A build patches those tables for at most this many changed subjects; for more, it makes them whole.
 PATCH_SUBJECTS = 50_000
+#: Tables made from tables of :data:`BY_SUBJECT`, whose rows each read one paper's rows of them and
+#: the rows of what that paper names there (its authors' affiliations), by the column here: patched
+#: for the changed subjects and the papers those name in the SQL given (the papers of an author whose
+#: affiliations changed), where no table they read was made whole. At 700k papers, ``paper_organisations``
+#: after an import of 1,000 papers: 0.1 s, against 0.6 s made whole.
+DERIVED_BY_PAPER: dict[str, tuple[str, str]] = {
+    "paper_organisations": ("paper", "SELECT paper FROM main.authorship WHERE list_contains(CAST($values AS "
+                                     "VARCHAR[]), person)"),
+}
 
 #: What a build does to a table: makes it whole (None), or makes again the rows whose
 #: column (the first) holds one of the values (the second).
@@ -83,7 +93,8 @@ def split(plan: Sequence[Table], keys: set[str], papers: Sequence[str] | None,
     about, the kinds of fact it reads that changed are reading state, and every table it
     reads is patched or holds the events of these papers (``reading_events``, made whole).
     Else a table of :data:`BY_SUBJECT` is patched for ``subjects`` (the subjects whose rows a
-    change may alter). Any other table, and those in ``whole`` (not there yet), is made whole."""
+    change may alter), and one of :data:`DERIVED_BY_PAPER` too where no table it reads was made
+    whole. Any other table, and those in ``whole`` (not there yet), is made whole."""
     steps: list[Step] = []
     made: set[str] = set()
     for table in plan:
@@ -97,6 +108,9 @@ def split(plan: Sequence[Table], keys: set[str], papers: Sequence[str] | None,
         elif subjects is not None and len(subjects) <= PATCH_SUBJECTS and table.name in BY_SUBJECT and \
                 not table.after:
             step = (BY_SUBJECT[table.name], subjects)
+        elif subjects is not None and len(subjects) <= PATCH_SUBJECTS and table.name in DERIVED_BY_PAPER and \
+                not set(table.after) & made:
+            step = (DERIVED_BY_PAPER[table.name][0], subjects)
         else:
             step = None
         if step is None:
@@ -126,6 +140,9 @@ def _events_only(name: str) -> bool:
 def patch_table(con: duckdb.DuckDBPyConnection, table: Table, column: str, values: Sequence[str]) -> int:
     """The rows of ``table`` whose ``column`` holds one of ``values`` made again from its SQL
     narrowed to them; how many rows the table has now."""
+    if table.name in DERIVED_BY_PAPER:  # (and the papers the subjects name)
+        named = con.execute(DERIVED_BY_PAPER[table.name][1], {"values": list(values)}).fetchall()
+        values = sorted({*values, *(r[0] for r in named)})
     mine = f'list_contains(CAST($values AS VARCHAR[]), "{column}")'
     con.execute(f"DELETE FROM main.{table.name} WHERE {mine}", {"values": list(values)})
     pause_point("analytics-patch")  # (a kill here: the transaction never commits, the file is as it was)

@@ -95,6 +95,58 @@ def test_an_import_of_new_papers_patches_their_rows_as_a_full_build_would_make_t
     assert_as_a_full_build(analysed_store, db_of(Path(analysed_store.location)), tmp_path, "imported")
 
 
+def test_an_ingest_of_new_papers_patches_the_organisations_of_their_papers_too(
+        analysed_store: OxigraphStore, db_of: Any, reports: list[Any], tmp_path: Path) -> None:
+    """Papers of their own naming the authors the store has, as an arXiv ingest brings them:
+    the paper-organisation pairs are patched for them, not made whole."""
+    from bench.corpus import generate
+    from bench.scale import new_papers
+
+    own, _whole = new_papers(generate(30, seed=46, out=tmp_path / "drawn.nt").path.read_text(encoding="utf-8"))
+    triples = list(ox.parse(own.encode(), ox.RdfFormat.N_TRIPLES))
+
+    def ingest(store: OxigraphStore) -> None:
+        with store.transaction(Activity("a test's ingest")) as tx:
+            tx.replace_graph(graph_iri("import/ingested"), triples)
+        link_papers(store, sorted({t.subject.value for t in triples if t.object == BIBO.Document}))
+
+    assert _kept(analysed_store, ingest) == []
+    assert "paper_organisations" in reports[-1].patched_tables
+    assert "paper_organisations" not in reports[-1].rebuilt
+    assert_as_a_full_build(analysed_store, db_of(Path(analysed_store.location)), tmp_path, "ingested")
+
+
+def test_an_authors_new_affiliation_patches_the_organisations_of_every_paper_of_theirs(
+        analysed_store: OxigraphStore, db_of: Any, reports: list[Any], tmp_path: Path) -> None:
+    from kg.analytics import connect
+    from kg.vocab import FOAF, SCHEMA
+
+    bench = graph_iri("bench")
+    row = analysed_store.select(f"""SELECT ?person ?org (COUNT(DISTINCT ?paper) AS ?papers) WHERE {{
+        GRAPH {bench} {{ ?person schema:affiliation ?org . ?list ?n ?person . ?paper bibo:authorList ?list }} }}
+        GROUP BY ?person ?org HAVING (COUNT(DISTINCT ?paper) > 1) ORDER BY ?person LIMIT 1""").rows[0]
+    person, org = row["person"], row["org"]
+    other = ox.NamedNode("http://bench.techkg.invalid/org/moved-here")
+
+    def moved(store: OxigraphStore) -> None:
+        with store.transaction(Activity("an affiliation changed")) as tx:
+            tx.delete(bench, [ox.Triple(person, SCHEMA.affiliation, org)])
+            tx.insert(bench, [ox.Triple(person, SCHEMA.affiliation, other),
+                              ox.Triple(other, RDF.type, FOAF.Organization)])
+
+    db = db_of(Path(analysed_store.location))
+    assert _kept(analysed_store, moved) == []
+    assert "paper_organisations" in reports[-1].patched_tables
+    assert_as_a_full_build(analysed_store, db, tmp_path, "moved")
+    con = connect(db, read_only=True)
+    try:
+        papers = con.execute("SELECT count(DISTINCT paper) FROM paper_organisations WHERE organisation = ?",
+                             [other.value]).fetchall()
+    finally:
+        con.close()
+    assert papers == [(int(row["papers"].value),)]
+
+
 def test_a_change_to_a_node_a_paper_owns_patches_the_papers_rows(
         analysed_store: OxigraphStore, db_of: Any, reports: list[Any], tmp_path: Path) -> None:
     """An author list's member, or a citation node's context, changed alone: the rows of the
