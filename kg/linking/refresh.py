@@ -64,15 +64,17 @@ class Watch:
         self.store = store
         self.graphs = list(graphs)
         self.before = _digests(store, self.graphs)
+        self.named_before = _names_techniques(store, self.graphs)
 
     def changed(self) -> list[str]:
         after = _digests(self.store, self.graphs)
         return sorted(p for p in set(after) | set(self.before) if after.get(p) != self.before.get(p))
 
     def relink(self, *, label: str, names: bool = False) -> LinkReport:
-        """Link the papers the write changed (after a change of techniques too, with ``names``)."""
+        """Link the papers the write changed (after a change of techniques too, with ``names``:
+        where the graphs held or hold a technique or a name of one)."""
         changed = self.changed()
-        if names:
+        if names and (self.named_before or _names_techniques(self.store, self.graphs)):
             found = candidates(self.store)
             if found is None:
                 return link_everything(self.store, label=label)
@@ -80,6 +82,14 @@ class Watch:
         if len(changed) > WHOLE_ABOVE or (changed and not _linked_before(self.store)):
             return link_everything(self.store, label=label)
         return link_papers(self.store, changed, label=label, names_too=names)
+
+
+def _names_techniques(store: GraphStore, graphs: Sequence[NamedNode]) -> bool:
+    """Whether ``graphs`` state a technique, or a name of one (papers and their authors alone
+    change no name: at 700k papers, finding what a change of names concerns takes 1 s)."""
+    return any(store.ask("""ASK { { GRAPH ?g { ?t a tkg:Technique } } UNION {
+                               GRAPH ?g { ?t skos:prefLabel|skos:altLabel|skos:notation ?o } ?t a tkg:Technique } }""",
+                         {"g": graph}) for graph in graphs)
 
 
 def _linked_before(store: GraphStore) -> bool:

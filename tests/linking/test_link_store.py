@@ -10,7 +10,7 @@ from kg.graphs import LINK_DECISIONS, LINKS, graph_iri
 from kg.linking.apply import link_everything, link_papers
 from kg.linking.decisions import decide, set_threshold, threshold
 from kg.linking.listing import find_link, list_links
-from kg.linking.refresh import candidates, relink_names
+from kg.linking.refresh import Watch, candidates, relink_names
 from kg.store.base import Activity
 from kg.store.embedded import OxigraphStore
 from kg.vocab import BIBO, DCTERMS, RDF, SKOS, TKG, text
@@ -140,6 +140,24 @@ def test_after_one_new_name_only_the_papers_that_can_match_it_are_linked_again(b
     after = set(built_store.triples(LINKS))
     changed = {t.subject.value for t in after.symmetric_difference(before) if isinstance(t.subject, ox.NamedNode)}
     assert all("1604.06174" in s or "/link/" in s or s == ZERO for s in changed), changed
+
+
+def test_an_import_that_names_a_technique_links_again_what_the_name_can_match_and_papers_alone_do_not(
+        built_store) -> None:
+    link_everything(built_store)
+    sublinear = "https://arxiv.org/abs/1604.06174"  # the one title with the words of the new name
+    paper = ox.NamedNode("https://example.org/p/ring")
+    watch = Watch(built_store, [MINE])
+    with built_store.transaction(Activity("test: a paper alone")) as tx:
+        tx.insert(MINE, [ox.Triple(paper, RDF.type, BIBO.Document),
+                         ox.Triple(paper, DCTERMS.title, text("Sublinear memory for ZeRO", None))])
+    report = watch.relink(label="test", names=True)
+    assert report.papers == 1 and report.changed == [paper.value]  # the new paper, not what names match
+    watch = Watch(built_store, [MINE])
+    with built_store.transaction(Activity("test: a name")) as tx:  # a name of the catalog's technique
+        tx.insert(MINE, [ox.Triple(ox.NamedNode(ZERO), SKOS.altLabel, text("Sublinear Memory"))])
+    report = watch.relink(label="test", names=True)
+    assert sublinear in report.changed and paper.value in report.changed
 
 
 def test_linking_some_papers_rewrites_only_their_links(built_store) -> None:
