@@ -47,8 +47,8 @@ from typing import TYPE_CHECKING, Any
 from kg.analytics.changes import compare, keep_before
 from kg.analytics.delta import stage_delta
 from kg.analytics.files import IN_USE, WRITING, GraphState, connect, database_path, graph_states, record_code
+from kg.analytics.patch import GROWN, patch_table, split, touch_modified
 from kg.analytics.patch import affected as tables_reading
-from kg.analytics.patch import patch_table, split, touch_modified
 from kg.analytics.record import contributions, record_build, record_graphs, recorded_sources, scalar, table_counts
 from kg.analytics.schema import MACROS, schema_version
 from kg.analytics.staging import KEYS, stage
@@ -397,14 +397,18 @@ def _build(
         plan = split(ordered(frozenset(affected | missing_tables)), keys, papers, subjects, missing_tables)
         rebuilt: dict[str, int] = {}
         tables_patched: dict[str, int] = {}
+        moved: set[str] = set()  # tables patched whose other rows got a new modification time
         for i, (table, patch) in enumerate(plan):  # (in order: a table made whole reads those patched before it)
             if progress:
                 progress("tables", i, len(plan))
-            if patch is not None:
-                tables_patched[table.name] = patch_table(con, table, *patch)
+            grown_from = GROWN[table.name][0] if table.name in GROWN else None
+            found_rows = patch_table(con, table, *patch) if patch is not None and grown_from not in moved else None
+            if found_rows is not None:
+                tables_patched[table.name] = found_rows
                 # (its rows kept from the graphs read again: their new modification time, before a
                 # table made from it reads them)
-                touch_modified(con, [table.name], changed_ids)
+                if touch_modified(con, [table.name], changed_ids):
+                    moved.add(table.name)
                 continue
             con.execute(f"CREATE OR REPLACE TABLE main.{table.name} AS {table.sql}")
             rebuilt[table.name] = scalar(con, f"SELECT count(*) FROM main.{table.name}")

@@ -111,8 +111,8 @@ def test_an_ingest_of_new_papers_patches_the_organisations_of_their_papers_too(
         link_papers(store, sorted({t.subject.value for t in triples if t.object == BIBO.Document}))
 
     assert _kept(analysed_store, ingest) == []
-    assert "paper_organisations" in reports[-1].patched_tables
-    assert "paper_organisations" not in reports[-1].rebuilt
+    assert {"paper_organisations", "organisation_coauthorship"} <= set(reports[-1].patched_tables)
+    assert not {"paper_organisations", "organisation_coauthorship"} & set(reports[-1].rebuilt)
     assert_as_a_full_build(analysed_store, db_of(Path(analysed_store.location)), tmp_path, "ingested")
 
 
@@ -137,6 +137,7 @@ def test_an_authors_new_affiliation_patches_the_organisations_of_every_paper_of_
     db = db_of(Path(analysed_store.location))
     assert _kept(analysed_store, moved) == []
     assert "paper_organisations" in reports[-1].patched_tables
+    assert "organisation_coauthorship" in reports[-1].rebuilt  # a row went: the pairs are counted again
     assert_as_a_full_build(analysed_store, db, tmp_path, "moved")
     con = connect(db, read_only=True)
     try:
