@@ -190,12 +190,15 @@ def _grow(con: duckdb.DuckDBPyConnection, table: Table, source: str, keys: tuple
     went = con.execute(f"SELECT count(*) FROM (SELECT * FROM patched_{source} EXCEPT SELECT * FROM {now})").fetchall()
     if went[0][0] or f"FROM {source}" not in table.sql:
         return None
-    same = " AND ".join(f"b.{k} IS NOT DISTINCT FROM n.{k}" for k in keys)
+    def same(a: str, b: str) -> str:
+        return " AND ".join(f"{a}.{k} IS NOT DISTINCT FROM {b}.{k}" for k in keys)
+
     con.execute(f"""CREATE OR REPLACE TEMP TABLE grown AS
                     SELECT n.* REPLACE (n.{count} - coalesce(b.{count}, 0) AS {count})
                     FROM ({table.sql.replace(f"FROM {source}", f"FROM {now}")}) AS n
-                    LEFT JOIN ({table.sql.replace(f"FROM {source}", f"FROM patched_{source}")}) AS b ON {same}""")
-    mine = same.replace("b.", "t.").replace("n.", "g.")
+                    LEFT JOIN ({table.sql.replace(f"FROM {source}", f"FROM patched_{source}")}) AS b
+                    ON {same("b", "n")}""")
+    mine = same("t", "g")
     con.execute(f"""UPDATE main.{table.name} AS t SET {count} = t.{count} + g.{count},
                         source_graph = least(t.source_graph, g.source_graph),
                         source_modified = greatest(t.source_modified, g.source_modified)

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 import resource
 import sys
 import time
@@ -13,12 +14,24 @@ from kg.store import compaction
 from kg.store.embedded import OxigraphStore
 from kg.store.folder import YIELDING
 
-__all__ = ["main"]
+__all__ = ["main", "peak_mb"]
 
 
 #: Seconds the process waits before it looks at the store: commands run one after another
 #: (a script, a benchmark) each take the store before a compaction starts only to be stopped.
 PAUSE = 2.0
+
+
+def peak_mb() -> float:
+    """This process's own peak resident memory, in MB: VmHWM where the system has it, not
+    ru_maxrss, which counts the memory of the writer that started it (2.9 GB after ``kg link``
+    at 700k papers, against 90 MB of its own)."""
+    try:
+        status = Path("/proc/self/status").read_text(encoding="ascii")
+    except OSError:
+        status = ""
+    found = re.search(r"VmHWM:\s+(\d+)", status)
+    return int(found.group(1)) / 1024 if found else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def main(argv: list[str]) -> int:
@@ -35,7 +48,7 @@ def main(argv: list[str]) -> int:
         began = time.perf_counter()
         store.compact()
         seconds = time.perf_counter() - began
-        compaction.record(path, store.count(), seconds, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+        compaction.record(path, store.count(), seconds, peak_mb())
     finally:
         store.close()
     return 0

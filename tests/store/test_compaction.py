@@ -135,3 +135,18 @@ def test_tables_found_fresh_before_a_compaction_are_recalled_fresh_after_it(kg_c
     assert recall(str(built_store_path), named) is not None
     again = kg_cli("query", "reading-list", "--limit", "1", store=built_store_path)
     assert "analytics tables (fresh)" in again.stderr and again.stdout == first.stdout
+
+
+@pytest.mark.parametrize(("measure", "counts_the_writer"), [
+    ("from kg.store.compactor import peak_mb; print(peak_mb())", False),
+    ("import resource; print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)", True),
+])
+def test_a_compaction_records_its_own_peak_memory_not_that_of_the_writer_that_started_it(
+        measure: str, counts_the_writer: bool) -> None:
+    # a writer of 400 MB starts the compactor as a closing writer does (a child process); what the
+    # child measures of itself is compared with what ru_maxrss says, which counts the writer too
+    writer = ("import subprocess, sys\nheld = b'x' * (400 * 1024 * 1024)\n"
+              f"print(subprocess.run([sys.executable, '-c', {measure!r}], capture_output=True, text=True,"
+              " check=True).stdout)")
+    found = subprocess.run([sys.executable, "-c", writer], capture_output=True, text=True, check=True, timeout=60)
+    assert (float(found.stdout) > 400) is counts_the_writer
