@@ -201,8 +201,10 @@ def narrow_prefix(query: str, key: Sequence[SortKey]) -> Prefixed | None:
     """``query`` (not grouped) split at its first ``OPTIONAL`` block or BIND (see
     :class:`Prefixed`), or None where the parts cannot be shown to give its rows: a
     required pattern follows that point, a FILTER of its own group reads what a block or a
-    BIND gives, a block is a sub-select (read whole again for each page), or no part of the
-    key is bound by the required patterns."""
+    BIND gives, a block is a sub-select (read whole again for each page), no part of the
+    key is bound by the required patterns, or (a ``SELECT DISTINCT``) the query does not show
+    every variable the parts share. A ``SELECT DISTINCT`` reads the required part's rows
+    distinct: each is then a row of its own in the query's answer."""
     parts = query_parts(query)
     if parts.form != "SELECT" or parts.group is None or parts.dataset:
         return None
@@ -211,8 +213,9 @@ def narrow_prefix(query: str, key: Sequence[SortKey]) -> Prefixed | None:
     if set(_clauses(code[closing + 1 :])) - {"ORDER"}:  # grouped, cut or with VALUES after it
         return None
     head = code[parts.form_start + len("SELECT") : opening]
-    if re.match(r"(?i)^\s*(DISTINCT|REDUCED)\b", head) or "(" in head:
+    if re.match(r"(?i)^\s*REDUCED\b", head) or "(" in head:
         return None
+    distinct = re.match(r"(?i)^\s*DISTINCT\b", head) is not None
     blocks = _own_optionals(code, opening + 1, closing)
     if not blocks or any(_is_subselect(code, a) for a, _ in blocks):
         return None
@@ -236,7 +239,10 @@ def narrow_prefix(query: str, key: Sequence[SortKey]) -> Prefixed | None:
         return None
     uses = _names(head) | _names(_blank_subselects(code[first:closing]))
     carried = [k.variable for k in prefix] + sorted((required & uses) - {k.variable for k in prefix})
-    text = (query[: parts.form_start] + "SELECT " + " ".join("?" + v for v in carried) + " WHERE {"
+    if distinct and not set(carried) <= _names(head):
+        return None  # rows of the required part that the query shows alike could leave a page short
+    text = (query[: parts.form_start] + "SELECT " + "DISTINCT " * distinct + " ".join("?" + v for v in carried)
+            + " WHERE {"
             + query[opening + 1 : first] + "\n".join(query[a:z] for a, z in filters) + "\n}")
     return Prefixed(text, tuple(prefix), tuple(carried), query[: opening + 1], query[first:])
 

@@ -255,6 +255,29 @@ def test_pages_of_a_query_found_from_its_key_prefix_are_the_pages_of_the_whole_r
     assert (len(set(expected)) < len(expected)) == (size == 100)
 
 
+@pytest.mark.parametrize("size", [1, 4, 9, 100])
+def test_pages_of_a_distinct_query_whose_facts_two_graphs_state_are_the_rows_of_the_whole_result_once(
+        fresh_store, size: int) -> None:
+    lines = []
+    for i in range(40):
+        lines.append(f'<{EX}d{i:02d}> <{EX}{"made" if i % 3 else "seen"}> "2026-0{1 + i % 4}" .')
+        if i % 4:
+            lines.append(f'<{EX}d{i:02d}> <{EX}name> "n{i % 7}" .')
+        if i % 6 == 0:
+            lines.append(f'<{EX}d{i:02d}> <{EX}tag> "t{i}" .')
+    for graph in (G, f"{G}/again"):  # every fact stated by two graphs: each row twice in the union
+        fresh_store.update(f"INSERT DATA {{ GRAPH <{graph}> {{ {' '.join(lines)} }} }}")
+    distinct = DATED.replace("SELECT ?when", "SELECT DISTINCT ?when", 1)
+    key = parse_key("DESC(?when) ?kind ?label ?item")
+    assert narrow_prefix(distinct, key) is not None
+    expected = _sorted_whole(fresh_store, distinct, key)
+    assert len(expected) == len(set(expected)) == 40
+    assert _pages(fresh_store, distinct, key, size) == expected
+    # where the query does not show a variable the parts share, rows could be alike: not narrowed
+    hidden = distinct.replace("SELECT DISTINCT ?when ?kind ?item ?label", "SELECT DISTINCT ?when ?kind ?label", 1)
+    assert narrow_prefix(hidden, parse_key("DESC(?when) ?kind ?label")) is None
+
+
 #: A grouped query whose key starts with what a small sub-select gives: categories (some
 #: without a position), then their items by name.
 QUEUE = f"""SELECT ?position ?category ?item (MIN(?n) AS ?name) (COUNT(?tag) AS ?tags) WHERE {{
