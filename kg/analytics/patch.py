@@ -185,11 +185,14 @@ def _count(con: duckdb.DuckDBPyConnection, name: str) -> int:
 def _grow(con: duckdb.DuckDBPyConnection, table: Table, source: str, keys: tuple[str, ...], count: str) -> int | None:
     """``table`` (of :data:`GROWN`) with the pairs of the rows its ``source`` patch added, or None
     where a row of the papers patched went or changed there."""
+    if f"FROM {source}" not in table.sql:
+        return None
     column = DERIVED_BY_PAPER[source][0]
     now = f'(SELECT * FROM main.{source} WHERE "{column}" IN (SELECT v FROM patched_{source}_values))'
     went = con.execute(f"SELECT count(*) FROM (SELECT * FROM patched_{source} EXCEPT SELECT * FROM {now})").fetchall()
-    if went[0][0] or f"FROM {source}" not in table.sql:
+    if went[0][0]:
         return None
+
     def same(a: str, b: str) -> str:
         return " AND ".join(f"{a}.{k} IS NOT DISTINCT FROM {b}.{k}" for k in keys)
 

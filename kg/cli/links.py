@@ -338,10 +338,10 @@ def relinking(graphs: Sequence[NamedNode], *, label: str, names: bool = False, e
     from kg.linking.refresh import Watch
 
     store = state().store()
-    watch = Watch(store, graphs)
+    watch = Watch(store, graphs, names=names)
     yield done
     try:
-        report = watch.relink(label=label, names=names)
+        report = watch.relink(label=label)
     except KGError as error:
         print(f"links not updated: {error.message} (kg link makes them again)", file=sys.stderr)
         return

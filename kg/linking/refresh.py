@@ -60,20 +60,23 @@ def _digests(store: GraphStore, graphs: Sequence[NamedNode]) -> dict[str, str]:
 class Watch:
     """What a write to ``graphs`` may change of the links (see the module's docstring)."""
 
-    def __init__(self, store: GraphStore, graphs: Sequence[NamedNode]) -> None:
+    def __init__(self, store: GraphStore, graphs: Sequence[NamedNode], *, names: bool = False) -> None:
+        """``names``: a change of techniques or their names in ``graphs`` relinks what it concerns too."""
         self.store = store
         self.graphs = list(graphs)
+        self.names = names
         self.before = _digests(store, self.graphs)
-        self.named_before = _names_techniques(store, self.graphs)
+        self.named_before = names and _names_techniques(store, self.graphs)
 
     def changed(self) -> list[str]:
         after = _digests(self.store, self.graphs)
         return sorted(p for p in set(after) | set(self.before) if after.get(p) != self.before.get(p))
 
-    def relink(self, *, label: str, names: bool = False) -> LinkReport:
+    def relink(self, *, label: str) -> LinkReport:
         """Link the papers the write changed (after a change of techniques too, with ``names``:
         where the graphs held or hold a technique or a name of one)."""
         changed = self.changed()
+        names = self.names
         if names and (self.named_before or _names_techniques(self.store, self.graphs)):
             found = candidates(self.store)
             if found is None:

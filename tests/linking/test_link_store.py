@@ -147,16 +147,16 @@ def test_an_import_that_names_a_technique_links_again_what_the_name_can_match_an
     link_everything(built_store)
     sublinear = "https://arxiv.org/abs/1604.06174"  # the one title with the words of the new name
     paper = ox.NamedNode("https://example.org/p/ring")
-    watch = Watch(built_store, [MINE])
+    watch = Watch(built_store, [MINE], names=True)
     with built_store.transaction(Activity("test: a paper alone")) as tx:
         tx.insert(MINE, [ox.Triple(paper, RDF.type, BIBO.Document),
                          ox.Triple(paper, DCTERMS.title, text("Sublinear memory for ZeRO", None))])
-    report = watch.relink(label="test", names=True)
+    report = watch.relink(label="test")
     assert report.papers == 1 and report.changed == [paper.value]  # the new paper, not what names match
-    watch = Watch(built_store, [MINE])
+    watch = Watch(built_store, [MINE], names=True)
     with built_store.transaction(Activity("test: a name")) as tx:  # a name of the catalog's technique
         tx.insert(MINE, [ox.Triple(ox.NamedNode(ZERO), SKOS.altLabel, text("Sublinear Memory"))])
-    report = watch.relink(label="test", names=True)
+    report = watch.relink(label="test")
     assert sublinear in report.changed and paper.value in report.changed
 
 
