@@ -47,12 +47,12 @@ from typing import TYPE_CHECKING, Any
 from kg.analytics.changes import compare, keep_before
 from kg.analytics.delta import stage_delta
 from kg.analytics.files import IN_USE, WRITING, GraphState, connect, database_path, graph_states, record_code
-from kg.analytics.patch import GROWN, patch_table, split, touch_modified
+from kg.analytics.patch import GROWN, Steps, patch_table, touch_modified
 from kg.analytics.patch import affected as tables_reading
 from kg.analytics.record import contributions, record_build, record_graphs, recorded_sources, scalar, table_counts
 from kg.analytics.schema import MACROS, schema_version
 from kg.analytics.staging import KEYS, stage
-from kg.analytics.tables import TABLES, ordered
+from kg.analytics.tables import TABLES, Table, ordered
 from kg.analytics.tables import table as table_named
 from kg.errors import AnalyticsError
 
@@ -394,23 +394,36 @@ def _build(
                                                         if sources & read_again and table_named(t).by_paper is None}
         elif changed:
             affected |= set(contributions(con, changed))
-        plan = split(ordered(frozenset(affected | missing_tables)), keys, papers, subjects, missing_tables)
+        direct = affected | missing_tables
+        steps = Steps(direct, keys, papers, subjects, missing_tables)
+        plan = ordered(frozenset(direct))
         rebuilt: dict[str, int] = {}
         tables_patched: dict[str, int] = {}
         moved: set[str] = set()  # tables patched whose other rows got a new modification time
-        for i, (table, patch) in enumerate(plan):  # (in order: a table made whole reads those patched before it)
+        for i, table in enumerate(plan):  # (in order: a table made whole reads those patched before it)
             if progress:
                 progress("tables", i, len(plan))
+            if not steps.needed(table):
+                continue  # nothing it reads changed
+            patch = steps.of(table)
             grown_from = GROWN[table.name][0] if table.name in GROWN else None
             found_rows = patch_table(con, table, *patch) if patch is not None and grown_from not in moved else None
             if found_rows is not None:
                 tables_patched[table.name] = found_rows
+                steps.done(table, patched=True)
                 # (its rows kept from the graphs read again: their new modification time, before a
                 # table made from it reads them)
                 if touch_modified(con, [table.name], changed_ids):
                     moved.add(table.name)
                 continue
-            con.execute(f"CREATE OR REPLACE TABLE main.{table.name} AS {table.sql}")
+            # (one here only for a table it reads, and read by a later table, may come out as it was:
+            # those after it need not follow)
+            if table.name in direct or not any(table.name in t.after for t in plan[i + 1 :]):
+                con.execute(f"CREATE OR REPLACE TABLE main.{table.name} AS {table.sql}")
+            elif not _remade(con, table):
+                steps.done(table, patched=False, changed=False)
+                continue
+            steps.done(table, patched=False)
             rebuilt[table.name] = scalar(con, f"SELECT count(*) FROM main.{table.name}")
         if compared:  # the rows of the tables kept, from the graphs read again: the same
             kept = [t for t, sources in recorded.items()
@@ -456,6 +469,29 @@ def _build(
         from_copies=[names[g] for g in copies],
         from_changes=[names[g] for g in from_changes],
     )
+
+
+#: A table made whole in an incremental build only for a table it reads, that a later table of the
+#: build reads, is made aside and compared with what it was where it had at most this many rows (it
+#: is kept if it came out the same, and the tables after it need not follow).
+COMPARE_ROWS = 50_000
+
+
+def _remade(con: duckdb.DuckDBPyConnection, table: Table) -> bool:
+    """Make ``table`` whole; whether its rows changed. One of at most :data:`COMPARE_ROWS` rows is
+    made aside first, and kept as it was where it came out the same (a table of techniques after
+    an import that restates their authors' names)."""
+    name = table.name
+    if scalar(con, f"SELECT count(*) FROM main.{name}") > COMPARE_ROWS:
+        con.execute(f"CREATE OR REPLACE TABLE main.{name} AS {table.sql}")
+        return True
+    con.execute(f"CREATE OR REPLACE TEMP TABLE remade AS {table.sql}")
+    changed = scalar(con, f"SELECT (SELECT count(*) FROM remade) <> (SELECT count(*) FROM main.{name}) OR EXISTS "
+                          f"(SELECT * FROM remade EXCEPT ALL SELECT * FROM main.{name})")
+    if changed:
+        con.execute(f"CREATE OR REPLACE TABLE main.{name} AS SELECT * FROM remade")
+    con.execute("DROP TABLE remade")
+    return bool(changed)
 
 
 #: Write the staged facts in key order when the rows staged in a build are at least this share of them.

@@ -38,8 +38,8 @@ from kg.pauses import pause_point
 if TYPE_CHECKING:
     import duckdb
 
-__all__ = ["BY_SUBJECT", "DERIVED_BY_PAPER", "GROWN", "OWN_FACTS_ONLY", "PATCH_SUBJECTS", "Step", "affected",
-           "changed_subjects", "patch_table", "split", "touch_modified"]
+__all__ = ["BY_SUBJECT", "DERIVED_BY_PAPER", "GROWN", "OWN_FACTS_ONLY", "PATCH_SUBJECTS", "Steps", "affected",
+           "changed_subjects", "patch_table", "touch_modified"]
 
 #: The tables whose rows each read only the facts of one subject, named by the column here, and
 #: of the nodes that subject owns: a paper's author list (``bibo:authorList``), a citing paper's
@@ -58,9 +58,9 @@ OWN_FACTS_ONLY = frozenset({"papers", "authors", "affiliations", "paper_reading_
 PATCH_SUBJECTS = 50_000
 #: Tables made from tables of :data:`BY_SUBJECT`, whose rows each read one paper's rows of them and
 #: the rows of what that paper names there (its authors' affiliations), by the column here: patched
-#: for the changed subjects and the papers those name in the SQL given (the papers of an author whose
-#: affiliations changed), where no table they read was made whole. At 700k papers, ``paper_organisations``
-#: after an import of 1,000 papers: 0.1 s, against 0.6 s made whole.
+#: for the changed subjects and the papers those name in the SQL given (the papers of an author
+#: whose affiliations changed), where no table they read was made whole and changed. At 700k papers,
+#: ``paper_organisations`` after an import of 1,000 papers: 0.1 s, against 0.6 s made whole.
 DERIVED_BY_PAPER: dict[str, tuple[str, str]] = {
     "paper_organisations": ("paper", "SELECT paper FROM main.authorship WHERE list_contains(CAST($values AS "
                                      "VARCHAR[]), person)"),
@@ -74,10 +74,6 @@ DERIVED_BY_PAPER: dict[str, tuple[str, str]] = {
 GROWN: dict[str, tuple[str, tuple[str, ...], str]] = {
     "organisation_coauthorship": ("paper_organisations", ("organisation", "with_organisation"), "papers"),
 }
-
-#: What a build does to a table: makes it whole (None), or makes again the rows whose
-#: column (the first) holds one of the values (the second).
-Step = tuple[Table, tuple[str, Sequence[str]] | None]
 
 #: What a status change writes about the event that records it (kg.reading): its type, the
 #: paper, the statuses, when and where. A paper's events are read by its reading state.
@@ -95,43 +91,61 @@ def affected(keys: set[str], classes: set[str] | None = None) -> set[str]:
             or (t.keys & SHARED_KEYS & keys and (classes is None or t.classes & classes))}
 
 
-def split(plan: Sequence[Table], keys: set[str], papers: Sequence[str] | None,
-          subjects: Sequence[str] | None = None, whole: set[str] | frozenset[str] = frozenset()) -> list[Step]:
-    """``plan`` (in build order) as what to do to each table. A table is patched for
-    ``papers`` (the papers whose reading state changed) when it says which paper each row is
-    about, the kinds of fact it reads that changed are reading state, and every table it
-    reads is patched or holds the events of these papers (``reading_events``, made whole).
-    Else a table of :data:`BY_SUBJECT` is patched for ``subjects`` (the subjects whose rows a
-    change may alter), and one of :data:`DERIVED_BY_PAPER` too where no table it reads was made
-    whole; one of :data:`GROWN` is grown from such a patch (:func:`patch_table` may find that it
-    cannot). Any other table, and those in ``whole`` (not there yet), is made whole."""
-    steps: list[Step] = []
-    made: set[str] = set()
-    patched: set[str] = set()
-    for table in plan:
-        own = table.keys & keys
-        reads_ok = all(dep not in made or _events_only(dep) for dep in table.after)
-        if table.name in whole:
-            step = None
-        elif (papers is not None and len(papers) <= PATCH_PAPERS and table.by_paper is not None
-              and own <= STATUS_KEYS and reads_ok):
-            step = (table.by_paper, papers)
-        elif subjects is not None and len(subjects) <= PATCH_SUBJECTS and table.name in BY_SUBJECT and \
-                not table.after:
-            step = (BY_SUBJECT[table.name], subjects)
-        elif subjects is not None and len(subjects) <= PATCH_SUBJECTS and table.name in DERIVED_BY_PAPER and \
-                not set(table.after) & made:
-            step = (DERIVED_BY_PAPER[table.name][0], subjects)
-        elif table.name in GROWN and GROWN[table.name][0] in patched and not set(table.after) & made:
-            step = (GROWN[table.name][0], ())
-        else:
-            step = None
-        if step is None:
-            made.add(table.name)
-        else:
-            patched.add(table.name)
-        steps.append((table, step))
-    return steps
+class Steps:
+    """What a build does to each table of its plan, decided in build order as the tables
+    before it are made (see :meth:`of`). A table made whole counts as changed unless it came
+    out as it was (:meth:`done`): those after it that read nothing else that changed are then
+    left as they are, or patched rather than made whole. At 700k papers, after an import of
+    1,000 papers whose authors' restated names make ``techniques`` again, unchanged: the
+    lineage and technique tables after it are left as they are."""
+
+    def __init__(self, direct: set[str], keys: set[str], papers: Sequence[str] | None,
+                 subjects: Sequence[str] | None = None, whole: set[str] | frozenset[str] = frozenset()) -> None:
+        #: the tables in the plan for their own sake (they read a kind of fact that changed,
+        #: or hold rows from a graph read again); the others are there for a table they read
+        self.direct, self.keys, self.papers, self.subjects, self.whole = direct, keys, papers, subjects, whole
+        self.made: set[str] = set()  # made whole, and not found as they were
+        self.patched: set[str] = set()
+
+    def needed(self, table: Table) -> bool:
+        """Whether ``table`` must be made or patched at all: it is in the plan for its own
+        sake, or a table it reads changed."""
+        return table.name in self.direct or table.name in self.whole or \
+            bool(set(table.after) & (self.made | self.patched))
+
+    def of(self, table: Table) -> tuple[str, Sequence[str]] | None:
+        """What to do to ``table``: make it whole (None), or make again the rows whose column
+        (the first) holds one of the values (the second). A table is patched for ``papers``
+        (the papers whose reading state changed) when it says which paper each row is about,
+        the kinds of fact it reads that changed are reading state, and every table it reads
+        is patched or holds the events of these papers (``reading_events``, made whole). Else
+        a table of :data:`BY_SUBJECT` is patched for ``subjects`` (the subjects whose rows a
+        change may alter), and one of :data:`DERIVED_BY_PAPER` too where no table it reads
+        was made whole and changed; one of :data:`GROWN` is grown from such a patch
+        (:func:`patch_table` may find that it cannot). Any other table, and those in
+        ``whole`` (not there yet), is made whole."""
+        subjects, papers = self.subjects, self.papers
+        if table.name in self.whole:
+            return None
+        if (papers is not None and len(papers) <= PATCH_PAPERS and table.by_paper is not None
+                and table.keys & self.keys <= STATUS_KEYS
+                and all(dep not in self.made or _events_only(dep) for dep in table.after)):
+            return table.by_paper, papers
+        if subjects is not None and len(subjects) <= PATCH_SUBJECTS:
+            if table.name in BY_SUBJECT and not table.after:
+                return BY_SUBJECT[table.name], subjects
+            if table.name in DERIVED_BY_PAPER and not set(table.after) & self.made:
+                return DERIVED_BY_PAPER[table.name][0], subjects
+        if table.name in GROWN and GROWN[table.name][0] in self.patched and not set(table.after) & self.made:
+            return GROWN[table.name][0], ()
+        return None
+
+    def done(self, table: Table, *, patched: bool, changed: bool = True) -> None:
+        """Record what became of ``table``: patched, or made whole (``changed``: not as it was)."""
+        if patched:
+            self.patched.add(table.name)
+        elif changed:
+            self.made.add(table.name)
 
 
 def changed_subjects(con: duckdb.DuckDBPyConnection) -> list[str]:

@@ -95,6 +95,28 @@ def test_an_import_of_new_papers_patches_their_rows_as_a_full_build_would_make_t
     assert_as_a_full_build(analysed_store, db_of(Path(analysed_store.location)), tmp_path, "imported")
 
 
+def test_a_technique_table_that_changes_for_a_renamed_author_is_followed_by_those_after_it(
+        analysed_store: OxigraphStore, db_of: Any, reports: list[Any], tmp_path: Path) -> None:
+    """The reader's own name for a technique's first author: ``techniques`` is made again and
+    changed, so the tables that read it are made again too (``lineage_edges``, which comes out
+    as it was, then stops the ripple: ``lineage_closure`` is left alone)."""
+    from kg.graphs import MY_TECHNIQUES
+    from kg.vocab import FOAF
+
+    first = "SELECT ?p WHERE { ?t a tkg:Technique ; tkg:firstAuthor ?p . ?p a foaf:Person } ORDER BY ?p LIMIT 1"
+    person = analysed_store.select(first).rows[0]["p"]
+
+    def renamed(store: OxigraphStore) -> None:
+        with store.transaction(Activity("a name of the reader's own")) as tx:
+            tx.insert(MY_TECHNIQUES, [ox.Triple(person, FOAF.name, text("A. Renamed", None))])
+
+    assert _kept(analysed_store, renamed) == []
+    report = reports[-1]
+    assert "techniques" in report.rebuilt
+    assert "lineage_closure" not in report.rebuilt
+    assert_as_a_full_build(analysed_store, db_of(Path(analysed_store.location)), tmp_path, "renamed")
+
+
 def test_an_ingest_of_new_papers_patches_the_organisations_of_their_papers_too(
         analysed_store: OxigraphStore, db_of: Any, reports: list[Any], tmp_path: Path) -> None:
     """Papers of their own naming the authors the store has, as an arXiv ingest brings them:
@@ -113,6 +135,10 @@ def test_an_ingest_of_new_papers_patches_the_organisations_of_their_papers_too(
     assert _kept(analysed_store, ingest) == []
     assert {"paper_organisations", "organisation_coauthorship"} <= set(reports[-1].patched_tables)
     assert not {"paper_organisations", "organisation_coauthorship"} & set(reports[-1].rebuilt)
+    # The authors' restated names patch the authors, so techniques (which shows its first author's
+    # name) is made again, and comes out as it was: the lineage tables after it are left alone.
+    assert not {"techniques", "lineage_edges", "lineage_closure", "technique_dimensions"} & \
+        {*reports[-1].rebuilt, *reports[-1].patched_tables}
     assert_as_a_full_build(analysed_store, db_of(Path(analysed_store.location)), tmp_path, "ingested")
 
 
