@@ -56,6 +56,10 @@ Picker = Callable[[str, "Sequence[Term | None] | None"], "tuple[list[str], Itera
 #: The most rows a page's query is restricted to by their leading key values (ties included).
 RESTRICT_MOST = 5000
 
+#: The most values of the key's leading variable a page is read for a few at a time (:func:`seek`),
+#: where no sub-select gives them: past it, the narrow query is read whole.
+SEEK_MOST = 20_000
+
 #: A narrow query joins an ``OPTIONAL`` block by hashing where the rows before it are at
 #: least HASH_LEAST and the block holds at most HASH_RATIO rows for each (:func:`hashed`).
 HASH_LEAST = 5000
@@ -68,6 +72,7 @@ _VARIABLE = re.compile(r"[?$]([A-Za-z0-9_]+)")
 #: Aggregates whose value does not change when a group's rows repeat.
 _REPEAT_SAFE = re.compile(r"(?is)^\(\s*(MIN|MAX|SAMPLE)\s*\((?P<inner>.*)\)\s+AS\s+[?$](?P<name>\w+)\s*\)$")
 _OPTIONAL = re.compile(r"(?i)\bOPTIONAL\s*\{")
+_MINUS = re.compile(r"(?i)\bMINUS\s*\{")
 _SUBSELECT = re.compile(r"(?i)\{\s*SELECT\b")
 _AGGREGATE = re.compile(r"(?i)\b(COUNT|SUM|MIN|MAX|AVG|SAMPLE|GROUP_CONCAT)\s*\(\s*(DISTINCT\b)?")
 _CALL = re.compile(r"(?i)\b(FILTER|BIND)\s*(\(|(?:NOT\s+)?EXISTS\s*\{)")
@@ -133,13 +138,13 @@ def _blank_subselects(code: str) -> str:
     return "".join(out)
 
 
-def _own_optionals(code: str, start: int, end: int) -> list[tuple[int, int]]:
-    """The spans of the ``OPTIONAL`` blocks of the group between ``start`` and ``end`` in
-    ``code``: its own, not those inside a nested group."""
+def _own_optionals(code: str, start: int, end: int, opening: re.Pattern[str] = _OPTIONAL) -> list[tuple[int, int]]:
+    """The spans of the ``OPTIONAL`` blocks (or those ``opening`` starts: ``MINUS``) of the
+    group between ``start`` and ``end`` in ``code``: its own, not those inside a nested group."""
     found = []
     depth = 0
     for i in range(start, end):
-        if depth == 0 and (m := _OPTIONAL.match(code, i)) and (i == 0 or not code[i - 1].isalnum()):
+        if depth == 0 and (m := opening.match(code, i)) and (i == 0 or not code[i - 1].isalnum()):
             found.append((i, group_end(code, m.end() - 1) + 1))
         if code[i] == "{":
             depth += 1
@@ -405,9 +410,12 @@ def _depth_zero_text(head: str) -> str:
 
 
 def leading(narrowed: Narrowed, key: Sequence[SortKey]) -> tuple[str, tuple[SortKey, ...]] | None:
-    """A query for the values of the key's leading group variables, where a sub-select of
-    the narrow query's own group binds them (reading-queue's categories), in any order; and
-    those parts of the key. None where there is none."""
+    """A query for the values of the key's leading group variables, in any order, and those
+    parts of the key: where a sub-select of the narrow query's own group binds them
+    (reading-queue's categories), that sub-select's; else, where the key starts with a group
+    variable, the distinct values of that one in the narrow query's WHERE group, at most
+    :data:`SEEK_MOST` + 1 of them (lineage-papers' techniques: 3,500 values at 700k papers,
+    0.2 s, against 1.2M groups). None where there is neither."""
     parts = query_parts(narrowed.text)
     assert parts.group is not None
     code = code_only(narrowed.text)
@@ -430,7 +438,18 @@ def leading(narrowed: Narrowed, key: Sequence[SortKey]) -> tuple[str, tuple[Sort
                         + " ".join("?" + k.variable for k in prefix) + " WHERE " + narrowed.text[at : end + 1],
                         tuple(prefix))
         at = end + 1
-    return None
+    if not key or key[0].variable not in narrowed.groups:
+        return None
+    # Its values in the group's rows, or more: without what only takes rows away (the group's own
+    # MINUS blocks and FILTERs: read-without-note's notes) or adds columns but not to this one (the
+    # OPTIONAL blocks that do not name it). A value no row has only makes a read of the page empty.
+    lead = key[0].variable
+    cut = [*_own_optionals(code, opening + 1, closing, _MINUS),
+           *((a, z) for a, z in _own_optionals(code, opening + 1, closing) if lead not in _names(code[a:z]))]
+    own = _nested_blanked(_blanked(code, cut), opening + 1, closing)[:closing]
+    cut += [(a, z) for kind, a, z in _own_calls(code, own) if kind == "FILTER" and a > opening]
+    return (narrowed.text[: parts.form_start] + f"SELECT DISTINCT ?{lead} WHERE "
+            + _blanked(narrowed.text, cut)[opening : closing + 1] + f"\nLIMIT {SEEK_MOST + 1}", (key[0],))
 
 
 def hashed(text: str, everything: Everything) -> str:
@@ -471,9 +490,9 @@ def hashed(text: str, everything: Everything) -> str:
 def seek(narrowed: Narrowed, key: Sequence[SortKey], limit: int, after: Sequence[Term | None] | None,
          pick: Picker, everything: Everything) -> tuple[list[str], Iterator[tuple[Term | None, ...]]] | None:
     """The narrow query's page (as ``pick`` gives it), read for a few values of the key's
-    leading part at a time, in order, where a sub-select gives those values
-    (:func:`leading`): the first category's queued papers, then the next's, until the page
-    is full, rather than every queued paper. None where there is no such sub-select, or
+    leading part at a time, in order, where :func:`leading` finds those values: the first
+    category's queued papers, then the next's, until the page is full, rather than every
+    queued paper. None where it finds none, where they are more than :data:`SEEK_MOST`, or
     where the values cannot narrow the query."""
     found = leading(narrowed, key)
     if found is None:
@@ -485,6 +504,8 @@ def seek(narrowed: Narrowed, key: Sequence[SortKey], limit: int, after: Sequence
     # VALUES block joins a value whose part is unbound (and binds it), so such a part cannot
     # tell values apart. Rows of other values sharing the named parts are left out here.
     values = sorted(rows, key=ahead)
+    if len(values) > SEEK_MOST:
+        return None  # too many to read a few at a time: the narrow query whole is cheaper
     named = [i for i in range(len(prefix)) if all(row[i] is not None for row in values)]
     if not named:
         return None

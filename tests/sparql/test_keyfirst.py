@@ -334,3 +334,44 @@ def test_a_big_narrow_query_joins_a_small_block_by_hashing_and_a_large_one_by_lo
     expected = _sorted_whole(fresh_store, query, key)
     rows = _pages(fresh_store, query, key, 9)
     assert rows == expected and len(rows) == 60
+
+
+#: A grouped query whose key starts with a group variable that no sub-select gives: kinds, bound
+#: in a union, with items taken away by a MINUS and a FILTER (one kind keeps none of its items).
+LINKED = f"""SELECT ?kind ?item (MIN(?n) AS ?name) (COUNT(?tag) AS ?tags) WHERE {{
+  {{ ?item <{EX}kind> ?kind }} UNION {{ ?kind <{EX}holds> ?item }}
+  MINUS {{ ?item <{EX}hidden> true }}
+  ?item <{EX}rank> ?rank .
+  FILTER(?rank < 8)
+  OPTIONAL {{ ?item <{EX}name> ?n }}
+  OPTIONAL {{ ?item <{EX}tag> ?tag }}
+}}
+GROUP BY ?kind ?item"""
+
+
+@pytest.mark.parametrize("size", [1, 4, 25])
+@pytest.mark.parametrize("key", ["?kind ?name ?item", "DESC(?kind) ?item"])
+def test_pages_read_a_few_values_of_a_leading_group_variable_at_a_time_are_the_pages_of_the_whole_result(
+        fresh_store, monkeypatch, size: int, key: str) -> None:
+    lines = []
+    for i in range(50):
+        item = f"<{EX}l{i:02d}>"
+        lines.append(f"{item} <{EX}kind> <{EX}k{i % 9}> ." if i % 2 else f"<{EX}k{i % 9}> <{EX}holds> {item} .")
+        lines.append(f"{item} <{EX}rank> {i % 10} .")
+        if i % 9 == 4:
+            lines.append(f"{item} <{EX}hidden> true .")  # every item of kind k4
+        if i % 3:
+            lines.append(f'{item} <{EX}name> "n{i % 4}" .')
+        lines += [f'{item} <{EX}tag> "t{k}" .' for k in range(i % 3)]
+    fresh_store.update(f"INSERT DATA {{ GRAPH <{G}> {{ {' '.join(lines)} }} }}")
+    parsed = parse_key(key)
+    seeks: list = []
+    real = kg.keyfirst.seek
+    monkeypatch.setattr(kg.keyfirst, "seek", lambda *args: seeks.append(real(*args)) or seeks[-1])
+    expected = _sorted_whole(fresh_store, LINKED, parsed)
+    assert len(expected) == 35 and _pages(fresh_store, LINKED, parsed, size) == expected
+    assert seeks and all(found is not None for found in seeks)  # read a few kinds at a time
+    monkeypatch.setattr(kg.keyfirst, "SEEK_MOST", 3)  # more kinds than that: the narrow query whole
+    seeks.clear()
+    assert _pages(fresh_store, LINKED, parsed, size) == expected
+    assert seeks and all(found is None for found in seeks)
