@@ -563,6 +563,26 @@ def by_prefix(query: str, key: Sequence[SortKey], limit: int, after: Sequence[Te
     return pick(prefixed.opening + values + prefixed.rest, after)
 
 
+def _plain(query: str, key: Sequence[SortKey]) -> Narrowed | None:
+    """A query that is not grouped, as :func:`seek` reads it (its page, a few values of the
+    key's leading variable at a time: lineage-paper-links' techniques), or None where a
+    restriction of that variable could change its rows: it aggregates, is cut (LIMIT,
+    OFFSET) or ends in a VALUES block, its own group BINDs the variable, or it does not
+    show it as it is."""
+    parts = query_parts(query)
+    if parts.form != "SELECT" or parts.group is None or parts.dataset or not key:
+        return None
+    code = code_only(query)
+    opening, closing = parts.group
+    head = code[parts.form_start + len("SELECT") : opening]
+    lead = key[0].variable
+    if set(_clauses(code[closing + 1 :])) - {"ORDER"} or _AGGREGATE.search(head) or \
+            not re.search(rf"(?<![\w(])[?$]{lead}(?!\w)", _depth_zero_text(head)) or \
+            re.search(rf"(?i)\bAS\s*[?$]{lead}\b", _nested_blanked(code, opening + 1, closing)[opening:closing]):
+        return None
+    return Narrowed(query, (lead,))
+
+
 def page(query: str, key: Sequence[SortKey], limit: int, after: Sequence[Term | None] | None,
          pick: Picker, everything: Everything | None = None,
          ) -> tuple[list[str], Iterator[tuple[Term | None, ...]]] | None:
@@ -572,7 +592,11 @@ def page(query: str, key: Sequence[SortKey], limit: int, after: Sequence[Term | 
     reads every row of a text. None when the query cannot be narrowed."""
     narrowed = narrow(query, key)
     if narrowed is None:
-        return None if everything is None else by_prefix(query, key, limit, after, pick, everything)
+        if everything is None:
+            return None
+        plain = _plain(query, key)
+        return by_prefix(query, key, limit, after, pick, everything) or \
+            (None if plain is None else seek(plain, key, limit, after, pick, everything))
     found = None if everything is None else seek(narrowed, key, limit, after, pick, everything)
     if found is None and everything is not None:
         found = pick(hashed(narrowed.text, everything), after)

@@ -375,3 +375,45 @@ def test_pages_read_a_few_values_of_a_leading_group_variable_at_a_time_are_the_p
     seeks.clear()
     assert _pages(fresh_store, LINKED, parsed, size) == expected
     assert seeks and all(found is None for found in seeks)
+
+
+#: A query that is not grouped, whose key starts with what a union binds, with an OPTIONAL
+#: sub-select (lineage-paper-links' statuses): its rows are found a few kinds at a time too.
+PLAIN = f"""SELECT DISTINCT ?kind ?item ?name WHERE {{
+  {{ ?item <{EX}kind> ?kind }} UNION {{ ?kind <{EX}holds> ?item }}
+  MINUS {{ ?item <{EX}hidden> true }}
+  OPTIONAL {{ SELECT ?item ?name WHERE {{ ?item <{EX}name> ?name }} }}
+}}"""
+
+
+@pytest.mark.parametrize("size", [1, 6, 40])
+def test_pages_of_a_query_that_is_not_grouped_read_a_few_leading_values_at_a_time_are_those_of_the_whole(
+        fresh_store, monkeypatch, size: int) -> None:
+    lines = []
+    for i in range(45):
+        item = f"<{EX}p{i:02d}>"
+        lines.append(f"{item} <{EX}kind> <{EX}k{i % 7}> ." if i % 2 else f"<{EX}k{i % 7}> <{EX}holds> {item} .")
+        if i % 7 == 2:
+            lines.append(f"{item} <{EX}hidden> true .")
+        lines += [f'{item} <{EX}name> "n{k}" .' for k in range(i % 3)]  # none, one or two names
+    fresh_store.update(f"INSERT DATA {{ GRAPH <{G}> {{ {' '.join(lines)} }} }}")
+    key = parse_key("?kind ?item ?name")
+    assert narrow(PLAIN, key) is None and narrow_prefix(PLAIN, key) is None  # (an OPTIONAL sub-select)
+    seeks: list = []
+    real = kg.keyfirst.seek
+    monkeypatch.setattr(kg.keyfirst, "seek", lambda *args: seeks.append(real(*args)) or seeks[-1])
+    expected = _sorted_whole(fresh_store, PLAIN, key)
+    assert len(expected) == 45 - 7 + 12 and _pages(fresh_store, PLAIN, key, size) == expected  # 12: two names
+    assert seeks and all(found is not None for found in seeks)
+
+
+@pytest.mark.parametrize("changed", [
+    PLAIN.replace("SELECT DISTINCT ?kind ?item ?name", "SELECT (COUNT(*) AS ?kind)"),  # one row of all
+    PLAIN + "\nLIMIT 5",
+    PLAIN.replace("SELECT DISTINCT ?kind ?item ?name", "SELECT DISTINCT ?item ?name"),  # ?kind not shown
+    PLAIN.replace("MINUS", 'BIND("k" AS ?kind) MINUS'),
+])
+def test_a_query_that_a_restriction_of_its_leading_variable_could_change_is_not_read_a_few_values_at_a_time(
+        changed: str) -> None:
+    assert kg.keyfirst._plain(changed, parse_key("?kind ?item")) is None
+    assert kg.keyfirst._plain(PLAIN, parse_key("?kind ?item")) is not None
