@@ -56,8 +56,10 @@ Picker = Callable[[str, "Sequence[Term | None] | None"], "tuple[list[str], Itera
 #: The most rows a page's query is restricted to by their leading key values (ties included).
 RESTRICT_MOST = 5000
 
-#: The most values of the key's leading variable a page is read for a few at a time (:func:`seek`),
-#: where no sub-select gives them: past it, the narrow query is read whole.
+#: Where no sub-select gives the values of the key's leading variable, a page is read for a few
+#: of them at a time (:func:`seek`) where its query has at least SEEK_LEAST rows and at most
+#: SEEK_MOST values; else the narrow query is read whole.
+SEEK_LEAST = 5000
 SEEK_MOST = 20_000
 
 #: A narrow query joins an ``OPTIONAL`` block by hashing where the rows before it are at
@@ -410,12 +412,9 @@ def _depth_zero_text(head: str) -> str:
 
 
 def leading(narrowed: Narrowed, key: Sequence[SortKey]) -> tuple[str, tuple[SortKey, ...]] | None:
-    """A query for the values of the key's leading group variables, in any order, and those
-    parts of the key: where a sub-select of the narrow query's own group binds them
-    (reading-queue's categories), that sub-select's; else, where the key starts with a group
-    variable, the distinct values of that one in the narrow query's WHERE group, at most
-    :data:`SEEK_MOST` + 1 of them (lineage-papers' techniques: 3,500 values at 700k papers,
-    0.2 s, against 1.2M groups). None where there is neither."""
+    """A query for the values of the key's leading group variables, where a sub-select of
+    the narrow query's own group binds them (reading-queue's categories), in any order; and
+    those parts of the key. None where there is none."""
     parts = query_parts(narrowed.text)
     assert parts.group is not None
     code = code_only(narrowed.text)
@@ -438,18 +437,35 @@ def leading(narrowed: Narrowed, key: Sequence[SortKey]) -> tuple[str, tuple[Sort
                         + " ".join("?" + k.variable for k in prefix) + " WHERE " + narrowed.text[at : end + 1],
                         tuple(prefix))
         at = end + 1
+    return None
+
+
+def _lead_values(narrowed: Narrowed, key: Sequence[SortKey], everything: Everything,
+                 ) -> tuple[str, tuple[SortKey, ...]] | None:
+    """Where the key starts with a group variable, a query for its values in the narrow
+    query's rows, or more (at most :data:`SEEK_MOST` + 1 of them), and that part of the key:
+    its WHERE group without what only takes rows away (its own MINUS blocks and FILTERs:
+    read-without-note's notes) or adds columns, but not that variable (the OPTIONAL blocks
+    that do not name it). A value no row has only leaves a read of the page empty. None where
+    that group has fewer than :data:`SEEK_LEAST` rows: read whole, it is cheap, and a
+    restriction could lead the store to a worse plan (fact-provenance's graphs: 1 s)."""
     if not key or key[0].variable not in narrowed.groups:
         return None
-    # Its values in the group's rows, or more: without what only takes rows away (the group's own
-    # MINUS blocks and FILTERs: read-without-note's notes) or adds columns but not to this one (the
-    # OPTIONAL blocks that do not name it). A value no row has only makes a read of the page empty.
+    parts = query_parts(narrowed.text)
+    assert parts.group is not None
+    code = code_only(narrowed.text)
+    opening, closing = parts.group
     lead = key[0].variable
     cut = [*_own_optionals(code, opening + 1, closing, _MINUS),
            *((a, z) for a, z in _own_optionals(code, opening + 1, closing) if lead not in _names(code[a:z]))]
     own = _nested_blanked(_blanked(code, cut), opening + 1, closing)[:closing]
     cut += [(a, z) for kind, a, z in _own_calls(code, own) if kind == "FILTER" and a > opening]
-    return (narrowed.text[: parts.form_start] + f"SELECT DISTINCT ?{lead} WHERE "
-            + _blanked(narrowed.text, cut)[opening : closing + 1] + f"\nLIMIT {SEEK_MOST + 1}", (key[0],))
+    head, group = narrowed.text[: parts.form_start], _blanked(narrowed.text, cut)[opening : closing + 1]
+    _, rows = everything(f"{head}SELECT (COUNT(*) AS ?n) WHERE {{ SELECT * WHERE {group} LIMIT {SEEK_LEAST} }}")
+    value = next(rows)[0]
+    if not isinstance(value, Literal) or int(value.value) < SEEK_LEAST:
+        return None
+    return f"{head}SELECT DISTINCT ?{lead} WHERE {group}\nLIMIT {SEEK_MOST + 1}", (key[0],)
 
 
 def hashed(text: str, everything: Everything) -> str:
@@ -490,11 +506,11 @@ def hashed(text: str, everything: Everything) -> str:
 def seek(narrowed: Narrowed, key: Sequence[SortKey], limit: int, after: Sequence[Term | None] | None,
          pick: Picker, everything: Everything) -> tuple[list[str], Iterator[tuple[Term | None, ...]]] | None:
     """The narrow query's page (as ``pick`` gives it), read for a few values of the key's
-    leading part at a time, in order, where :func:`leading` finds those values: the first
-    category's queued papers, then the next's, until the page is full, rather than every
-    queued paper. None where it finds none, where they are more than :data:`SEEK_MOST`, or
-    where the values cannot narrow the query."""
-    found = leading(narrowed, key)
+    leading part at a time, in order, where :func:`leading` or :func:`_lead_values` finds
+    those values: the first category's queued papers, then the next's, until the page is
+    full, rather than every queued paper. None where it finds none, where they are more than
+    :data:`SEEK_MOST`, or where the values cannot narrow the query."""
+    found = leading(narrowed, key) or _lead_values(narrowed, key, everything)
     if found is None:
         return None
     text, prefix = found

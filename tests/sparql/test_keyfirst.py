@@ -370,6 +370,10 @@ def test_pages_read_a_few_values_of_a_leading_group_variable_at_a_time_are_the_p
     monkeypatch.setattr(kg.keyfirst, "seek", lambda *args: seeks.append(real(*args)) or seeks[-1])
     expected = _sorted_whole(fresh_store, LINKED, parsed)
     assert len(expected) == 35 and _pages(fresh_store, LINKED, parsed, size) == expected
+    assert seeks and all(found is None for found in seeks)  # fewer rows than SEEK_LEAST: read whole
+    monkeypatch.setattr(kg.keyfirst, "SEEK_LEAST", 20)
+    seeks.clear()
+    assert _pages(fresh_store, LINKED, parsed, size) == expected
     assert seeks and all(found is not None for found in seeks)  # read a few kinds at a time
     monkeypatch.setattr(kg.keyfirst, "SEEK_MOST", 3)  # more kinds than that: the narrow query whole
     seeks.clear()
@@ -402,6 +406,7 @@ def test_pages_of_a_query_that_is_not_grouped_read_a_few_leading_values_at_a_tim
     seeks: list = []
     real = kg.keyfirst.seek
     monkeypatch.setattr(kg.keyfirst, "seek", lambda *args: seeks.append(real(*args)) or seeks[-1])
+    monkeypatch.setattr(kg.keyfirst, "SEEK_LEAST", 20)
     expected = _sorted_whole(fresh_store, PLAIN, key)
     assert len(expected) == 45 - 7 + 12 and _pages(fresh_store, PLAIN, key, size) == expected  # 12: two names
     assert seeks and all(found is not None for found in seeks)
