@@ -305,27 +305,28 @@ def narrow(query: str, key: Sequence[SortKey]) -> Narrowed | None:
     own = _nested_blanked(rest, 0, len(rest))  # the group's own BINDs, not those of nested groups
     if any(re.search(rf"(?i)\bAS\s*[?$]{g}\b", own) for g in groups):
         return None  # a VALUES block of the groups could not come before that BIND
-    # The group's own BINDs whose value nothing else reads (reading-list's venue, from two
-    # blocks) are left out too, and so are the blocks that only they read.
-    loose = []
-    for kind, a, z in _own_calls(code[body_start:closing], own):
-        target = _bind_target(code[body_start + a : body_start + z])
-        if kind == "BIND" and target and target not in needed:
-            elsewhere = code[body_start : body_start + a] + " " + code[body_start + z : closing]
-            if target not in _names(_blank_subselects(elsewhere)):
-                loose.append((body_start + a, body_start + z))
-    outside = _names(_blank_subselects(_blanked(code, [*blocks, *loose])[body_start:closing]))
-    if not set(groups) <= outside:
+    # Kept: the blocks and the group's own BINDs that what the key, the groups and the required
+    # patterns read depends on, and what those read in turn. A block is left out where it shares
+    # nothing but group variables with what is kept (it only repeats rows); a BIND where nothing
+    # kept reads its value (reading-list's venue; lineage-nodes' values of your own, whose
+    # repository a block of stars reads, itself left out).
+    binds = [(body_start + a, body_start + z) for kind, a, z in _own_calls(code[body_start:closing], own)
+             if kind == "BIND"]
+    elements = [*blocks, *binds]
+    names = [_names(_blank_subselects(code[a:z])) for a, z in elements]
+    targets = [None] * len(blocks) + [_bind_target(code[a:z]) for a, z in binds]
+    read = needed | _names(_blank_subselects(_blanked(code, elements)[body_start:closing]))
+    if not set(groups) <= read:
         return None  # a group variable that only an OPTIONAL binds
-    names = [_names(_blank_subselects(code[a:z])) for a, z in blocks]
-    dropped = []
-    for index, (a, z) in enumerate(blocks):
-        others = set().union(*(n for j, n in enumerate(names) if j != index))
-        if names[index] & (needed | outside | others) <= set(groups):
-            dropped.append((a, z))
-    if not dropped:
+    kept: set[int] = set()
+    while grown := [i for i, n in enumerate(names) if i not in kept and (
+            targets[i] in read if i >= len(blocks) else not n & read <= set(groups))]:
+        kept.update(grown)
+        read = read.union(*(names[i] for i in grown))
+    dropped = [span for i, span in enumerate(elements) if i not in kept]
+    if all(i in kept for i in range(len(blocks))):
         return None
-    text = _blanked(query, [*dropped, *loose])
+    text = _blanked(query, dropped)
     text = (text[: parts.form_start] + "SELECT " + " ".join(kept_items) + " WHERE " + text[opening : closing + 1]
             + "\nGROUP BY " + " ".join("?" + g for g in groups) + "\n" + (having.strip() + "\n" if having else ""))
     return Narrowed(text, groups)

@@ -178,6 +178,46 @@ REQUIRED = {"technique": "ZeRO", "author": "an", "since": "2020-01-01", "paper":
             "subject": "https://w3id.org/techkg/id/technique/zero"}
 
 
+#: A grouped query whose values of its own (lineage-nodes' ``kg technique edit`` values) are
+#: chosen by BINDs from blocks, and a block reads what such a BIND chose (a repository's stars).
+CHOSEN = f"""SELECT ?item (MIN(?n) AS ?name) (SAMPLE(?r) AS ?repo) (MAX(?s) AS ?stars) WHERE {{
+  ?item a <{EX}Item> ; <{EX}name> ?n .
+  OPTIONAL {{ ?item <{EX}repo> ?anyRepo }}
+  OPTIONAL {{ ?item <{EX}myRepo> ?myRepo }}
+  BIND(COALESCE(?myRepo, ?anyRepo) AS ?r)
+  OPTIONAL {{ ?r <{EX}stars> ?s }}
+  OPTIONAL {{ ?item <{EX}tag> ?tag }}
+  BIND(CONCAT(?n, "!") AS ?shout)
+  FILTER(?shout != "n3!")
+}}
+GROUP BY ?item"""
+
+
+@pytest.mark.parametrize("key", ["?name ?item", "DESC(?stars) ?item"])
+def test_blocks_and_binds_that_feed_only_each_other_are_left_out_and_pages_are_those_of_the_whole(
+        fresh_store, key: str) -> None:
+    lines = []
+    for i in range(30):
+        item = f"<{EX}c{i:02d}>"
+        lines += [f"{item} a <{EX}Item> .", f'{item} <{EX}name> "n{i % 7}" .', f"{item} <{EX}repo> <{EX}r{i % 5}> ."]
+        if i % 4 == 0:
+            lines.append(f"{item} <{EX}myRepo> <{EX}r{(i + 1) % 5}> .")
+        lines += [f'{item} <{EX}tag> "t{k}" .' for k in range(i % 3)]
+    lines += [f"<{EX}r{j}> <{EX}stars> {j * 10} ." for j in range(5)]
+    fresh_store.update(f"INSERT DATA {{ GRAPH <{G}> {{ {' '.join(lines)} }} }}")
+    parsed = parse_key(key)
+    narrowed = narrow(CHOSEN, parsed)
+    assert narrowed is not None
+    flat = " ".join(narrowed.text.split())
+    assert "<http://example.org/tag>" not in flat and "AS ?shout" in flat  # (a FILTER reads ?shout)
+    if key == "?name ?item":  # the key reads no repository: the BIND, the blocks it reads and the stars go
+        assert "COALESCE(?myRepo" not in flat and "<http://example.org/stars>" not in flat
+    else:  # the stars read the chosen repository, and so on back
+        assert "COALESCE(?myRepo" in flat and "<http://example.org/myRepo>" in flat
+    expected = _sorted_whole(fresh_store, CHOSEN, parsed)
+    assert len(expected) == 26 and _pages(fresh_store, CHOSEN, parsed, 4) == expected
+
+
 def test_the_first_page_of_every_grouped_named_query_runs_on_the_store(built_store) -> None:
     """Each grouped named query with a page key, narrowed and restricted, is a query the
     store accepts, and its first page is the first rows of its whole sorted result."""
