@@ -48,6 +48,7 @@ __all__ = [
     "parse_key",
     "projection",
     "select_page",
+    "shows",
     "sort_value",
     "without_order",
 ]
@@ -188,6 +189,16 @@ def projection(query: str) -> list[str]:
     if parts.projection is None:
         raise ValueError("SELECT * cannot be paged: name the variables")
     return parts.projection
+
+
+def shows(query: str, key: Sequence[SortKey]) -> bool:
+    """Whether a SELECT query shows every variable of ``key`` (``SELECT *``: taken to, as
+    only running it can tell)."""
+    try:
+        shown = projection(query)
+    except ValueError:
+        return True
+    return all(k.variable in shown for k in key)
 
 
 def _without_order(query: str, start: int) -> str:

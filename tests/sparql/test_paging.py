@@ -218,3 +218,24 @@ def test_paging_keeps_the_query_meaning_with_bound_parameters(fresh_store) -> No
         if not (cursor := page.next):
             break
     assert got == whole
+
+
+@pytest.mark.parametrize("shown", [True, False])
+def test_a_result_ordered_by_what_it_does_not_show_is_read_once_in_the_stores_order(
+        fresh_store, monkeypatch, shown: bool) -> None:
+    """An order by a variable the query shows is sorted as the rows come (the store reads the
+    query once, unordered); one by a variable it does not show is the store's (read once too,
+    not started unordered first)."""
+    _items(fresh_store, 30)
+    query = (f"SELECT ?item {'?score ' if shown else ''}WHERE {{ ?item a <{EX}Item> . "
+             f"OPTIONAL {{ ?item <{EX}score> ?score }} }} ORDER BY DESC(?score) ?item")
+    runs: list[str] = []
+    real = type(fresh_store)._run
+    monkeypatch.setattr(type(fresh_store), "_run", lambda self, text, **kw: runs.append(text) or real(self, text, **kw))
+    stream = fresh_store.stream_ordered(query)
+    got = [row[0] for row in stream.rows]
+    runs_seen = list(runs)
+    runs.clear()
+    expected = [row[0] for row in fresh_store.stream(query).rows]
+    assert got == expected and len(got) == 30
+    assert len(runs_seen) == 1 and ("ORDER BY" in runs_seen[0]) is not shown
