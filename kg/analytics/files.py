@@ -99,6 +99,11 @@ WRITE_WAIT = 30.0
 #: ``kg serve``'s query workers while the server's keeper patches the tables, or a
 #: ``kg query`` beside a ``kg reading set``.
 LOCK_WAIT = 3.0
+#: How long a reader that finds the tables stale waits while a live process says it has
+#: writes to patch into them (:func:`mark_pending`: ``kg serve``'s keeper), before SPARQL
+#: answers: the wait ends when the patch does (well under a second for a status change,
+#: but a few seconds on a busy machine, where 3 s was once too short).
+PENDING_WAIT = 15.0
 
 
 def _pending(path: Path) -> Path:
@@ -117,7 +122,7 @@ def mark_pending(path: Path, pending: bool) -> None:
         marker.unlink(missing_ok=True)
 
 
-def wait_pending(path: Path, timeout: float = LOCK_WAIT) -> bool:
+def wait_pending(path: Path, timeout: float = PENDING_WAIT) -> bool:
     """Wait up to ``timeout`` seconds while a live process has writes to patch into the file
     at ``path``; whether one had (the tables are then worth a second look)."""
     marker = _pending(path)
