@@ -170,8 +170,12 @@ def _materialise(con: duckdb.DuckDBPyConnection, progress: Callable[[str, int, i
                 continue
             if (papers is not None and len(papers) <= PATCH_PAPERS and twin.by_paper is not None
                     and read <= STATUS_KEYS):
-                found = _new_status(con, name, twin, papers) if twin.status is not None else None
-                patched[name] = found if found is not None else _patch(con, name, twin, papers)
+                shown = _with_rows(con, name, twin, papers) if twin.status_shown_only else papers
+                if not shown:  # (their status decides none of its rows: they get none)
+                    patched[name] = 0
+                    continue
+                found = _new_status(con, name, twin, shown) if twin.status is not None else None
+                patched[name] = found if found is not None else _patch(con, name, twin, shown)
                 continue
             if effective is not None:
                 if not reads(twin) & effective:  # the same values, restated: the same answer
@@ -195,6 +199,16 @@ def _materialise(con: duckdb.DuckDBPyConnection, progress: Callable[[str, int, i
         con.execute(f'CREATE OR REPLACE TABLE answers."{name}" AS {sql}', used_params(sql, params))
         made[name] = int(con.execute(f'SELECT count(*) FROM answers."{name}"').fetchall()[0][0])
     return made, patched
+
+
+def _with_rows(con: duckdb.DuckDBPyConnection, name: str, twin: Twin, papers: Sequence[str]) -> list[str]:
+    """Those of ``papers`` that have rows in the answer table of ``name`` (or its tail)."""
+    column = twin.by_paper
+    tables = [f'answers."{name}"', *([tail_table(name)] if has_tail(con, name) else [])]
+    every = " UNION ALL ".join(f'SELECT "{column}" AS paper FROM {table}' for table in tables)
+    return [r[0] for r in con.execute(f"""SELECT DISTINCT paper FROM ({every})
+                                          WHERE paper IN (SELECT unnest(CAST($papers AS VARCHAR[])))""",
+                                      {"papers": list(papers)}).fetchall()]
 
 
 def _new_status(con: duckdb.DuckDBPyConnection, name: str, twin: Twin, papers: Sequence[str]) -> int | None:

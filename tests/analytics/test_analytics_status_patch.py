@@ -155,6 +155,33 @@ def test_a_status_change_patches_only_the_answers_that_show_statuses(analysed_st
     assert after["lineage-nodes"] == before["lineage-nodes"] and after["repositories"] == before["repositories"]
 
 
+def test_a_status_change_of_a_paper_without_links_leaves_the_lineage_answers_as_they_are(
+        analysed_store: Any, db_of: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import kg.analytics.stored as stored
+
+    store = analysed_store
+    db = db_of(Path(store.location))
+    unlinked = store.select("""SELECT ?p WHERE { ?p tkg:readingStatus ?s
+        FILTER NOT EXISTS {
+          ?p tkg:introducesTechnique|tkg:extendsTechnique|tkg:usesTechnique|tkg:evaluatesTechnique ?t }
+        FILTER NOT EXISTS { ?u tkg:primaryPaper ?p } } ORDER BY ?p LIMIT 1""").rows[0]["p"]
+    linked = resolve_paper(store, "Ring Attention")
+    remade: list[str] = []
+    real = stored._patch
+    monkeypatch.setattr(stored, "_patch", lambda con, name, *rest: remade.append(name) or real(con, name, *rest))
+    set_status(store, unlinked, "reading", at=at(1))
+    report = build(store, db)
+    assert set(report.patched) == STATUS_ANSWERS  # (its rows there: none, as before)
+    assert report.patched["lineage-papers"] == report.patched["lineage-paper-links"] == 0
+    assert not {"lineage-papers", "lineage-paper-links"} & set(remade) and "reading-list" in remade
+    assert_as_a_full_build(store, db, tmp_path, "unlinked")
+    remade.clear()
+    set_status(store, linked, "skipped", at=at(2))  # a paper with links: its rows get the new status
+    report = build(store, db)
+    assert report.patched["lineage-paper-links"] > 0 and "lineage-paper-links" in remade
+    assert_as_a_full_build(store, db, tmp_path, "linked")
+
+
 def test_another_graph_changed_with_a_status_remakes_the_answers_that_read_it(analysed_store: Any, db_of: Any,
                                                                                tmp_path: Path) -> None:
     import pyoxigraph as ox
