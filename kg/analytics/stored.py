@@ -27,7 +27,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from kg.analytics.twins import STATUS_OF, TWINS, Twin
+from kg.analytics.twins import PAPER_LINKS, STATUS_OF, TWINS, Twin
 
 if TYPE_CHECKING:
     import duckdb
@@ -160,6 +160,7 @@ def _materialise(con: duckdb.DuckDBPyConnection, progress: Callable[[str, int, i
 
     made: dict[str, int] = {}
     patched: dict[str, int] = {}
+    linked: set[str] | None = None  # of the papers, those with links (asked once)
     con.execute(f"CREATE SCHEMA IF NOT EXISTS {TAILS}")
     for i, (name, twin) in enumerate(TWINS.items()):
         if progress:
@@ -170,8 +171,11 @@ def _materialise(con: duckdb.DuckDBPyConnection, progress: Callable[[str, int, i
                 continue
             if (papers is not None and len(papers) <= PATCH_PAPERS and twin.by_paper is not None
                     and read <= STATUS_KEYS):
-                shown = _with_rows(con, name, twin, papers) if twin.status_shown_only else papers
-                if not shown:  # (their status decides none of its rows: they get none)
+                shown = papers
+                if twin.linked_only:
+                    linked = _linked(con, papers) if linked is None else linked
+                    shown = [p for p in papers if p in linked]
+                if not shown:  # (it has no rows for papers without links, whatever their status)
                     patched[name] = 0
                     continue
                 found = _new_status(con, name, twin, shown) if twin.status is not None else None
@@ -201,14 +205,10 @@ def _materialise(con: duckdb.DuckDBPyConnection, progress: Callable[[str, int, i
     return made, patched
 
 
-def _with_rows(con: duckdb.DuckDBPyConnection, name: str, twin: Twin, papers: Sequence[str]) -> list[str]:
-    """Those of ``papers`` that have rows in the answer table of ``name`` (or its tail)."""
-    column = twin.by_paper
-    tables = [f'answers."{name}"', *([tail_table(name)] if has_tail(con, name) else [])]
-    every = " UNION ALL ".join(f'SELECT "{column}" AS paper FROM {table}' for table in tables)
-    return [r[0] for r in con.execute(f"""SELECT DISTINCT paper FROM ({every})
-                                          WHERE paper IN (SELECT unnest(CAST($papers AS VARCHAR[])))""",
-                                      {"papers": list(papers)}).fetchall()]
+def _linked(con: duckdb.DuckDBPyConnection, papers: Sequence[str]) -> set[str]:
+    """Those of ``papers`` that a technique's links name (for :attr:`Twin.linked_only`)."""
+    return {r[0] for r in con.execute(f"WITH {PAPER_LINKS} SELECT DISTINCT paper FROM links",
+                                      {"page": list(papers)}).fetchall()}
 
 
 def _new_status(con: duckdb.DuckDBPyConnection, name: str, twin: Twin, papers: Sequence[str]) -> int | None:

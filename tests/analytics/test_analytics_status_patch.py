@@ -172,8 +172,9 @@ def test_a_status_change_of_a_paper_without_links_leaves_the_lineage_answers_as_
     set_status(store, unlinked, "reading", at=at(1))
     report = build(store, db)
     assert set(report.patched) == STATUS_ANSWERS  # (its rows there: none, as before)
-    assert report.patched["lineage-papers"] == report.patched["lineage-paper-links"] == 0
-    assert not {"lineage-papers", "lineage-paper-links"} & set(remade) and "reading-list" in remade
+    lineage = {"lineage-papers", "lineage-paper-links", "reading-queue-lineage"}
+    assert all(report.patched[name] == 0 for name in lineage)
+    assert not lineage & set(remade) and "reading-list" in remade
     assert_as_a_full_build(store, db, tmp_path, "unlinked")
     remade.clear()
     set_status(store, linked, "skipped", at=at(2))  # a paper with links: its rows get the new status
