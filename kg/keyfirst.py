@@ -462,11 +462,17 @@ def _lead_values(narrowed: Narrowed, key: Sequence[SortKey], everything: Everyth
     own = _nested_blanked(_blanked(code, cut), opening + 1, closing)[:closing]
     cut += [(a, z) for kind, a, z in _own_calls(code, own) if kind == "FILTER" and a > opening]
     head, group = narrowed.text[: parts.form_start], _blanked(narrowed.text, cut)[opening : closing + 1]
-    _, rows = everything(f"{head}SELECT (COUNT(*) AS ?n) WHERE {{ SELECT * WHERE {group} LIMIT {SEEK_LEAST} }}")
-    value = next(rows)[0]
-    if not isinstance(value, Literal) or int(value.value) < SEEK_LEAST:
+    if _count(everything, head, group, SEEK_LEAST) < SEEK_LEAST:
         return None
     return f"{head}SELECT DISTINCT ?{lead} WHERE {group}\nLIMIT {SEEK_MOST + 1}", (key[0],)
+
+
+def _count(everything: Everything, head: str, group: str, most: int) -> int:
+    """How many rows the WHERE group ``group`` holds, counted up to ``most`` (``head``: the
+    query's prologue, its prefixes)."""
+    _, rows = everything(f"{head}SELECT (COUNT(*) AS ?n) WHERE {{ SELECT * WHERE {group} LIMIT {most} }}")
+    value = next(rows)[0]
+    return int(value.value) if isinstance(value, Literal) else 0
 
 
 def hashed(text: str, everything: Everything) -> str:
@@ -486,20 +492,14 @@ def hashed(text: str, everything: Everything) -> str:
     if not plain:
         return text
 
-    def count(group: str, most: int) -> int:
-        """How many rows ``group`` holds, counted up to ``most``."""
-        _, rows = everything(f"{text[: parts.form_start]}SELECT (COUNT(*) AS ?n) WHERE "
-                             f"{{ SELECT * WHERE {group} LIMIT {most} }}")
-        value = next(rows)[0]
-        return int(value.value) if isinstance(value, Literal) else 0
-
-    rows = count(_blanked(text, blocks)[opening : closing + 1], 100 * HASH_LEAST * HASH_RATIO)
+    head = text[: parts.form_start]
+    rows = _count(everything, head, _blanked(text, blocks)[opening : closing + 1], 100 * HASH_LEAST * HASH_RATIO)
     if rows < HASH_LEAST:
         return text
     out = text
     for a, z in sorted(plain, reverse=True):
         body = text[text.index("{", a) : z]
-        if count(body, HASH_RATIO * rows + 1) <= HASH_RATIO * rows:
+        if _count(everything, head, body, HASH_RATIO * rows + 1) <= HASH_RATIO * rows:
             out = out[:a] + f"OPTIONAL {{ SELECT * WHERE {body} }}" + out[z:]
     return out
 

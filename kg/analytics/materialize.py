@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING, Any
 from kg.analytics.changes import compare, keep_before
 from kg.analytics.delta import stage_delta
 from kg.analytics.files import IN_USE, WRITING, GraphState, connect, database_path, graph_states, record_code
-from kg.analytics.patch import GROWN, Steps, patch_table, touch_modified
+from kg.analytics.patch import Steps, patch_table, touch_modified
 from kg.analytics.patch import affected as tables_reading
 from kg.analytics.record import contributions, record_build, record_graphs, recorded_sources, scalar, table_counts
 from kg.analytics.schema import MACROS, schema_version
@@ -399,22 +399,18 @@ def _build(
         plan = ordered(frozenset(direct))
         rebuilt: dict[str, int] = {}
         tables_patched: dict[str, int] = {}
-        moved: set[str] = set()  # tables patched whose other rows got a new modification time
         for i, table in enumerate(plan):  # (in order: a table made whole reads those patched before it)
             if progress:
                 progress("tables", i, len(plan))
             if not steps.needed(table):
                 continue  # nothing it reads changed
             patch = steps.of(table)
-            grown_from = GROWN[table.name][0] if table.name in GROWN else None
-            found_rows = patch_table(con, table, *patch) if patch is not None and grown_from not in moved else None
+            found_rows = patch_table(con, table, *patch) if patch is not None else None
             if found_rows is not None:
                 tables_patched[table.name] = found_rows
-                steps.done(table, patched=True)
                 # (its rows kept from the graphs read again: their new modification time, before a
                 # table made from it reads them)
-                if touch_modified(con, [table.name], changed_ids):
-                    moved.add(table.name)
+                steps.done(table, patched=True, moved=touch_modified(con, [table.name], changed_ids) > 0)
                 continue
             # (one here only for a table it reads, and read by a later table, may come out as it was:
             # those after it need not follow)

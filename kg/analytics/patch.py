@@ -106,12 +106,12 @@ class Steps:
         self.direct, self.keys, self.papers, self.subjects, self.whole = direct, keys, papers, subjects, whole
         self.made: set[str] = set()  # made whole, and not found as they were
         self.patched: set[str] = set()
+        self.moved: set[str] = set()  # patched, and other rows of theirs got a new modification time
 
     def needed(self, table: Table) -> bool:
         """Whether ``table`` must be made or patched at all: it is in the plan for its own
         sake, or a table it reads changed."""
-        return table.name in self.direct or table.name in self.whole or \
-            bool(set(table.after) & (self.made | self.patched))
+        return table.name in self.direct or bool(set(table.after) & (self.made | self.patched))
 
     def of(self, table: Table) -> tuple[str, Sequence[str]] | None:
         """What to do to ``table``: make it whole (None), or make again the rows whose column
@@ -121,8 +121,9 @@ class Steps:
         is patched or holds the events of these papers (``reading_events``, made whole). Else
         a table of :data:`BY_SUBJECT` is patched for ``subjects`` (the subjects whose rows a
         change may alter), and one of :data:`DERIVED_BY_PAPER` too where no table it reads
-        was made whole and changed; one of :data:`GROWN` is grown from such a patch
-        (:func:`patch_table` may find that it cannot). Any other table, and those in
+        was made whole and changed; one of :data:`GROWN` is grown from such a patch where no
+        other row of it got a new modification time (:func:`patch_table` may find that it
+        cannot). Any other table, and those in
         ``whole`` (not there yet), is made whole."""
         subjects, papers = self.subjects, self.papers
         if table.name in self.whole:
@@ -136,14 +137,18 @@ class Steps:
                 return BY_SUBJECT[table.name], subjects
             if table.name in DERIVED_BY_PAPER and not set(table.after) & self.made:
                 return DERIVED_BY_PAPER[table.name][0], subjects
-        if table.name in GROWN and GROWN[table.name][0] in self.patched and not set(table.after) & self.made:
-            return GROWN[table.name][0], ()
+        source = GROWN[table.name][0] if table.name in GROWN else None
+        if source in self.patched and source not in self.moved and not set(table.after) & self.made:
+            return source, ()
         return None
 
-    def done(self, table: Table, *, patched: bool, changed: bool = True) -> None:
-        """Record what became of ``table``: patched, or made whole (``changed``: not as it was)."""
+    def done(self, table: Table, *, patched: bool, changed: bool = True, moved: bool = False) -> None:
+        """Record what became of ``table``: patched (``moved``: other rows of it got a new
+        modification time), or made whole (``changed``: not as it was)."""
         if patched:
             self.patched.add(table.name)
+            if moved:
+                self.moved.add(table.name)
         elif changed:
             self.made.add(table.name)
 
