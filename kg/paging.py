@@ -239,9 +239,10 @@ def _gt_eq(key: SortKey, value: Term | None) -> tuple[str, str]:
     return f"({higher} || ({kind}({v}) && STR({v}) > {text}))", eq
 
 
-def after_filter(key: Sequence[SortKey], values: Sequence[Term | None]) -> str:
-    """The condition that keeps the rows strictly after ``values`` in ``key`` order."""
-    condition = "false"
+def after_filter(key: Sequence[SortKey], values: Sequence[Term | None], *, ties: bool = False) -> str:
+    """The condition that keeps the rows strictly after ``values`` in ``key`` order, and
+    with ``ties`` the rows whose key equals them too."""
+    condition = "true" if ties else "false"
     for part, value in reversed(list(zip(key, values, strict=True))):
         gt, eq = _gt_eq(part, value)
         condition = gt if condition == "false" else f"({gt} || ({eq} && {condition}))"
@@ -359,10 +360,11 @@ def _as_row(variables: Sequence[str], key: Sequence[SortKey], values: Sequence[T
     return row
 
 
-def paged_query(query: str, key: Sequence[SortKey], limit: int | None, after: Sequence[Term | None] | None) -> str:
+def paged_query(query: str, key: Sequence[SortKey], limit: int | None, after: Sequence[Term | None] | None,
+                *, ties: bool = False) -> str:
     """``query`` as one page: at most ``limit + 1`` rows (one more tells whether another
     page follows; all of them when ``limit`` is None), in ``key`` order, after the row
-    whose key is ``after`` (if given)."""
+    whose key is ``after`` (if given; with ``ties``, from the first row whose key equals it)."""
     code = _code(query)
     start = _select_at(code)
     variables = projection(query)
@@ -370,7 +372,7 @@ def paged_query(query: str, key: Sequence[SortKey], limit: int | None, after: Se
     if missing:
         raise ValueError(f"the page key ?{missing[0]} is not projected by the query")
     inner = _without_order(query, start).strip()
-    where = f"FILTER({after_filter(key, after)})\n" if after is not None else ""
+    where = f"FILTER({after_filter(key, after, ties=ties)})\n" if after is not None else ""
     order = " ".join(str(k) for k in key)
     return (f"{query[:start]}SELECT {' '.join('?' + v for v in variables)} WHERE {{\n{{\n{inner}\n}}\n{where}}}\n"
             f"ORDER BY {order}\n" + (f"LIMIT {limit + 1}\n" if limit is not None else ""))

@@ -318,6 +318,61 @@ def test_pages_of_a_distinct_query_whose_facts_two_graphs_state_are_the_rows_of_
     assert narrow_prefix(hidden, parse_key("DESC(?when) ?kind ?label")) is None
 
 
+#: DATED with leading values the query makes itself (new-since's ?when is STR of a date).
+MADE = DATED.replace(f"?item <{EX}made> ?when .", f"?item <{EX}made> ?at . BIND(STR(?at) AS ?when)") \
+    .replace(f"?item <{EX}seen> ?when .", f"?item <{EX}seen> ?at . BIND(STR(?at) AS ?when)") \
+    .replace(f"?item <{EX}remade> ?when .", f"?item <{EX}remade> ?at . BIND(STR(?at) AS ?when)")
+
+
+def _dated(store, n: int, dates: int) -> None:
+    lines = []
+    for i in range(n):
+        lines.append(f'<{EX}d{i:03d}> <{EX}{"made" if i % 3 else "seen"}> "2026-{1 + i % dates:02d}" .')
+        if i % 4:
+            lines.append(f'<{EX}d{i:03d}> <{EX}name> "n{i % 7}" .')
+        if i % 5 == 0:
+            lines.append(f'<{EX}d{i:03d}> <{EX}name> "m{i % 3}" .')  # two labels: two rows
+    store.update(f"INSERT DATA {{ GRAPH <{G}> {{ {' '.join(lines)} }} }}")
+
+
+@pytest.mark.parametrize("size", [1, 4])
+def test_a_page_whose_leading_values_the_query_makes_is_cut_by_the_store_and_pages_are_those_of_the_whole(
+        fresh_store, monkeypatch, size: int) -> None:
+    """The store orders the required part's rows by the leading key and hands over the first
+    few (from the cursor's leading values on), not every row; the pages are still the whole
+    result's, ties of a page's last date included."""
+    _dated(fresh_store, 120, 12)  # 138 rows: 18 items have two labels
+    key = parse_key("DESC(?when) ?kind ?label ?item")
+    assert narrow_prefix(MADE, key) is not None
+    expected = _sorted_whole(fresh_store, MADE, key)
+    monkeypatch.setattr(kg.keyfirst, "RESTRICT_MOST", 20)  # a cut below the 130 rows
+    read: list[int] = []
+    stream = type(fresh_store).stream
+
+    def counted(self, text: str, *args, **kwargs):
+        found = stream(self, text, *args, **kwargs)
+        rows = list(found.rows)
+        read.append(len(rows))
+        return type(found)(found.variables, iter(rows))
+
+    monkeypatch.setattr(type(fresh_store), "stream", counted)
+    assert _pages(fresh_store, MADE, key, size) == expected and len(expected) == 138
+    assert max(read) <= max(20, 20 * (size + 1)) + size + 1 < 120  # of the 120 dated items
+    # a stored leading value (DATED's ?when) is not cut by the store: every row is read
+    read.clear()
+    assert _pages(fresh_store, DATED, key, 4)[:4] == _sorted_whole(fresh_store, DATED, key)[:4]
+    assert 120 in read
+
+
+def test_a_page_whose_leading_value_ties_for_more_rows_than_the_store_cut_is_the_whole_results(
+        fresh_store, monkeypatch) -> None:
+    _dated(fresh_store, 90, 2)  # 90 items on two dates: each date ties for 45 or more rows
+    monkeypatch.setattr(kg.keyfirst, "RESTRICT_MOST", 10)
+    key = parse_key("DESC(?when) ?kind ?label ?item")
+    expected = _sorted_whole(fresh_store, MADE, key)
+    assert _pages(fresh_store, MADE, key, 1) == expected and len(expected) == 103
+
+
 #: A grouped query whose key starts with what a small sub-select gives: categories (some
 #: without a position), then their items by name.
 QUEUE = f"""SELECT ?position ?category ?item (MIN(?n) AS ?name) (COUNT(?tag) AS ?tags) WHERE {{
