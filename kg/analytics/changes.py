@@ -147,13 +147,18 @@ def _items(con: duckdb.DuckDBPyConnection, effective: set[str]) -> list[str]:
     if not read:
         return []
     nodes = f"(d IS NULL OR d = '_') AND k IN ({', '.join(repr(k) for k in read)})"
-    return [r[0] for r in con.execute(f"""
-        WITH c AS MATERIALIZED (SELECT DISTINCT s FROM effective)
-        SELECT s FROM c
-        UNION SELECT o FROM staging.facts WHERE s IN (SELECT s FROM c) AND {nodes}
-        UNION SELECT o FROM facts_changed WHERE s IN (SELECT s FROM c) AND {nodes}
-        UNION SELECT s FROM staging.facts WHERE o IN (SELECT s FROM c) AND {nodes}
-        UNION SELECT s FROM facts_changed WHERE o IN (SELECT s FROM c) AND {nodes}
-        UNION SELECT s FROM staging.facts WHERE k = 'bibo:authorList'
-              AND o IN (SELECT s FROM staging.facts WHERE k = 'rdf:_n' AND o IN (SELECT s FROM c))
-        ORDER BY 1""").fetchall()]
+    con.execute("CREATE OR REPLACE TEMP TABLE changed_items AS SELECT DISTINCT s FROM effective")
+    found: set[str] = set()
+    # one part at a time: run as one UNION, DuckDB scans the facts for all of them at once,
+    # and the columns it holds for that took the import of 1,000 papers at 700k to 1.06 GB
+    # (against 0.76 GB; no slower)
+    for part in ("SELECT s FROM changed_items",
+                 f"SELECT o FROM staging.facts WHERE s IN (SELECT s FROM changed_items) AND {nodes}",
+                 f"SELECT o FROM facts_changed WHERE s IN (SELECT s FROM changed_items) AND {nodes}",
+                 f"SELECT s FROM staging.facts WHERE o IN (SELECT s FROM changed_items) AND {nodes}",
+                 f"SELECT s FROM facts_changed WHERE o IN (SELECT s FROM changed_items) AND {nodes}",
+                 """SELECT s FROM staging.facts WHERE k = 'bibo:authorList' AND o IN
+                    (SELECT s FROM staging.facts WHERE k = 'rdf:_n' AND o IN (SELECT s FROM changed_items))"""):
+        found.update(r[0] for r in con.execute(part).fetchall() if r[0] is not None)
+    con.execute("DROP TABLE changed_items")
+    return sorted(found)
