@@ -369,3 +369,25 @@ def test_no_import_path_reads_past_the_caps(backend: str, tmp_path: Path, monkey
 def test_kg_import_rdf_says_a_bomb_is_a_bomb(kg_cli, built_store_path: Path, tmp_path: Path) -> None:
     out = kg_cli("import", "rdf", str(_bomb(tmp_path / "bomb.nt.gz", 80)), store=built_store_path)
     assert out.returncode == 1 and "decompression bomb" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_the_loader_reads_a_plain_n_triples_file_by_its_path_unless_a_limit_of_kg_s_own_applies(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Read through Python, the loader waits for the GIL beside FileFacts; pyoxigraph's own
+    limit on one token is the default limit on a literal, so a plain N-Triples file goes by
+    its path, and a compressed file, another syntax or a lower KG_MAX_LITERAL_MIB through
+    the guarded stream."""
+    from kg.inputlimits import LiteralGuard
+    from kg.store.bulk import load_source
+
+    plain = _write(tmp_path / "plain.nt", range(3), blank=False)
+    with load_source(plain, False, ox.RdfFormat.N_TRIPLES) as source:
+        assert source == {"path": str(plain)}
+    with load_source(plain, False, ox.RdfFormat.TURTLE) as source:
+        assert isinstance(source["input"], LiteralGuard)
+    zipped = _big_literal(tmp_path / "small.nt.gz", 0.01)
+    with load_source(zipped, True, ox.RdfFormat.N_TRIPLES) as source:
+        assert set(source) == {"input"}
+    monkeypatch.setenv("KG_MAX_LITERAL_MIB", "1")
+    with load_source(plain, False, ox.RdfFormat.N_TRIPLES) as source:
+        assert isinstance(source["input"], LiteralGuard)

@@ -558,10 +558,9 @@ class OxigraphStore(GraphStore):
         if progress is not None:  # the bulk loader does not say how far it is
             progress("loading", 0, 0)
         try:
-            # Always a stream within kg.inputlimits' bounds (no literal, no decompressed size
-            # past them reaches the loader): as fast as handing it the path.
-            with bulk.open_rdf(path, gzipped, fmt) as stream:
-                self._store.bulk_load(stream, format=fmt, to_graph=graph)
+            # within kg.inputlimits' bounds: no literal, no decompressed size past them is loaded
+            with bulk.load_source(path, gzipped, fmt) as source:
+                self._store.bulk_load(**source, format=fmt, to_graph=graph)
             digest, count = facts.result()
             if progress is not None:
                 progress("loading", count, count)
