@@ -559,14 +559,9 @@ def by_prefix(query: str, key: Sequence[SortKey], limit: int, after: Sequence[Te
     if prefixed is None:
         return None
     most = max(RESTRICT_MOST, 20 * (limit + 1))  # ties of the page's last leading part
-    later = _store_ordered(prefixed, limit + most + 1, after, everything)
-    if later is None:  # every row, each one's leading key worked out once
-        variables, rows = everything(prefixed.text)
-        ahead = key_function(prefixed.prefix, variables)
-        later = [(ahead(r), r) for r in rows]
-    else:
-        variables = list(prefixed.carried)
-        ahead = key_function(prefixed.prefix, variables)
+    variables, later = _store_ordered(prefixed, limit + most + 1, after, everything) or \
+        _keyed(prefixed, *everything(prefixed.text))
+    ahead = key_function(prefixed.prefix, variables)
     tied: list[tuple[Term | None, ...]] = []
     if after is not None:  # the rows that tie with the cursor's leading part: the full key decides
         row: list[Term | None] = [None] * len(variables)
@@ -588,8 +583,17 @@ def by_prefix(query: str, key: Sequence[SortKey], limit: int, after: Sequence[Te
     return pick(prefixed.opening + values + prefixed.rest, after)
 
 
+_Keyed = tuple[list[str], list[tuple[tuple[object, ...], tuple[Term | None, ...]]]]
+
+
+def _keyed(prefixed: Prefixed, variables: list[str], rows: Iterable[tuple[Term | None, ...]]) -> _Keyed:
+    """Each row with its leading key, worked out once."""
+    ahead = key_function(prefixed.prefix, variables)
+    return variables, [(ahead(r), r) for r in rows]
+
+
 def _store_ordered(prefixed: Prefixed, most: int, after: Sequence[Term | None] | None, everything: Everything,
-                   ) -> list[tuple[tuple[object, ...], tuple[Term | None, ...]]] | None:
+                   ) -> _Keyed | None:
     """The first ``most`` rows of ``prefixed.text`` by its leading key (from the cursor's
     leading values on, ties included), each with that key, as the store orders and cuts
     them; None where the store cannot be trusted to: a leading value the query does not
@@ -600,13 +604,11 @@ def _store_ordered(prefixed: Prefixed, most: int, after: Sequence[Term | None] |
     if not all(re.search(rf"(?i)\bAS\s*[?$]{k.variable}\b", code) for k in prefixed.prefix):
         return None
     start = None if after is None else list(after[: len(prefixed.prefix)])
-    variables, rows = everything(paged_query(prefixed.text, prefixed.prefix, most - 1, start, ties=True))
-    ahead = key_function(prefixed.prefix, variables)
-    at = [variables.index(v) for v in prefixed.carried]
-    keyed = [(ahead(r), tuple(r[i] for i in at)) for r in rows]
+    variables, keyed = _keyed(prefixed, *everything(paged_query(prefixed.text, prefixed.prefix, most - 1, start,
+                                                                ties=True)))
     if any(b[0] < a[0] for a, b in zip(keyed, keyed[1:], strict=False)):
         return None
-    return keyed
+    return variables, keyed
 
 
 def _plain(query: str, key: Sequence[SortKey]) -> Narrowed | None:
