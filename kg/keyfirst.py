@@ -44,12 +44,12 @@ from dataclasses import dataclass
 
 from pyoxigraph import Literal
 
-from kg.paging import SortKey, key_function, paged_query, projection
+from kg.paging import SortKey, key_function, paged_query, projection, sort_value, without_order
 from kg.results import Term
 from kg.sparqltext import MODIFIER, code_only, group_end, query_parts
 
 __all__ = ["Narrowed", "Prefixed", "by_prefix", "hashed", "leading", "narrow", "narrow_prefix", "page", "restricted",
-           "seek"]
+           "seek", "whole"]
 
 #: One page of a query: (variables, at most ``limit + 1`` rows in key order) for the text
 #: and the cursor's values given.
@@ -68,6 +68,10 @@ SEEK_MOST = 20_000
 #: least HASH_LEAST and the block holds at most HASH_RATIO rows for each (:func:`hashed`).
 HASH_LEAST = 5000
 HASH_RATIO = 4
+
+#: The groups whose rows one query reads for a whole answer (:func:`whole`): at 700k papers,
+#: a lot of the bibliography's 2,000 papers takes 0.9 s, of 20,000 12 s.
+WHOLE_GROUPS = 2000
 
 #: Every row of a text, in any order: (variables, rows).
 Everything = Callable[[str], "tuple[list[str], Iterator[tuple[Term | None, ...]]]"]
@@ -629,6 +633,38 @@ def _plain(query: str, key: Sequence[SortKey]) -> Narrowed | None:
             re.search(rf"(?i)\bAS\s*[?$]{lead}\b", _nested_blanked(code, opening + 1, closing)[opening:closing]):
         return None
     return Narrowed(query, (lead,))
+
+
+def whole(query: str, key: Sequence[SortKey], everything: Everything,
+          ) -> tuple[list[str], Iterator[tuple[Term | None, ...]]] | None:
+    """Every row of a grouped query in ``key`` order (groups that tie on it by their group
+    values), in flat memory: the narrow query's key values of every group first, then the
+    rows of WHOLE_GROUPS groups at a time (:func:`restricted`; a grouped query has one row
+    for each group), put in the groups' order. None where the query cannot be narrowed.
+    Oxigraph holds every group of a query until it has read them all: the whole
+    bibliography at 700k papers took 4.2 GB, and 0.75 GB this way, in about the same time."""
+    narrowed = narrow(query, key)
+    if narrowed is None:
+        return None
+    variables, rows = everything(hashed(narrowed.text, everything))
+    at = [variables.index(g) for g in narrowed.groups]
+    ahead = key_function(key, variables)
+
+    def order(row: tuple[Term | None, ...]) -> tuple[object, ...]:
+        return ahead(row), tuple(sort_value(row[i]) for i in at)
+
+    groups = list(dict.fromkeys(tuple(r[i] for i in at) for r in sorted(rows, key=order)))
+    text = without_order(query)
+
+    def rows_of() -> Iterator[tuple[Term | None, ...]]:
+        for first in range(0, len(groups), WHOLE_GROUPS):
+            lot = groups[first : first + WHOLE_GROUPS]
+            shown, found = everything(restricted(text, narrowed.groups, lot))
+            where = [shown.index(g) for g in narrowed.groups]
+            place = {group: n for n, group in enumerate(lot)}
+            yield from sorted(found, key=lambda r: place.get(tuple(r[i] for i in where), len(lot)))
+
+    return projection(query), rows_of()
 
 
 def page(query: str, key: Sequence[SortKey], limit: int, after: Sequence[Term | None] | None,

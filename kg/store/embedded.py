@@ -350,15 +350,18 @@ class OxigraphStore(GraphStore):
         return SolutionStream(variables, _ordered_rows(self._rows(result), variables, order))
 
     def stream_ordered(self, sparql: str) -> SolutionStream:
-        """Like :meth:`stream`, but a result ordered by variables alone is sorted here,
-        each term read once, rather than by Oxigraph, which reads IRIs and long strings
-        back from disk at every comparison (3x the whole query for 2,700 titles). The
-        rows are then held until sorted, as the store would hold them."""
+        """Like :meth:`stream`, but a result ordered by variables alone is sorted here, each
+        term read once (Oxigraph reads IRIs and long strings back from disk at every
+        comparison): a grouped query a few groups at a time, in flat memory
+        (kg.keyfirst.whole); another held until sorted, as the store would hold it."""
+        from kg.keyfirst import whole
         from kg.paging import key_function, order_of, shows, without_order
 
         key = order_of(sparql)
         if key is None or not shows(sparql, key):  # ordered by what it does not show: the store orders
             return self.stream(sparql)
+        if found := whole(sparql, key, self._everything):
+            return SolutionStream(*found)
         stream = self.stream(without_order(sparql))
         if any(k.variable not in stream.variables for k in key):  # (SELECT *)
             return self.stream(sparql)
@@ -378,13 +381,13 @@ class OxigraphStore(GraphStore):
             stream = self.stream(without_order(text))
             return stream.variables, select_page(stream.variables, stream.rows, key, limit, cursor)
 
-        def everything(text: str) -> tuple[list[str], Iterator[tuple[Term | None, ...]]]:
-            stream = self.stream(text)
-            return stream.variables, stream.rows
-
         # A page found from the key first, then its rows alone (kg.keyfirst).
-        found = from_small_side(sparql, key, limit, after, pick, everything) if limit is not None else None
+        found = from_small_side(sparql, key, limit, after, pick, self._everything) if limit is not None else None
         return SolutionStream(*(found or pick(sparql, after)))
+
+    def _everything(self, text: str) -> tuple[list[str], Iterator[tuple[Term | None, ...]]]:
+        stream = self.stream(text)
+        return stream.variables, stream.rows
 
     def _rows(self, result: ox.QuerySolutions) -> Iterator[tuple[Term | None, ...]]:
         try:

@@ -9,7 +9,7 @@ from pyoxigraph import Literal
 import kg.keyfirst
 import queries
 from kg.keyfirst import hashed, leading, narrow, narrow_prefix, restricted
-from kg.paging import decode_cursor, page_rows, parse_key, select_page, without_order
+from kg.paging import decode_cursor, key_function, page_rows, parse_key, select_page, sort_value, without_order
 from kg.sparqltext import inject_values
 
 EX = "http://example.org/"
@@ -80,6 +80,36 @@ def test_pages_found_from_the_key_are_the_pages_of_the_whole_sorted_result(fresh
     rows = _pages(fresh_store, GROUPED, parsed, 7)
     assert [r[0] for r in rows] == [r[0] for r in expected]
     assert rows == expected  # every column filled in, the tag counts included
+
+
+@pytest.mark.parametrize("order", ["?name ?item", "?name", "DESC(?colour) ?name"])
+def test_a_whole_grouped_answer_is_read_a_few_groups_at_a_time_in_the_whole_sorted_results_order(
+        fresh_store, monkeypatch, order: str) -> None:
+    """The whole answer of a grouped query (kg query without --limit, by SPARQL) holds the
+    whole result's rows in its order, groups that tie on it by their group values, and no
+    query but the narrow one reads more than WHOLE_GROUPS groups' rows."""
+    _items(fresh_store, 60)
+    query = GROUPED.replace("ORDER BY ?name ?item", f"ORDER BY {order}")
+    key = parse_key(order)
+    whole = fresh_store.stream(without_order(query))
+    by_key = key_function(key, whole.variables)
+    expected = sorted(whole.rows, key=lambda r: (by_key(r), sort_value(r[0])))
+    monkeypatch.setattr(kg.keyfirst, "WHOLE_GROUPS", 7)
+    read: list[int] = []
+    stream = type(fresh_store).stream
+
+    def counted(self, text: str, *args, **kwargs):
+        found = stream(self, text, *args, **kwargs)
+        rows = list(found.rows)
+        read.append(len(rows))
+        return type(found)(found.variables, iter(rows))
+
+    monkeypatch.setattr(type(fresh_store), "stream", counted)
+    answer = fresh_store.stream_ordered(query)
+    assert answer.variables == whole.variables
+    assert list(answer.rows) == expected and len(expected) == 60
+    narrow_at = read.index(60)  # (after the counts that choose how it joins its blocks)
+    assert read[narrow_at + 1 :] == [7] * 8 + [4]  # then the groups, 7 at a time
 
 
 #: A grouped query with a HAVING on a value of a block the key does not read, and a parameter
