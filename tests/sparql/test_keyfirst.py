@@ -53,6 +53,21 @@ def _sorted_whole(store, query: str, key) -> list:
     return list(select_page(whole.variables, whole.rows, key, None, None))
 
 
+def _rows_read(store, monkeypatch) -> list[int]:
+    """How many rows each query the store answers from now on gives, in order."""
+    read: list[int] = []
+    stream = type(store).stream
+
+    def counted(self, text: str, *args, **kwargs):
+        found = stream(self, text, *args, **kwargs)
+        rows = list(found.rows)
+        read.append(len(rows))
+        return type(found)(found.variables, iter(rows))
+
+    monkeypatch.setattr(type(store), "stream", counted)
+    return read
+
+
 def test_the_narrow_query_leaves_out_only_the_optionals_the_key_does_not_need() -> None:
     named = queries.get("bibliography")
     narrowed = narrow(named.text, named.page)
@@ -95,16 +110,7 @@ def test_a_whole_grouped_answer_is_read_a_few_groups_at_a_time_in_the_whole_sort
     by_key = key_function(key, whole.variables)
     expected = sorted(whole.rows, key=lambda r: (by_key(r), sort_value(r[0])))
     monkeypatch.setattr(kg.keyfirst, "WHOLE_GROUPS", 7)
-    read: list[int] = []
-    stream = type(fresh_store).stream
-
-    def counted(self, text: str, *args, **kwargs):
-        found = stream(self, text, *args, **kwargs)
-        rows = list(found.rows)
-        read.append(len(rows))
-        return type(found)(found.variables, iter(rows))
-
-    monkeypatch.setattr(type(fresh_store), "stream", counted)
+    read = _rows_read(fresh_store, monkeypatch)
     answer = fresh_store.stream_ordered(query)
     assert answer.variables == whole.variables
     assert list(answer.rows) == expected and len(expected) == 60
@@ -376,16 +382,7 @@ def test_a_page_whose_leading_values_the_query_makes_is_cut_by_the_store_and_pag
     assert narrow_prefix(MADE, key) is not None
     expected = _sorted_whole(fresh_store, MADE, key)
     monkeypatch.setattr(kg.keyfirst, "RESTRICT_MOST", 20)  # a cut below the 130 rows
-    read: list[int] = []
-    stream = type(fresh_store).stream
-
-    def counted(self, text: str, *args, **kwargs):
-        found = stream(self, text, *args, **kwargs)
-        rows = list(found.rows)
-        read.append(len(rows))
-        return type(found)(found.variables, iter(rows))
-
-    monkeypatch.setattr(type(fresh_store), "stream", counted)
+    read = _rows_read(fresh_store, monkeypatch)
     assert _pages(fresh_store, MADE, key, size) == expected and len(expected) == 138
     assert max(read) <= max(20, 20 * (size + 1)) + size + 1 < 120  # of the 120 dated items
     # a stored leading value (DATED's ?when) is not cut by the store: every row is read
