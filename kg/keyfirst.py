@@ -33,6 +33,9 @@ patterns. Where the embedded store reads every row (``everything``), this is how
 page is found; where the query makes those leading values itself (new-since's dates, from
 ``STR``), the store orders the patterns' rows and hands over only the first few
 (:func:`_store_ordered`).
+
+A whole answer (no page) of a grouped query is read the same way, a lot of groups at a time
+(:func:`whole`), so that the store never holds every group at once.
 """
 
 from __future__ import annotations
@@ -642,7 +645,7 @@ def whole(query: str, key: Sequence[SortKey], everything: Everything,
     rows of WHOLE_GROUPS groups at a time (:func:`restricted`; a grouped query has one row
     for each group), put in the groups' order. None where the query cannot be narrowed.
     Oxigraph holds every group of a query until it has read them all: the whole
-    bibliography at 700k papers took 4.2 GB, and 0.75 GB this way, in about the same time."""
+    bibliography at 700k papers took 4.2 GB, and 0.79 GB this way (in 129 s against 87 s)."""
     narrowed = narrow(query, key)
     if narrowed is None:
         return None
