@@ -197,8 +197,9 @@ def run(what: str, argv: list[str], *, cap: float, keep: bool = False) -> Run:
     return Run(None if killed.is_set() else wall, first, lines, rss, proc.returncode, text, errors, odd)
 
 
-def kg(what: str, store: Path, *args: str, cap: float, keep: bool = False, check: bool = True) -> Run:
-    """The real ``kg`` of this tree (``python -c`` puts the working directory first on sys.path)."""
+def kg(what: str, store: Path | str, *args: str, cap: float, keep: bool = False, check: bool = True) -> Run:
+    """The real ``kg`` of this tree (``python -c`` puts the working directory first on sys.path)
+    on ``store``: a folder, or a remote store's spec."""
     done = run(what, [sys.executable, "-c", KG_MAIN, "--store", str(store), *args], cap=cap, keep=keep)
     if check and done.seconds is not None and done.code != 0:
         raise RuntimeError(f"kg {' '.join(args)} failed ({done.code}):\n{done.err[-2000:]}")

@@ -17,6 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 __all__ = [
+    "GRAPHS_BY_NAME",
+    "GRAPHS_OF_TRIPLES",
     "ORDER_BY_ALIAS_PROBE",
     "SAME_TERM_PROBE",
     "VALUES_PATH_PROBE",
@@ -40,6 +42,15 @@ ORDER_BY_ALIAS_PROBE = (
 #: never matches a simple literal (though "kernel" = "kernel"), and over stored values a
 #: disjunction of two sameTerm tests matches nothing.
 SAME_TERM_PROBE = 'SELECT ?x WHERE { VALUES ?v { "a" } BIND(1 AS ?x) FILTER(sameTerm(?v, "a")) }'
+
+
+#: The non-empty named graphs, found from the dataset's graph names: Oxigraph lists them
+#: without reading their triples (at 9.4M quads, 0.01 s against 3.6 s for
+#: :data:`GRAPHS_OF_TRIPLES`). Virtuoso 7 answers none.
+GRAPHS_BY_NAME = "SELECT ?g WHERE { GRAPH ?g { } FILTER EXISTS { GRAPH ?g { ?s ?p ?o } } }"
+#: The named graphs that hold triples, found from the triples. GROUP BY, not DISTINCT:
+#: Virtuoso 7 answers the same question twenty times faster so.
+GRAPHS_OF_TRIPLES = "SELECT ?g WHERE { GRAPH ?g { ?s ?p ?o } } GROUP BY ?g"
 
 
 def row_probe(rows: int) -> str:
@@ -66,7 +77,7 @@ def row_probe(rows: int) -> str:
 #: an upload natively, tens of times faster than INSERT DATA, which it compiles to SQL.
 _KNOWN: dict[str, dict[str, int | bool | str]] = {
     "virtuoso": {"update_triples": 400, "atomic_updates": False, "graph_store": "/sparql-graph-crud",
-                 "optional_bind": False, "tsv_terms": False}}
+                 "optional_bind": False, "tsv_terms": False, "graphs_by_name": False}}
 
 
 @dataclass
@@ -87,6 +98,9 @@ class Capabilities:
     #: Whether the server's own TSV results write every term whole (where not, TechKG
     #: fetches SPARQL results and writes the TSV).
     tsv_terms: bool | None = None
+    #: Whether the server lists its named graphs by name (:data:`GRAPHS_BY_NAME`), not only
+    #: from their triples.
+    graphs_by_name: bool | None = None
     #: Whether ORDER BY may use an expression over an aggregate's alias.
     order_by_alias: bool | None = None
     #: Whether sameTerm against a constant can be trusted (where not, it is written as the

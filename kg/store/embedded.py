@@ -23,7 +23,6 @@ import pyoxigraph as ox
 from kg.derived import Changes, record
 from kg.errors import KGError, QueryError, RDFImportError, StoreError, StoreLockedError
 from kg.graphs import PROVENANCE
-from kg.paging import SortKey
 from kg.pauses import pause_point
 from kg.rdfxml import check as check_rdfxml
 from kg.results import QueryResult, Solutions, Term, ordered_cells
@@ -367,27 +366,8 @@ class OxigraphStore(GraphStore):
             return self.stream(sparql)
         return SolutionStream(stream.variables, iter(sorted(stream.rows, key=key_function(key, stream.variables))))
 
-    def page(self, sparql: str, key: Sequence[SortKey], limit: int | None,
-             after: Sequence[Term | None] | None) -> SolutionStream:
-        """A page picked in Python from the query's rows, unordered: Oxigraph's ORDER BY reads
-        every IRI and long string back from disk at each comparison (about 40 s to sort
-        100,000 paper IRIs), while each row's terms are read once here. A grouped query
-        is narrowed to its page key first (kg.keyfirst): only the page's rows are filled in."""
-        from kg.keyfirst import page as from_small_side
-        from kg.paging import select_page, without_order
-
-        def pick(text: str, cursor: Sequence[Term | None] | None,
-                 ) -> tuple[list[str], Iterator[tuple[Term | None, ...]]]:
-            stream = self.stream(without_order(text))
-            return stream.variables, select_page(stream.variables, stream.rows, key, limit, cursor)
-
-        # A page found from the key first, then its rows alone (kg.keyfirst).
-        found = from_small_side(sparql, key, limit, after, pick, self._everything) if limit is not None else None
-        return SolutionStream(*(found or pick(sparql, after)))
-
-    def _everything(self, text: str) -> tuple[list[str], Iterator[tuple[Term | None, ...]]]:
-        stream = self.stream(text)
-        return stream.variables, stream.rows
+    def _orders_slowly(self) -> bool:
+        return True
 
     def _rows(self, result: ox.QuerySolutions) -> Iterator[tuple[Term | None, ...]]:
         try:

@@ -38,6 +38,8 @@ from kg.sparqltext import inject_values, paged, query_form, query_parts, unslice
 from kg.store import staging
 from kg.store.base import Dataset, GraphStore, prefix_block
 from kg.store.capabilities import (
+    GRAPHS_BY_NAME,
+    GRAPHS_OF_TRIPLES,
     ORDER_BY_ALIAS_PROBE,
     SAME_TERM_PROBE,
     VALUES_PATH_PROBE,
@@ -307,10 +309,22 @@ class RemoteReads(GraphStore):
     # -- the union of TechKG's graphs ------------------------------------------------
 
     def _all_graphs(self) -> list[ox.NamedNode]:
-        """Every non-empty named graph on the server, the server's own included (asked now).
-        GROUP BY, not DISTINCT: Virtuoso 7 answers the same question twenty times faster so."""
-        rows = self._raw_select("SELECT ?g WHERE { GRAPH ?g { ?s ?p ?o } } GROUP BY ?g")
-        return [g for g in rows.values("g") if isinstance(g, ox.NamedNode)]
+        """Every non-empty named graph on the server, the server's own included (asked now):
+        by the graphs' names where the server lists them so, else from their triples (every
+        command on a remote store asks this once: 3.6 s at 700k papers on Oxigraph, against
+        0.01 s by name). A server that finds no graph by name is asked from the triples, and
+        is asked so from then on where that finds some."""
+        caps = self.capabilities
+        if caps.graphs_by_name is not False:
+            rows = self._probe(GRAPHS_BY_NAME)
+            named = [g for g in rows.values("g") if isinstance(g, ox.NamedNode)] if rows is not None else []
+            if named:
+                caps.graphs_by_name = True
+                return named
+        every = [g for g in self._raw_select(GRAPHS_OF_TRIPLES).values("g") if isinstance(g, ox.NamedNode)]
+        if every and caps.graphs_by_name is None:
+            caps.graphs_by_name = False
+        return every
 
     def _listing(self) -> tuple[list[ox.NamedNode], list[ox.NamedNode]]:
         """Every named graph on the server, and TechKG's among them: those it names itself
@@ -354,6 +368,12 @@ class RemoteReads(GraphStore):
             return None
         value = rows[0]["inDefault"]
         return isinstance(value, ox.Literal) and value.value in ("true", "1")
+
+    def _orders_slowly(self) -> bool:
+        """Oxigraph's server orders as the embedded store does (see GraphStore.page); another
+        server orders and cuts a page itself."""
+        self._start()  # the first answer names the server
+        return self.capabilities.server == "oxigraph"
 
     def named_graphs(self) -> list[ox.NamedNode]:
         self._start()

@@ -257,6 +257,55 @@ def test_every_named_query_gives_the_same_rows_on_every_store(opened: dict[str, 
     same_as_embedded(seen)
 
 
+#: Rows on a page of the paging test: small, so that the tour's graph fills two pages.
+PAGE = 3
+
+
+def _paged_queries() -> list[str]:
+    import queries
+
+    # new-since is ordered by the times each store's tour wrote its rows: not the same on two stores
+    return [q.name for q in queries.all_queries() if q.kind == "select" and q.page and q.name != "new-since"]
+
+
+def pages(store: Any, name: str) -> list[list[dict[str, Any]]]:
+    """The first two pages of ``name`` by SPARQL (the second after the first's cursor), in
+    order, checked to be the first rows of its whole answer in the page key's order."""
+    import kg.answer
+    import queries
+    from kg.paging import key_function
+    from kg.resolve import Resolver
+    from kg.results import python_value
+
+    named = queries.get(name)
+    raw = {p.name: PARAMS[p.type] for p in named.params if p.required}
+    raw.update({k: v for k, v in OVERRIDES.get(name, {}).items() if named.param(k)})
+    found, cursor = [], None
+    for _ in range(2):
+        page = kg.answer.answer(store, named, raw, Resolver(store), limit=PAGE, after=cursor, analytics=False).page
+        found.append([normalised({v: python_value(t) for v, t in zip(page.variables, row, strict=True)})
+                      for row in page])
+        cursor = page.next
+        if cursor is None:
+            break
+    whole = kg.answer.answer(store, named, raw, Resolver(store), analytics=False).page
+    ordered = sorted(whole, key=key_function(named.page, whole.variables))[: 2 * PAGE]
+    head = [normalised({v: python_value(t) for v, t in zip(whole.variables, row, strict=True)}) for row in ordered]
+    assert [row for rows in found for row in rows] == head, f"{name}: its pages are not the head of its whole answer"
+    return found
+
+
+@pytest.mark.parametrize("name", _paged_queries())
+def test_every_named_querys_first_pages_are_the_same_rows_in_the_same_order_on_oxigraph_serve(
+        opened: dict[str, Any], name: str) -> None:
+    # Oxigraph's server has its pages picked as the embedded store's are (GraphStore.page).
+    # Not Virtuoso 7 yet: its pages of nine named queries differ (SAMPLE picks another of a
+    # paper's two titles in the next page's query, for one) or are refused on a cost estimate.
+    seen = {backend: pages(opened[backend], name) for backend in ("embedded", "oxigraph")}
+    assert seen["embedded"][0] or name in EMPTY_ON_THE_TOUR, f"{name} has no first page on the built graph"
+    assert seen["oxigraph"] == seen["embedded"], differences(seen["embedded"], seen["oxigraph"], "oxigraph")
+
+
 _T = "https://w3id.org/techkg/id/technique/"
 #: Two or more values for each list parameter of the named queries.
 LIST_VALUES = {

@@ -71,6 +71,7 @@ def test_a_store_lists_the_servers_graphs_once_until_it_writes_one(virtuoso_stor
         assert graph not in store.named_graphs()
         store.query("ASK { ?s ?p ?o }")
     assert len(listed) == 1  # each list is a scan of every quad on the server
+    assert store.capabilities.graphs_by_name is False  # Virtuoso 7 lists no graph by name
     with store.transaction("new graph") as tx:
         tx.replace_graph(graph, triples(3))
     assert graph in store.named_graphs() and store.query(f"ASK {{ GRAPH {graph} {{ ?s ?p ?o }} }}") is True

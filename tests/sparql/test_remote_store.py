@@ -211,6 +211,22 @@ def test_a_union_default_graph_server_is_detected(start_oxigraph, built_nquads: 
             assert graph_iri("catalog").value in names
 
 
+def test_an_oxigraph_server_lists_its_graphs_by_name_without_reading_their_triples(
+        start_oxigraph, built_nquads: bytes, monkeypatch: pytest.MonkeyPatch) -> None:
+    with start_oxigraph() as server:
+        server.load(built_nquads)
+        with RemoteStore.from_spec(server.spec) as store:
+            store.update(f"CLEAR GRAPH {graph_iri('catalog')}")  # Oxigraph keeps the emptied graph's name
+            asked: list[str] = []
+            raw = store._raw_select
+            monkeypatch.setattr(store, "_raw_select", lambda text: asked.append(text) or raw(text))
+            listed = store.named_graphs()
+            assert graph_iri("reading-list") in listed and PROVENANCE in listed
+            assert graph_iri("catalog") not in listed
+            assert store.capabilities.graphs_by_name is True
+            assert not [text for text in asked if "GROUP BY ?g" in text]  # no scan of every quad
+
+
 class _Answer(QuietHandler):
     """A real HTTP server that answers every request with one status and body."""
 
