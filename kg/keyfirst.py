@@ -29,10 +29,10 @@ A query that is not grouped (``new-since``: a union of dated items, each labelle
 required patterns bind (:func:`by_prefix`): the rows of those patterns alone, the first
 ``limit + 1`` of them by that part of the key and every tie of the last, then the blocks
 and BINDs for those rows alone, which a ``VALUES`` block of them stands in for the
-patterns. Where the embedded store reads every row (``everything``), this is how such a
-page is found; where the query makes those leading values itself (new-since's dates, from
-``STR``), the store orders the patterns' rows and hands over only the first few
-(:func:`_store_ordered`).
+patterns. Where the store reads every row (``everything``: every store does, in
+GraphStore.page), this is how such a page is found; where the query makes those leading
+values itself (new-since's dates, from ``STR``), the store orders the patterns' rows and
+hands over only the first few (:func:`_store_ordered`).
 
 A whole answer (no page) of a grouped query is read the same way, a lot of groups at a time
 (:func:`whole`), so that the store never holds every group at once.

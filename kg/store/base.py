@@ -256,32 +256,21 @@ class GraphStore(abc.ABC):
              after: Sequence[Term | None] | None) -> SolutionStream:
         """One page of a SELECT query (see kg.paging): ``limit + 1`` rows at most, in ``key``
         order, after the row whose key is ``after``. A grouped query is narrowed to its page
-        key first (kg.keyfirst): only the page's rows are filled in. The server orders and
-        cuts (the query wrapped in a sub-select), except on a store whose ORDER BY reads
-        stored terms back at each comparison (:meth:`_orders_slowly`): there the page is
-        picked here from the query's rows, unordered, each term read once."""
+        key first (kg.keyfirst): only the page's rows are filled in. The page is picked here
+        from the store's rows, unordered, in TechKG's order on every store: Oxigraph's ORDER
+        BY reads IRIs and long strings back from disk at each comparison (about 40 s to sort
+        100,000 paper IRIs), each row's terms are read once here, and Virtuoso 7's order
+        is not always TechKG's."""
         from kg.keyfirst import page as from_small_side
-        from kg.paging import paged_query, select_page, without_order
-
-        slowly = self._orders_slowly()
+        from kg.paging import select_page, without_order
 
         def pick(text: str, cursor: Sequence[Term | None] | None,
                  ) -> tuple[list[str], Iterator[tuple[Term | None, ...]]]:
-            if slowly:
-                stream = self.stream(without_order(text))
-                return stream.variables, select_page(stream.variables, stream.rows, key, limit, cursor)
-            stream = self.stream(paged_query(text, key, limit, cursor))
-            return stream.variables, stream.rows
+            stream = self.stream(without_order(text))
+            return stream.variables, select_page(stream.variables, stream.rows, key, limit, cursor)
 
-        everything = self._everything if slowly else None
-        found = from_small_side(sparql, key, limit, after, pick, everything) if limit is not None else None
+        found = from_small_side(sparql, key, limit, after, pick, self._everything) if limit is not None else None
         return SolutionStream(*(found or pick(sparql, after)))
-
-    def _orders_slowly(self) -> bool:
-        """Whether the store's ORDER BY reads IRIs and long strings back from disk at each
-        comparison (Oxigraph: about 40 s to sort 100,000 paper IRIs), so that a page is best
-        picked from unordered rows (:meth:`page`)."""
-        return False
 
     def _everything(self, text: str) -> tuple[list[str], Iterator[tuple[Term | None, ...]]]:
         """Every row of a SELECT query, in any order: (variables, rows)."""

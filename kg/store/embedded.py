@@ -366,9 +366,6 @@ class OxigraphStore(GraphStore):
             return self.stream(sparql)
         return SolutionStream(stream.variables, iter(sorted(stream.rows, key=key_function(key, stream.variables))))
 
-    def _orders_slowly(self) -> bool:
-        return True
-
     def _rows(self, result: ox.QuerySolutions) -> Iterator[tuple[Term | None, ...]]:
         try:
             for solution in result:

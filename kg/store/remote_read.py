@@ -369,12 +369,6 @@ class RemoteReads(GraphStore):
         value = rows[0]["inDefault"]
         return isinstance(value, ox.Literal) and value.value in ("true", "1")
 
-    def _orders_slowly(self) -> bool:
-        """Oxigraph's server orders as the embedded store does (see GraphStore.page); another
-        server orders and cuts a page itself."""
-        self._start()  # the first answer names the server
-        return self.capabilities.server == "oxigraph"
-
     def named_graphs(self) -> list[ox.NamedNode]:
         self._start()
         return list(self._listing()[1])

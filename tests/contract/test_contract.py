@@ -295,15 +295,30 @@ def pages(store: Any, name: str) -> list[list[dict[str, Any]]]:
     return found
 
 
+#: Named queries whose pages Virtuoso 7 does not give as the embedded store does, and why.
+VIRTUOSO_PAGES = {
+    "bibliography": "its SAMPLE picks another of a paper's two titles in the next page's query",
+    "fact-provenance": "the page's rows, asked by their values, come back short",
+    "lineage-nodes": "it refuses the page's query on its cost estimate",
+    "reading-list": "it refuses the page's query on its cost estimate",
+}
+
+
 @pytest.mark.parametrize("name", _paged_queries())
-def test_every_named_querys_first_pages_are_the_same_rows_in_the_same_order_on_oxigraph_serve(
+def test_every_named_querys_first_pages_are_the_same_rows_in_the_same_order_on_every_store(
         opened: dict[str, Any], name: str) -> None:
-    # Oxigraph's server has its pages picked as the embedded store's are (GraphStore.page).
-    # Not Virtuoso 7 yet: its pages of nine named queries differ (SAMPLE picks another of a
-    # paper's two titles in the next page's query, for one) or are refused on a cost estimate.
-    seen = {backend: pages(opened[backend], name) for backend in ("embedded", "oxigraph")}
+    import queries
+
+    # Each store's page is picked in TechKG's order (kg.paging), from the store's rows.
+    backends = [b for b in BACKENDS if b != "virtuoso" or name not in VIRTUOSO_PAGES]
+    seen = {backend: pages(opened[backend], name) for backend in backends}
     assert seen["embedded"][0] or name in EMPTY_ON_THE_TOUR, f"{name} has no first page on the built graph"
-    assert seen["oxigraph"] == seen["embedded"], differences(seen["embedded"], seen["oxigraph"], "oxigraph")
+    key = [k.variable for k in queries.get(name).page]
+    for backend in backends[1:]:
+        got, want = seen[backend], seen["embedded"]
+        if backend == "virtuoso":  # the rows by their page key: its SAMPLE picks any of a paper's titles
+            got, want = ([[{k: row[k] for k in key} for row in page] for page in pages_] for pages_ in (got, want))
+        assert got == want, differences(want, got, backend)
 
 
 _T = "https://w3id.org/techkg/id/technique/"
