@@ -84,7 +84,10 @@ def answer(
         fallback = found or ""
     # Bound before a page wraps the query, so that the values reach its own groups.
     text = inject_values(named.text, bound)
-    stream = store.page(text, named.page, limit, cursor) if paged else store.stream_ordered(text)
+    if paged:
+        stream = store.page(text, named.page, limit, cursor)
+    else:
+        stream = store.stream_ordered(text, in_lots=named.in_lots)
     note = f"answered by SPARQL on {store.location}" + (f": {fallback}" if fallback else "")
     return Answer(page_rows(stream.variables, stream.rows, named.page if paged else (), limit), note=note,
                   fallback=fallback)

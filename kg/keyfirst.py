@@ -34,8 +34,9 @@ GraphStore.page), this is how such a page is found; where the query makes those 
 values itself (new-since's dates, from ``STR``), the store orders the patterns' rows and
 hands over only the first few (:func:`_store_ordered`).
 
-A whole answer (no page) of a grouped query is read the same way, a lot of groups at a time
-(:func:`whole`), so that the store never holds every group at once.
+A whole answer (no page) of a grouped query whose groups are many and wide (a named query
+``# whole: in lots``) is read the same way, a lot of groups at a time (:func:`whole`), so
+that the store never holds every group at once.
 """
 
 from __future__ import annotations

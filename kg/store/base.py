@@ -247,9 +247,10 @@ class GraphStore(abc.ABC):
         variables = result.variables
         return SolutionStream(variables, (tuple(row.get(v) for v in variables) for row in result.rows))
 
-    def stream_ordered(self, sparql: str) -> SolutionStream:
+    def stream_ordered(self, sparql: str, *, in_lots: bool = False) -> SolutionStream:
         """:meth:`stream` for a query whose order the caller wants kept as is; a backend
-        may sort the rows itself where that is faster than the store's ORDER BY."""
+        may sort the rows itself where that is faster than the store's ORDER BY, and read a
+        grouped query ``in_lots`` of groups (queries ``# whole: in lots``)."""
         return self.stream(sparql)
 
     def page(self, sparql: str, key: Sequence[SortKey], limit: int | None,

@@ -348,10 +348,10 @@ class OxigraphStore(GraphStore):
             return SolutionStream(variables, self._rows(result))
         return SolutionStream(variables, _ordered_rows(self._rows(result), variables, order))
 
-    def stream_ordered(self, sparql: str) -> SolutionStream:
+    def stream_ordered(self, sparql: str, *, in_lots: bool = False) -> SolutionStream:
         """Like :meth:`stream`, but a result ordered by variables alone is sorted here, each
         term read once (Oxigraph reads IRIs and long strings back from disk at every
-        comparison): a grouped query a few groups at a time, in flat memory
+        comparison): a grouped query ``in_lots`` a few groups at a time, in flat memory
         (kg.keyfirst.whole); another held until sorted, as the store would hold it."""
         from kg.keyfirst import whole
         from kg.paging import key_function, order_of, shows, without_order
@@ -359,7 +359,7 @@ class OxigraphStore(GraphStore):
         key = order_of(sparql)
         if key is None or not shows(sparql, key):  # ordered by what it does not show: the store orders
             return self.stream(sparql)
-        if found := whole(sparql, key, self._everything):
+        if in_lots and (found := whole(sparql, key, self._everything)):
             return SolutionStream(*found)
         stream = self.stream(without_order(sparql))
         if any(k.variable not in stream.variables for k in key):  # (SELECT *)

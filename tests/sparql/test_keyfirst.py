@@ -111,11 +111,27 @@ def test_a_whole_grouped_answer_is_read_a_few_groups_at_a_time_in_the_whole_sort
     expected = sorted(whole.rows, key=lambda r: (by_key(r), sort_value(r[0])))
     monkeypatch.setattr(kg.keyfirst, "WHOLE_GROUPS", 7)
     read = _rows_read(fresh_store, monkeypatch)
-    answer = fresh_store.stream_ordered(query)
+    answer = fresh_store.stream_ordered(query, in_lots=True)
     assert answer.variables == whole.variables
     assert list(answer.rows) == expected and len(expected) == 60
     narrow_at = read.index(60)  # (after the counts that choose how it joins its blocks)
     assert read[narrow_at + 1 :] == [7] * 8 + [4]  # then the groups, 7 at a time
+    read.clear()
+    plain = list(fresh_store.stream_ordered(query).rows)  # not in lots: one query, grouped by the store
+    assert [by_key(r) for r in plain] == [by_key(r) for r in expected] and set(plain) == set(expected)
+    assert read == [60]
+
+
+def test_only_the_bibliography_reads_its_whole_answer_in_lots() -> None:
+    """Lots pay only where the groups are many and wide (see DEVELOPING): the bibliography's
+    authors and venues; a header with another value is refused with the fix."""
+    import queries
+    from kg.errors import QueryError
+
+    assert [q.name for q in queries.all_queries() if q.in_lots] == ["bibliography"]
+    with pytest.raises(QueryError, match="whole: in parts") as err:
+        queries._parse("x", "# whole: in parts\nSELECT ?a WHERE { ?a ?b ?c }")
+    assert "# whole: in lots" in err.value.hint
 
 
 #: A grouped query with a HAVING on a value of a block the key does not read, and a parameter
