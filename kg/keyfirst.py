@@ -672,23 +672,18 @@ def whole(query: str, key: Sequence[SortKey], everything: Everything,
 
 
 def page(query: str, key: Sequence[SortKey], limit: int, after: Sequence[Term | None] | None,
-         pick: Picker, everything: Everything | None = None,
+         pick: Picker, everything: Everything,
          ) -> tuple[list[str], Iterator[tuple[Term | None, ...]]] | None:
     """One page of ``query`` found from its small side (see the module's text): ``pick``
-    finds a page of a text (the narrow query, then the query for the page's groups alone).
-    A query that is not grouped is narrowed by its key's leading part where ``everything``
-    reads every row of a text. None when the query cannot be narrowed."""
+    finds a page of a text (the narrow query, then the query for the page's groups alone);
+    ``everything`` reads every row of a text. None when the query cannot be narrowed."""
     narrowed = narrow(query, key)
     if narrowed is None:
-        if everything is None:
-            return None
         plain = _plain(query, key)
         return by_prefix(query, key, limit, after, pick, everything) or \
             (None if plain is None else seek(plain, key, limit, after, pick, everything))
-    found = None if everything is None else seek(narrowed, key, limit, after, pick, everything)
-    if found is None and everything is not None:
-        found = pick(hashed(narrowed.text, everything), after)
-    variables, rows = found or pick(narrowed.text, after)
+    found = seek(narrowed, key, limit, after, pick, everything) or pick(hashed(narrowed.text, everything), after)
+    variables, rows = found
     at = [variables.index(g) for g in narrowed.groups]
     chosen = list(dict.fromkeys(tuple(row[i] for i in at) for row in rows))
     if not chosen:
