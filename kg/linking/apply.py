@@ -11,7 +11,7 @@ says so), with whatever its texts add.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -23,7 +23,7 @@ from kg.linking.decisions import decided_pairs, threshold
 from kg.linking.linker import Linker, merge
 from kg.linking.model import Evidence, Link, PaperText
 from kg.linking.names import TechniqueLabels, aliases
-from kg.linking.reads import paper_texts, primary_papers, technique_labels
+from kg.linking.reads import each_paper, paper_texts, primary_papers, technique_labels
 from kg.linking.write import state_lines, write_all, write_papers
 
 if TYPE_CHECKING:
@@ -77,11 +77,10 @@ def _catalog_link(paper: str, technique: str, graph: str, name: str, found: list
     return Link(paper, technique, "introduces", 1.0, "manual", [claim, *(auto.evidence if auto else [])])
 
 
-def _links(papers: Sequence[str], texts: Mapping[str, PaperText], primary: Mapping[str, Mapping[str, str]],
-           cited: Mapping[str, Mapping[str, list[Evidence]]], linker: Linker,
-           progress: Progress | None = None) -> Iterator[Link]:
-    for done, paper in enumerate(papers, start=1):
-        text = texts.get(paper)
+def _links(papers: Iterable[tuple[str, PaperText | None]], primary: Mapping[str, Mapping[str, str]],
+           cited: Mapping[str, Mapping[str, list[Evidence]]], linker: Linker) -> Iterator[Link]:
+    """The links of each paper (with its texts, if any)."""
+    for paper, text in papers:
         links = merge(paper, linker.evidence(text) if text is not None else {}, dict(cited.get(paper, {})))
         mine = primary.get(paper, {})
         for link in links:
@@ -90,12 +89,13 @@ def _links(papers: Sequence[str], texts: Mapping[str, PaperText], primary: Mappi
         for technique, graph in sorted(mine.items()):
             if technique in linker.techniques:
                 yield _catalog_link(paper, technique, graph, linker.techniques[technique].name, links)
-        if progress is not None and (done % 2000 == 0 or done == len(papers)):
-            progress("linking", done, len(papers))
 
 
 def _citations(store: GraphStore, linker: Linker, primary: Mapping[str, Mapping[str, str]],
-               texts: Mapping[str, PaperText], papers: Sequence[str] | None) -> dict[str, dict[str, list[Evidence]]]:
+               papers: Sequence[str] | None, texts: Mapping[str, PaperText] | None = None
+               ) -> dict[str, dict[str, list[Evidence]]]:
+    """The citations' evidence for ``papers`` (None: every paper); the citing papers'
+    categories from ``texts``, or read for them alone."""
     if not has_citations(store):
         return {}
     from pyoxigraph import NamedNode
@@ -104,26 +104,32 @@ def _citations(store: GraphStore, linker: Linker, primary: Mapping[str, Mapping[
 
     records = citations_of(store, [NamedNode(p) for p in papers] if papers is not None else None)
     names = titles(store, sorted({r.cited for r in records if r.cited in primary}))
+    if texts is None:
+        texts = paper_texts(store, sorted({r.citing for r in records if r.contexts}))
     return citation_evidence(records, {p: set(ts) for p, ts in primary.items()}, linker, source=CITATIONS.value,
                              titles=names, categories={p: t.categories for p, t in texts.items()})
 
 
 def link_everything(store: GraphStore, *, progress: Progress | None = None, label: str = "kg link") -> LinkReport:
-    """Link every paper of the store and replace the ``links`` graph with the result."""
+    """Link every paper of the store and replace the ``links`` graph with the result. The
+    papers' texts are read a lot at a time (:func:`kg.linking.reads.each_paper`)."""
     from kg.store.base import Activity
 
     techniques = technique_labels(store)
     linker = Linker(techniques, load_rules())
-    texts = paper_texts(store, progress=progress)
     primary = primary_papers(store)
-    cited = _citations(store, linker, primary, texts, None)
-    papers = sorted(set(texts) | set(cited) | set(primary))
+    cited = _citations(store, linker, primary, None)
     decided, limit = decided_pairs(store), threshold(store)
-    activity = Activity(label, stats={"papers": len(papers)})
-    counts = write_all(store, _links(papers, texts, primary, cited, linker, progress), decided=decided,
-                       threshold=limit, names=linked_names(techniques), rules=rules_digest(), activity=activity,
-                       progress=progress)
-    return _report(len(papers), len(techniques), counts)
+    activity = Activity(label, stats={"papers": 0})
+
+    def counted() -> Iterator[tuple[str, PaperText | None]]:
+        for paper in each_paper(store, set(cited) | set(primary), progress=progress):
+            activity.stats["papers"] += 1
+            yield paper
+
+    counts = write_all(store, _links(counted(), primary, cited, linker), decided=decided, threshold=limit,
+                       names=linked_names(techniques), rules=rules_digest(), activity=activity, progress=progress)
+    return _report(activity.stats["papers"], len(techniques), counts)
 
 
 def _report(papers: int, techniques: int, counts: Mapping[str, int], **more: Any) -> LinkReport:
@@ -148,9 +154,9 @@ def link_papers(store: GraphStore, papers: Sequence[str], *, label: str = "kg li
     linker = Linker(techniques, load_rules())
     texts = paper_texts(store, wanted)
     primary = primary_papers(store)
-    cited = _citations(store, linker, primary, texts, wanted)
+    cited = _citations(store, linker, primary, wanted, texts)
     decided, limit = decided_pairs(store), threshold(store)
-    links = list(_links(wanted, texts, primary, cited, linker))
+    links = list(_links(((p, texts.get(p)) for p in wanted), primary, cited, linker))
     counts: dict[str, int] = {"links": len(links)}
     from kg.linking.write import visible
 

@@ -10,9 +10,13 @@ order.
 
 from __future__ import annotations
 
+import marshal
+import tempfile
+import zlib
 from collections import defaultdict
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pyoxigraph import Literal, NamedNode
 
@@ -24,7 +28,8 @@ from kg.vocab import BIBO, DCTERMS, RDF, TKG
 if TYPE_CHECKING:
     from kg.store.base import GraphStore
 
-__all__ = ["TEXT_QUERIES", "paper_texts", "papers_with_words", "primary_papers", "technique_labels", "titles"]
+__all__ = ["LOTS", "TEXT_QUERIES", "each_paper", "paper_texts", "papers_with_words", "primary_papers",
+           "technique_labels", "titles"]
 
 _ORDER = {g.value: i for i, g in enumerate(SOURCES.values())}
 _SKIP = {LINKS.value, PROVENANCE.value}
@@ -110,6 +115,9 @@ class _Texts:
         self.found: dict[str, dict[tuple[str, str], str]] = defaultdict(dict)
         self.categories: dict[str, set[str]] = defaultdict(set)
 
+    def document(self, paper: str) -> None:
+        self.documents.add(paper)
+
     def add(self, graph: str, paper: str, field: str, value: str) -> None:
         if field == "category":
             self.categories[paper].add(value)
@@ -129,7 +137,79 @@ class _Texts:
                 for p, slot in self.found.items() if p in self.documents}
 
 
-def _from_copy(path: Any, graph: str, into: _Texts) -> None:
+class _Sink(Protocol):
+    def document(self, paper: str) -> None: ...
+
+    def add(self, graph: str, paper: str, field: str, value: str) -> None: ...
+
+
+#: The lots a whole run reads the papers' texts back in (:func:`each_paper`): at 700k papers,
+#: the texts of every paper held at once took 1 GB, a lot of them about 16 MB.
+LOTS = 64
+_A_DOCUMENT, _LISTED = "\x00document", "\x00listed"  # (rows of a lot that are not texts)
+#: The rows held before they are written to their lots' files.
+_ROWS = 50_000
+
+
+class _Lots:
+    """Papers' texts as they are read, spooled to :data:`LOTS` files by a hash of the paper,
+    to be read back one lot at a time (:meth:`read`)."""
+
+    def __init__(self, folder: Path) -> None:
+        self.files = [open(folder / f"lot-{i}", "wb") for i in range(LOTS)]  # noqa: SIM115 (closed by close)
+        self.pending: list[list[tuple[str, str, str, str]]] = [[] for _ in range(LOTS)]
+        self.held = 0
+
+    def _put(self, row: tuple[str, str, str, str]) -> None:
+        self.pending[zlib.crc32(row[1].encode()) % LOTS].append(row)
+        self.held += 1
+        if self.held >= _ROWS:
+            self._write()
+
+    def _write(self) -> None:
+        for rows, file in zip(self.pending, self.files, strict=True):
+            if rows:
+                marshal.dump(rows, file)
+                rows.clear()
+        self.held = 0
+
+    def document(self, paper: str) -> None:
+        self._put(("", paper, _A_DOCUMENT, ""))
+
+    def listed(self, paper: str) -> None:
+        self._put(("", paper, _LISTED, ""))
+
+    def add(self, graph: str, paper: str, field: str, value: str) -> None:
+        self._put((graph, paper, field, value))
+
+    def close(self) -> None:
+        self._write()
+        for file in self.files:
+            file.close()
+
+    def read(self, lot: int) -> Iterator[tuple[str, PaperText | None]]:
+        """The papers of ``lot`` in order, each with its texts (None: listed, but no document with a text)."""
+        into, listed = _Texts(), set()
+        with open(self.files[lot].name, "rb") as file:
+            while True:
+                try:
+                    rows = marshal.load(file)
+                except EOFError:
+                    break
+                for graph, paper, field, value in rows:
+                    if field == _A_DOCUMENT:
+                        into.document(paper)
+                    elif field == _LISTED:
+                        listed.add(paper)
+                    else:
+                        into.add(graph, paper, field, value)
+        texts = into.papers()
+        del into
+        for paper in sorted(listed | set(texts)):
+            yield paper, texts.get(paper)
+
+
+def _from_copy(path: Any, graph: str, into: _Sink) -> None:
     """Read ``graph``'s facts from its import copy: the lines of the predicates wanted are
     picked out as bytes and parsed by pyoxigraph in blocks, never one term at a time."""
     import pyoxigraph as ox
@@ -154,7 +234,7 @@ def _from_copy(path: Any, graph: str, into: _Texts) -> None:
                 if len(block) >= 50_000:
                     flush()
             elif parts[1] == kind and parts[2].startswith(document) and parts[0].startswith(b"<"):
-                into.documents.add(parts[0][1:-1].decode())
+                into.document(parts[0][1:-1].decode())
     if block:
         flush()
 
@@ -172,23 +252,49 @@ def _copies(store: GraphStore) -> dict[str, Any]:
     return out
 
 
-def paper_texts(store: GraphStore, papers: Sequence[str] | None = None, *,
-                progress: Progress | None = None) -> dict[str, PaperText]:
-    """Paper IRI → its texts and categories, for every document of the graph (or only
-    ``papers``). A subject counts as a paper when it is a ``bibo:Document`` somewhere.
-    Reading every paper, a graph ``kg import rdf`` loaded whole is read from its import
-    copy (:mod:`kg.store.copies`), the rest from the store."""
-    if papers is not None and not papers:
+def paper_texts(store: GraphStore, papers: Sequence[str]) -> dict[str, PaperText]:
+    """Paper IRI → its texts and categories, for each of ``papers`` that is a document (a
+    subject counts as a paper when it is a ``bibo:Document`` somewhere)."""
+    if not papers:
         return {}
-    bound = _bind(papers)
     into = _Texts()
-    copies = _copies(store) if papers is None else {}
+    _collect(store, into, _bind(papers), {})
+    return into.papers()
+
+
+def each_paper(store: GraphStore, also: Iterable[str] = (), *, progress: Progress | None = None
+               ) -> Iterator[tuple[str, PaperText | None]]:
+    """Every document of the graph with its texts and categories, and each paper of
+    ``also`` (with None where it has no text), a lot of papers at a time (:data:`LOTS`):
+    only one lot's texts are ever held. A graph ``kg import rdf`` loaded whole is read from
+    its import copy (:mod:`kg.store.copies`), the rest from the store."""
+    with tempfile.TemporaryDirectory(prefix="techkg-texts-") as folder:
+        lots = _Lots(Path(folder))
+        try:
+            for paper in also:
+                lots.listed(paper)
+            _collect(store, lots, None, _copies(store), progress)
+        finally:
+            lots.close()
+        for lot in range(LOTS):
+            if progress is not None:
+                progress("linking", lot, LOTS)
+            yield from lots.read(lot)
+        if progress is not None:
+            progress("linking", LOTS, LOTS)
+
+
+def _collect(store: GraphStore, into: _Sink, bound: dict[str, Any] | None, copies: Mapping[str, Any],
+             progress: Progress | None = None) -> None:
+    """Every text and category of the papers ``bound`` (or of all: the graphs in ``copies``
+    read from their import copies) into ``into``."""
     for graph, path in copies.items():
         _from_copy(path, graph, into)
     skip = _SKIP | set(copies)
     outside = ("FILTER(?g NOT IN (" + ", ".join(f"<{g}>" for g in sorted(copies)) + "))") if copies else ""
-    into.documents |= {row[0].value for row in store.stream(
-        f"SELECT ?p WHERE {{ GRAPH ?g {{ ?p a bibo:Document }} {outside} }}", bound) if isinstance(row[0], NamedNode)}
+    for row in store.stream(f"SELECT ?p WHERE {{ GRAPH ?g {{ ?p a bibo:Document }} {outside} }}", bound):
+        if isinstance(row[0], NamedNode):
+            into.document(row[0].value)
     for step, (field, pattern) in enumerate(TEXT_QUERIES):
         if progress is not None:
             progress(field, step, len(TEXT_QUERIES))
@@ -199,9 +305,6 @@ def paper_texts(store: GraphStore, papers: Sequence[str] | None = None, *,
     for g, p, o in store.stream(f"SELECT ?g ?p ?o WHERE {{ GRAPH ?g {{ {_CATEGORIES} }} {outside} }}", bound):
         if isinstance(p, NamedNode) and isinstance(o, Literal) and isinstance(g, NamedNode):
             into.add(g.value, p.value, "category", o.value)
-    if progress is not None:
-        progress("texts", len(TEXT_QUERIES), len(TEXT_QUERIES))
-    return into.papers()
 
 
 def papers_with_words(store: GraphStore, words: Sequence[str]) -> set[str]:

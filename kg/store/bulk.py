@@ -349,6 +349,12 @@ def _normalise(source: IO[bytes], fmt: ox.RdfFormat, out: Path, blank: Path) -> 
     return skipped
 
 
+#: The memory DuckDB may use to compare a graph's old and new lines before it spills to the
+#: work folder. kg link of 700k papers compares 1.6M lines: 0.82 GB at the peak of the
+#: whole command at 512 MB, 1.34 GB at 1 GB (3 s faster).
+DIFF_MEMORY = "512MB"
+
+
 def _duckdb(folder: Path) -> duckdb.DuckDBPyConnection:
     import duckdb
 
@@ -356,7 +362,8 @@ def _duckdb(folder: Path) -> duckdb.DuckDBPyConnection:
     con.execute("SET enable_progress_bar = false")  # DuckDB's bar goes to stdout
     spill = folder / "spill"
     spill.mkdir(exist_ok=True)
-    con.execute(f"SET memory_limit = '1GB'; SET temp_directory = '{spill}'; SET preserve_insertion_order = false")
+    con.execute(f"SET memory_limit = '{DIFF_MEMORY}'; SET temp_directory = '{spill}'")
+    con.execute("SET preserve_insertion_order = false")
     return con
 
 
