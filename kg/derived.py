@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 __all__ = ["DELTA_LIMIT", "Background", "Changes", "Delta", "Keeper", "Watch", "keepers", "record", "register",
-           "watch"]
+           "watch", "written"]
 
 
 #: The most triples one graph's net change (:attr:`Changes.deltas`) holds; past it, the
@@ -253,6 +253,16 @@ def watch(store: Any, chosen: Iterable[Keeper] | None = None) -> Watch:
                           for keeper in (list(chosen) if chosen is not None else keepers())])
     _WATCHES[id(store)] = found
     return found
+
+
+def written(store: Any) -> Changes | None:
+    """What the writes to ``store`` changed since it was watched (not yet handed to the
+    keepers); None when none watches it. Read it, never change it."""
+    found = _WATCHES.get(id(store))
+    if found is None or found.store is not store:
+        return None
+    with found.lock:
+        return found.changes
 
 
 def record(store: Any, changes: Changes) -> bool:

@@ -5,6 +5,10 @@
   categories, its citations' sentences and flags) as one digest per paper; after the
   write, :meth:`Watch.relink` links again the papers whose digest changed. A graph that was
   empty before and now holds many papers is linked whole, through the bulk loader.
+  A graph of more than :data:`DIGEST_MOST` triples is not read whole before and after
+  (at 700k papers, 26 s each time): the papers the write changed in it are found from
+  what the write said it inserted and deleted there (:attr:`kg.derived.Changes.deltas`);
+  where it did not say (a graph replaced whole), every paper is linked again.
 - :func:`relink_names`: after the techniques or their names changed (``kg build``, an
   import, the reader's own techniques), the papers that *can* match a name that came or
   went are linked again: those whose texts contain the words of a new name (found by a
@@ -17,24 +21,39 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from pyoxigraph import Literal, NamedNode
 
+from kg import derived
 from kg.graphs import LINKS
 from kg.linking.apply import LinkReport, link_everything, link_papers, linked_names, rules_digest
 from kg.linking.names import fold
 from kg.linking.reads import TEXT_QUERIES, papers_with_words, technique_labels
+from kg.vocab import BIBO, CITO, DCTERMS, RDF, SKOS, TKG
 
 if TYPE_CHECKING:
+    from pyoxigraph import Triple
+
     from kg.store.base import GraphStore
 
-__all__ = ["WHOLE_ABOVE", "Watch", "candidates", "relink_names"]
+__all__ = ["DIGEST_MOST", "WHOLE_ABOVE", "Watch", "candidates", "relink_names"]
 
 #: Above this many changed papers, linking everything through the bulk loader is faster
 #: than a transaction per change.
 WHOLE_ABOVE = 20_000
+#: A watched graph of more triples than this is not digested (see the module's docstring).
+DIGEST_MOST = 200_000
+#: What a changed triple says of the papers whose linking it can change: the subject's own
+#: (a text, a category, a citation flag, being a document), the object's (a note, a
+#: citation or a technique naming its paper), or those of the node it describes (a note's
+#: text, a category's name, a citation's sentence: see :func:`_papers_of`).
+_OF_SUBJECT = frozenset({DCTERMS.title, DCTERMS.abstract, TKG.tldr, TKG.whyItMatters, TKG.tag, TKG.readingCategory,
+                         TKG.arxivCategory, TKG.arxivPrimaryCategory, TKG.fieldOfStudy, CITO.usesMethodIn,
+                         TKG.citesInfluentially})
+_OF_OBJECT = frozenset({TKG.noteOf, CITO.hasCitingEntity, TKG.primaryPaper})
+_OF_NODE = frozenset({RDF.value, SKOS.prefLabel, TKG.citationContext})
 _CITATION_FACTS = (
     "GRAPH ?g { ?p cito:usesMethodIn ?o }",
     "GRAPH ?g { ?p tkg:citesInfluentially ?o }",
@@ -65,17 +84,37 @@ class Watch:
         self.store = store
         self.graphs = list(graphs)
         self.names = names
-        self.before = _digests(store, self.graphs)
+        self.big = {g.value for g in self.graphs if _more_than(store, g, DIGEST_MOST)}
+        self.before = _digests(store, self._digested())
+        written = derived.written(store) if self.big else None  # (what writes before this one said)
+        self.said = {g: dict(written.deltas.get(g) or {}) for g in self.big} if written is not None else {}
         self.named_before = names and _names_techniques(store, self.graphs)
 
-    def changed(self) -> list[str]:
-        after = _digests(self.store, self.graphs)
-        return sorted(p for p in set(after) | set(self.before) if after.get(p) != self.before.get(p))
+    def _digested(self) -> list[NamedNode]:
+        return [g for g in self.graphs if g.value not in self.big]
+
+    def changed(self) -> list[str] | None:
+        """The papers the write changed; None when that is not known (every paper may have)."""
+        after = _digests(self.store, self._digested())
+        found = {p for p in set(after) | set(self.before) if after.get(p) != self.before.get(p)}
+        if self.big:
+            written = derived.written(self.store)
+            if written is None or not written.graphs_known:
+                return None
+            for graph in self.big & written.graphs:
+                delta = written.deltas.get(graph)
+                if delta is None:
+                    return None  # replaced whole, or changed past what a delta holds
+                said = self.said.get(graph, {})
+                found |= _papers_of(self.store, [t for t, inserted in delta.items() if said.get(t) is not inserted])
+        return sorted(found)
 
     def relink(self, *, label: str) -> LinkReport:
         """Link the papers the write changed (after a change of techniques too, with ``names``:
         where the graphs held or hold a technique or a name of one)."""
         changed = self.changed()
+        if changed is None:
+            return link_everything(self.store, label=label)
         names = self.names
         if names and (self.named_before or _names_techniques(self.store, self.graphs)):
             found = candidates(self.store)
@@ -85,6 +124,37 @@ class Watch:
         if len(changed) > WHOLE_ABOVE or (changed and not _linked_before(self.store)):
             return link_everything(self.store, label=label)
         return link_papers(self.store, changed, label=label, names_too=names)
+
+
+def _more_than(store: GraphStore, graph: NamedNode, most: int) -> bool:
+    rows = store.select(f"SELECT (COUNT(*) AS ?n) WHERE {{ SELECT * WHERE {{ GRAPH {graph} {{ ?s ?p ?o }} }} "
+                        f"LIMIT {most + 1} }}").rows
+    value = rows[0]["n"] if rows else None
+    return isinstance(value, Literal) and int(value.value) > most
+
+
+def _papers_of(store: GraphStore, delta: Iterable[Triple]) -> set[str]:
+    """The papers whose linking the triples of ``delta`` (inserted or deleted) can change."""
+    found: set[str] = set()
+    nodes: set[NamedNode] = set()
+    for triple in delta:
+        s, p, o = triple.subject, triple.predicate, triple.object
+        if p in _OF_SUBJECT or (p == RDF.type and o == BIBO.Document):
+            if isinstance(s, NamedNode):
+                found.add(s.value)
+        elif p in _OF_OBJECT:
+            if isinstance(o, NamedNode):
+                found.add(o.value)
+        elif p in _OF_NODE and isinstance(s, NamedNode):
+            nodes.add(s)
+    # (a node the write deleted whole named its paper in the delta too: above; a blank node,
+    # such as a citation's sentence, changes with the triple that ties it to its citation)
+    if nodes:
+        rows = store.stream("""SELECT DISTINCT ?p WHERE {
+            { ?n tkg:noteOf ?p } UNION { ?p tkg:readingCategory ?n } UNION { ?n cito:hasCitingEntity ?p }
+            UNION { ?c tkg:citationContext ?n ; cito:hasCitingEntity ?p } }""", {"n": sorted(nodes, key=str)})
+        found |= {row[0].value for row in rows if isinstance(row[0], NamedNode)}
+    return found
 
 
 def _names_techniques(store: GraphStore, graphs: Sequence[NamedNode]) -> bool:
