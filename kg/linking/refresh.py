@@ -85,27 +85,32 @@ class Watch:
         self.graphs = list(graphs)
         self.names = names
         self.big = {g.value for g in self.graphs if _more_than(store, g, DIGEST_MOST)}
-        self.before = _digests(store, self._digested())
+        self.before = {g.value: _digests(store, [g]) for g in self.graphs if g.value not in self.big}
         written = derived.written(store) if self.big else None  # (what writes before this one said)
         self.said = {g: dict(written.deltas.get(g) or {}) for g in self.big} if written is not None else {}
         self.named_before = names and _names_techniques(store, self.graphs)
 
-    def _digested(self) -> list[NamedNode]:
-        return [g for g in self.graphs if g.value not in self.big]
-
     def changed(self) -> list[str] | None:
         """The papers the write changed; None when that is not known (every paper may have)."""
-        after = _digests(self.store, self._digested())
-        found = {p for p in set(after) | set(self.before) if after.get(p) != self.before.get(p)}
-        if self.big:
+        found: set[str] = set()
+        big = set(self.big)
+        for graph in self.graphs:
+            if graph.value in big:
+                continue
+            if _more_than(self.store, graph, DIGEST_MOST):  # big now: not read whole after the write either
+                big.add(graph.value)
+                continue
+            before, after = self.before[graph.value], _digests(self.store, [graph])
+            found |= {p for p in set(after) | set(before) if after.get(p) != before.get(p)}
+        if big:
             written = derived.written(self.store)
             if written is None or not written.graphs_known:
                 return None
-            for graph in self.big & written.graphs:
-                delta = written.deltas.get(graph)
+            for name in big & written.graphs:
+                delta = written.deltas.get(name)
                 if delta is None:
                     return None  # replaced whole, or changed past what a delta holds
-                said = self.said.get(graph, {})
+                said = self.said.get(name, {})
                 found |= _papers_of(self.store, [t for t, inserted in delta.items() if said.get(t) is not inserted])
         return sorted(found)
 

@@ -45,6 +45,7 @@ from typing import IO, TYPE_CHECKING, Any, cast
 
 import pyoxigraph as ox
 
+from kg.derived import DELTA_LIMIT, Delta
 from kg.graphs import PROVENANCE
 from kg.passthrough import PassThroughReader
 from kg.pauses import pause_point
@@ -290,6 +291,20 @@ class Diff:
 
     def path(self, name: str) -> Path:
         return self.folder / self.files[name]
+
+    def delta(self) -> Delta | None:
+        """The replacement's net change, each triple inserted (True) or deleted (False), as
+        a transaction's writes say theirs (:attr:`kg.derived.Changes.deltas`); None past
+        :data:`kg.derived.DELTA_LIMIT` triples. (Blank nodes carry the store's own ids in
+        both files.) Read before :func:`apply`, which removes the files."""
+        if self.added + self.removed > DELTA_LIMIT:
+            return None
+        delta: Delta = {}
+        for name, inserted in (("removed", False), ("added", True), ("blank", True)):
+            if self.path(name).stat().st_size:
+                parsed = ox.parse(path=str(self.path(name)), format=ox.RdfFormat.N_TRIPLES)
+                delta.update((quad.triple, inserted) for quad in parsed)
+        return delta
 
 
 def _normalise(source: IO[bytes], fmt: ox.RdfFormat, out: Path, blank: Path) -> int:

@@ -20,7 +20,7 @@ from typing import IO, Any, TypeVar, cast
 
 import pyoxigraph as ox
 
-from kg.derived import Changes, record
+from kg.derived import Changes, Delta, record
 from kg.errors import KGError, QueryError, RDFImportError, StoreError, StoreLockedError
 from kg.graphs import PROVENANCE
 from kg.pauses import pause_point
@@ -505,9 +505,9 @@ class OxigraphStore(GraphStore):
         try:
             # A file that may name graphs is folded into ``graph`` (never written to the graphs it names).
             if not folds_graphs(fmt) and self._is_empty(graph):
-                count = self._first_load(path, graph, fmt, gzipped, activity, progress)
+                count, delta = self._first_load(path, graph, fmt, gzipped, activity, progress), None
             else:
-                count = self._replace(path, graph, fmt, gzipped, activity, progress)
+                count, delta = self._replace(path, graph, fmt, gzipped, activity, progress)
         except RDFImportError:
             raise
         except MemoryError as exc:
@@ -520,7 +520,7 @@ class OxigraphStore(GraphStore):
             raise RDFImportError(f"could not load it: {exc}", path=str(path),
                                  hint="Nothing was changed in the store. Check the file and the disk.") from None
         activity.stats.setdefault("triples", count)
-        record(self, Changes(graphs={graph.value}))
+        record(self, Changes(graphs={graph.value}, deltas={graph.value: delta} if delta is not None else {}))
         self._wrote(int(activity.stats.get("added", count)) + int(activity.stats.get("removed", 0)))
         return count
 
@@ -566,7 +566,9 @@ class OxigraphStore(GraphStore):
         return count
 
     def _replace(self, path: Path, graph: ox.NamedNode, fmt: ox.RdfFormat, gzipped: bool, activity: Activity,
-                 progress: Progress | None) -> int:
+                 progress: Progress | None) -> tuple[int, Delta | None]:
+        """The replacement by the difference, and that difference where it is small (see
+        :meth:`kg.store.bulk.Diff.delta`)."""
         from kg.store import bulk
 
         folder = bulk.work_folder(self.path)
@@ -582,6 +584,7 @@ class OxigraphStore(GraphStore):
             provenance = prefix_block("") + provenance_update(
                 activity, {graph: (change.digest, change.triples)}, activity.started)
             bulk.write_journal(change, provenance, activity.iri.value)
+            delta = change.delta()
         except BaseException:
             bulk.discard(folder)
             raise
@@ -591,7 +594,7 @@ class OxigraphStore(GraphStore):
             self._folder.mark_stale()
         pause_point("store.journalled")
         bulk.apply(self._store, folder, self.update, self._install_replaced, progress)
-        return change.triples
+        return change.triples, delta
 
     def _install_replaced(self, graph: ox.NamedNode, content: Path, activity: str, digest: str) -> None:
         if self._copies is None:

@@ -280,3 +280,50 @@ def test_a_graph_replaced_or_changed_by_a_raw_update_has_no_change_to_stage_from
         tx.update(f"INSERT DATA {{ GRAPH {a} {{ {NEW[2]} {TKG.usesTechnique} {NEW[0]} }} }}", touches=[a])
     assert watch.changes.deltas == {}
     watch.finish(lambda line: None)
+
+
+def _dump(folder: Path, name: str, titles: dict[int, str], blank: bool) -> Path:
+    lines = []
+    for i, title in titles.items():
+        paper = f"<https://doi.org/10.5555/techkg.refreshed-{i}>"
+        lines += [f"{paper} <{RDF.type.value}> <{BIBO.Document.value}> .\n",
+                  f'{paper} <{DCTERMS.title.value}> "{title}" .\n']
+    if blank:  # a blank node kept across the replacement (its store id is on both sides)
+        lines.append(f'_:venue <{TKG.venue.value}> "NeurIPS 2025" .\n')
+    path = folder / name
+    path.write_text("".join(lines), encoding="utf-8")
+    return path
+
+
+def test_a_graph_replaced_by_a_file_that_changes_a_little_is_staged_from_the_change_as_a_full_build_would(
+        analysed_store: OxigraphStore, db_of: Any, reports: list[Any], tmp_path: Path) -> None:
+    graph = graph_iri("import/refreshed")
+    titles = {i: f"Gated DeltaNet at scale, part {i}" for i in range(6)}
+
+    def load(path: Path) -> None:
+        analysed_store.load_file(path, graph=graph, fmt=ox.RdfFormat.N_TRIPLES, gzipped=False,
+                                 activity=Activity("a test's import"))
+
+    assert _kept(analysed_store, lambda store: load(_dump(tmp_path, "first.nt", titles, True))) == []
+    assert "import/refreshed" not in reports[-1].from_changes  # a first load: read whole
+    titles[2] = "ZeRO for Gated DeltaNet"
+    del titles[4]
+    titles[9] = "A new paper on ZeRO"
+    seen: list[derived.Changes | None] = []
+
+    def replace(store: OxigraphStore) -> None:
+        load(_dump(tmp_path, "second.nt", titles, False))
+        seen.append(derived.written(store))
+
+    assert _kept(analysed_store, replace) == []
+    said = seen[0]
+    assert said is not None  # (papers typed anew: the graph is read again whole, from its copy)
+    changed = {(t.subject.value.rsplit("-", 1)[-1] if isinstance(t.subject, ox.NamedNode) else "blank",
+                t.predicate.value.rsplit("/", 1)[-1], flag) for t, flag in said.deltas[graph.value].items()}
+    assert changed == {("2", "title", False), ("2", "title", True), ("4", "title", False),
+                       ("4", "22-rdf-syntax-ns#type", False), ("9", "title", True),
+                       ("9", "22-rdf-syntax-ns#type", True), ("blank", "ns#venue", False)}
+    titles[3] = "Muon for Gated DeltaNet"
+    assert _kept(analysed_store, lambda store: load(_dump(tmp_path, "third.nt", titles, True))) == []
+    assert "import/refreshed" in reports[-1].from_changes
+    assert_as_a_full_build(analysed_store, db_of(Path(analysed_store.location)), tmp_path, "refreshed")

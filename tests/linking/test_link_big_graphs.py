@@ -5,6 +5,7 @@ paper of the graph before and after (kg.linking.refresh.DIGEST_MOST)."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pyoxigraph as ox
 import pytest
@@ -41,8 +42,12 @@ def big(built_store: OxigraphStore, monkeypatch: pytest.MonkeyPatch) -> Iterator
     monkeypatch.setattr(refresh, "DIGEST_MOST", 50)
     digested: list[list[str]] = []
     real = refresh._digests
-    monkeypatch.setattr(refresh, "_digests", lambda store, graphs: digested.append([g.value for g in graphs])
-                        or real(store, graphs))
+
+    def counted(store: OxigraphStore, graphs: list[ox.NamedNode]) -> dict[str, str]:
+        digested.append([g.value for g in graphs])
+        return real(store, graphs)
+
+    monkeypatch.setattr(refresh, "_digests", counted)
     watched = derived.watch(built_store, [])
     built_store.digested = digested  # type: ignore[attr-defined]
     yield built_store
@@ -65,7 +70,7 @@ def test_a_write_to_a_big_graph_links_again_only_the_papers_it_changed(big: Oxig
                         ox.Triple(_paper(40), DCTERMS.title, text("The Muon optimizer for LLM pretraining", None))])
     report = watch.relink(label="test")
     assert not report.whole and report.changed == sorted(p.value for p in (_paper(1), _paper(3), _paper(40)))
-    assert big.digested == [[], []]  # type: ignore[attr-defined]  # the big graph was never read whole
+    assert big.digested == []  # type: ignore[attr-defined]  # the big graph was never read whole
     assert MUON in _technique_of(big, _paper(1)) and MUON in _technique_of(big, _paper(40))
     assert PAGED in _technique_of(big, _paper(3))
     # a later change of the note's text alone reaches its paper through the note
@@ -77,12 +82,33 @@ def test_a_write_to_a_big_graph_links_again_only_the_papers_it_changed(big: Oxig
     assert MUON in _technique_of(big, _paper(3)) and PAGED not in _technique_of(big, _paper(3))
 
 
-def test_a_big_graph_replaced_whole_links_every_paper_again(big: OxigraphStore, tmp_path) -> None:
+def _replace_with_paper_7_retitled(store: OxigraphStore, folder: Path) -> None:
+    dump = folder / "big.nt"
+    lines = []
+    for i in range(40):
+        title = "Training LLMs with the Muon optimizer" if i == 7 else f"A study of optimisers, part {i}"
+        lines += [f"<{_paper(i).value}> <{RDF.type.value}> <{BIBO.Document.value}> .\n",
+                  f'<{_paper(i).value}> <{DCTERMS.title.value}> "{title}" .\n']
+    dump.write_text("".join(lines), encoding="utf-8")
+    store.load_file(dump, graph=BIG, fmt=ox.RdfFormat.N_TRIPLES, gzipped=False, activity=Activity("test: replaced"))
+
+
+def test_a_big_graph_replaced_by_a_file_links_again_the_papers_the_replacement_changed(
+        big: OxigraphStore, tmp_path: Path) -> None:
     watch = Watch(big, [BIG])
-    dump = tmp_path / "big.nt"
-    dump.write_text(f"<{_paper(7).value}> <{RDF.type.value}> <{BIBO.Document.value}> .\n"
-                    f'<{_paper(7).value}> <{DCTERMS.title.value}> "Training LLMs with the Muon optimizer, replaced" .\n', encoding="utf-8")
-    big.load_file(dump, graph=BIG, fmt=ox.RdfFormat.N_TRIPLES, gzipped=False, activity=Activity("test: replaced"))
+    _replace_with_paper_7_retitled(big, tmp_path)
+    report = watch.relink(label="test")
+    assert not report.whole and report.changed == [_paper(7).value]
+    assert MUON in _technique_of(big, _paper(7))
+
+
+def test_a_big_graph_replaced_past_what_a_change_holds_links_every_paper_again(
+        big: OxigraphStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from kg.store import bulk
+
+    monkeypatch.setattr(bulk, "DELTA_LIMIT", 1)
+    watch = Watch(big, [BIG])
+    _replace_with_paper_7_retitled(big, tmp_path)
     report = watch.relink(label="test")
     assert report.whole and MUON in _technique_of(big, _paper(7))
 
