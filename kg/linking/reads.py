@@ -292,7 +292,11 @@ def _collect(store: GraphStore, into: _Sink, bound: dict[str, Any] | None, copie
         _from_copy(path, graph, into)
     skip = _SKIP | set(copies)
     outside = ("FILTER(?g NOT IN (" + ", ".join(f"<{g}>" for g in sorted(copies)) + "))") if copies else ""
-    for row in store.stream(f"SELECT ?p WHERE {{ GRAPH ?g {{ ?p a bibo:Document }} {outside} }}", bound):
+    # (bound: from the papers; Oxigraph starts ``?p a bibo:Document`` from the class once more
+    # than about 1,000 papers are bound, and matches each document with each bound paper:
+    # 2,000 papers at 700k took 34 s, against 0.15 s)
+    documents = "GRAPH ?g { ?p a ?type } FILTER(?type = bibo:Document)" if bound else "GRAPH ?g { ?p a bibo:Document }"
+    for row in store.stream(f"SELECT ?p WHERE {{ {documents} {outside} }}", bound):
         if isinstance(row[0], NamedNode):
             into.document(row[0].value)
     for step, (field, pattern) in enumerate(TEXT_QUERIES):
