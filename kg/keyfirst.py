@@ -682,8 +682,8 @@ def page(query: str, key: Sequence[SortKey], limit: int, after: Sequence[Term | 
         plain = _plain(query, key)
         return by_prefix(query, key, limit, after, pick, everything) or \
             (None if plain is None else seek(plain, key, limit, after, pick, everything))
-    found = seek(narrowed, key, limit, after, pick, everything) or pick(hashed(narrowed.text, everything), after)
-    variables, rows = found
+    variables, rows = seek(narrowed, key, limit, after, pick, everything) or \
+        pick(hashed(narrowed.text, everything), after)
     at = [variables.index(g) for g in narrowed.groups]
     chosen = list(dict.fromkeys(tuple(row[i] for i in at) for row in rows))
     if not chosen:

@@ -93,10 +93,6 @@ def titles(store: GraphStore, papers: Sequence[str]) -> dict[str, str]:
             if r["p"] is not None and r["t"] is not None}
 
 
-def _bind(papers: Sequence[str] | None) -> dict[str, Any] | None:
-    return None if papers is None else {"p": [NamedNode(p) for p in papers]}
-
-
 #: Facts an import copy's lines give directly (predicate → field), read without the store.
 _COPY_FIELDS = {
     DCTERMS.title.value: "title", DCTERMS.abstract.value: "abstract", TKG.tldr.value: "tldr",
@@ -258,7 +254,7 @@ def paper_texts(store: GraphStore, papers: Sequence[str]) -> dict[str, PaperText
     if not papers:
         return {}
     into = _Texts()
-    _collect(store, into, _bind(papers), {})
+    _collect(store, into, {"p": [NamedNode(p) for p in papers]}, {})
     return into.papers()
 
 
