@@ -97,7 +97,8 @@ WRITE_WAIT = 30.0
 #: How long a reader waits for another process's write to let go of the file (a status
 #: change patches the tables in well under this), before it is refused and SPARQL answers:
 #: ``kg serve``'s query workers while the server's keeper patches the tables, or a
-#: ``kg query`` beside a ``kg reading set``.
+#: ``kg query`` beside a ``kg reading set``. A writer waits as long for readers to close
+#: the file (a query worker that has just sent its last row, a page of the workbench).
 LOCK_WAIT = 3.0
 #: How long a reader that finds the tables stale waits while a live process says it has
 #: writes to patch into them (:func:`mark_pending`: ``kg serve``'s keeper), before SPARQL
@@ -143,19 +144,26 @@ def wait_pending(path: Path, timeout: float = PENDING_WAIT) -> bool:
         time.sleep(0.05)
 
 
+#: What DuckDB says when the file is open elsewhere in a way that excludes this opening:
+#: another process's lock, or in this process a connection of the other kind (read-only
+#: against writable).
+_HELD = ("lock", "different configuration")
+
+
 def connect(path: Path, *, read_only: bool) -> duckdb.DuckDBPyConnection:
     """Open the analytics file; times are shown in UTC. Raises AnalyticsError. A reader
-    waits a while for a write to end (:data:`WRITING`, :data:`LOCK_WAIT`)."""
+    waits a while for a write to end (:data:`WRITING`, :data:`LOCK_WAIT`), and a writer as
+    long for the readers to close the file."""
     if read_only and WRITING.acquire(timeout=WRITE_WAIT):
         WRITING.release()
     duck = engine()
-    deadline = time.monotonic() + (LOCK_WAIT if read_only else 0.0)
+    deadline = time.monotonic() + LOCK_WAIT
     while True:
         try:
             con: duckdb.DuckDBPyConnection = duck.connect(str(path), read_only=read_only)
             break
         except duck.Error as exc:
-            if "lock" not in str(exc).lower():
+            if not any(word in str(exc).lower() for word in _HELD):
                 raise AnalyticsError(
                     f"cannot open the analytics file {path}: {exc}",
                     hint="Run `kg analytics build --full` to make it again from the graph.",
