@@ -513,6 +513,9 @@ def stage(
             added -= _drop_repeats(con, gid, table)
     finally:
         con.execute("DROP TABLE IF EXISTS stage_tasks")
+        if copies:  # what Arrow's allocator kept of the parsed blocks goes back, before the tables are made
+            del copy_types
+            pa.default_memory_pool().release_unused()
     return added
 
 

@@ -19,6 +19,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from kg.analytics.aggregates import best, sorted_set
 from kg.analytics.staging import KEYS, REPOSITORY_COUNTS
 from kg.graphs import CITATIONS, graph_name
 
@@ -65,7 +66,7 @@ def _pivot(cls: Sequence[str], subject: str, columns: Sequence[tuple[str, str]])
     types = ", ".join(f"'a:{c}'" for c in cls)
     keys = ", ".join(sorted({f"'{key}'" for _name, key in columns}))
     picks = ",\n        ".join(
-        f"arg_min(o, (priority, o)) FILTER (WHERE k = '{key}') AS {name}" for name, key in columns
+        f"{best('o', 'priority', where=f'k = {key!r}')} AS {name}" for name, key in columns
     )
     return f"""
   {subject}_e AS (SELECT s, arg_min(g, priority) AS g FROM staging.ranked
@@ -383,10 +384,10 @@ JOIN staging.graphs AS gr ON gr.id = l.g""",
         "citation_counts",
         "Semantic Scholar's counts for the papers kg ingest citations looked up: citing papers, references and "
         "influential citations (all of Semantic Scholar, not only those in the graph).",
-        """
-SELECT s AS paper, kg_int(arg_min(o, (priority, o)) FILTER (WHERE k = 'tkg:citationCount')) AS citation_count,
-       kg_int(arg_min(o, (priority, o)) FILTER (WHERE k = 'tkg:referenceCount')) AS reference_count,
-       kg_int(arg_min(o, (priority, o)) FILTER (WHERE k = 'tkg:influentialCitationCount'))
+        f"""
+SELECT s AS paper, kg_int({best('o', 'priority', where="k = 'tkg:citationCount'")}) AS citation_count,
+       kg_int({best('o', 'priority', where="k = 'tkg:referenceCount'")}) AS reference_count,
+       kg_int({best('o', 'priority', where="k = 'tkg:influentialCitationCount'")})
          AS influential_citation_count,
        arg_min(graph_name, priority) AS source_graph, arg_min(graph_modified, priority) AS source_modified
 FROM staging.ranked WHERE k IN ('tkg:citationCount', 'tkg:referenceCount', 'tkg:influentialCitationCount')
@@ -424,7 +425,7 @@ WITH g AS (SELECT s, k, o, graph_name, graph_modified FROM staging.ranked
                        t.graph_name AS source_graph, t.graph_modified AS source_modified
                 FROM contexts AS c JOIN g AS t ON t.s = c.context AND t.k = 'rdf:value'
                 JOIN g AS p ON p.s = c.context AND p.k = 'tkg:position'),
-  intents AS (SELECT s AS context, list(DISTINCT o ORDER BY o) AS intents FROM g WHERE k = 'tkg:intent' GROUP BY s)
+  intents AS (SELECT s AS context, {sorted_set('o')} AS intents FROM g WHERE k = 'tkg:intent' GROUP BY s)
 SELECT s.citing, s.cited, s.position, min(s.text) AS text,
        list_sort(list_distinct(flatten(list(coalesce(i.intents, []))))) AS intents,
        any_value(s.source_graph) AS source_graph, any_value(s.source_modified) AS source_modified
@@ -444,13 +445,13 @@ FROM staging.ranked WHERE graph_name = '{_CITATIONS}' AND k = 'tkg:recommendedFo
         "suggest_techniques",
         "What kg suggest lineage matches sentences against: every value of each technique (and of anything else "
         "with a primary paper) from every graph: ids, English names, aliases, dates, primary papers.",
-        """
+        f"""
 SELECT s AS technique, bool_or(k = 'a:tkg:Technique') AS is_technique,
-       list(DISTINCT o ORDER BY o) FILTER (WHERE k = 'skos:notation') AS ids,
-       list(DISTINCT o ORDER BY o) FILTER (WHERE k = 'skos:prefLabel' AND d = '@en') AS names,
-       list(DISTINCT o ORDER BY o) FILTER (WHERE k = 'skos:altLabel') AS aliases,
-       list(DISTINCT o ORDER BY o) FILTER (WHERE k = 'dcterms:date') AS dates,
-       list(DISTINCT o ORDER BY o) FILTER (WHERE k = 'tkg:primaryPaper') AS papers,
+       {sorted_set('o', "k = 'skos:notation'")} AS ids,
+       {sorted_set('o', "k = 'skos:prefLabel' AND d = '@en'")} AS names,
+       {sorted_set('o', "k = 'skos:altLabel'")} AS aliases,
+       {sorted_set('o', "k = 'dcterms:date'")} AS dates,
+       {sorted_set('o', "k = 'tkg:primaryPaper'")} AS papers,
        arg_min(graph_name, priority) AS source_graph, max(graph_modified) AS source_modified
 FROM staging.ranked
 WHERE k IN ('a:tkg:Technique', 'skos:notation', 'skos:prefLabel', 'skos:altLabel', 'dcterms:date', 'tkg:primaryPaper')
@@ -530,7 +531,7 @@ GROUP BY s""",
         "the times its status changed (as written).",
         f"""
 SELECT s AS paper, bool_or(k = 'tkg:readingStatus' AND o = '{_READ}') AS read,
-       coalesce(list(DISTINCT o ORDER BY o) FILTER (WHERE k = 'tkg:statusChangedAt' AND d IS NOT NULL AND d <> '_'), [])
+       coalesce({sorted_set('o', "k = 'tkg:statusChangedAt' AND d IS NOT NULL AND d <> '_'")}, [])
          AS changed_at,
        arg_min(graph_name, priority) AS source_graph, max(graph_modified) AS source_modified
 FROM staging.ranked
@@ -625,13 +626,13 @@ FROM ev LEFT JOIN ev_paper ON ev_paper.s = ev.ev ORDER BY changed_at, event, pap
     Table(
         "reading_state",
         "Each paper's current reading status, when it was added, and when it was read.",
-        """
+        f"""
 WITH state AS (
   SELECT s AS paper,
-         arg_min(o, (priority, o)) FILTER (WHERE k = 'tkg:readingStatus') AS status_iri,
-         arg_min(o, (priority, o)) FILTER (WHERE k = 'tkg:statusChangedAt') AS changed,
-         arg_min(o, (priority, o)) FILTER (WHERE k = 'tkg:addedAt') AS added,
-         arg_min(o, (priority, o)) FILTER (WHERE k = 'tkg:listedStatus') AS listed_iri,
+         {best('o', 'priority', where="k = 'tkg:readingStatus'")} AS status_iri,
+         {best('o', 'priority', where="k = 'tkg:statusChangedAt'")} AS changed,
+         {best('o', 'priority', where="k = 'tkg:addedAt'")} AS added,
+         {best('o', 'priority', where="k = 'tkg:listedStatus'")} AS listed_iri,
          bool_or(kg_bool(o)) FILTER (WHERE k = 'tkg:hasNote') AS has_note,
          arg_min(graph_name, priority) FILTER (WHERE k = 'tkg:readingStatus') AS source_graph,
          arg_min(graph_modified, priority) FILTER (WHERE k = 'tkg:readingStatus') AS source_modified

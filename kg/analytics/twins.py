@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyoxigraph as ox
 
+from kg.analytics.aggregates import joined, pick, same_language
 from kg.graphs import MY_TECHNIQUES, PROVENANCE, READING, READING_LIST, graph_name
 from kg.vocab import XSD
 
@@ -91,16 +92,8 @@ _NOT_QUEUED = (f"'{STATUS_BASE}read'", f"'{STATUS_BASE}skipped'")
 
 def _pick(key: str, name: str) -> str:
     """One value of ``key`` per subject (the best graph's; of its values, the least, so that
-    every build picks the same) with its datatype marker."""
-    return (f"arg_min({{'o': o, 'd': d}}, (priority, o, d)) FILTER (WHERE k = '{key}') AS {name}")
-
-
-def _same_language(where: str, column: str = "d") -> str:
-    """The marker of a GROUP_CONCAT's result: the language its parts share, if they all
-    share one (as Oxigraph keeps it), else a plain string."""
-    return (f"CASE WHEN count(DISTINCT {column}) FILTER (WHERE {where}) = 1 "
-            f"AND starts_with(any_value({column}) FILTER (WHERE {where}), '@') "
-            f"THEN any_value({column}) FILTER (WHERE {where}) ELSE '' END")
+    every build picks the same) with its datatype marker: the struct ``name`` (``o``, ``d``)."""
+    return pick(name, f"k = '{key}'")
 
 
 def _iris(values: Any) -> list[str]:
@@ -173,8 +166,8 @@ WHERE (CAST($technique AS VARCHAR[]) IS NULL OR technique IN (SELECT unnest(CAST
                    {_pick('foaf:page', 'u')}, {_pick('dcterms:issued', 'i')}, {_pick('tkg:venue', 'v')},
                    {_pick('tkg:arxivPrimaryCategory', 'pc')}, {_pick('tkg:citationKey', 'ck')},
                    {_pick('tkg:readingStatus', 'st')},
-                   string_agg(DISTINCT o, ' ' ORDER BY o) FILTER (WHERE k = 'types') AS types,
-                   string_agg(DISTINCT o, chr(10) ORDER BY o) FILTER (WHERE k = 'tkg:venue') AS venues,
+                   {joined("o", "' '", "k = 'types'")} AS types,
+                   {joined("o", "chr(10)", "k = 'tkg:venue'")} AS venues,
                    min(TRY_CAST(o AS BIGINT)) FILTER (WHERE k = 'tkg:position') AS position
             FROM staging.ranked WHERE s IN (SELECT paper FROM papers)
               AND k IN ('dcterms:title', 'tkg:arxivId', 'bibo:doi', 'foaf:page', 'dcterms:issued', 'tkg:venue',
@@ -188,8 +181,7 @@ WHERE (CAST($technique AS VARCHAR[]) IS NULL OR technique IN (SELECT unnest(CAST
   names AS (SELECT s, o, d FROM staging.facts WHERE k = 'foaf:name'
             AND (s IN (SELECT o FROM members) OR s IN (SELECT agent FROM agents))),
   authors AS (SELECT l.paper,
-                     string_agg(DISTINCT CAST(m.n AS VARCHAR) || chr(9) || nm.o, chr(10)
-                                ORDER BY CAST(m.n AS VARCHAR) || chr(9) || nm.o) AS authors
+                     {joined("CAST(m.n AS VARCHAR) || chr(9) || nm.o", "chr(10)")} AS authors
               FROM lists AS l JOIN members AS m ON m.list = l.list JOIN names AS nm ON nm.s = m.o
               GROUP BY l.paper),
   firsts AS (SELECT a.paper,
@@ -254,8 +246,8 @@ GROUP BY categoryPosition, category, category__d, q.paper""",
                   EXCEPT SELECT o FROM staging.facts WHERE k = 'tkg:noteOf'),
   titles AS (SELECT DISTINCT s, o, d FROM staging.facts WHERE k = 'dcterms:title' AND {_page("s")}),
   times AS (SELECT DISTINCT s, o, d FROM staging.facts WHERE k = 'tkg:statusChangedAt' AND {_page("s")}),
-  cats AS (SELECT r.s AS paper, string_agg(DISTINCT l.o, ' | ' ORDER BY l.o) AS categories,
-                  {_same_language("TRUE", "l.d")} AS categories__d
+  cats AS (SELECT r.s AS paper, {joined("l.o", "' | '")} AS categories,
+                  {same_language("TRUE", "l.d")} AS categories__d
            FROM staging.facts AS r
            JOIN staging.facts AS l ON l.s = r.o AND l.k IN ('skos:prefLabel', 'skos:prefLabel@zh')
            WHERE r.k = 'tkg:readingCategory' AND r.s IN (SELECT paper FROM done) GROUP BY r.s)
@@ -277,12 +269,11 @@ _LISTED = f"""WITH chosen AS (SELECT DISTINCT s AS paper, o AS status FROM stagi
   labels AS (SELECT r.s AS paper, l.o, l.d FROM staging.facts AS r
              JOIN staging.facts AS l ON l.s = r.o AND l.k IN ('skos:prefLabel', 'skos:prefLabel@zh')
              WHERE r.k = 'tkg:readingCategory' AND r.s IN (SELECT paper FROM chosen)),
-  cats AS (SELECT paper, string_agg(DISTINCT o, ' | ' ORDER BY o) AS categories,
-                  {_same_language("TRUE")} AS categories__d
+  cats AS (SELECT paper, {joined("o", "' | '")} AS categories,
+                  {same_language("TRUE")} AS categories__d
            FROM labels GROUP BY paper),
   facts AS (SELECT s, {_pick('dcterms:title', 't')}, {_pick('tkg:statusChangedAt', 'at')},
-                   arg_min({{'o': o, 'd': d}}, (graph_name <> '{graph_name(READING_LIST)}', priority, o, d))
-                     FILTER (WHERE k = 'tkg:venue') AS v,
+                   {pick('v', "k = 'tkg:venue'", (f"graph_name <> '{graph_name(READING_LIST)}'", "priority"))},
                    max(o) FILTER (WHERE k = 'tkg:hasNote') AS flag,
                    min(TRY_CAST(o AS BIGINT)) FILTER (WHERE k = 'tkg:position') AS position
             FROM staging.ranked WHERE s IN (SELECT paper FROM chosen)
@@ -293,7 +284,7 @@ _LISTED = f"""WITH chosen AS (SELECT DISTINCT s AS paper, o AS status FROM stagi
               AND s NOT IN (SELECT s FROM staging.facts WHERE k = 'tkg:deletedAt')),
   bodies AS (SELECT n.note, n.paper, v.o, v.d, v.graph_name = '{graph_name(READING)}' AS mine
              FROM notes AS n JOIN staging.ranked AS v ON v.s = n.note AND v.k = 'rdf:value'),
-  texts AS (SELECT b.paper, string_agg(DISTINCT b.o, chr(31) ORDER BY b.o) AS notes FROM bodies AS b
+  texts AS (SELECT b.paper, {joined("b.o", "chr(31)")} AS notes FROM bodies AS b
             WHERE NOT EXISTS (SELECT 1 FROM bodies AS m WHERE m.note = b.note AND m.mine)
                OR EXISTS (SELECT 1 FROM bodies AS m WHERE m.note = b.note AND m.mine AND m.o = b.o
                           AND m.d IS NOT DISTINCT FROM b.d)
@@ -363,24 +354,23 @@ TWINS["lineage-nodes"] = Twin(
                  {_pick('tkg:headlineResult', 'h')}, {_pick('tkg:headlineConditional', 'c')},
                  {_pick('tkg:primaryPaper', 'p')}, {_pick('tkg:repository', 'repo')},
                  {_pick('tkg:onComparisonPage', 'on')}, {_pick('tkg:addedBy', 'ab')},
-                 arg_min({{'o': o, 'd': d}}, (priority, o, d)) FILTER (WHERE k = 'skos:prefLabel' AND d = '@en') AS n,
-                 string_agg(DISTINCT o, ', ' ORDER BY o) FILTER (WHERE k = 'skos:altLabel') AS aliases,
-                 {_same_language("k = 'skos:altLabel'")} AS aliases__d
+                 {pick('n', "k = 'skos:prefLabel' AND d = '@en'")},
+                 {joined("o", "', '", "k = 'skos:altLabel'")} AS aliases,
+                 {same_language("k = 'skos:altLabel'")} AS aliases__d
           FROM f WHERE k IN ('skos:notation', 'skos:prefLabel@zh', 'skos:definition', 'dcterms:date',
                              'tkg:headlineResult', 'tkg:headlineConditional', 'tkg:primaryPaper', 'tkg:repository',
                              'tkg:onComparisonPage', 'skos:prefLabel', 'skos:altLabel', 'tkg:addedBy')
           GROUP BY s),
   broader AS (SELECT DISTINCT s, o AS category FROM f WHERE k = 'skos:broader'),
   cats AS (SELECT s, {_pick('skos:notation', 'cid')}, {_pick('tkg:position', 'cpos')},
-                  arg_min({{'o': o, 'd': d}}, (priority, o, d)) FILTER (WHERE k = 'skos:prefLabel' AND d = '@en')
-                    AS clabel
+                  {pick('clabel', "k = 'skos:prefLabel' AND d = '@en'")}
            FROM staging.ranked WHERE s IN (SELECT category FROM broader)
              AND k IN ('skos:notation', 'tkg:position', 'skos:prefLabel') GROUP BY s),
   names AS (SELECT s, o, d FROM staging.facts WHERE k = 'foaf:name'),
   people AS (SELECT a.s, min(nm.o) AS who FROM f AS a JOIN names AS nm ON nm.s = a.o
              WHERE a.k IN ('tkg:firstAuthor', 'tkg:responsibleTeam') GROUP BY a.s),
-  orgs AS (SELECT a.s, string_agg(DISTINCT nm.o, ', ' ORDER BY nm.o) AS organisations,
-                  {_same_language("TRUE", "nm.d")} AS organisations__d FROM f AS a
+  orgs AS (SELECT a.s, {joined("nm.o", "', '")} AS organisations,
+                  {same_language("TRUE", "nm.d")} AS organisations__d FROM f AS a
            JOIN names AS nm ON nm.s = a.o WHERE a.k = 'tkg:organization' GROUP BY a.s),
   -- MAX over the rows: unbound as soon as one repository has no star count (SPARQL's error rule)
   stars AS (SELECT r.s, CASE WHEN bool_and(st.o IS NOT NULL) THEN max(TRY_CAST(st.o AS BIGINT)) END AS stars
@@ -500,8 +490,8 @@ TWINS["repositories"] = Twin(
   names AS (SELECT DISTINCT r.o AS repository, l.o AS name, l.d FROM staging.facts AS r
             JOIN staging.facts AS l ON l.s = r.s AND l.k = 'skos:prefLabel' AND l.d = '@en'
             WHERE r.k = 'tkg:repository'),
-  techniques AS (SELECT repository, string_agg(DISTINCT name, ', ' ORDER BY name) AS techniques,
-                        {_same_language("TRUE")} AS techniques__d FROM names GROUP BY repository)
+  techniques AS (SELECT repository, {joined("name", "', '")} AS techniques,
+                        {same_language("TRUE")} AS techniques__d FROM names GROUP BY repository)
 SELECT CAST($licenseContains AS VARCHAR) AS licenseContains, CAST($minStars AS BIGINT) AS minStars,
        l.repository, one.name, one.stars,
        TRY_CAST(split_part(snaps.latest, ' ', 2) AS BIGINT) - TRY_CAST(split_part(snaps.first, ' ', 2) AS BIGINT)
@@ -532,7 +522,7 @@ TWINS["papers-by-author"] = Twin(
               WHERE k = 'dcterms:creator' AND o IN (SELECT person FROM people)
                 AND s NOT IN (SELECT s FROM staging.facts WHERE k = 'bibo:authorList')),
   papers AS (SELECT paper, person FROM listed UNION SELECT paper, person FROM created),
-  facts AS (SELECT s, arg_min({{'o': o, 'd': d}}, (o, d)) FILTER (WHERE k = 'dcterms:title') AS t,
+  facts AS (SELECT s, {pick('t', "k = 'dcterms:title'", ())},
                    min(left(o, 4)) FILTER (WHERE k = 'dcterms:issued') AS year
             FROM staging.facts WHERE k IN ('dcterms:title', 'dcterms:issued') AND s IN (SELECT paper FROM papers)
             GROUP BY s),
@@ -540,8 +530,8 @@ TWINS["papers-by-author"] = Twin(
              JOIN staging.facts AS c ON c.k = 'rdf:_n' AND c.s = l.list
              UNION SELECT p.paper, p.person, c.o FROM created AS p
              JOIN staging.facts AS c ON c.k = 'dcterms:creator' AND c.s = p.paper),
-  coauthors AS (SELECT x.paper, x.person, string_agg(DISTINCT n.o, ', ' ORDER BY n.o) AS coauthors,
-                       {_same_language("TRUE", "n.d")} AS coauthors__d
+  coauthors AS (SELECT x.paper, x.person, {joined("n.o", "', '")} AS coauthors,
+                       {same_language("TRUE", "n.d")} AS coauthors__d
                 FROM others AS x JOIN staging.facts AS n ON n.k = 'foaf:name' AND n.s = x.co
                 WHERE x.co <> x.person GROUP BY x.paper, x.person)
 SELECT CAST($author AS VARCHAR) AS author, p.person, pe.name, pe.name__d, p.paper, f.t.o AS title, f.t.d AS title__d,
