@@ -333,7 +333,8 @@ def kg_serve(store: Path, *args: str, ready: str = "/static/app.css", timeout: f
              env: dict[str, str] | None = None) -> Iterator[tuple[subprocess.Popen[str], dict[str, object]]]:
     """``kg serve`` on 127.0.0.1 with a free port (``--port 0``); yields the process and
     the ``serve.json`` it published once ``ready`` (a path under the server) answers 200
-    within ``timeout`` seconds. Stopped with SIGTERM on exit (killed if it will not stop)."""
+    within ``timeout`` seconds. Stopped with SIGTERM on exit (killed if it will not stop);
+    what it wrote to stderr is then ``proc.log``, for a failure's message."""
     env = {**(env or os.environ), "KG_STORE": str(store), "COLUMNS": "200"}
     proc = subprocess.Popen([str(KG), "serve", "--port", "0", "--log-level", "warning", *args],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
@@ -359,7 +360,7 @@ def kg_serve(store: Path, *args: str, ready: str = "/static/app.css", timeout: f
         if proc.poll() is None:
             proc.send_signal(signal.SIGTERM)
         try:
-            proc.communicate(timeout=30)
+            _out, proc.log = proc.communicate(timeout=30)  # type: ignore[attr-defined]
         except subprocess.TimeoutExpired:
             proc.kill()
-            proc.communicate()
+            _out, proc.log = proc.communicate()  # type: ignore[attr-defined]

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from kg.analytics.twins import PAPER_LINKS
+from kg.analytics.twins import paper_links
 
 if TYPE_CHECKING:
     from kg.store.base import GraphStore
@@ -26,7 +26,7 @@ def techniques_of(store: GraphStore, papers: Sequence[str]) -> dict[str, list[di
     introduces it), strongest first, each with its least English name; None when the
     tables are not fresh."""
     from kg.analytics.answers import freshness
-    from kg.analytics.files import database_path
+    from kg.analytics.files import database_path, temp_table
     from kg.linking.listing import by_paper
     from kg.linking.model import PRIORITY, RELATIONS
 
@@ -37,12 +37,16 @@ def techniques_of(store: GraphStore, papers: Sequence[str]) -> dict[str, list[di
         return None
     ranks = " ".join(f"WHEN '{relation}' THEN {PRIORITY[relation]}" for relation in RELATIONS)
     try:
-        rows = con.execute(f"""WITH {PAPER_LINKS},
+        # the papers as a table: a list given as a parameter is unnested at each of its uses
+        # (61k papers of a reading list: 0.14 s, against 0.08 s with the table made)
+        temp_table(con, "listed_papers", {"paper": ("VARCHAR", list(papers))})
+        links = paper_links(lambda column: f"{column} IN (SELECT paper FROM listed_papers)")
+        rows = con.execute(f"""WITH {links},
               names AS (SELECT s, min(o) AS name FROM staging.facts WHERE k = 'skos:prefLabel' AND d = '@en'
                         GROUP BY s)
             SELECT links.paper, links.technique, min(CASE links.role {ranks} END) AS best, names.name
             FROM links JOIN names ON names.s = links.technique
-            GROUP BY links.paper, links.technique, names.name""", {"page": list(papers)}).fetchall()
+            GROUP BY links.paper, links.technique, names.name""").fetchall()
     finally:
         con.close()
     return by_paper((paper, technique, int(best), name) for paper, technique, best, name in rows)

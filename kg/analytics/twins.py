@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from kg.results import Term
     from kg.store.base import GraphStore
 
-__all__ = ["PAPER_LINKS", "STATUS_BASE", "STATUS_OF", "STORED", "TWINS", "Kind", "Twin"]
+__all__ = ["PAPER_LINKS", "STATUS_BASE", "STATUS_OF", "STORED", "TWINS", "Kind", "Twin", "paper_links"]
 
 
 #: Column kinds: how a value becomes a term. "term" reads the datatype or language from
@@ -110,14 +110,19 @@ _PAGE = _page("paper")
 #: The relations a paper is one of a technique's papers by (tkg:primaryPaper counts as introduces).
 _PAPER_OF = (("tkg:introducesTechnique", "introduces"), ("tkg:extendsTechnique", "extends"),
              ("tkg:usesTechnique", "uses"), ("tkg:evaluatesTechnique", "evaluates"))
-#: A WITH clause: ``links`` (technique, paper, role), each paper a technique introduces,
-#: extends, uses or evaluates, narrowed to the papers in ``$page`` (NULL for all).
-PAPER_LINKS = f"""
+def paper_links(narrow: Callable[[str], str] = _page) -> str:
+    """A WITH clause: ``links`` (technique, paper, role), each paper a technique introduces,
+    extends, uses or evaluates, narrowed by ``narrow`` of the paper's column (by default to
+    the papers in ``$page``, NULL for all)."""
+    return f"""
   links AS (SELECT DISTINCT s AS technique, o AS paper, 'introduces' AS role FROM staging.facts
-            WHERE k = 'tkg:primaryPaper' AND {_page("o")}
+            WHERE k = 'tkg:primaryPaper' AND {narrow("o")}
             UNION
             SELECT DISTINCT o, s, CASE k {" ".join(f"WHEN '{k}' THEN '{r}'" for k, r in _PAPER_OF)} END
-            FROM staging.facts WHERE k IN ({", ".join(f"'{k}'" for k, _r in _PAPER_OF)}) AND {_page("s")})"""
+            FROM staging.facts WHERE k IN ({", ".join(f"'{k}'" for k, _r in _PAPER_OF)}) AND {narrow("s")})"""
+
+
+PAPER_LINKS = paper_links()
 
 TWINS: dict[str, Twin] = {
     "lineage-paper-links": Twin(
