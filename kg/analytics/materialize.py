@@ -77,12 +77,15 @@ __all__ = [
 
 
 
-#: The memory DuckDB may use in a build before it spills to disk (beside the file). Its own
-#: structures and allocator take a few hundred megabytes more, and the copies' parsed
-#: batches are held beside it while it stages the facts. At 700k papers (9.6M facts), with
-#: the aggregates of :mod:`kg.analytics.aggregates`: 1 GB, a peak of 1.47 GB and 35 s;
-#: 2 GB while staging and 3 GB after it, 2.7-3.0 GB and 31-32 s.
+#: The memory DuckDB may use in a build before it spills to disk (beside the file), while
+#: it stages the facts (the copies' parsed batches are held beside it), ...
 BUILD_MEMORY = "1GB"
+#: ... and while it makes the tables and answers from them. DuckDB's own structures and
+#: allocator take a few hundred megabytes more. At 700k papers (9.6M facts), back to back,
+#: with the aggregates of :mod:`kg.analytics.aggregates` and the staged facts in the file:
+#: 2 GB, 40.5-45.1 s and a peak of 1.8 GB; 1 GB, 44.6-49.2 s and 1.47 GB. Before them (2 GB
+#: while staging, 3 GB after): 39.2-43.0 s, 2.8-3.0 GB.
+TABLES_MEMORY = "2GB"
 
 
 def session(con: duckdb.DuckDBPyConnection) -> None:
@@ -368,6 +371,7 @@ def _build(
         staged, from_changes = _stage(con, store, path, changed, ids, sizes, copies, workers, progress, deltas)
         phases = {"staging": time.perf_counter() - clock}
         clock = time.perf_counter()
+        con.execute(f"SET memory_limit = '{TABLES_MEMORY}'")
         changed_ids = [ids[g] for g in changed]
         keys |= _staged_keys(con, changed_ids)  # ... and new
         found = None
@@ -559,7 +563,7 @@ def _stage(
 
     # A table of the file (dropped before the build commits), not a temporary one: DuckDB keeps a
     # temporary table's rows in memory until it spills them, a gigabyte at 700k papers, and
-    # compresses a table's as it writes it (the build's peak: 1.6 GB against 1.45 GB, in 1 GB).
+    # compresses a table's as it writes it (the build's peak at 700k papers, in 1 GB: 1.6 GB against 1.45 GB).
     con.execute("CREATE OR REPLACE TABLE staging.staged_facts AS SELECT * FROM staging.facts LIMIT 0")
     with tempfile.TemporaryDirectory(prefix=".kg-analytics-", dir=path.parent) as folder:
         staged, whole = 0, []
