@@ -110,6 +110,8 @@ _PAGE = _page("paper")
 #: The relations a paper is one of a technique's papers by (tkg:primaryPaper counts as introduces).
 _PAPER_OF = (("tkg:introducesTechnique", "introduces"), ("tkg:extendsTechnique", "extends"),
              ("tkg:usesTechnique", "uses"), ("tkg:evaluatesTechnique", "evaluates"))
+
+
 def paper_links(narrow: Callable[[str], str] = _page) -> str:
     """A WITH clause: ``links`` (technique, paper, role), each paper a technique introduces,
     extends, uses or evaluates, narrowed by ``narrow`` of the paper's column (by default to
