@@ -26,19 +26,22 @@ def _filter(where: str | None) -> str:
     return f" FILTER (WHERE {where})" if where else ""
 
 
+def _leading(order: Sequence[str]) -> str:
+    """The struct fields that ``order`` compares first, named ``r0``, ``r1``, ..."""
+    return "".join(f"'r{i}': {expression}, " for i, expression in enumerate(order))
+
+
 def pick(name: str, where: str, first: Sequence[str] = ("priority",)) -> str:
     """The value and datatype marker of the facts matching ``where``, as the struct ``name``
     (fields ``o`` and ``d``): the least by ``first`` (by default the best graph's), then by
     value and marker, so that every build picks the same."""
-    order = "".join(f"'r{i}': {expression}, " for i, expression in enumerate(first))
-    return f"min({{{order}'o': o, 'd': d}}){_filter(where)} AS {name}"
+    return f"min({{{_leading(first)}'o': o, 'd': d}}){_filter(where)} AS {name}"
 
 
 def best(value: str, *order: str, where: str | None = None) -> str:
     """``value`` of the row least by ``order``, then by ``value`` (``arg_min`` with its ties
     broken the same way every build)."""
-    fields = "".join(f"'r{i}': {expression}, " for i, expression in enumerate(order))
-    return f"(min({{{fields}'v': {value}}}){_filter(where)}).v"
+    return f"(min({{{_leading(order)}'v': {value}}}){_filter(where)}).v"
 
 
 def sorted_set(value: str, where: str | None = None) -> str:
