@@ -35,11 +35,9 @@ transaction's ``prov:Activity``.
 from __future__ import annotations
 
 import functools
-import tempfile
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from pyoxigraph import NamedNode, Triple
@@ -49,6 +47,7 @@ from ingest.http import stats_for
 from ingest.merge import IngestReport
 from ingest.secrets import safe_url
 from ingest.semanticscholar import SOURCE, S2Edge, S2Paper, SemanticScholarSource, paper_id
+from kg import scratch
 from kg.citations import CITATION_PREDICATES, INFLUENTIAL, INTENT_PROPERTIES, citation_node, context_node
 from kg.errors import IngestError, OfflineError
 from kg.graphs import CITATIONS, READING
@@ -484,8 +483,8 @@ def ingest_citations(store: GraphStore, source: SemanticScholarSource, run: Cita
 def _bulk_write(store: GraphStore, triples: list[Triple], activity: Activity) -> None:
     import pyoxigraph as ox
 
-    with tempfile.TemporaryDirectory(prefix="techkg-citations-") as folder:
-        path = Path(folder) / "citations.nt"
+    with scratch.folder("techkg-citations-") as folder:
+        path = folder / "citations.nt"
         with open(path, "w", encoding="utf-8") as fh:
             fh.writelines(f"{t.subject} {t.predicate} {t.object} .\n" for t in triples)
         store.load_file(path, graph=CITATIONS, fmt=ox.RdfFormat.N_TRIPLES, gzipped=False, activity=activity)

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import bisect
 import re
-import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -27,6 +26,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 import pyoxigraph as ox
 
+from kg import scratch
 from kg.analytics.encoding import term as _term
 from kg.analytics.stored import (
     answer_table,
@@ -281,15 +281,12 @@ def _answer(con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any], ki
 @contextmanager
 def _session(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
     """A query's memory bound and spill folder; the connection is closed after it."""
-    spill = tempfile.mkdtemp(prefix="kg-answer-")
-    try:
-        con.execute(f"SET memory_limit = '1GB'; SET temp_directory = '{spill}'")
-        yield
-    finally:
-        con.close()
-        import shutil
-
-        shutil.rmtree(spill, ignore_errors=True)
+    with scratch.folder("kg-answer-") as spill:
+        try:
+            con.execute(f"SET memory_limit = '1GB'; SET temp_directory = '{spill}'")
+            yield
+        finally:
+            con.close()
 
 
 def _plan(names: Sequence[str], kinds: Mapping[str, Kind]) -> list[tuple[Kind, int, int | None]]:

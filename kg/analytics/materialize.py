@@ -37,13 +37,13 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-import tempfile
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kg import scratch
 from kg.analytics.changes import compare, keep_before
 from kg.analytics.delta import stage_delta
 from kg.analytics.files import IN_USE, WRITING, GraphState, connect, database_path, graph_states, record_code
@@ -565,10 +565,10 @@ def _stage(
     # temporary table's rows in memory until it spills them, a gigabyte at 700k papers, and
     # compresses a table's as it writes it (the build's peak at 700k papers, in 1 GB: 1.6 GB against 1.45 GB).
     con.execute("CREATE OR REPLACE TABLE staging.staged_facts AS SELECT * FROM staging.facts LIMIT 0")
-    with tempfile.TemporaryDirectory(prefix=".kg-analytics-", dir=path.parent) as folder:
+    with scratch.folder(".kg-analytics-", path.parent) as folder:
         staged, whole = 0, []
         for g in graphs:
-            added = stage_delta(con, store, g, ids[g], deltas[g], Path(folder), "staging.staged_facts") \
+            added = stage_delta(con, store, g, ids[g], deltas[g], folder, "staging.staged_facts") \
                 if g in deltas else None
             if added is None:
                 whole.append(g)
@@ -578,7 +578,7 @@ def _stage(
             store,
             con,
             [ox.NamedNode(g) for g in whole],
-            Path(folder),
+            folder,
             ids=ids,
             sizes=sizes,
             copies=copies,

@@ -39,9 +39,8 @@ def _editor(initial: str) -> str:
     import os
     import shlex
     import subprocess
-    import tempfile
-    from pathlib import Path
 
+    from kg import scratch
     from kg.errors import KGError
 
     editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
@@ -49,8 +48,8 @@ def _editor(initial: str) -> str:
         raise KGError("--edit opens your editor, and neither $EDITOR nor $VISUAL names one",
                       hint="Set EDITOR (export EDITOR=nano), or give the new text: "
                       "kg reading note PAPER 'TEXT' --edit.")
-    with tempfile.TemporaryDirectory(prefix="kg-note-") as folder:
-        path = Path(folder) / "note.txt"
+    with scratch.folder("kg-note-") as folder:
+        path = folder / "note.txt"
         path.write_text(initial + ("\n" if initial else ""), encoding="utf-8")
         try:
             done = subprocess.run([*shlex.split(editor), str(path)], check=False)

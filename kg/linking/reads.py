@@ -11,7 +11,6 @@ order.
 from __future__ import annotations
 
 import marshal
-import tempfile
 import zlib
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -20,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from pyoxigraph import Literal, NamedNode
 
+from kg import scratch
 from kg.graphs import LINKS, PROVENANCE, SOURCES
 from kg.linking.model import PaperText, TextField
 from kg.linking.names import TechniqueLabels
@@ -264,8 +264,8 @@ def each_paper(store: GraphStore, also: Iterable[str] = (), *, progress: Progres
     ``also`` (with None where it has no text), a lot of papers at a time (:data:`LOTS`):
     only one lot's texts are ever held. A graph ``kg import rdf`` loaded whole is read from
     its import copy (:mod:`kg.store.copies`), the rest from the store."""
-    with tempfile.TemporaryDirectory(prefix="techkg-texts-") as folder:
-        lots = _Lots(Path(folder))
+    with scratch.folder("techkg-texts-") as folder:
+        lots = _Lots(folder)
         try:
             for paper in also:
                 lots.listed(paper)

@@ -24,13 +24,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pyoxigraph as ox
 
+from kg import scratch
 from kg.graphs import LINKS
 from kg.linking.model import RELATION_PROPERTIES, Link, link_iri
 from kg.pauses import pause_point
@@ -110,8 +109,8 @@ def write_all(store: GraphStore, links: Iterable[Link], *, decided: Decided, thr
     """Replace the ``links`` graph with ``links`` (and the names and rules they were made
     with) through the bulk loader; returns counts (links, shown, per relation and status)."""
     counts: dict[str, int] = {"links": 0, "shown": 0}
-    with tempfile.TemporaryDirectory(prefix="techkg-links-") as folder:
-        path = Path(folder) / "links.nt"
+    with scratch.folder("techkg-links-") as folder:
+        path = folder / "links.nt"
         with open(path, "w", encoding="utf-8") as out:
             for link in links:
                 shown = visible(link, decided, threshold)

@@ -33,7 +33,6 @@ import fcntl
 import json
 import os
 import shutil
-import tempfile
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator
@@ -41,6 +40,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kg import scratch
 from kg.errors import SearchError
 from kg.search.schema import SCHEMA_VERSION, build_schema
 
@@ -71,10 +71,7 @@ def index_root(spec: str | None) -> Path:
     if value == ":memory:":
         key = str(os.getpid())
         if key not in _MEMORY:
-            _MEMORY[key] = Path(tempfile.mkdtemp(prefix="techkg-search-"))
-            import atexit
-
-            atexit.register(shutil.rmtree, _MEMORY[key], True)
+            _MEMORY[key] = scratch.for_process("techkg-search-")
         return _MEMORY[key]
     if value.startswith(("http://", "https://")):
         from platformdirs import user_data_path

@@ -48,7 +48,6 @@ import queue
 import resource
 import shutil
 import signal
-import tempfile
 import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -60,6 +59,7 @@ from typing import Any
 
 import psutil
 
+from kg import scratch
 from kg.server.errors import EndpointError
 from kg.server.jobs import Job, Outcome, Streamed, execute
 from kg.store.base import GraphStore
@@ -148,7 +148,7 @@ class StoreViews:
             # Every write publishes a view for readers (kg.store.folder): workers read those.
             self._current = ReaderView(str(store.path))
         elif isinstance(store, OxigraphStore):
-            self._root = Path(tempfile.mkdtemp(prefix="kg-serve-views-"))
+            self._root = scratch.for_process("kg-serve-views-")
             self._stale = True
         else:
             raise TypeError(f"cannot serve queries from a {type(store).__name__}")

@@ -34,8 +34,6 @@ import hashlib
 import io
 import json
 import os
-import shutil
-import tempfile
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -45,6 +43,7 @@ from typing import IO, TYPE_CHECKING, Protocol, cast
 
 import pyoxigraph as ox
 
+from kg import scratch
 from kg.graphs import PROVENANCE, USER_GRAPHS, graph_name
 from kg.pauses import pause_point
 from kg.store.provenance import Activity, lines_hash
@@ -228,11 +227,8 @@ def snapshots_for(store: SnapshotStore) -> Snapshots:
     if store.location == ":memory:":
         folder = _MEMORY_FOLDERS.get(id(store))
         if folder is None:
-            folder = Path(tempfile.mkdtemp(prefix="techkg-snapshots-"))
+            folder = scratch.for_process("techkg-snapshots-")
             _MEMORY_FOLDERS[id(store)] = folder
-            import atexit
-
-            atexit.register(shutil.rmtree, folder, True)
         return Snapshots(folder)
     from platformdirs import user_data_path
 

@@ -55,3 +55,14 @@ def test_kg_link_killed_while_it_replaces_the_links_leaves_them_old_or_new(kg_cl
     nxt = kg_cli("--wait", "0", "reading", "set", "GPipe", "read", store=built_store_path, check=True)
     assert "recovering" in nxt.stderr
     assert _links(built_store_path) == (old if outcome == "old" else new)
+
+
+def test_the_work_files_of_a_killed_kg_link_are_removed_by_the_next_one(kg_cli, built_store_path, tmp_path) -> None:
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    env = {"TMPDIR": str(scratch)}
+    kill_at("link.before-load", "link", store=built_store_path, env=env)
+    left = list(scratch.glob("techkg-links-*"))
+    assert len(left) == 1 and (left[0] / "links.nt").stat().st_size > 0
+    kg_cli("link", store=built_store_path, env=env, check=True)
+    assert list(scratch.iterdir()) == []
