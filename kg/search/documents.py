@@ -23,6 +23,7 @@ gather in Python one by one.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kg.graphs import OVERRIDING
@@ -32,7 +33,16 @@ if TYPE_CHECKING:
     import duckdb
     import pyarrow as pa
 
-__all__ = ["documents", "load"]
+__all__ = ["LOT_ROWS", "MEMORY", "PART_BYTES", "documents", "load"]
+
+#: The most memory DuckDB takes to make the documents of a whole index (:func:`load`).
+MEMORY = "600MB"
+#: Facts copied into DuckDB at a time (the Arrow batches held meanwhile).
+LOT_ROWS = 500_000
+#: A whole index's documents are made a part of the papers and techniques at a time, each
+#: part's facts holding about this much text (subjects and values): at 700k papers (390 MB
+#: of text), 13 parts, each made in :data:`MEMORY`, where all at once took 2.5 GB.
+PART_BYTES = 32_000_000
 
 _LINK_KEYS = ", ".join(f"'tkg:{name}'" for name in LINKS)
 #: The graphs whose value of a single-valued fact wins (the reader's date or summary of a
@@ -45,25 +55,45 @@ def _one(where: str) -> str:
     return f"coalesce(min(f.o) FILTER (WHERE {where} AND f.g IN ({_OVERRIDING})), min(f.o) FILTER (WHERE {where}))"
 
 
-def load(batches: Iterable[pa.RecordBatch]) -> duckdb.DuckDBPyConnection:
-    """An in-memory DuckDB holding the facts as the table ``f(g, s, k, o)``."""
+def load(batches: Iterable[pa.RecordBatch], folder: Path | None = None) -> duckdb.DuckDBPyConnection:
+    """A DuckDB holding the facts as the table ``f(g, s, k, o)``: in memory, or (a whole
+    index) in a file in ``folder``, in at most :data:`MEMORY` (spilled there beyond it).
+    The batches are copied in a lot of :data:`LOT_ROWS` rows at a time."""
     import duckdb
     import pyarrow as pa
 
-    schema = SCHEMA
-    # Gathered first, then copied in at once: DuckDB pulling a Python generator of batches
-    # copies several times slower (it waits on the generator with the GIL held).
-    incoming = pa.Table.from_batches([b for b in batches if b.num_rows], schema=schema)
-    con = duckdb.connect(":memory:")
+    con = duckdb.connect(str(folder / "facts.duckdb") if folder is not None else ":memory:")
     con.execute("SET enable_progress_bar = false")
-    con.register("incoming", incoming)
-    # The keys and graphs as ENUMs: the documents' twenty filtered aggregates compare
-    # integers, not strings, over millions of rows.
+    if folder is not None:
+        spill = str(folder / "spill").replace("'", "''")
+        con.execute(f"SET memory_limit = '{MEMORY}'; SET temp_directory = '{spill}'; "
+                    "SET preserve_insertion_order = false")
+    # The keys as an ENUM: the documents' twenty filtered aggregates compare integers, not
+    # strings, over millions of rows.
     keys = ", ".join(f"'{k}'" for k in (*PREDICATES, "skos:prefLabel@zh", "note"))
     con.execute(f"CREATE TYPE fact_key AS ENUM ({keys})")
-    con.execute("CREATE TYPE graph_iri AS ENUM (SELECT DISTINCT g FROM incoming WHERE g IS NOT NULL)")
-    con.execute("CREATE TABLE f AS SELECT g::graph_iri AS g, s, k::fact_key AS k, o FROM incoming")
-    con.unregister("incoming")
+    con.execute("CREATE TABLE f (g VARCHAR, s VARCHAR, k fact_key, o VARCHAR)")
+    lot: list[pa.RecordBatch] = []
+    rows = 0
+
+    def copy() -> None:
+        # A lot gathered, then copied at once: DuckDB pulling a Python generator of batches
+        # copies several times slower (it waits on the generator with the GIL held).
+        incoming = pa.Table.from_batches(lot, schema=SCHEMA)
+        con.register("incoming", incoming)
+        con.execute("INSERT INTO f SELECT CAST(g AS VARCHAR), s, CAST(k AS fact_key), o FROM incoming")
+        con.unregister("incoming")
+        lot.clear()
+
+    for batch in batches:
+        if batch.num_rows:
+            lot.append(batch)
+            rows += batch.num_rows
+            if rows >= LOT_ROWS:
+                copy()
+                rows = 0
+    copy()
+    pa.default_memory_pool().release_unused()  # (Arrow keeps what it freed for its next batches)
     return con
 
 
@@ -167,11 +197,19 @@ SELECT iri, '{{' || concat_ws(',', {_FIELDS}) || '}}' FROM docs"""
 def documents(con: duckdb.DuckDBPyConnection, *, targets: Sequence[str] | None = None,
               user_graphs: Sequence[str] = (), batch: int = 20_000) -> Iterator[tuple[str, str]]:
     """``(iri, JSON)`` of the documents of ``targets`` (all papers and techniques in the
-    facts when None); a target that is no paper or technique any more gives none."""
+    facts when None, a part of them at a time: :data:`PART_BYTES`); a target that is no
+    paper or technique any more gives none."""
     _prepare(con, targets, user_graphs)
-    cursor = con.execute(_DOCS)
-    while True:
-        rows = cursor.fetchmany(batch)
-        if not rows:
-            return
-        yield from rows
+    parts = 1
+    if targets is None:
+        found = con.execute("SELECT sum(strlen(s) + strlen(o)) FROM f").fetchall()[0][0] or 0
+        parts = max(1, -(-int(found) // PART_BYTES))
+    if parts > 1:
+        con.execute("ALTER TABLE targets RENAME TO all_targets")
+    for part in range(parts):
+        if parts > 1:
+            con.execute(f"CREATE OR REPLACE TEMP TABLE targets AS SELECT s FROM all_targets "
+                        f"WHERE hash(s) % {parts} = {part}")
+        cursor = con.execute(_DOCS)
+        while rows := cursor.fetchmany(batch):
+            yield from rows

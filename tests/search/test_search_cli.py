@@ -266,3 +266,25 @@ def test_a_write_of_many_documents_leaves_the_index_to_the_next_search_and_says_
     assert "search index is stale" not in done.stderr
     with OxigraphStore.open_reader(built_store_path) as store:
         assert freshness(store).state == "fresh"
+
+
+def test_a_whole_index_made_in_parts_holds_the_same_documents_as_one_made_at_once(built_store_path, tmp_path,
+                                                                                   monkeypatch) -> None:
+    import kg.search.documents as documents
+    from kg.search.facts import all_facts
+
+    def made(folder: Path | None) -> dict[str, dict[str, object]]:
+        con = documents.load(all_facts(store), folder)
+        try:
+            return {iri: json.loads(doc) for iri, doc in documents.documents(con)}
+        finally:
+            con.close()
+
+    with OxigraphStore(built_store_path) as store:
+        at_once = made(None)
+        monkeypatch.setattr(documents, "PART_BYTES", 2_000)  # the built store's facts in many parts
+        monkeypatch.setattr(documents, "LOT_ROWS", 300)  # copied into DuckDB a few hundred rows at a time
+        in_parts = made(tmp_path)
+    assert len(at_once) > 100
+    assert in_parts == at_once
+    assert (tmp_path / "facts.duckdb").exists()  # made in the file, within the memory bound
