@@ -110,14 +110,17 @@ def list_(
     """Links between papers and techniques, strongest relation first: each with its id, relation, score, status
     (hidden: below your threshold, so queries do not see it) and evidence. JSON rows hold paper, technique,
     relation, score, status and evidence [{field, text, source}]."""
-    from kg.cli.output import emit, emit_json
+    from kg.cli.output import emit, emit_json, progress_bar
     from kg.linking.listing import list_links
 
     fmt = pick_format(fmt)
     store = state().reader()
     technique, paper = _target(store, target) if target else (None, None)
-    rows = list_links(store, technique=technique, paper=paper, relation=relation.value if relation else None,
-                      status=status.value if status else None, min_score=min_score)
+    with progress_bar(show=fmt is Format.table) as bar:
+        task = bar.add_task("reading the links", total=None)
+        rows = list_links(store, technique=technique, paper=paper, relation=relation.value if relation else None,
+                          status=status.value if status else None, min_score=min_score,
+                          progress=lambda done: bar.update(task, completed=done))
     if fmt is Format.json:
         emit_json([r.as_dict() for r in rows])
         return

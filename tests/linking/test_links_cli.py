@@ -48,6 +48,19 @@ def test_filters_by_relation_status_and_score(kg_cli, linked) -> None:
     assert {r["technique_name"] for r in by_paper} == {"DeepSpeed ZeRO"}
 
 
+def test_a_verdict_lists_under_its_own_relation_and_status_not_the_linkers(kg_cli, linked) -> None:
+    def ids(*args: str) -> set[str]:
+        return {r["id"] for r in json.loads(kg_cli("links", *args, "-f", "json", store=linked, check=True).stdout)}
+
+    ident = json.loads(kg_cli("links", "ZeRO", "-r", "extends", "-f", "json", store=linked, check=True).stdout)[0]["id"]
+    assert ident in ids("-r", "extends") and ident in ids("--status", "auto")
+    kg_cli("links", "accept", ident, "--as", "uses", store=linked, check=True)
+    assert ident not in ids("-r", "extends") and ident in ids("-r", "uses")
+    assert ident not in ids("--status", "auto") and ident in ids("--status", "accepted")
+    assert ids("--status", "accepted") == {ident}
+    assert ident in ids("-r", "uses", "--status", "accepted")
+
+
 def test_accept_reject_and_add_from_the_command_line(kg_cli, linked) -> None:
     rows = json.loads(kg_cli("links", "ZeRO", "-r", "extends", "-f", "json", store=linked, check=True).stdout)
     ident = rows[0]["id"]
