@@ -14,7 +14,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import pyoxigraph as ox
 
@@ -60,24 +60,29 @@ def _int(term: object) -> int:
     return int(term.value) if isinstance(term, ox.Literal) else 0
 
 
-def reading_counts(store: GraphStore) -> ReadingCounts:
-    """The reading list's counts, read from the graph."""
+def reading_counts(store: GraphStore, per_paper: ReadingCounts | None = None) -> ReadingCounts:
+    """The reading list's counts, read from the graph. With ``per_paper`` (the papers, their
+    statuses, notes and papers in no category, as fresh analytics tables hold them:
+    :func:`kg.analytics.lookups.reading_counts`; 0.1 s against 10 s at 700k papers), only
+    the list's categories and the papers it lists are read from the graph (its small side)."""
+    listed = store.select(
+        f"""SELECT (COUNT(DISTINCT ?p) AS ?n) WHERE {{ GRAPH {READING_LIST} {{ ?p tkg:listedStatus ?x }}
+              ?p tkg:readingStatus ?s }}""").rows[0]["n"]
+    categories = store.select(
+        f"SELECT (COUNT(DISTINCT ?c) AS ?n) WHERE {{ GRAPH {READING_LIST} {{ ?c a tkg:ReadingListCategory }} }}"
+    ).rows[0]["n"]
+    if per_paper is not None:
+        return replace(per_paper, listed=_int(listed), categories=_int(categories))
     statuses = {str(r["slug"].value): _int(r["n"]) for r in store.select(  # type: ignore[union-attr]
         """SELECT ?slug (COUNT(DISTINCT ?p) AS ?n) WHERE { ?p tkg:readingStatus ?s .
              BIND(REPLACE(STR(?s), "^.*/status/", "") AS ?slug) } GROUP BY ?slug""").rows}
     row = store.select(
-        f"""SELECT (COUNT(DISTINCT ?p) AS ?papers) (COUNT(DISTINCT ?noted) AS ?notes)
-                   (COUNT(DISTINCT ?listed) AS ?fromList) WHERE {{
-              ?p tkg:readingStatus ?s .
-              OPTIONAL {{ ?p tkg:hasNote true BIND(?p AS ?noted) }}
-              OPTIONAL {{ GRAPH {READING_LIST} {{ ?p tkg:listedStatus ?x }} BIND(?p AS ?listed) }} }}""").rows[0]
+        """SELECT (COUNT(DISTINCT ?p) AS ?papers) (COUNT(DISTINCT ?noted) AS ?notes) WHERE {
+             ?p tkg:readingStatus ?s . OPTIONAL { ?p tkg:hasNote true BIND(?p AS ?noted) } }""").rows[0]
     loose = store.select("""SELECT (COUNT(DISTINCT ?p) AS ?n) WHERE { ?p tkg:readingStatus ?s
                               FILTER NOT EXISTS { ?p tkg:readingCategory ?c } }""").rows[0]["n"]
-    categories = store.select(
-        f"SELECT (COUNT(DISTINCT ?c) AS ?n) WHERE {{ GRAPH {READING_LIST} {{ ?c a tkg:ReadingListCategory }} }}"
-    ).rows[0]["n"]
     return ReadingCounts(papers=_int(row["papers"]), statuses=dict(sorted(statuses.items())),
-                         with_note=_int(row["notes"]), categories=_int(categories), listed=_int(row["fromList"]),
+                         with_note=_int(row["notes"]), categories=_int(categories), listed=_int(listed),
                          uncategorised=_int(loose))
 
 

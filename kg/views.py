@@ -279,10 +279,11 @@ def reading_papers_summary(papers: list[dict[str, Any]]) -> str:
 def stats(store: GraphStore) -> dict[str, Any]:
     """Counts for ``kg stats``: techniques, categories, papers, edges, reading progress, graphs
     (each as :mod:`kg.counts` defines it)."""
+    from kg.analytics.lookups import reading_counts as from_tables
     from kg.build import catalog_counts
     from kg.counts import catalog_paper_count, reading_counts
 
-    reading = reading_counts(store)
+    reading = reading_counts(store, from_tables(store))
     catalog = catalog_counts(store)
     counts = {
         **{k: v for k, v in catalog.items() if k != "lineage_edges"},

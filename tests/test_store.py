@@ -153,3 +153,25 @@ def test_a_graph_hashed_from_its_dumped_lines_hashes_as_its_triples(tmp_path: Pa
             back = [ox.Triple(q.subject, q.predicate, q.object)
                     for q in ox.parse(io.BytesIO(fh.read()), format=ox.RdfFormat.N_QUADS) if q.graph_name == G]
         assert content_hash(back) == content_hash(content) and len(back) == len(content)
+
+
+def test_graph_sizes_are_the_recorded_counts_and_stay_true_after_every_kind_of_write(fresh_store, tmp_path) -> None:
+    def sizes() -> dict[str, int]:
+        return {i.graph.value: i.triples for i in fresh_store.graph_info()}
+
+    def counted() -> dict[str, int]:
+        return {r["g"].value: int(r["n"].value) for r in fresh_store.select(  # type: ignore[union-attr]
+            "SELECT ?g (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } } GROUP BY ?g")}
+
+    loaded = tmp_path / "loaded.nt"
+    loaded.write_text("".join(f"{t.subject} {t.predicate} {t.object} .\n" for t in triples(5, "f")) * 2,
+                      encoding="utf-8")  # every line twice: five triples
+    fresh_store.load_file(loaded, graph=graph_iri("loaded"), fmt=ox.RdfFormat.N_TRIPLES, gzipped=False,
+                          activity=Activity("a load"))
+    with fresh_store.transaction("a replacement") as tx:
+        tx.replace_graph(G, triples(4, "a"))
+    assert sizes() == counted() and sizes()[G.value] == 4 and sizes()[graph_iri("loaded").value] == 5
+    with fresh_store.transaction("an insert") as tx:  # the writer does not know the new count: it is counted
+        tx.insert(G, triples(2, "z"))
+        tx.delete(graph_iri("loaded"), triples(1, "f"))
+    assert sizes() == counted() and sizes()[G.value] == 6 and sizes()[graph_iri("loaded").value] == 4

@@ -308,26 +308,43 @@ class GraphStore(abc.ABC):
 
     def graph_info(self) -> list[GraphInfo]:
         """Each named graph with its size and what the provenance graph records about it.
-        (Two queries: joining the provenance records to every quad while counting them
-        would cost a lookup per quad.)"""
-        counts = self.select("SELECT ?g (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } } GROUP BY ?g ORDER BY ?g")
+
+        The size is the triple count the provenance graph records, where it has one: every
+        write records its graphs anew, with their count where the writer knows it (a whole
+        load, a replacement), as :mod:`kg.validate` reads it. The other graphs are counted,
+        in one grouped query (at 700k papers, 6.5 s for every graph against 0.1 s). A server
+        (:attr:`batches_queries`), which other clients may write without a record, has every
+        graph counted. (Joining the records to every quad while counting them would cost a
+        lookup per quad.)"""
         records: dict[str, dict[str, str]] = {}
         for row in self.select(
-            f"""SELECT ?g ?modified ?activity ?hash WHERE {{ GRAPH {PROVENANCE} {{
+            f"""SELECT ?g ?modified ?activity ?hash ?count WHERE {{ GRAPH {PROVENANCE} {{
                   ?g dcterms:modified ?modified .
                   OPTIONAL {{ ?g prov:wasGeneratedBy ?act . ?act rdfs:label ?activity }}
-                  OPTIONAL {{ ?g tkg:contentHash ?hash }} }} }}"""
+                  OPTIONAL {{ ?g tkg:contentHash ?hash }}
+                  OPTIONAL {{ ?g tkg:tripleCount ?count }} }} }}"""
         ):
             g = row["g"]
             if isinstance(g, ox.NamedNode):
-                records[g.value] = {k: row[k].value for k in ("modified", "activity", "hash")  # type: ignore[union-attr]
+                records[g.value] = {k: row[k].value for k in ("modified", "activity", "hash", "count")  # type: ignore[union-attr]
                                     if row[k] is not None}
+        graphs = self.named_graphs()
+        sizes = {} if self.batches_queries else {
+            g: int(r["count"]) for g, r in records.items() if r.get("count", "").isdigit()}
+        unknown = [g for g in graphs if g.value not in sizes]
+        if unknown:
+            counted = self.select("SELECT ?g (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } } GROUP BY ?g",
+                                  None if self.batches_queries else {"g": unknown})
+            for row in counted:
+                g, n = row["g"], row["n"]
+                if isinstance(g, ox.NamedNode) and isinstance(n, ox.Literal):
+                    sizes[g.value] = int(n.value)
         out = []
-        for row in counts:
-            g, n = row["g"], row["n"]
-            assert isinstance(g, ox.NamedNode) and isinstance(n, ox.Literal)
+        for g in sorted(graphs, key=lambda node: node.value):
+            if g.value not in sizes:  # (emptied meanwhile)
+                continue
             record = records.get(g.value, {})
-            out.append(GraphInfo(graph=g, triples=int(n.value), modified=record.get("modified"),
+            out.append(GraphInfo(graph=g, triples=sizes[g.value], modified=record.get("modified"),
                                  activity=record.get("activity"), hash=record.get("hash")))
         return out
 

@@ -78,6 +78,22 @@ def test_stale_tables_leave_the_techniques_to_the_store(analysed_store) -> None:
     assert techniques_of(store, ["https://example.org/p"]) is None
 
 
+def test_the_reading_counts_from_the_tables_are_the_ones_the_store_gives(analysed_store, db_of) -> None:
+    from kg.analytics.lookups import reading_counts as from_tables
+    from kg.counts import reading_counts
+
+    store = analysed_store
+    paper = resolve_paper(store, "Ring Attention")
+    add_note(store, paper, "A note to count")
+    build(store, db_of(Path(store.location)))  # (a note by the core alone says nothing: made fresh)
+    found = from_tables(store)
+    assert found is not None and found.with_note >= 1 and sum(found.statuses.values()) == found.papers
+    assert reading_counts(store, found) == reading_counts(store)
+    with store.transaction(Activity("a test")) as tx:
+        tx.insert(READING, [Triple(NamedNode("https://example.org/p"), TKG.hasNote, Literal("x"))])
+    assert from_tables(store) is None  # stale: kg stats asks the store
+
+
 def test_after_a_status_change_the_list_is_still_read_from_the_tables(analysed_store_path, kg_cli) -> None:
     changed = kg_cli("reading", "set", "Ring Attention", "read", store=analysed_store_path)
     assert changed.returncode == 0, changed.stderr
