@@ -163,6 +163,9 @@ def test_graph_sizes_are_the_recorded_counts_and_stay_true_after_every_kind_of_w
         return {r["g"].value: int(r["n"].value) for r in fresh_store.select(  # type: ignore[union-attr]
             "SELECT ?g (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } } GROUP BY ?g")}
 
+    def recorded() -> dict[str, int]:
+        return recorded_counts(fresh_store)
+
     loaded = tmp_path / "loaded.nt"
     loaded.write_text("".join(f"{t.subject} {t.predicate} {t.object} .\n" for t in triples(5, "f")) * 2,
                       encoding="utf-8")  # every line twice: five triples
@@ -171,7 +174,29 @@ def test_graph_sizes_are_the_recorded_counts_and_stay_true_after_every_kind_of_w
     with fresh_store.transaction("a replacement") as tx:
         tx.replace_graph(G, triples(4, "a"))
     assert sizes() == counted() and sizes()[G.value] == 4 and sizes()[graph_iri("loaded").value] == 5
-    with fresh_store.transaction("an insert") as tx:  # the writer does not know the new count: it is counted
-        tx.insert(G, triples(2, "z"))
-        tx.delete(graph_iri("loaded"), triples(1, "f"))
+    with fresh_store.transaction("small writes") as tx:  # one triple there already, one deleted that is not
+        tx.insert(G, [*triples(2, "z"), triples(1, "a")[0]])
+        tx.delete(graph_iri("loaded"), [*triples(1, "f"), *triples(1, "nowhere")])
     assert sizes() == counted() and sizes()[G.value] == 6 and sizes()[graph_iri("loaded").value] == 4
+    # the counts went on from the recorded ones: nothing had to be counted
+    assert recorded() == {G.value: 6, graph_iri("loaded").value: 4}
+    score = ox.NamedNode(EX + "score")
+    decimal = ox.NamedNode("http://www.w3.org/2001/XMLSchema#decimal")
+    with fresh_store.transaction("a score") as tx:
+        tx.insert(G, [ox.Triple(ox.NamedNode(EX + "s"), score, ox.Literal("0.8", datatype=decimal))])
+    with fresh_store.transaction("the same score, written otherwise") as tx:  # "0.800" is the stored "0.8"
+        tx.delete(G, [ox.Triple(ox.NamedNode(EX + "s"), score, ox.Literal("0.8", datatype=decimal))])
+        tx.insert(G, [ox.Triple(ox.NamedNode(EX + "s"), score, ox.Literal("0.800", datatype=decimal))])
+    assert sizes() == counted() and recorded()[G.value] == 7
+    with fresh_store.transaction("a score the graph holds already") as tx:
+        tx.insert(G, [ox.Triple(ox.NamedNode(EX + "s"), score, ox.Literal("0.80", datatype=decimal))])
+    assert sizes() == counted() and recorded()[G.value] == 7
+    with fresh_store.transaction("a blank node") as tx:
+        tx.insert(G, [ox.Triple(ox.BlankNode(), ox.NamedNode(EX + "p"), ox.Literal("x"))])
+    assert G.value not in recorded() and sizes() == counted() and sizes()[G.value] == 8
+
+
+def recorded_counts(store) -> dict[str, int]:
+    """The triple counts the provenance graph records, by graph."""
+    return {r["g"].value: int(r["n"].value) for r in store.select(  # type: ignore[union-attr]
+        f"SELECT ?g ?n WHERE {{ GRAPH {PROVENANCE} {{ ?g tkg:tripleCount ?n }} }}")}

@@ -38,7 +38,8 @@ from kg.vocab import ID, RDF, TKG, XSD
 if TYPE_CHECKING:
     from kg.store.base import Activity, GraphStore
 
-__all__ = ["STATE", "direct_triple", "link_lines", "state_lines", "visible", "write_all", "write_papers"]
+__all__ = ["STATE", "direct_triple", "link_lines", "state_lines", "stored_decimal", "visible", "write_all",
+           "write_papers"]
 
 #: The node that holds the digest of the context rules the links were made with.
 STATE = ID["links-state"]
@@ -67,6 +68,13 @@ def _literal(value: str) -> str:
     return str(ox.Literal(value))
 
 
+def stored_decimal(score: float) -> str:
+    """``score`` to three places as the store keeps an xsd:decimal (``0.8``, ``1``, not
+    ``0.800``): a line written otherwise would differ from the one read back, and every
+    write of unchanged links would delete and insert its score again."""
+    return f"{score:.3f}".rstrip("0").rstrip(".") or "0"
+
+
 def link_lines(link: Link, *, shown: bool) -> Iterator[str]:
     """The N-Triples lines of ``link`` (and of its direct triple when ``shown``)."""
     node = f"<{link_iri(link.id).value}>"
@@ -75,7 +83,7 @@ def link_lines(link: Link, *, shown: bool) -> Iterator[str]:
     yield f"{node} {_P['linkedPaper']} {paper} .\n"
     yield f"{node} {_P['linkedTechnique']} {technique} .\n"
     yield f"{node} {_P['linkRelation']} <{RELATION_PROPERTIES[link.relation].value}> .\n"
-    yield f'{node} {_P["linkScore"]} "{link.score:.3f}"{_DECIMAL} .\n'
+    yield f'{node} {_P["linkScore"]} "{stored_decimal(link.score)}"{_DECIMAL} .\n'
     yield f'{node} {_P["linkStatus"]} "{link.status}" .\n'
     seen: set[str] = set()
     for item in link.evidence:

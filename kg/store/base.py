@@ -382,6 +382,25 @@ class GraphStore(abc.ABC):
         return Transaction(self, activity)
 
 
+def _stored_forms(literals: Iterable[Term]) -> dict[Term, Term]:
+    """Each typed literal of ``literals`` (other than a string) as the store keeps it: a
+    store in memory canonicalises it (``"0.800"^^xsd:decimal`` is ``"0.8"``)."""
+    typed = [lit for lit in literals if isinstance(lit, ox.Literal) and not lit.language
+             and lit.datatype.value != "http://www.w3.org/2001/XMLSchema#string"]
+    if not typed:
+        return {}
+    pairs = [(ox.NamedNode(f"urn:techkg:literal:{i}"), lit) for i, lit in enumerate(typed)]
+    memory = ox.Store()
+    memory.extend(ox.Quad(s, ox.NamedNode("urn:techkg:is"), lit, ox.DefaultGraph()) for s, lit in pairs)
+    back = {q.subject: q.object for q in memory.quads_for_pattern(None, None, None, ox.DefaultGraph())}
+    return {lit: back[s] for s, lit in pairs if s in back}
+
+
+#: The largest net change of a graph whose new size a transaction works out from the
+#: recorded count (:meth:`Transaction._size_after`); past it, the size is left to be counted.
+SIZE_DELTA_MOST = 50_000
+
+
 class Transaction:
     """Changes to several named graphs, applied atomically (as one SPARQL Update).
 
@@ -490,6 +509,10 @@ class Transaction:
             return
         ended = now()
         touched = {g: v for g, v in self._touched.items() if g not in self._dropped}
+        deltas = self._deltas()
+        for graph, (digest, count) in touched.items():
+            if count is None and graph.value in deltas:
+                touched[graph] = (digest, self._size_after(graph, deltas[graph.value]))
         ops: list[Operation] = list(self._ops)
         if touched or self._dropped:
             ops.append(provenance_update(self.activity, touched, ended, sources=self._sources,
@@ -498,7 +521,7 @@ class Transaction:
         graphs: dict[ox.NamedNode, int | None] = {
             **{g: n for g, (_, n) in touched.items()}, **dict.fromkeys(self._dropped, 0), PROVENANCE: None}
         self.changes.graphs |= {g.value for g in self.touched}
-        self.changes.deltas = self._deltas()
+        self.changes.deltas = deltas
         if not (self._replaced_user or self._snapshot_first) or not any(self.store.count(g) for g in USER_GRAPHS):
             # nothing of the user's to lose: no snapshot
             self.store.commit_transaction(ops, graphs, activity=self.activity.label)
@@ -509,6 +532,38 @@ class Transaction:
                 self.snapshot_taken = snapshot
                 self.store.commit_transaction(ops, graphs, activity=self.activity.label)
         record(self.store, self.changes)
+
+    def _size_after(self, graph: ox.NamedNode, delta: Delta) -> int | None:
+        """The triples ``graph`` holds once this transaction's inserts and deletes (``delta``,
+        their net change) are applied: the count its provenance records (kept so by every
+        write), plus the triples it ends up with that it does not hold yet, less those it
+        loses that it holds, each triple in the store's own form (a decimal written
+        ``0.800`` is the stored ``0.8``). None where no count is recorded, a triple has a
+        blank node, the change is large, or the store is a server (which counts anyway:
+        :meth:`GraphStore.graph_info`). So a graph loaded whole keeps its count through
+        later small writes, and ``kg stats`` and ``kg validate`` need not count it (the links
+        graph, which every import writes: 3.1M triples at 700k papers)."""
+        if self.store.batches_queries or len(delta) > SIZE_DELTA_MOST:
+            return None
+        if any(isinstance(term, ox.BlankNode) for triple in delta for term in (triple.subject, triple.object)):
+            return None
+        rows = self.store.select(f"SELECT ?n WHERE {{ GRAPH {PROVENANCE} {{ {graph} tkg:tripleCount ?n }} }}").rows
+        before = rows[0]["n"] if len(rows) == 1 else None
+        if not isinstance(before, ox.Literal) or not before.value.isdigit():
+            return None
+        stored = _stored_forms({triple.object for triple in delta if isinstance(triple.object, ox.Literal)})
+        after: dict[ox.Triple, bool] = {}  # in the store's form: whether the graph holds it after the commit
+        for op in self._ops:
+            if isinstance(op, Data) and op.graph == graph:
+                for triple in op.triples:
+                    key = ox.Triple(triple.subject, triple.predicate, stored.get(triple.object, triple.object))
+                    after[key] = op.kind == "insert"
+        values = " ".join(f"({t.subject} {t.predicate} {t.object})" for t in after)
+        held = {ox.Triple(r["s"], r["p"], r["o"]) for r in self.store.select(  # type: ignore[arg-type]
+            f"SELECT ?s ?p ?o WHERE {{ VALUES (?s ?p ?o) {{ {values} }} GRAPH {graph} {{ ?s ?p ?o }} }}").rows}
+        held = {ox.Triple(t.subject, t.predicate, stored.get(t.object, t.object)) for t in held}
+        return int(before.value) + sum(1 for t, kept in after.items() if kept and t not in held) \
+            - sum(1 for t, kept in after.items() if not kept and t in held)
 
     def _deltas(self) -> dict[str, Delta]:
         """Each graph's net change, where this transaction only inserted and deleted triples

@@ -171,6 +171,32 @@ def test_linking_some_papers_rewrites_only_their_links(built_store) -> None:
     assert before <= after and all(paper in str(t) or "/link/" in str(t.subject) for t in after - before)
 
 
+def test_linking_unchanged_papers_again_writes_nothing_and_keeps_the_graphs_count(built_store) -> None:
+    from tests.test_store import recorded_counts
+
+    link_everything(built_store)
+    papers = sorted({t.object.value for t in built_store.triples(LINKS) if t.predicate == TKG.linkedPaper})
+    count = recorded_counts(built_store)[LINKS.value]
+    report = link_papers(built_store, papers)  # every score as the store reads it back: no change at all
+    assert report.added == 0 and report.removed == 0
+    paper = "https://example.org/paper/ep"
+    _add_paper(built_store, paper, "Scaling expert parallelism with DeepEP")
+    report = link_papers(built_store, [paper])
+    assert report.added and not report.removed
+    assert recorded_counts(built_store)[LINKS.value] == count + report.added == built_store.count(LINKS)
+
+
+def test_scores_are_written_as_the_store_keeps_them() -> None:
+    from kg.linking.write import stored_decimal
+    from kg.store.copies import canonical_triples
+
+    decimal = ox.NamedNode("http://www.w3.org/2001/XMLSchema#decimal")
+    for i in range(1001):
+        written = ox.Triple(ox.NamedNode("https://example.org/l"), TKG.linkScore,
+                            ox.Literal(stored_decimal(i / 1000), datatype=decimal))
+        assert canonical_triples([written]) == f"{written} .\n".encode(), i
+
+
 @pytest.mark.parametrize("bad", [-0.1, 1.5])
 def test_a_threshold_outside_0_to_1_is_refused(built_store, bad: float) -> None:
     from kg.errors import KGError
