@@ -35,9 +35,6 @@ OWNER = ".owner"
 #: How old (seconds) a folder without a lock file must be to be taken for a leftover.
 UNOWNED_AGE = 86_400.0
 
-#: The lock files of the folders kept until this process exits (:func:`for_process`).
-_HELD: list[IO[bytes]] = []
-
 
 def sweep(prefix: str, parent: Path | None = None) -> int:
     """Remove the folders named ``prefix…`` in ``parent`` (the temporary folder if None)
@@ -99,6 +96,10 @@ def for_process(prefix: str) -> Path:
     """A scratch folder in the temporary folder, kept until this process exits (removed
     then; by a later one of its kind if it is killed)."""
     path, fh = _make(prefix, None)
-    _HELD.append(fh)
-    atexit.register(shutil.rmtree, path, True)
+    atexit.register(_release, path, fh)  # (which holds the lock file open until then)
     return path
+
+
+def _release(path: Path, fh: IO[bytes]) -> None:
+    shutil.rmtree(path, ignore_errors=True)
+    fh.close()

@@ -84,3 +84,15 @@ def test_a_link_named_like_a_scratch_folder_is_never_followed(tmp_path: Path) ->
     (tmp_path / "kg-test-link").symlink_to(target)
     assert scratch.sweep("kg-test-", tmp_path) == 0
     assert (target / "data.txt").read_text() == "keep"
+
+
+def test_a_folder_for_the_process_is_removed_when_it_exits_with_its_lock_closed(tmp_path: Path) -> None:
+    code = ("from kg import scratch\n"
+            "path = scratch.for_process('kg-test-')\n"
+            "(path / 'work.txt').write_text('x')\n"
+            "print(path)\n")
+    done = subprocess.run([sys.executable, "-X", "dev", "-c", code], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "TMPDIR": str(tmp_path)})
+    assert done.returncode == 0, done.stderr
+    assert Path(done.stdout.strip()).parent == tmp_path and not Path(done.stdout.strip()).exists()
+    assert "ResourceWarning" not in done.stderr and list(tmp_path.iterdir()) == []
