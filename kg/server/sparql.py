@@ -372,7 +372,7 @@ class Endpoint:
             refuse_outbound(outbound(update, PREFIXES, update=True), self.settings.allow_service, what="update")
         except QueryRefused as error:
             raise refused(error) from None
-        self.store.update(update)
+        self.store.update_unrecorded(update)
         from kg.derived import Changes, record
 
         # (graphs not known: kg serve's keeper finds them from their signatures, kg.derived.Background)

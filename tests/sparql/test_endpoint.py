@@ -202,6 +202,24 @@ def test_updates_are_refused_unless_allowed_and_authorised(serve, built_store) -
         assert bad.status_code == 400
 
 
+def test_a_clients_update_leaves_no_recorded_graph_size_behind_it(serve, built_store) -> None:
+    from kg.graphs import CATALOG, PROVENANCE
+
+    def sizes() -> dict[str, int]:
+        return {i.graph.value: i.triples for i in built_store.graph_info()}
+
+    before = sizes()
+    delete = (f"PREFIX skos: <http://www.w3.org/2004/02/skos/core#>\n"
+              f"DELETE WHERE {{ GRAPH {CATALOG} {{ ?t skos:notation 'zero' }} }} ; # one technique's id")
+    with serve(built_store, allow_update=True, token="t0ken") as base:
+        ok = httpx.post(f"{base}/sparql", data={"update": delete}, headers={"Authorization": "Bearer t0ken"})
+        assert ok.status_code == 204
+    after = sizes()
+    assert after[CATALOG.value] == before[CATALOG.value] - 1 == built_store.count(CATALOG)
+    others = set(before) - {CATALOG.value, PROVENANCE.value}  # (the catalog's record lost its count)
+    assert {g: after[g] for g in others} == {g: before[g] for g in others}
+
+
 def test_a_remote_store_can_write_through_the_endpoint_with_its_token(serve, built_store,
                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     g = graph_iri("via-endpoint")
