@@ -19,7 +19,7 @@ techniques and the graphs it wrote; those documents are made again from the stor
 graph whose signature changed since the index last matched the store (a write that did not
 say) is followed to its documents: those the graph holds now, and those the index says came
 from it. A graph too large for that (:data:`REPAIR_LIMIT` triples) makes the whole index again,
-which at 700k papers takes two fifths of the time the import of those papers took, in 0.7 GB. A
+which at 700k papers takes two fifths of the time the import of those papers took, in under 1 GB. A
 write's keeper (:mod:`kg.search.keeper`) gives a bound (``most``): past it, or where the
 whole index would be made again, the index is left as it was, stale, for the next search.
 :func:`freshness` compares the signatures, or (embedded store) only the view first.

@@ -398,20 +398,6 @@ class GraphStore(abc.ABC):
         return Transaction(self, activity)
 
 
-def _stored_forms(literals: Iterable[Term]) -> dict[Term, Term]:
-    """Each typed literal of ``literals`` (other than a string) as the store keeps it: a
-    store in memory canonicalises it (``"0.800"^^xsd:decimal`` is ``"0.8"``)."""
-    typed = [lit for lit in literals if isinstance(lit, ox.Literal) and not lit.language
-             and lit.datatype.value != "http://www.w3.org/2001/XMLSchema#string"]
-    if not typed:
-        return {}
-    pairs = [(ox.NamedNode(f"urn:techkg:literal:{i}"), lit) for i, lit in enumerate(typed)]
-    memory = ox.Store()
-    memory.extend(ox.Quad(s, ox.NamedNode("urn:techkg:is"), lit, ox.DefaultGraph()) for s, lit in pairs)
-    back = {q.subject: q.object for q in memory.quads_for_pattern(None, None, None, ox.DefaultGraph())}
-    return {lit: back[s] for s, lit in pairs if s in back}
-
-
 #: The largest net change of a graph whose new size a transaction works out from the
 #: recorded count (:meth:`Transaction._size_after`); past it, the size is left to be counted.
 SIZE_DELTA_MOST = 50_000
@@ -553,12 +539,12 @@ class Transaction:
         """The triples ``graph`` holds once this transaction's inserts and deletes (``delta``,
         their net change) are applied: the count its provenance records (kept so by every
         write), plus the triples it ends up with that it does not hold yet, less those it
-        loses that it holds, each triple in the store's own form (a decimal written
-        ``0.800`` is the stored ``0.8``). None where no count is recorded, a triple has a
-        blank node, the change is large, or the store is a server (which counts anyway:
-        :meth:`GraphStore.graph_info`). So a graph loaded whole keeps its count through
-        later small writes, and ``kg stats`` and ``kg validate`` need not count it (the links
-        graph, which every import writes: 3.1M triples at 700k papers)."""
+        loses that it holds, each triple in the store's own form (a decimal written ``0.800``
+        is the stored ``0.8``: :func:`kg.store.copies.canonical_triples`). None where no
+        count is recorded, a triple has a blank node, the change is large, or the store is a
+        server (which counts anyway: :meth:`GraphStore.graph_info`). So a graph loaded whole
+        keeps its count through later small writes, and ``kg stats`` and ``kg validate`` need
+        not count it (the links graph, which every import writes: 3.1M triples at 700k)."""
         if self.store.batches_queries or len(delta) > SIZE_DELTA_MOST:
             return None
         if any(isinstance(term, ox.BlankNode) for triple in delta for term in (triple.subject, triple.object)):
@@ -567,17 +553,16 @@ class Transaction:
         before = rows[0]["n"] if len(rows) == 1 else None
         if not isinstance(before, ox.Literal) or not before.value.isdigit():
             return None
-        stored = _stored_forms({triple.object for triple in delta if isinstance(triple.object, ox.Literal)})
+        from kg.store.copies import canonical_triples
+
         after: dict[ox.Triple, bool] = {}  # in the store's form: whether the graph holds it after the commit
         for op in self._ops:
             if isinstance(op, Data) and op.graph == graph:
-                for triple in op.triples:
-                    key = ox.Triple(triple.subject, triple.predicate, stored.get(triple.object, triple.object))
-                    after[key] = op.kind == "insert"
+                for t in ox.parse(canonical_triples(op.triples), format=ox.RdfFormat.N_TRIPLES):
+                    after[ox.Triple(t.subject, t.predicate, t.object)] = op.kind == "insert"
         values = " ".join(f"({t.subject} {t.predicate} {t.object})" for t in after)
         held = {ox.Triple(r["s"], r["p"], r["o"]) for r in self.store.select(  # type: ignore[arg-type]
             f"SELECT ?s ?p ?o WHERE {{ VALUES (?s ?p ?o) {{ {values} }} GRAPH {graph} {{ ?s ?p ?o }} }}").rows}
-        held = {ox.Triple(t.subject, t.predicate, stored.get(t.object, t.object)) for t in held}
         return int(before.value) + sum(1 for t, kept in after.items() if kept and t not in held) \
             - sum(1 for t, kept in after.items() if not kept and t in held)
 
