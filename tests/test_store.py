@@ -200,3 +200,19 @@ def recorded_counts(store) -> dict[str, int]:
     """The triple counts the provenance graph records, by graph."""
     return {r["g"].value: int(r["n"].value) for r in store.select(  # type: ignore[union-attr]
         f"SELECT ?g ?n WHERE {{ GRAPH {PROVENANCE} {{ ?g tkg:tripleCount ?n }} }}")}
+
+
+def test_a_write_goes_on_when_its_graphs_new_size_cannot_be_worked_out(fresh_store, monkeypatch) -> None:
+    from kg.store.base import Transaction
+
+    with fresh_store.transaction("a replacement") as tx:
+        tx.replace_graph(G, triples(2, "a"))
+
+    def broken(self, graph, delta):  # (a fault in the count: it must not cost the write)
+        raise RuntimeError("no count")
+
+    monkeypatch.setattr(Transaction, "_size_after", broken)
+    with fresh_store.transaction("an insert") as tx:
+        tx.insert(G, triples(1, "z"))
+    assert fresh_store.count(G) == 3 and G.value not in recorded_counts(fresh_store)
+    assert {i.graph.value: i.triples for i in fresh_store.graph_info()}[G.value] == 3

@@ -514,7 +514,10 @@ class Transaction:
         deltas = self._deltas()
         for graph, (digest, count) in touched.items():
             if count is None and graph.value in deltas:
-                touched[graph] = (digest, self._size_after(graph, deltas[graph.value]))
+                try:
+                    touched[graph] = (digest, self._size_after(graph, deltas[graph.value]))
+                except Exception:  # noqa: BLE001 - a size left unknown is counted later; the write goes on
+                    pass
         ops: list[Operation] = list(self._ops)
         if touched or self._dropped:
             ops.append(provenance_update(self.activity, touched, ended, sources=self._sources,
