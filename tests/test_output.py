@@ -222,3 +222,16 @@ def test_a_long_table_too_wide_for_the_terminal_prints_records_block_by_block(
     # one blank line between records, the block boundary included
     assert "\n\npaper:" in text and "\npaper:" not in text.replace("\n\npaper:", "")
     assert text.splitlines()[-1] == f"{len(rows):,} rows"
+
+
+def test_a_record_cuts_a_value_longer_than_the_width_after_a_slash() -> None:
+    iri = "https://w3id.org/techkg/source/kg/data/techniques/quantized-training.toml"
+    rows = [{"graph": "catalog", "source": f"{iri}\n{'x' * 90}", **{f"c{i}": "y" * 12 for i in range(6)}}]
+    text = render(rows, width=60)
+    lines = text.splitlines()
+    assert all(len(line.rstrip()) <= 60 for line in lines)
+    start = [i for i, line in enumerate(lines) if line.startswith("source:")][0]
+    indent = lines[start].index("https")
+    pieces = [line[indent:] for line in lines[start:start + 4]]
+    assert pieces[0].endswith("/") and "".join(pieces[:2]) == iri
+    assert "".join(pieces[2:]) == "x" * 90

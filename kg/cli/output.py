@@ -533,12 +533,24 @@ def _records(names: list[str], cells: list[list[str]], *, width: int, title: str
                 continue  # an empty field says nothing in a record
             text = Text(no_wrap=True, overflow="ignore")
             text.append(f"{name}:".ljust(key_width), style="bold")
-            folded = [part for line in (value.splitlines() or [""])
+            folded = [piece for line in (value.splitlines() or [""])
                       for part in (textwrap.wrap(line, room, break_long_words=False, break_on_hyphens=False)
-                                   or [""])]
+                                   or [""])
+                      for piece in _pieces(part, room)]
             text.append(("\n" + " " * key_width).join(folded))
             blocks.append(text)
     return Group(*blocks)
+
+
+def _pieces(word: str, room: int) -> list[str]:
+    """A line longer than ``room`` (one long word: an IRI, a path) cut after its last ``/``
+    that fits, or at ``room`` where none does, so that a record stays within the width."""
+    pieces = []
+    while len(word) > room:
+        cut = word.rfind("/", 1, room) + 1 or room
+        pieces.append(word[:cut])
+        word = word[cut:]
+    return [*pieces, word]
 
 
 def print_error(error: KGError, *, as_json: bool = False) -> None:
