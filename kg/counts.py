@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 
 import pyoxigraph as ox
 
-from kg.graphs import CATALOG, READING_LIST
+from kg.graphs import CATALOG, READING_LIST, own_first
 from kg.store.base import GraphStore
 
 __all__ = ["UNCATEGORISED", "ReadingCounts", "catalog_paper_count", "reading_counts"]
@@ -74,8 +74,9 @@ def reading_counts(store: GraphStore, per_paper: ReadingCounts | None = None) ->
     if per_paper is not None:
         return replace(per_paper, listed=_int(listed), categories=_int(categories))
     statuses = {str(r["slug"].value): _int(r["n"]) for r in store.select(  # type: ignore[union-attr]
-        """SELECT ?slug (COUNT(DISTINCT ?p) AS ?n) WHERE { ?p tkg:readingStatus ?s .
-             BIND(REPLACE(STR(?s), "^.*/status/", "") AS ?slug) } GROUP BY ?slug""").rows}
+        f"""SELECT ?slug (COUNT(DISTINCT ?p) AS ?n) WHERE {{ ?p tkg:readingStatus ?s .
+              {own_first("?p", "readingStatus", "?s", "own")}
+              BIND(REPLACE(STR(?s), "^.*/status/", "") AS ?slug) }} GROUP BY ?slug""").rows}
     row = store.select(
         """SELECT (COUNT(DISTINCT ?p) AS ?papers) (COUNT(DISTINCT ?noted) AS ?notes) WHERE {
              ?p tkg:readingStatus ?s . OPTIONAL { ?p tkg:hasNote true BIND(?p AS ?noted) } }""").rows[0]

@@ -26,6 +26,8 @@ from pyoxigraph import NamedNode
 from kg.vocab import GRAPH_BASE
 
 __all__ = [
+    "READING_STATE_KEYS",
+    "own_first",
     "ARXIV",
     "CATALOG",
     "FOLLOWS",
@@ -158,6 +160,26 @@ USER_GRAPHS: tuple[NamedNode, ...] = tuple(g for g, kind in OWNERS.items() if ki
 #: view follows this rule: the SPARQL of the views filters the other values out
 #: (:data:`kg.owntech.overrides.PREFER_MINE`), and analytics ranks these graphs first.
 OVERRIDING: tuple[NamedNode, ...] = (MY_TECHNIQUES,)
+
+
+#: A paper's reading state (its status and when it changed) is the reader's own where they
+#: set one (the reading graph's), over one that another graph states (an import's); where
+#: they set none, every graph's counts. The named queries say so with :func:`own_first`,
+#: the analytics tables with ``kg.analytics.twins.own_first`` and the reading graph's
+#: priority.
+READING_STATE_KEYS = ("readingStatus", "statusChangedAt")
+
+
+def own_first(subject: str, key: str, value: str, mine: str) -> str:
+    """SPARQL that keeps the ``subject``'s ``tkg:<key>`` ``value`` (variables or terms, bound
+    before it) only where the reading graph states none other for it (see
+    :data:`READING_STATE_KEYS`); ``mine`` is a variable name of its own. A hash join of the
+    reading graph's values, not a lookup for each row: 245k statuses at 700k papers in
+    0.07 s, against 1 s. The values are compared with ``=``, not ``sameTerm``: Virtuoso 7
+    gives a time that a page's ``VALUES`` block brings as another term."""
+    return (f"OPTIONAL {{ SELECT {subject} ?{mine} WHERE {{ GRAPH <{READING.value}> {{ "
+            f"{subject} <https://w3id.org/techkg/ns#{key}> ?{mine} }} }} }} "
+            f"FILTER(!BOUND(?{mine}) || ?{mine} = {value})")
 
 
 def is_import_graph(graph: NamedNode) -> bool:

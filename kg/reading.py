@@ -28,7 +28,7 @@ from pyoxigraph import Literal, NamedNode, Triple
 
 from kg.catalog import Catalog
 from kg.errors import NotFoundError, ReadingListError
-from kg.graphs import READING, READING_LIST
+from kg.graphs import READING, READING_LIST, own_first
 from kg.iris import paper_label, parse_arxiv_id, slugify, status_iri
 from kg.readinglist import (
     PaperMatcher,
@@ -632,7 +632,8 @@ def reading_index(store: GraphStore) -> list[IndexEntry]:
     labels = dict(pairs("""SELECT ?s (SAMPLE(?l) AS ?o) WHERE {
                              ?s a tkg:ReadingListCategory ; skos:prefLabel ?l } GROUP BY ?s"""))
     statuses = {paper: str(status).rsplit("/status/", 1)[-1]
-                for paper, status in pairs("SELECT ?s ?o WHERE { ?s tkg:readingStatus ?o }")}
+                for paper, status in pairs(f"""SELECT ?s ?o WHERE {{ ?s tkg:readingStatus ?o .
+                                                 {own_first("?s", "readingStatus", "?o", "own")} }}""")}
     categories: dict[str, set[str]] = {}
     for paper, category in pairs("SELECT ?s ?o WHERE { ?s tkg:readingCategory ?o }"):
         if paper in statuses and str(category) in labels:

@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from pyoxigraph import Literal, NamedNode
 
-from kg.graphs import CITATIONS, READING
+from kg.graphs import CITATIONS, READING, own_first
 from kg.iris import paper_link
 from kg.sparqltext import values_block
 from kg.vocab import CITO, TKG
@@ -279,13 +279,16 @@ class SparqlReadingFacts:
         return str(name), [(r["p"], r["role"]) for r in rows.records() if isinstance(r["p"], str)]
 
     def reads(self, limit: int) -> list[tuple[str, str]]:
-        rows = self.store.select(f"SELECT ?p ?at WHERE {{ ?p tkg:readingStatus <{_READ}> ; tkg:statusChangedAt ?at }}")
+        rows = self.store.select(f"""SELECT ?p ?at WHERE {{ ?p tkg:readingStatus <{_READ}> ; tkg:statusChangedAt ?at .
+                                       {own_first("?p", "readingStatus", f"<{_READ}>", "own")}
+                                       {own_first("?p", "statusChangedAt", "?at", "ownAt")} }}""")
         return [(row["p"].value, row["at"].value) for row in rows.rows
                 if isinstance(row["p"], NamedNode) and isinstance(row["at"], Literal)]
 
     def first_reads(self, limit: int) -> list[str]:
-        rows = self.store.select(f"SELECT DISTINCT ?p WHERE {{ ?p tkg:readingStatus <{_READ}> FILTER(isIRI(?p)) }} "
-                                 f"ORDER BY ?p LIMIT {limit}")
+        rows = self.store.select(f"""SELECT DISTINCT ?p WHERE {{ ?p tkg:readingStatus <{_READ}> FILTER(isIRI(?p))
+                                       {own_first("?p", "readingStatus", f"<{_READ}>", "own")} }}
+                                     ORDER BY ?p LIMIT {limit}""")
         return [r["p"] for r in rows.records()]
 
     def followed(self, uses: Sequence[str]) -> list[tuple[str, str, str]]:

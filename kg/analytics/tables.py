@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from kg.analytics.aggregates import best, sorted_set
 from kg.analytics.staging import KEYS, REPOSITORY_COUNTS
-from kg.graphs import CITATIONS, graph_name
+from kg.graphs import CITATIONS, READING, graph_name
 
 __all__ = ["SHARED_KEYS", "TABLES", "Table", "ordered", "table"]
 
@@ -34,6 +34,8 @@ SHARED_KEYS: frozenset[str] = frozenset({
 #: The name of the citations graph in the staged facts.
 _CITATIONS = graph_name(CITATIONS)
 _READ = "https://w3id.org/techkg/id/status/read"
+#: The dated status changes of a paper (the reading graph's are its own: kg.graphs.READING_STATE_KEYS).
+_CHANGED = "k = 'tkg:statusChangedAt' AND d IS NOT NULL AND d <> '_'"
 
 _KEY_LITERAL = re.compile(r"'([^']+)'")
 
@@ -530,10 +532,10 @@ GROUP BY s""",
         "What kg suggest reading knows of the reading list: the papers on it, whether each is marked read, and "
         "the times its status changed (as written).",
         f"""
-SELECT s AS paper, bool_or(k = 'tkg:readingStatus' AND o = '{_READ}') AS read,
-       coalesce({sorted_set('o', "k = 'tkg:statusChangedAt' AND d IS NOT NULL AND d <> '_'")}, [])
-         AS changed_at,
-       arg_min(graph_name, priority) AS source_graph, max(graph_modified) AS source_modified
+SELECT s AS paper, coalesce({best('o', 'priority', where="k = 'tkg:readingStatus'")} = '{_READ}', false) AS read,
+       coalesce({sorted_set('o', f"{_CHANGED} AND graph_name = '{graph_name(READING)}'")},
+                {sorted_set('o', _CHANGED)}, []) AS changed_at,
+       arg_min(graph_name, priority) AS source_graph, arg_min(graph_modified, priority) AS source_modified
 FROM staging.ranked
 WHERE k IN ('tkg:readingStatus', 'tkg:statusChangedAt') AND NOT starts_with(s, '_:')
   AND s IN (SELECT s FROM staging.facts WHERE k = 'tkg:readingStatus')

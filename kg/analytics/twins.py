@@ -107,6 +107,16 @@ def _page(column: str) -> str:
 
 
 _PAGE = _page("paper")
+_OWN = f"(SELECT id FROM staging.graphs WHERE graph = '{READING.value}')"
+
+
+def own_first(key: str, where: str = "TRUE") -> str:
+    """The facts of ``key`` (a reading-state key: the status, when it changed) that pass
+    ``where``, as every view reads them: the reading graph's where it states any for the
+    subject (the reader's own word), else every graph's, as the named queries read them."""
+    return f"""(SELECT * FROM staging.facts AS x WHERE x.k = '{key}' AND {where}
+    AND (x.g = {_OWN} OR NOT EXISTS (SELECT 1 FROM staging.facts AS y
+                                     WHERE y.s = x.s AND y.k = '{key}' AND y.g = {_OWN})))"""
 #: The relations a paper is one of a technique's papers by (tkg:primaryPaper counts as introduces).
 _PAPER_OF = (("tkg:introducesTechnique", "introduces"), ("tkg:extendsTechnique", "extends"),
              ("tkg:usesTechnique", "uses"), ("tkg:evaluatesTechnique", "evaluates"))
@@ -129,8 +139,7 @@ PAPER_LINKS = paper_links()
 TWINS: dict[str, Twin] = {
     "lineage-paper-links": Twin(
         f"""WITH {PAPER_LINKS},
-  statuses AS (SELECT DISTINCT s AS paper, o AS status FROM staging.facts
-               WHERE k = 'tkg:readingStatus' AND {_page("s")})
+  statuses AS (SELECT DISTINCT s AS paper, o AS status FROM {own_first('tkg:readingStatus', _page("s"))})
 SELECT technique, paper, role, status FROM links LEFT JOIN statuses USING (paper)
 WHERE CAST($technique AS VARCHAR[]) IS NULL OR technique IN (SELECT unnest(CAST($technique AS VARCHAR[])))""",
         {"technique": "iri", "paper": "iri", "role": "string", "status": "iri"},
@@ -226,13 +235,14 @@ SELECT p.paper, t.o AS title, t.d AS title__d, position FROM papers AS p LEFT JO
   positioned AS (SELECT cat, category, category__d, p.o AS categoryPosition FROM cats
                  LEFT JOIN (SELECT DISTINCT s, o FROM staging.facts WHERE k = 'tkg:position') AS p ON p.s = cats.cat),
   queued AS (SELECT DISTINCT r.s AS paper, r.o AS cat, st.o AS status FROM staging.facts AS r
-             JOIN staging.facts AS st ON st.s = r.s AND st.k = 'tkg:readingStatus'
+             JOIN {own_first('tkg:readingStatus')} AS st ON st.s = r.s
              WHERE r.k = 'tkg:readingCategory' AND {_page("r.s")} AND st.o NOT IN ({", ".join(_NOT_QUEUED)})),
+  times AS (SELECT s, max(o) AS changed FROM {own_first('tkg:statusChangedAt', "s IN (SELECT paper FROM queued)")}
+            GROUP BY s),
   facts AS (SELECT s, min(TRY_CAST(o AS BIGINT)) FILTER (WHERE k = 'tkg:position') AS position,
                    min(o) FILTER (WHERE k = 'dcterms:title') AS title,
-                   min(o) FILTER (WHERE k = 'tkg:venue') AS venue,
-                   max(o) FILTER (WHERE k = 'tkg:statusChangedAt') AS changed
-            FROM staging.facts WHERE s IN (SELECT paper FROM queued)
+                   min(o) FILTER (WHERE k = 'tkg:venue') AS venue, any_value(times.changed) AS changed
+            FROM staging.facts LEFT JOIN times USING (s) WHERE s IN (SELECT paper FROM queued)
               AND k IN ('tkg:position', 'dcterms:title', 'tkg:venue', 'tkg:statusChangedAt') GROUP BY s)
 SELECT CAST($section AS VARCHAR) AS section, TRY_CAST(categoryPosition AS BIGINT) AS categoryPosition,
        category, category__d,
@@ -247,12 +257,12 @@ GROUP BY categoryPosition, category, category__d, q.paper""",
         by_paper="paper",
     ),
     "read-without-note": Twin(
-        f"""WITH done AS (SELECT DISTINCT s AS paper FROM staging.facts
-                  WHERE k = 'tkg:readingStatus' AND o = '{STATUS_BASE}read' AND {_page("s")}
+        f"""WITH done AS (SELECT DISTINCT s AS paper
+                  FROM {own_first('tkg:readingStatus', f"o = '{STATUS_BASE}read' AND {_page('s')}")}
                   EXCEPT SELECT s FROM staging.facts WHERE k = 'tkg:hasNote' AND o = 'true'
                   EXCEPT SELECT o FROM staging.facts WHERE k = 'tkg:noteOf'),
   titles AS (SELECT DISTINCT s, o, d FROM staging.facts WHERE k = 'dcterms:title' AND {_page("s")}),
-  times AS (SELECT DISTINCT s, o, d FROM staging.facts WHERE k = 'tkg:statusChangedAt' AND {_page("s")}),
+  times AS (SELECT DISTINCT s, o, d FROM {own_first('tkg:statusChangedAt', _page("s"))}),
   cats AS (SELECT r.s AS paper, {joined("l.o", "' | '")} AS categories,
                   {same_language("TRUE", "l.d")} AS categories__d
            FROM staging.facts AS r
@@ -271,8 +281,8 @@ LEFT JOIN cats USING (paper)""",
 #: The reading list: each paper with a status (its rows in the list's order, kept as an
 #: answer table, :attr:`Twin.in_order`); a note's text in the reading graph replaces its
 #: other texts (kg.reading.prefer_reading).
-_LISTED = f"""WITH chosen AS (SELECT DISTINCT s AS paper, o AS status FROM staging.facts
-                 WHERE k = 'tkg:readingStatus' AND {_page("s")}),
+_LISTED = f"""WITH chosen AS (SELECT DISTINCT s AS paper, o AS status
+                 FROM {own_first('tkg:readingStatus', _page("s"))}),
   labels AS (SELECT r.s AS paper, l.o, l.d FROM staging.facts AS r
              JOIN staging.facts AS l ON l.s = r.o AND l.k IN ('skos:prefLabel', 'skos:prefLabel@zh')
              WHERE r.k = 'tkg:readingCategory' AND r.s IN (SELECT paper FROM chosen)),
@@ -325,7 +335,7 @@ _QUEUED_LINKS = f"""WITH links AS (SELECT DISTINCT s AS paper, o AS lineage FROM
                  WHERE k IN ({", ".join(f"'{k}'" for k, _r in _PAPER_OF)}) AND {_page("s")}
                  UNION SELECT DISTINCT o, s FROM staging.facts WHERE k = 'tkg:primaryPaper' AND {_page("o")}),
   queued AS (SELECT links.paper, links.lineage, st.o AS status FROM links
-             JOIN staging.facts AS st ON st.s = links.paper AND st.k = 'tkg:readingStatus'
+             JOIN {own_first('tkg:readingStatus')} AS st ON st.s = links.paper
              WHERE st.o NOT IN ({", ".join(_NOT_QUEUED)})),
   names AS (SELECT s, o FROM staging.facts WHERE k = 'skos:prefLabel' AND d = '@en'),
   titles AS (SELECT s, {_pick('dcterms:title', 't')} FROM staging.ranked
@@ -452,7 +462,7 @@ _DATED = f"""WITH dated AS (
   names AS (SELECT DISTINCT s, o, d FROM staging.facts
             WHERE k = 'skos:prefLabel' AND d = '@en' AND s IN (SELECT item FROM items)),
   repos AS (SELECT DISTINCT s, o, d FROM staging.facts WHERE k = 'schema:name' AND s IN (SELECT item FROM items)),
-  statuses AS (SELECT DISTINCT s, o FROM staging.facts WHERE k = 'tkg:readingStatus' AND s IN (SELECT item FROM items)),
+  statuses AS (SELECT DISTINCT s, o FROM {own_first('tkg:readingStatus', "s IN (SELECT item FROM items)")}),
   venues AS (SELECT DISTINCT s, o, d FROM staging.facts WHERE k = 'tkg:venue' AND s IN (SELECT item FROM items))
 SELECT x."when", x.kind, x.item,
        coalesce(t.o, n.o, r.o, x.item) AS label,

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from pyoxigraph import Literal, NamedNode
 
-from kg.graphs import LINKS, graph_name
+from kg.graphs import LINKS, graph_name, own_first
 from kg.linking.decisions import decisions, threshold
 from kg.linking.model import (
     PRIORITY,
@@ -134,7 +134,9 @@ def _statuses(store: GraphStore, papers: set[str]) -> dict[str, str]:
     if not papers:
         return {}
     out: dict[str, str] = {}
-    for row in store.stream("SELECT ?p ?s WHERE { ?p tkg:readingStatus ?s }", {"p": [NamedNode(p) for p in papers]}):
+    own = own_first("?p", "readingStatus", "?s", "own")
+    for row in store.stream(f"SELECT ?p ?s WHERE {{ ?p tkg:readingStatus ?s . {own} }}",
+                            {"p": [NamedNode(p) for p in papers]}):
         p, s = _value(row[0]), _value(row[1])
         if p is not None and s is not None:
             out[p] = s.rsplit("/", 1)[-1]

@@ -26,7 +26,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from kg.graphs import OVERRIDING
+from kg.graphs import OVERRIDING, READING
 from kg.search.facts import DOCUMENT, LINKS, PREDICATES, SCHEMA, TECHNIQUE
 
 if TYPE_CHECKING:
@@ -50,9 +50,13 @@ _LINK_KEYS = ", ".join(f"'tkg:{name}'" for name in LINKS)
 _OVERRIDING = ", ".join(f"'{g.value}'" for g in OVERRIDING)
 
 
-def _one(where: str) -> str:
-    """The value of a single-valued fact: the overriding graphs' (the reader's), else the least."""
-    return f"coalesce(min(f.o) FILTER (WHERE {where} AND f.g IN ({_OVERRIDING})), min(f.o) FILTER (WHERE {where}))"
+#: The graph whose reading status of a paper is its status (kg.graphs.READING_STATE_KEYS).
+_READING = f"'{READING.value}'"
+
+
+def _one(where: str, first: str = _OVERRIDING) -> str:
+    """The value of a single-valued fact: the ``first`` graphs' (the reader's), else the least."""
+    return f"coalesce(min(f.o) FILTER (WHERE {where} AND f.g IN ({first})), min(f.o) FILTER (WHERE {where}))"
 
 
 def load(batches: Iterable[pa.RecordBatch], folder: Path | None = None) -> duckdb.DuckDBPyConnection:
@@ -159,7 +163,7 @@ WITH own AS (
     min(f.o) FILTER (WHERE f.k = 'tkg:venue') AS venue,
     min(f.o) FILTER (WHERE f.k = 'tkg:arxivId') AS arxiv,
     min(f.o) FILTER (WHERE f.k = 'bibo:doi') AS doi,
-    min(regexp_extract(f.o, '/status/([^/]+)$', 1)) FILTER (WHERE f.k = 'tkg:readingStatus') AS status,
+    regexp_extract({_one("f.k = 'tkg:readingStatus'", _READING)}, '/status/([^/]+)$', 1) AS status,
     list(f.o) FILTER (WHERE f.k = 'tkg:arxivPrimaryCategory') AS arxiv_cats,
     max(TRY_CAST(f.o AS BIGINT)) FILTER (WHERE f.k = 'tkg:citationCount') AS citations,
     min(f.o) FILTER (WHERE f.k = 'dcterms:creator') AS any_creator,

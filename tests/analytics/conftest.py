@@ -24,6 +24,9 @@ READS = {
 }
 #: A corpus paper first added, then read ten days later.
 ADDED_THEN_READ = (dt.datetime(2026, 2, 1, tzinfo=dt.UTC), dt.datetime(2026, 2, 11, tzinfo=dt.UTC))
+#: When the reader marked read a paper that the corpus has as to-read.
+OVERRIDDEN = dt.datetime(2026, 4, 1, tzinfo=dt.UTC)
+STATUS = "<https://w3id.org/techkg/id/status/"
 #: Kernel records: technique → (form, runs as (ended, passed)).
 KERNELS = {
     "gated-deltanet": (
@@ -129,6 +132,14 @@ def analysed_store_dir(built_store_dir: Path, tmp_path_factory: pytest.TempPathF
         from kg.linking.apply import link_everything
 
         link_everything(store)  # the links kg link makes: the reading list's papers to their techniques
+        # A paper the corpus (an import) has queued in a category, that the reader has read
+        # since: the reader's status is its status on every surface.
+        queued = store.select(
+            f"""SELECT ?p WHERE {{ GRAPH {graph_iri("bench")} {{ ?p tkg:readingStatus {STATUS}to-read> ;
+                  tkg:readingCategory ?c }}
+                  ?p tkg:usesTechnique|tkg:introducesTechnique ?t }} ORDER BY ?p LIMIT 1"""
+        ).rows[0]["p"]
+        set_status(store, queued, "read", at=OVERRIDDEN)  # type: ignore[arg-type]
     finally:
         store.close()
     return path

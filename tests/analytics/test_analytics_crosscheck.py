@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from kg.graphs import own_first
 from kg.vocab import LINEAGE_RELATIONS
 
 STATUS = "https://w3id.org/techkg/id/status/"
@@ -80,10 +81,11 @@ def test_papers_per_year_match_sparql(graph: Any, duckdb_conn: Any) -> None:
 def test_reading_progress_per_section_matches_sparql(graph: Any, duckdb_conn: Any) -> None:
     rows = sparql(
         graph,
-        """SELECT ?label ?slug (COUNT(DISTINCT ?p) AS ?n) WHERE {
+        f"""SELECT ?label ?slug (COUNT(DISTINCT ?p) AS ?n) WHERE {{
                               ?p tkg:readingStatus ?s ; tkg:readingCategory/skos:prefLabel ?label .
+                              {own_first("?p", "readingStatus", "?s", "own")}
                               BIND(REPLACE(STR(?s), "^.*/", "") AS ?slug)
-           } GROUP BY ?label ?slug""",
+           }} GROUP BY ?label ?slug""",
     )
     expected: dict[str, Counter[str]] = defaultdict(Counter)
     for r in rows:
@@ -107,7 +109,9 @@ def test_reads_per_month_match_sparql(graph: Any, duckdb_conn: Any) -> None:
         f"""SELECT ?p (MIN(?t) AS ?at) WHERE {{
         {{ ?e a tkg:ReadingEvent ; tkg:paper ?p ; tkg:status <{STATUS}read> ; prov:atTime ?t }}
         UNION
-        {{ ?p tkg:readingStatus <{STATUS}read> ; tkg:statusChangedAt ?t
+        {{ ?p tkg:readingStatus <{STATUS}read> ; tkg:statusChangedAt ?t .
+           {own_first("?p", "readingStatus", f"<{STATUS}read>", "own")}
+           {own_first("?p", "statusChangedAt", "?t", "ownAt")}
            FILTER NOT EXISTS {{
              ?e2 a tkg:ReadingEvent ; tkg:paper ?p ; tkg:status <{STATUS}read> }} }}
       }} GROUP BY ?p""",
@@ -116,7 +120,8 @@ def test_reads_per_month_match_sparql(graph: Any, duckdb_conn: Any) -> None:
     timeline = analysis(duckdb_conn, "progress.timeline", period="month")
     assert {str(r["period"])[:7]: r["read"] for r in timeline if r["read"]} == dict(expected)
     assert timeline[-1]["cumulative"] == len(rows)
-    current = sparql(graph, f"""SELECT (COUNT(?p) AS ?n) WHERE {{ ?p tkg:readingStatus <{STATUS}to-read>
+    current = sparql(graph, f"""SELECT (COUNT(?p) AS ?n) WHERE {{ ?p tkg:readingStatus <{STATUS}to-read> .
+                                   {own_first("?p", "readingStatus", f"<{STATUS}to-read>", "own")}
                                    FILTER EXISTS {{ ?p tkg:statusChangedAt ?t }} }}""")
     assert timeline[-1]["to_read"] == current[0]["n"]  # the last period ends with today's statuses
     assert expected["2026-01"] >= 2  # GPipe and ZeRO, read in January by the fixture

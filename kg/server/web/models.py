@@ -15,7 +15,7 @@ from pyoxigraph import NamedNode
 
 import kg.answer
 from kg.counts import UNCATEGORISED
-from kg.graphs import PROVENANCE, READING, graph_name
+from kg.graphs import PROVENANCE, READING, graph_name, own_first
 from kg.iris import status_iri
 from kg.owntech.overrides import mine_first
 from kg.reading import KNOWN_STATUSES, reading_index, reading_rows
@@ -156,7 +156,8 @@ def catalog_signature(store: GraphStore) -> str | None:
     return hashlib.sha256(json.dumps([(g, records[g]) for g in graphs]).encode()).hexdigest()
 
 
-_STATUSES = """SELECT ?paper (SAMPLE(?st) AS ?status) WHERE { ?paper tkg:readingStatus ?st } GROUP BY ?paper"""
+_STATUSES = f"""SELECT ?paper (SAMPLE(?st) AS ?status) WHERE {{ ?paper tkg:readingStatus ?st .
+                  {own_first("?paper", "readingStatus", "?st", "own")} }} GROUP BY ?paper"""
 
 
 def paper_statuses(store: GraphStore, papers: Iterable[str]) -> dict[str, str]:
