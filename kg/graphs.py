@@ -26,8 +26,6 @@ from pyoxigraph import NamedNode
 from kg.vocab import GRAPH_BASE
 
 __all__ = [
-    "READING_STATE_KEYS",
-    "own_first",
     "ARXIV",
     "CATALOG",
     "FOLLOWS",
@@ -57,6 +55,7 @@ __all__ = [
     "graph_name",
     "is_import_graph",
     "is_own_graph",
+    "own_first",
 ]
 
 
@@ -162,24 +161,27 @@ USER_GRAPHS: tuple[NamedNode, ...] = tuple(g for g, kind in OWNERS.items() if ki
 OVERRIDING: tuple[NamedNode, ...] = (MY_TECHNIQUES,)
 
 
-#: A paper's reading state (its status and when it changed) is the reader's own where they
-#: set one (the reading graph's), over one that another graph states (an import's); where
-#: they set none, every graph's counts. The named queries say so with :func:`own_first`,
-#: the analytics tables with ``kg.analytics.twins.own_first`` and the reading graph's
-#: priority.
-READING_STATE_KEYS = ("readingStatus", "statusChangedAt")
-
-
 def own_first(subject: str, key: str, value: str, mine: str) -> str:
-    """SPARQL that keeps the ``subject``'s ``tkg:<key>`` ``value`` (variables or terms, bound
-    before it) only where the reading graph states none other for it (see
-    :data:`READING_STATE_KEYS`); ``mine`` is a variable name of its own. A hash join of the
-    reading graph's values, not a lookup for each row: 245k statuses at 700k papers in
-    0.07 s, against 1 s. The values are compared with ``=``, not ``sameTerm``: Virtuoso 7
-    gives a time that a page's ``VALUES`` block brings as another term."""
-    return (f"OPTIONAL {{ SELECT {subject} ?{mine} WHERE {{ GRAPH <{READING.value}> {{ "
-            f"{subject} <https://w3id.org/techkg/ns#{key}> ?{mine} }} }} }} "
-            f"FILTER(!BOUND(?{mine}) || ?{mine} = {value})")
+    """SPARQL that drops the ``subject``'s ``tkg:<key>`` ``value`` (a variable or a term, bound
+    before it) where the reading graph states another value for it; ``mine`` is a variable
+    name of its own.
+
+    This is the rule for a paper's reading state (``readingStatus``, ``statusChangedAt``):
+    the reader's own where they set one (the reading graph's), over what another graph
+    states (an import's); where they set none, every graph's counts. The named queries
+    write the same pattern, the analytics tables ``kg.analytics.twins.own_first`` and the
+    reading graph's priority.
+
+    For a required pattern: a MINUS of the few values the reader's replace, not a join of
+    the reading graph's values (reading-progress at 700k papers: +0.2 s that way, nothing
+    this way), and not a sub-select, which a page's ``VALUES`` block would open
+    (read-without-note's page: +0.1 s). In an ``OPTIONAL`` block a named query asks ``FILTER NOT EXISTS`` of each
+    row instead: a MINUS there is made again for each row (a page of reading-queue: 0.35 s
+    against 0.01 s)."""
+    reading = f"GRAPH <{READING.value}> {{ {subject} tkg:{key} ?{mine} }}"
+    if not value.startswith("?"):
+        return f"MINUS {{ {reading} FILTER(?{mine} != {value}) }}"
+    return f"MINUS {{ {reading} {subject} tkg:{key} {value} FILTER({value} != ?{mine}) }}"
 
 
 def is_import_graph(graph: NamedNode) -> bool:

@@ -34,7 +34,7 @@ SHARED_KEYS: frozenset[str] = frozenset({
 #: The name of the citations graph in the staged facts.
 _CITATIONS = graph_name(CITATIONS)
 _READ = "https://w3id.org/techkg/id/status/read"
-#: The dated status changes of a paper (the reading graph's are its own: kg.graphs.READING_STATE_KEYS).
+#: The dated status changes of a paper (the reading graph's are its own: kg.graphs.own_first).
 _CHANGED = "k = 'tkg:statusChangedAt' AND d IS NOT NULL AND d <> '_'"
 
 _KEY_LITERAL = re.compile(r"'([^']+)'")

@@ -241,15 +241,16 @@ SELECT p.paper, t.o AS title, t.d AS title__d, position FROM papers AS p LEFT JO
             GROUP BY s),
   facts AS (SELECT s, min(TRY_CAST(o AS BIGINT)) FILTER (WHERE k = 'tkg:position') AS position,
                    min(o) FILTER (WHERE k = 'dcterms:title') AS title,
-                   min(o) FILTER (WHERE k = 'tkg:venue') AS venue, any_value(times.changed) AS changed
-            FROM staging.facts LEFT JOIN times USING (s) WHERE s IN (SELECT paper FROM queued)
-              AND k IN ('tkg:position', 'dcterms:title', 'tkg:venue', 'tkg:statusChangedAt') GROUP BY s)
+                   min(o) FILTER (WHERE k = 'tkg:venue') AS venue
+            FROM staging.facts WHERE s IN (SELECT paper FROM queued)
+              AND k IN ('tkg:position', 'dcterms:title', 'tkg:venue') GROUP BY s)
 SELECT CAST($section AS VARCHAR) AS section, TRY_CAST(categoryPosition AS BIGINT) AS categoryPosition,
        category, category__d,
        q.paper, any_value(f.position) AS position, any_value(f.title) AS title,
        min(regexp_replace(q.status, '^.*/status/', '')) AS status, any_value(f.venue) AS venue,
-       any_value(f.changed) AS changed
+       any_value(tm.changed) AS changed
 FROM queued AS q JOIN positioned USING (cat) LEFT JOIN facts AS f ON f.s = q.paper
+LEFT JOIN times AS tm ON tm.s = q.paper
 GROUP BY categoryPosition, category, category__d, q.paper""",
         {"section": "string", "categoryPosition": "integer", "category": "term", "paper": "iri",
          "position": "integer", "title": "string", "status": "string", "venue": "string", "changed": "dateTime"},

@@ -50,7 +50,7 @@ _LINK_KEYS = ", ".join(f"'tkg:{name}'" for name in LINKS)
 _OVERRIDING = ", ".join(f"'{g.value}'" for g in OVERRIDING)
 
 
-#: The graph whose reading status of a paper is its status (kg.graphs.READING_STATE_KEYS).
+#: The graph whose reading status of a paper is its status (kg.graphs.own_first).
 _READING = f"'{READING.value}'"
 
 

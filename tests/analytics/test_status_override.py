@@ -3,6 +3,8 @@ where they set one, over a status an import states; from the tables and by SPARQ
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -80,3 +82,31 @@ def test_the_reading_counts_add_up_to_the_papers_on_both_paths(analysed_store: A
     assert sum(by_sparql.statuses.values()) == by_sparql.papers
     assert (by_sparql.papers, by_sparql.statuses, by_sparql.with_note, by_sparql.uncategorised) == (
         from_tables.papers, from_tables.statuses, from_tables.with_note, from_tables.uncategorised)
+
+
+QUERIES = Path(__file__).resolve().parents[2] / "queries"
+#: Where a named query reads a status or a time only to know that a paper has one (it is on
+#: the reading list), or a time as an event of its own, which the rule leaves as it is.
+MEMBERSHIP = {("bibliography", "?s"), ("reading-suggestions", "?listed"), ("reading-suggestions", "?any"),
+              ("reading-suggestions", "?status"), ("new-since", "?at")}
+
+
+@pytest.mark.parametrize("path", sorted(QUERIES.glob("*.rq")), ids=lambda p: p.stem)
+def test_every_named_query_reading_a_status_or_its_time_takes_the_readers_own(path: Path) -> None:
+    text = path.read_text(encoding="utf-8")
+    found = re.findall(r"(\?\w+) (?:[^.{}]*; )?tkg:(readingStatus|statusChangedAt) (\?\w+|<[^>]+>)", text)
+    for subject, key, value in found:
+        if value.startswith("?own") or (path.stem, value) in MEMBERSHIP:
+            continue
+        mine = "ownStatus" if key == "readingStatus" else "ownAt"
+        reading = f"GRAPH <{READING.value}> {{ {subject} tkg:{key} ?{mine} }}"
+        inside = rf"FILTER NOT EXISTS \{{ {re.escape(reading)}\s+FILTER\(\?{mine} != {re.escape(value)}\) \}}"
+        if re.search(inside, text):  # in an OPTIONAL block: asked for each of its rows
+            continue
+        if value.startswith("?"):  # a required pattern: the values the reader's replace taken away
+            assert re.search(rf"MINUS \{{ {re.escape(reading)}\s+"
+                             rf"\{subject} tkg:{key} \{value} FILTER\(\{value} != \?{mine}\) \}}", text), (
+                path.stem, value)
+        else:
+            assert re.search(rf"MINUS \{{ {re.escape(reading)}\s+FILTER\(\?{mine} != {re.escape(value)}\) \}}",
+                             text), (path.stem, value)
