@@ -3,8 +3,11 @@ evaluate or mention, with evidence, and the reader's verdicts on the links."""
 
 from __future__ import annotations
 
+import csv
+import json
 import sys
-from collections.abc import Iterator, Sequence
+import textwrap
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -15,6 +18,7 @@ from typer.core import TyperGroup
 
 from kg.cli import state
 from kg.cli.output import Format, FormatOpt, pick_format
+from kg.wording import counted
 
 if TYPE_CHECKING:
     from pyoxigraph import NamedNode
@@ -110,32 +114,75 @@ def list_(
     """Links between papers and techniques, strongest relation first: each with its id, relation, score, status
     (hidden: below your threshold, so queries do not see it) and evidence. JSON rows hold paper, technique,
     relation, score, status and evidence [{field, text, source}]."""
-    from kg.cli.output import emit, emit_json, progress_bar
-    from kg.linking.listing import list_links
+    from kg.cli.output import emit_stream
 
     fmt = pick_format(fmt)
     store = state().reader()
     technique, paper = _target(store, target) if target else (None, None)
-    with progress_bar(show=fmt is Format.table) as bar:
-        task = bar.add_task("reading the links", total=None)
-        rows = list_links(store, technique=technique, paper=paper, relation=relation.value if relation else None,
-                          status=status.value if status else None, min_score=min_score,
-                          progress=lambda done: bar.update(task, completed=done))
+    parts = _parts(store, fmt, technique=technique, paper=paper, relation=relation.value if relation else None,
+                   status=status.value if status else None, min_score=min_score)
+    rows = (row for part in parts for row in part)
     if fmt is Format.json:
-        emit_json([r.as_dict() for r in rows])
+        _json_array(row.as_dict() for row in rows)
         return
     if fmt is Format.csv:
-        emit([{**_table_row(r, 100), "paper_iri": r.link.paper, "technique_iri": r.link.technique} for r in rows],
-             ["id", "technique", "relation", "score", "status", "paper", "read", "evidence", "paper_iri",
-              "technique_iri"], fmt="csv")
+        columns = ["id", "technique", "relation", "score", "status", "paper", "read", "evidence", "paper_iri",
+                   "technique_iri"]
+        writer = csv.writer(sys.stdout, lineterminator="\n")
+        writer.writerow(columns)
+        for row in rows:
+            record = {**_table_row(row, 100), "paper_iri": row.link.paper, "technique_iri": row.link.technique}
+            writer.writerow([record[c] for c in columns])
         return
-    title = f"{len(rows)} link{'s' if len(rows) != 1 else ''}" + (f" of {target}" if target else "")
-    emit([_table_row(r, lines) for r in rows], ["id", "technique", "relation", "score", "status", "paper", "read",
-                                                 "evidence"], title=title)
-    if rows and any(r.link.status == "auto" for r in rows):
+    automatic = False
+
+    def shown() -> Iterator[dict[str, Any]]:
+        nonlocal automatic
+        for row in rows:
+            automatic = automatic or row.link.status == "auto"
+            yield _table_row(row, lines)
+
+    of = f" of {target}" if target else ""
+    emit_stream(shown(), ["id", "technique", "relation", "score", "status", "paper", "read", "evidence"],
+                title=lambda n: f"{counted(n, 'link')}{of}", streamed_title=f"Links{of}, strongest relation first",
+                footer=lambda n: f"{counted(n, 'link')}{of}")
+    if automatic:
         from kg.cli.output import console
 
         console().print("[dim]Accept one with kg links accept ID, reject it with kg links reject ID.[/]")
+
+
+def _parts(store: GraphStore, fmt: Format, **narrowing: Any) -> Iterator[list[LinkRow]]:
+    """The links in parts (:func:`kg.linking.listing.iter_links`), each under a progress bar
+    (a table's, on a terminal) while it is read."""
+    from kg.cli.output import progress_bar
+    from kg.linking.listing import iter_links
+
+    current: list[tuple[Any, Any]] = []
+
+    def told(relation: str, done: int) -> None:
+        for bar, task in current:
+            bar.update(task, description=f"reading the {relation} links", completed=done)
+
+    parts = iter_links(store, progress=told, **narrowing)
+    while True:
+        with progress_bar(show=fmt is Format.table) as bar:
+            current[:] = [(bar, bar.add_task("reading the links", total=None))]
+            part = next(parts, None)
+        current.clear()
+        if part is None:
+            return
+        yield part
+
+
+def _json_array(items: Iterable[dict[str, Any]]) -> None:
+    """A JSON array as :func:`kg.cli.output.emit_json` writes it, one item at a time."""
+    count = 0
+    sys.stdout.write("[")
+    for count, item in enumerate(items, start=1):
+        sys.stdout.write(("," if count > 1 else "") + "\n" + textwrap.indent(
+            json.dumps(item, ensure_ascii=False, indent=2, default=str), "  "))
+    sys.stdout.write("\n]\n" if count else "]\n")
 
 
 def _find(store: GraphStore, ident: str) -> LinkRow:

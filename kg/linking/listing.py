@@ -10,7 +10,7 @@ technique page and the JSON rows (``paper, technique, relation, score, status, e
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +21,7 @@ from kg.linking.decisions import decisions, threshold
 from kg.linking.model import (
     PRIORITY,
     RELATION_PROPERTIES,
+    RELATIONS,
     Evidence,
     Link,
     link_id,
@@ -31,7 +32,8 @@ from kg.linking.model import (
 if TYPE_CHECKING:
     from kg.store.base import GraphStore
 
-__all__ = ["LinkRow", "auto_links", "by_paper", "find_link", "links_of", "list_links", "techniques_of"]
+__all__ = ["LinkRow", "auto_links", "by_paper", "find_link", "iter_links", "links_of", "list_links",
+           "techniques_of"]
 
 
 @dataclass
@@ -148,7 +150,7 @@ def list_links(store: GraphStore, *, technique: str | None = None, paper: str | 
                progress: Callable[[int], None] | None = None) -> list[LinkRow]:
     """Links (of ``technique`` / ``paper`` when given, IRIs), each pair once, the reader's
     verdict over the linker's reading; filtered by relation, status and least score;
-    strongest relation first, then best score. ``progress``: as :func:`auto_links`."""
+    strongest relation first, then best score, then by name and title. ``progress``: as :func:`auto_links`."""
     papers = [paper] if paper else None
     techniques = [technique] if technique else None
     # The linker's links of that relation and status only: a verdict (all are read) replaces
@@ -178,8 +180,27 @@ def list_links(store: GraphStore, *, technique: str | None = None, paper: str | 
         row.technique_name = names.get(row.link.technique)
         row.reading_status = statuses.get(row.link.paper)
     rows.sort(key=lambda r: (PRIORITY[r.link.relation], -r.link.score, (r.technique_name or "").casefold(),
-                             (r.paper_title or r.link.paper).casefold()))
+                             (r.paper_title or r.link.paper).casefold(), r.link.technique, r.link.paper))
     return rows
+
+
+def iter_links(store: GraphStore, *, technique: str | None = None, paper: str | None = None,
+               relation: str | None = None, status: str | None = None, min_score: float | None = None,
+               progress: Callable[[str, int], None] | None = None) -> Iterator[list[LinkRow]]:
+    """:func:`list_links`'s rows in its order, in parts: a relation at a time where nothing
+    else narrows them (the whole links graph), so that the first rows come at once and not
+    after every link is read (at 700k papers: introduces' 600 rows in 0.25 s, then about 10
+    s for each relation's 35k–90k, against 48 s before the first row). ``progress`` is told
+    the relation being read and how many rows of it were read."""
+    def told(name: str) -> Callable[[int], None] | None:
+        return None if progress is None else lambda done: progress(name, done)
+
+    if relation is not None or technique is not None or paper is not None:
+        yield list_links(store, technique=technique, paper=paper, relation=relation, status=status,
+                         min_score=min_score, progress=told(relation or "links"))
+        return
+    for name in RELATIONS:
+        yield list_links(store, relation=name, status=status, min_score=min_score, progress=told(name))
 
 
 def find_link(store: GraphStore, ident: str) -> LinkRow | None:

@@ -100,3 +100,30 @@ def test_the_threshold_is_shown_and_set(kg_cli, linked) -> None:
     assert changed["previous"] == 0.5 and changed["hidden"] > 0
     bad = kg_cli("links", "threshold", "1.5", store=linked)
     assert bad.returncode == 1 and "between 0 and 1" in bad.stderr
+
+
+def test_every_link_comes_a_relation_at_a_time_in_the_order_of_one_listing(kg_cli, linked) -> None:
+    import csv
+    import io
+
+    from kg.linking.listing import iter_links, list_links
+    from kg.linking.model import RELATIONS
+    from kg.store.embedded import OxigraphStore
+
+    store = OxigraphStore(linked)
+    try:
+        told: list[str] = []
+        parts = list(iter_links(store, progress=lambda relation, done: told.append(relation)))
+        whole = list_links(store)
+    finally:
+        store.close()
+    assert [{r.link.relation for r in part} for part in parts if part] == [
+        {r} for r in RELATIONS if any(row.link.relation == r for row in whole)]
+    assert [r.id for part in parts for r in part] == [r.id for r in whole]
+    # the CLI writes the parts as they come, as one JSON array, one CSV and one table
+    rows = json.loads(kg_cli("links", "-f", "json", store=linked, check=True).stdout)
+    assert [r["id"] for r in rows] == [r.id for r in whole]
+    table = list(csv.DictReader(io.StringIO(kg_cli("links", "-f", "csv", store=linked, check=True).stdout)))
+    assert [r["id"] for r in table] == [r.id for r in whole]
+    out = kg_cli("links", store=linked, env={"COLUMNS": "120"}, check=True).stdout
+    assert f"{len(whole)} links" in out and all(r.id in out for r in whole[:5])
