@@ -235,7 +235,7 @@ SELECT p.paper, t.o AS title, t.d AS title__d, position FROM papers AS p LEFT JO
   positioned AS (SELECT cat, category, category__d, p.o AS categoryPosition FROM cats
                  LEFT JOIN (SELECT DISTINCT s, o FROM staging.facts WHERE k = 'tkg:position') AS p ON p.s = cats.cat),
   queued AS (SELECT DISTINCT r.s AS paper, r.o AS cat, st.o AS status FROM staging.facts AS r
-             JOIN {own_first('tkg:readingStatus')} AS st ON st.s = r.s
+             JOIN {own_first('tkg:readingStatus', _page("s"))} AS st ON st.s = r.s
              WHERE r.k = 'tkg:readingCategory' AND {_page("r.s")} AND st.o NOT IN ({", ".join(_NOT_QUEUED)})),
   times AS (SELECT s, max(o) AS changed FROM {own_first('tkg:statusChangedAt', "s IN (SELECT paper FROM queued)")}
             GROUP BY s),
@@ -336,7 +336,7 @@ _QUEUED_LINKS = f"""WITH links AS (SELECT DISTINCT s AS paper, o AS lineage FROM
                  WHERE k IN ({", ".join(f"'{k}'" for k, _r in _PAPER_OF)}) AND {_page("s")}
                  UNION SELECT DISTINCT o, s FROM staging.facts WHERE k = 'tkg:primaryPaper' AND {_page("o")}),
   queued AS (SELECT links.paper, links.lineage, st.o AS status FROM links
-             JOIN {own_first('tkg:readingStatus')} AS st ON st.s = links.paper
+             JOIN {own_first('tkg:readingStatus', _page("s"))} AS st ON st.s = links.paper
              WHERE st.o NOT IN ({", ".join(_NOT_QUEUED)})),
   names AS (SELECT s, o FROM staging.facts WHERE k = 'skos:prefLabel' AND d = '@en'),
   titles AS (SELECT s, {_pick('dcterms:title', 't')} FROM staging.ranked
