@@ -3,11 +3,8 @@ evaluate or mention, with evidence, and the reader's verdicts on the links."""
 
 from __future__ import annotations
 
-import csv
-import json
 import sys
-import textwrap
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -114,7 +111,7 @@ def list_(
     """Links between papers and techniques, strongest relation first: each with its id, relation, score, status
     (hidden: below your threshold, so queries do not see it) and evidence. JSON rows hold paper, technique,
     relation, score, status and evidence [{field, text, source}]."""
-    from kg.cli.output import emit_stream
+    from kg.cli.output import console, emit_csv, emit_json_items, emit_stream, reader_gone
 
     fmt = pick_format(fmt)
     store = state().reader()
@@ -122,33 +119,29 @@ def list_(
     parts = _parts(store, fmt, technique=technique, paper=paper, relation=relation.value if relation else None,
                    status=status.value if status else None, min_score=min_score)
     rows = (row for part in parts for row in part)
-    if fmt is Format.json:
-        _json_array(row.as_dict() for row in rows)
-        return
-    if fmt is Format.csv:
-        columns = ["id", "technique", "relation", "score", "status", "paper", "read", "evidence", "paper_iri",
-                   "technique_iri"]
-        writer = csv.writer(sys.stdout, lineterminator="\n")
-        writer.writerow(columns)
-        for row in rows:
-            record = {**_table_row(row, 100), "paper_iri": row.link.paper, "technique_iri": row.link.technique}
-            writer.writerow([record[c] for c in columns])
-        return
     automatic = False
 
-    def shown() -> Iterator[dict[str, Any]]:
+    def shown(width: int) -> Iterator[dict[str, Any]]:
         nonlocal automatic
         for row in rows:
             automatic = automatic or row.link.status == "auto"
-            yield _table_row(row, lines)
+            yield {**_table_row(row, width), "paper_iri": row.link.paper, "technique_iri": row.link.technique}
 
+    columns = ["id", "technique", "relation", "score", "status", "paper", "read", "evidence"]
     of = f" of {target}" if target else ""
-    emit_stream(shown(), ["id", "technique", "relation", "score", "status", "paper", "read", "evidence"],
-                title=lambda n: f"{counted(n, 'link')}{of}", streamed_title=f"Links{of}, strongest relation first",
-                footer=lambda n: f"{counted(n, 'link')}{of}")
-    if automatic:
-        from kg.cli.output import console
-
+    try:  # (each part written as it comes)
+        if fmt is Format.json:
+            emit_json_items(row.as_dict() for row in rows)
+        elif fmt is Format.csv:
+            emit_csv(shown(100), [*columns, "paper_iri", "technique_iri"])
+        else:
+            emit_stream(shown(lines), columns, title=lambda n: f"{counted(n, 'link')}{of}",
+                        streamed_title=f"Links{of}, strongest relation first",
+                        footer=lambda n: f"{counted(n, 'link')}{of}")
+    except BrokenPipeError:
+        reader_gone()
+        return
+    if automatic and fmt is Format.table:
         console().print("[dim]Accept one with kg links accept ID, reject it with kg links reject ID.[/]")
 
 
@@ -173,16 +166,6 @@ def _parts(store: GraphStore, fmt: Format, **narrowing: Any) -> Iterator[list[Li
         if part is None:
             return
         yield part
-
-
-def _json_array(items: Iterable[dict[str, Any]]) -> None:
-    """A JSON array as :func:`kg.cli.output.emit_json` writes it, one item at a time."""
-    count = 0
-    sys.stdout.write("[")
-    for count, item in enumerate(items, start=1):
-        sys.stdout.write(("," if count > 1 else "") + "\n" + textwrap.indent(
-            json.dumps(item, ensure_ascii=False, indent=2, default=str), "  "))
-    sys.stdout.write("\n]\n" if count else "]\n")
 
 
 def _find(store: GraphStore, ident: str) -> LinkRow:

@@ -241,10 +241,7 @@ def emit(
         emit_json([{c: r.get(c) for c in columns} for r in records])
         return
     if fmt == Format.csv:
-        writer = csv.writer(sys.stdout, lineterminator="\n")  # (None is written as "")
-        writer.writerow(columns)
-        writer.writerows([v if v.__class__ not in _SEQUENCES else _plain(v) for v in map(r.get, columns)]
-                         for r in records)
+        emit_csv(records, columns)
         return
     out = console()
     if _PRINTED["tables"] and title:
@@ -258,6 +255,24 @@ def emit(
         return
     out.print(_renderable(records, columns, width=out.width, title=title, headers=headers, short=short, lines=lines,
                           keep=keep), crop=False)
+
+
+def emit_csv(records: Iterable[Mapping[str, Any]], columns: Sequence[str]) -> None:
+    """``records`` as CSV under a header of ``columns``, each row written as it comes."""
+    writer = csv.writer(sys.stdout, lineterminator="\n")  # (None is written as "")
+    writer.writerow(columns)
+    writer.writerows([v if v.__class__ not in _SEQUENCES else _plain(v) for v in map(r.get, columns)]
+                     for r in records)
+
+
+def emit_json_items(items: Iterable[Any]) -> None:
+    """A JSON array as :func:`emit_json` writes it, each item written as it comes."""
+    count = 0
+    sys.stdout.write("[")
+    for count, item in enumerate(items, start=1):
+        sys.stdout.write(("," if count > 1 else "") + "\n" + textwrap.indent(
+            json.dumps(item, ensure_ascii=False, indent=2, default=str), "  "))
+    sys.stdout.write("\n]\n" if count else "]\n")
 
 
 #: A table of more rows than this prints as its rows come (see :func:`emit_stream`).
