@@ -27,13 +27,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kg.graphs import OVERRIDING, READING
-from kg.search.facts import DOCUMENT, LINKS, PREDICATES, SCHEMA, TECHNIQUE
+from kg.search.facts import DOCUMENT, LINKS, PREDICATES, TECHNIQUE, Row, schema
 
 if TYPE_CHECKING:
     import duckdb
     import pyarrow as pa
 
-__all__ = ["LOT_ROWS", "MEMORY", "PART_BYTES", "documents", "load"]
+__all__ = ["LOT_ROWS", "MEMORY", "PART_BYTES", "documents", "load", "load_rows"]
 
 #: The most memory DuckDB takes to make the documents of a whole index (:func:`load`).
 MEMORY = "600MB"
@@ -59,12 +59,10 @@ def _one(where: str, first: str = _OVERRIDING) -> str:
     return f"coalesce(min(f.o) FILTER (WHERE {where} AND f.g IN ({first})), min(f.o) FILTER (WHERE {where}))"
 
 
-def load(batches: Iterable[pa.RecordBatch], folder: Path | None = None) -> duckdb.DuckDBPyConnection:
-    """A DuckDB holding the facts as the table ``f(g, s, k, o)``: in memory, or (a whole
-    index) in a file in ``folder``, in at most :data:`MEMORY` (spilled there beyond it).
-    The batches are copied in a lot of :data:`LOT_ROWS` rows at a time."""
+def _facts_table(folder: Path | None) -> duckdb.DuckDBPyConnection:
+    """A DuckDB with the empty table ``f(g, s, k, o)``: in memory, or in a file in ``folder``
+    in at most :data:`MEMORY` (spilled there beyond it)."""
     import duckdb
-    import pyarrow as pa
 
     con = duckdb.connect(str(folder / "facts.duckdb") if folder is not None else ":memory:")
     con.execute("SET enable_progress_bar = false")
@@ -77,13 +75,23 @@ def load(batches: Iterable[pa.RecordBatch], folder: Path | None = None) -> duckd
     keys = ", ".join(f"'{k}'" for k in (*PREDICATES, "skos:prefLabel@zh", "note"))
     con.execute(f"CREATE TYPE fact_key AS ENUM ({keys})")
     con.execute("CREATE TABLE f (g VARCHAR, s VARCHAR, k fact_key, o VARCHAR)")
+    return con
+
+
+def load(batches: Iterable[pa.RecordBatch], folder: Path | None = None) -> duckdb.DuckDBPyConnection:
+    """A DuckDB holding the facts (the whole store's, :func:`kg.search.facts.all_facts`) as
+    the table ``f(g, s, k, o)``: in memory, or (a whole index) in a file in ``folder``. The
+    batches are copied in a lot of :data:`LOT_ROWS` rows at a time."""
+    import pyarrow as pa
+
+    con = _facts_table(folder)
     lot: list[pa.RecordBatch] = []
     rows = 0
 
     def copy() -> None:
         # A lot gathered, then copied at once: DuckDB pulling a Python generator of batches
         # copies several times slower (it waits on the generator with the GIL held).
-        incoming = pa.Table.from_batches(lot, schema=SCHEMA)
+        incoming = pa.Table.from_batches(lot, schema=schema())
         con.register("incoming", incoming)
         con.execute("INSERT INTO f SELECT CAST(g AS VARCHAR), s, CAST(k AS fact_key), o FROM incoming")
         con.unregister("incoming")
@@ -98,6 +106,19 @@ def load(batches: Iterable[pa.RecordBatch], folder: Path | None = None) -> duckd
                 rows = 0
     copy()
     pa.default_memory_pool().release_unused()  # (Arrow keeps what it freed for its next batches)
+    return con
+
+
+def load_rows(chunks: Iterable[Sequence[Row]]) -> duckdb.DuckDBPyConnection:
+    """A DuckDB in memory holding a few documents' facts (:func:`kg.search.facts.facts_of`)
+    as the table ``f(g, s, k, o)``, each chunk copied as four lists: without Arrow, whose
+    import (with numpy's) took 0.1 s of a status change's patch."""
+    con = _facts_table(None)
+    for rows in chunks:
+        if rows:
+            g, s, k, o = (list(column) for column in zip(*rows, strict=True))
+            con.execute("INSERT INTO f SELECT unnest($g), unnest($s), CAST(unnest($k) AS fact_key), unnest($o)",
+                        {"g": g, "s": s, "k": k, "o": o})
     return con
 
 

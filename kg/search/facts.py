@@ -24,6 +24,7 @@ where the reader edited or deleted a note (:mod:`kg.notes`), their text replaces
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -38,7 +39,7 @@ if TYPE_CHECKING:
 
     from kg.store.base import GraphStore
 
-__all__ = ["DOCUMENT", "LINKS", "PREDICATES", "TECHNIQUE", "Row", "all_facts", "facts_of", "to_table"]
+__all__ = ["DOCUMENT", "LINKS", "PREDICATES", "TECHNIQUE", "Row", "all_facts", "facts_of", "schema", "to_table"]
 
 Row = tuple[str, str, str, str]
 DOCUMENT = BIBO.Document.value
@@ -67,14 +68,14 @@ _NOTES = f"SELECT ?g ?s ?o WHERE {{ GRAPH ?g {{ ?n tkg:noteOf ?s ; rdf:value ?o 
 Progress = Callable[[int, int], None]
 
 
-def _schema() -> pa.Schema:
+@cache
+def schema() -> pa.Schema:
+    """The Arrow schema of the whole store's facts (:func:`all_facts`), made on first use:
+    a write that patches a few documents (:func:`facts_of`) never imports Arrow."""
     import pyarrow as pa
 
     return pa.schema([("g", pa.dictionary(pa.int32(), pa.string())), ("s", pa.string()), ("k", pa.string()),
                       ("o", pa.string())])
-
-
-SCHEMA = _schema()
 
 
 def _key(curie: str, value: ox.Literal | ox.NamedNode) -> str:
@@ -165,25 +166,26 @@ def _batch(s: pa.Array, k: pa.Array, o: pa.Array, g: pa.Scalar) -> pa.RecordBatc
     import pyarrow as pa
 
     graph = pa.DictionaryArray.from_arrays(pa.nulls(len(s), pa.int32()).fill_null(0), pa.array([g.as_py()]))
-    return pa.record_batch({"g": graph, "s": s, "k": k, "o": o}, schema=SCHEMA)
+    return pa.record_batch({"g": graph, "s": s, "k": k, "o": o}, schema=schema())
 
 
 def to_table(rows: Sequence[Row]) -> pa.RecordBatch:
-    """Rows as an Arrow record batch of ``g, s, k, o`` (:data:`SCHEMA`)."""
+    """Rows as an Arrow record batch of ``g, s, k, o`` (:func:`schema`)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     columns = list(zip(*rows, strict=True)) if rows else [(), (), (), ()]
     arrays = {name: pa.array(list(values), pa.string()) for name, values in zip("gsko", columns, strict=True)}
-    arrays["g"] = pc.dictionary_encode(arrays["g"]).cast(SCHEMA.field("g").type)
-    return pa.record_batch(arrays, schema=SCHEMA)
+    arrays["g"] = pc.dictionary_encode(arrays["g"]).cast(schema().field("g").type)
+    return pa.record_batch(arrays, schema=schema())
 
 
-def facts_of(store: GraphStore, subjects: Iterable[str]) -> Iterator[pa.RecordBatch]:
+def facts_of(store: GraphStore, subjects: Iterable[str]) -> Iterator[list[Row]]:
     """The facts of ``subjects`` (papers, techniques) and of what they point at: their
     techniques and those techniques' categories, the people who wrote them, their
     reading-list categories, the notes on them and who follows them. Each step walks from
-    the nodes the step before found (bound, a chunk at a time), never a scan."""
+    the nodes the step before found (bound, a chunk at a time), never a scan. A chunk at a
+    time, as plain rows: a few documents' facts need no Arrow (:func:`to_table`)."""
     nodes = sorted({s for s in subjects if s.startswith(("http://", "https://", "urn:"))})
     wanted = ", ".join(f"<{node.value}>" for node in PREDICATES.values())
     link_keys = {f"tkg:{name}" for name in LINKS}
@@ -210,7 +212,7 @@ def facts_of(store: GraphStore, subjects: Iterable[str]) -> Iterator[pa.RecordBa
                 techniques.add(subject)
             elif key in ("tkg:readingCategory", "skos:broader"):
                 labelled.add(obj)
-        yield to_table(rows)
+        yield rows
     # The techniques the documents link to: their ids, names, type and category.
     context = ", ".join(f"<{PREDICATES[c].value}>" for c in ("skos:notation", "skos:prefLabel", "skos:broader",
                                                               "rdf:type"))
@@ -218,16 +220,16 @@ def facts_of(store: GraphStore, subjects: Iterable[str]) -> Iterator[pa.RecordBa
         rows = list(_rows(store, f"SELECT ?g ?s ?p ?o WHERE {{ GRAPH ?g {{ ?s ?p ?o FILTER(?p IN ({context})) }} }}",
                           bindings={"s": chunk}))
         labelled |= {o for _g, _s, k, o in rows if k == "skos:broader"}
-        yield to_table(rows)
+        yield rows
     # The categories: their names and ids.
     names = ", ".join(f"<{PREDICATES[c].value}>" for c in ("skos:notation", "skos:prefLabel"))
     for chunk in _chunks(sorted(labelled)):
-        yield to_table(list(_rows(
+        yield list(_rows(
             store, f"SELECT ?g ?s ?p ?o WHERE {{ GRAPH ?g {{ ?s ?p ?o FILTER(?p IN ({names})) }} }}",
-            bindings={"s": chunk})))
+            bindings={"s": chunk}))
     for chunk in _chunks(sorted(people)):
-        yield to_table(list(_rows(store, "SELECT ?g ?s ?o WHERE { GRAPH ?g { ?s foaf:name ?o } }", "foaf:name",
-                                  bindings={"s": chunk})))
+        yield list(_rows(store, "SELECT ?g ?s ?o WHERE { GRAPH ?g { ?s foaf:name ?o } }", "foaf:name",
+                         bindings={"s": chunk}))
 
 
 def _chunks(iris: Sequence[str], size: int = 500) -> Iterator[list[ox.NamedNode]]:

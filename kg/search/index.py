@@ -444,10 +444,10 @@ def ready_index(store: GraphStore, *, progress: Progress | None = None,
 
 def _rewrite(store: GraphStore, index: tantivy.Index, targets: list[str]) -> tuple[int, int]:
     """Make the documents of ``targets`` again: each is deleted and added back if it still is one."""
-    from kg.search.documents import documents, load
+    from kg.search.documents import documents, load_rows
     from kg.search.facts import facts_of
 
-    con = load(facts_of(store, targets))
+    con = load_rows(facts_of(store, targets))
     try:
         docs = list(documents(con, targets=targets, user_graphs=_user_graphs(store)))
     finally:

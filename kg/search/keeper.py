@@ -36,7 +36,7 @@ class IndexKeeper:
     """Keeps the search index current (see the module doc)."""
 
     name = "search index"
-    imports: tuple[str, ...] = ("tantivy", "duckdb", "pyarrow", "kg.search.documents", "kg.search.facts")
+    imports: tuple[str, ...] = ("tantivy", "duckdb", "kg.search.documents", "kg.search.facts")
 
     def before(self, store: GraphStore) -> bool | None:
         from kg.search.index import exists, freshness, index_root
