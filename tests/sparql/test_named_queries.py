@@ -299,7 +299,9 @@ def test_new_since_and_read_without_note_follow_status_changes(store) -> None:
     today = dt.datetime.now(dt.UTC).date().isoformat()
     before = records(store, "read-without-note")
     assert len(before) == 3
-    set_status(store, ox.NamedNode("https://arxiv.org/abs/1910.02054"), "read")
+    # a second later than the build's own statuses (made this second, in a test run alone)
+    later = dt.datetime.now(dt.UTC).replace(microsecond=0) + dt.timedelta(seconds=1)
+    set_status(store, ox.NamedNode("https://arxiv.org/abs/1910.02054"), "read", at=later)
     after = records(store, "read-without-note")
     assert len(after) == 4 and after[0]["paper"] == "https://arxiv.org/abs/1910.02054"
     new = records(store, "new-since", since=today)
@@ -308,6 +310,39 @@ def test_new_since_and_read_without_note_follow_status_changes(store) -> None:
     assert all(str(r["when"]) >= today[: len(str(r["when"]))] for r in new)  # at each date's precision
     papers_2025 = [r for r in records(store, "new-since", since="2025-06-01") if r["kind"] == "paper published"]
     assert papers_2025 and all(str(r["when"]) >= "2025" for r in papers_2025)
+
+
+def test_new_since_compares_each_date_as_written_whatever_its_type_and_zone(store) -> None:
+    # The day as written decides, for every kind of date; the year test a sub-select asks first
+    # (to drop old dates cheaply) never drops one that the padded text keeps.
+    xsd = "http://www.w3.org/2001/XMLSchema#"
+
+    def dated(value: str, kind: str | None) -> ox.Literal:
+        return ox.Literal(value, datatype=ox.NamedNode(xsd + kind)) if kind else ox.Literal(value)
+
+    cases = {  # item: (predicate, date, new since 2026-03-01)
+        "east": (TKG.statusChangedAt, dated("2026-03-01T05:00:00+10:00", "dateTime"), True),  # an earlier instant
+        "west": (TKG.statusChangedAt, dated("2026-02-28T23:00:00-05:00", "dateTime"), False),  # a later one
+        "no-zone": (TKG.statusChangedAt, dated("2026-03-01T00:00:00", "dateTime"), True),
+        "day": (TKG.addedAt, dated("2026-03-01", "date"), True),
+        "day-before": (TKG.addedAt, dated("2026-02-28", "date"), False),
+        "pushed": (TKG.pushedAt, dated("2026-03-01T00:30:00+14:00", "dateTime"), True),
+        "year": (DCTERMS.issued, dated("2026", "gYear"), False),
+        "next-year": (DCTERMS.issued, dated("2027", "gYear"), True),
+        "month": (DCTERMS.issued, dated("2026-03", "gYearMonth"), True),
+        "month-before": (DCTERMS.issued, dated("2026-02", "gYearMonth"), False),
+        "untyped": (DCTERMS.issued, dated("2026-03-02", None), True),
+        "untyped-before": (DCTERMS.issued, dated("2025-12-31", None), False),
+        "short": (DCTERMS.issued, dated("3", None), True),  # padded: 3000-01-01
+        "short-before": (DCTERMS.issued, dated("20", None), False),  # padded: 2000-01-01
+    }
+    base = "https://example.org/dated/"
+    with store.transaction("kg import rdf") as tx:
+        tx.replace_graph(graph_iri("import/dates"), [ox.Triple(ox.NamedNode(base + name), predicate, value)
+                                                    for name, (predicate, value, _new) in cases.items()])
+    found = {str(r["item"]).removeprefix(base) for r in records(store, "new-since", since="2026-03-01")
+             if str(r["item"]).startswith(base)}
+    assert found == {name for name, (_p, _v, new) in cases.items() if new}
 
 
 def test_new_since_shows_a_paper_once_when_an_import_repeats_its_title_date_and_venue(store) -> None:
