@@ -474,7 +474,27 @@ def _lead_values(narrowed: Narrowed, key: Sequence[SortKey], everything: Everyth
     head, group = narrowed.text[: parts.form_start], _blanked(narrowed.text, cut)[opening : closing + 1]
     if _count(everything, head, group, SEEK_LEAST) < SEEK_LEAST:
         return None
-    return f"{head}SELECT DISTINCT ?{lead} WHERE {group}\nLIMIT {SEEK_MOST + 1}", (key[0],)
+    return f"{head}SELECT DISTINCT ?{lead} WHERE {_naming(group, lead)}\nLIMIT {SEEK_MOST + 1}", (key[0],)
+
+
+def _naming(group: str, variable: str) -> str:
+    """``group``, a WHERE group of triple patterns alone, with only the patterns that name
+    ``?variable``: the values of the variable in the whole group, and more. The patterns that
+    only narrow them are the costly part (read-without-note's read papers and their titles:
+    0.76 s at 700k papers, where the times of every status change take 0.06 s). A group with
+    anything else in it (a block, a BIND, VALUES) is kept whole."""
+    code = code_only(group)
+    inner = code[code.index("{") + 1 : code.rindex("}")]
+    if re.search(r"(?i)[{}()]|\b(BIND|VALUES|FILTER|GRAPH|SERVICE)\b", inner):
+        return group
+    start = group.index("{") + 1
+    ends = [start + m.end() for m in re.finditer(r"\.(?=\s|$)", inner)]
+    statements = [group[a:z] for a, z in zip([start, *ends], [*ends, start + len(inner)], strict=True)]
+    named = re.compile(rf"[?$]{re.escape(variable)}\b")
+    kept = [text for text in statements if named.search(code_only(text))]
+    if not kept or len(kept) == len([t for t in statements if t.strip()]):
+        return group
+    return "{" + "".join(text if text.rstrip().endswith(".") else text + " ." for text in kept) + "\n}"
 
 
 def _count(everything: Everything, head: str, group: str, most: int) -> int:

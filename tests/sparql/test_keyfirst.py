@@ -560,3 +560,52 @@ def test_a_query_that_a_restriction_of_its_leading_variable_could_change_is_not_
         changed: str) -> None:
     assert kg.keyfirst._plain(changed, parse_key("?kind ?item")) is None
     assert kg.keyfirst._plain(PLAIN, parse_key("?kind ?item")) is not None
+
+
+#: A grouped query whose leading key variable one required pattern binds and others narrow
+#: (read-without-note: the times of the read papers with a title).
+DONE = f"""SELECT ?item ?at ?name (COUNT(?tag) AS ?tags) WHERE {{
+  ?item <{EX}at> ?at .
+  ?item <{EX}state> <{EX}done> ; <{EX}name> ?name .
+  MINUS {{ ?item <{EX}hidden> true }}
+  OPTIONAL {{ ?item <{EX}tag> ?tag }}
+}}
+GROUP BY ?item ?at ?name"""
+
+
+@pytest.mark.parametrize("size", [1, 4, 50])
+def test_leading_values_are_read_from_the_patterns_that_name_them_and_pages_are_those_of_the_whole(
+        fresh_store, monkeypatch, size: int) -> None:
+    lines = []
+    for i in range(60):
+        item = f"<{EX}d{i:02d}>"
+        when = f'"2026-01-{1 + i % 12:02d}T00:00:00Z"^^<http://www.w3.org/2001/XMLSchema#dateTime>'
+        lines.append(f"{item} <{EX}at> {when} .")
+        if i % 12 < 9:  # the last three times are those of items not done alone
+            lines.append(f"{item} <{EX}state> <{EX}done> .")
+        if i % 5:
+            lines.append(f'{item} <{EX}name> "n{i % 3}" .')
+        if i % 7 == 3:
+            lines.append(f"{item} <{EX}hidden> true .")
+        lines += [f'{item} <{EX}tag> "t{k}" .' for k in range(i % 3)]
+    fresh_store.update(f"INSERT DATA {{ GRAPH <{G}> {{ {' '.join(lines)} }} }}")
+    key = parse_key("DESC(?at) ?item")
+    monkeypatch.setattr(kg.keyfirst, "SEEK_LEAST", 5)
+    narrowed = narrow(DONE, key)
+    assert narrowed is not None
+    found = kg.keyfirst._lead_values(narrowed, key, fresh_store._everything)
+    assert found is not None
+    assert f"<{EX}at>" in found[0] and f"<{EX}state>" not in found[0] and f"<{EX}name>" not in found[0]
+    expected = _sorted_whole(fresh_store, DONE, key)
+    shown = [i for i in range(60) if i % 12 < 9 and i % 5 and i % 7 != 3]
+    assert len(expected) == len(shown) and _pages(fresh_store, DONE, key, size) == expected
+
+
+@pytest.mark.parametrize(("group", "kept"), [
+    ("{ ?a <p> ?b . ?a <q> ?c . ?c <r> ?d }", "{ ?a <p> ?b .\n}"),
+    ("{ ?a <q> ?c ; <p> ?b . ?c <r> 1.5 }", "{ ?a <q> ?c ; <p> ?b .\n}"),  # a statement is kept whole
+    ("{ ?a <p> ?b . BIND(1 AS ?c) }", None),  # anything but patterns: the group whole
+    ("{ ?a <p> ?b }", None),
+])
+def test_the_leading_values_query_keeps_only_the_patterns_that_name_the_variable(group: str, kept: str | None) -> None:
+    assert kg.keyfirst._naming(group, "b") == (kept or group)
