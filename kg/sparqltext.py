@@ -58,40 +58,37 @@ def values_block(bindings: Mapping[str, Term | Sequence[Term]]) -> str:
     return f" VALUES ({variables}) {{ {rows} }} "
 
 
+#: Where a string, an IRI or a comment may start.
+_OPENING = re.compile(r"[#\"'<]")
+_IRI = re.compile(r"<[^<>\"{}|^`\\\s]*>")
+#: The rest of a string, from after its opening quote(s) to after its closing one(s).
+_STRING_REST = {quote: re.compile(rf"(?:[^\\]|\\.)*?{quote}", re.S) for quote in ('"""', "'''", '"', "'")}
+
+
 def code_spans(query: str, *, iris: bool = False) -> list[tuple[int, int]]:
     """Spans of ``query`` that are SPARQL code, i.e. not strings, IRIs or comments
-    (IRIs count as code when ``iris``)."""
+    (IRIs count as code when ``iris``; a ``#`` in one starts no comment either way). An
+    unclosed string or comment runs to the end."""
     spans, start, i, n = [], 0, 0, len(query)
-    while i < n:
+    while (found := _OPENING.search(query, i)) is not None:
+        i = found.start()
         ch = query[i]
         if ch == "#":
             spans.append((start, i))
             end = query.find("\n", i)
-            i = n if end < 0 else end
-            start = i
-            continue
-        if ch in "\"'":
+            i = start = n if end < 0 else end
+        elif ch in "\"'":
             spans.append((start, i))
-            triple = query[i : i + 3] in ('"""', "'''")
-            quote = query[i : i + 3] if triple else ch
-            j = i + len(quote)
-            while j < n:
-                if query[j] == "\\":
-                    j += 2
-                    continue
-                if query.startswith(quote, j):
-                    j += len(quote)
-                    break
-                j += 1
-            i = start = j
-            continue
-        if ch == "<" and not iris:
-            m = re.match(r"<[^<>\"{}|^`\\\s]*>", query[i:])
-            if m:
+            quote = query[i : i + 3] if query[i : i + 3] in ('"""', "'''") else ch
+            rest = _STRING_REST[quote].match(query, i + len(quote))
+            i = start = n if rest is None else rest.end()
+        elif (iri := _IRI.match(query, i)) is not None:
+            if not iris:
                 spans.append((start, i))
-                i = start = i + m.end()
-                continue
-        i += 1
+                start = iri.end()
+            i = iri.end()
+        else:
+            i += 1
     spans.append((start, n))
     return [(a, b) for a, b in spans if b > a]
 

@@ -20,6 +20,7 @@ from kg.sparqlrewrite import (
 )
 from kg.sparqltext import inject_values, paged, query_form, query_parts
 from kg.store import staging
+from kg.vocab import RDF, TKG
 
 EX = "http://example.org/"
 KDA = ox.NamedNode("https://w3id.org/techkg/id/technique/kda")
@@ -176,6 +177,16 @@ def test_retarget_moves_graph_positions_only() -> None:
                                             f'{{ {g} ?b "{g}" }} }} ; MOVE SILENT {s} TO {s}')
     with pytest.raises(ValueError, match="prefixed name"):
         staging.plan(["DELETE WHERE { GRAPH tkg:g { ?s ?p ?o } }"], [g], 10, 60)
+
+
+def test_retarget_moves_every_graph_position_after_an_iri_with_a_fragment() -> None:
+    # a '#' in an IRI (rdf:type, TechKG's own terms) starts no comment: the graphs after it on
+    # the line are staged too, or the transaction would write them directly
+    g, s = ox.NamedNode(EX + "g"), ox.NamedNode("urn:techkg:staging:x")
+    op = (f"DELETE {{ GRAPH {g} {{ ?a {RDF.type} ?o }} }} INSERT {{ GRAPH {g} {{ ?a {TKG.readingStatus} ?o }} }} "
+          f"WHERE {{ GRAPH {g} {{ ?a ?b ?o }} }}")
+    out = staging.retarget(op, {g: s})
+    assert out.count(str(s)) == 3 and str(g) not in out
 
 
 def test_chunks_keep_triples_that_share_a_blank_node_together() -> None:

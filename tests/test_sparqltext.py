@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pyoxigraph as ox
 
-from kg.sparqltext import inject_values
+from kg.sparqltext import code_only, inject_values
 
 
 def test_every_where_group_gets_the_binding_but_strings_iris_and_comments_do_not() -> None:
@@ -72,3 +72,15 @@ def test_values_beside_a_union_and_an_optional_move_to_the_group_end_where_the_u
     loose = inject_values(query.replace("?p <urn:x:uses> ?t", "?p <urn:x:uses> ?other"),
                           {"t": [ox.NamedNode("urn:x:a")]})
     assert values_after_unions(loose) == loose
+
+
+def test_strings_iris_and_comments_are_blanked_whatever_their_quotes_and_escapes() -> None:
+    query = ('SELECT ?a WHERE { ?a <http://x/#y> "say \\"{\\"" , \'it\\\'s {\' , """a "{" b""" , \'\'\'{\'\'\' '
+             '. # a } comment\n ?a ?b 1.5 . FILTER(?b < 2 && ?b > <http://z>) }')
+    code = code_only(query)
+    assert len(code) == len(query)
+    assert code.split() == ["SELECT", "?a", "WHERE", "{", "?a", ",", ",", ",", ".", "?a", "?b", "1.5", ".",
+                            "FILTER(?b", "<", "2", "&&", "?b", ">", ")", "}"]
+    assert code_only(query, iris=True).split()[5] == "<http://x/#y>"  # an IRI kept, its '#' no comment
+    assert code_only("GRAPH <http://a#b> { ?s ?p ?o } GRAPH <http://c> {}", iris=True).count("GRAPH") == 2
+    assert code_only('?a "unclosed { ?b').split() == ["?a"]  # a string left open runs to the end
