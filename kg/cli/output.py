@@ -177,6 +177,9 @@ def note(*lines: str) -> None:
 
 
 def emit_json(data: Any) -> None:
+    if isinstance(data, list):
+        emit_json_items(data)
+        return
     sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n")
 
 
@@ -266,7 +269,8 @@ def emit_csv(records: Iterable[Mapping[str, Any]], columns: Sequence[str]) -> No
 
 
 def emit_json_items(items: Iterable[Any]) -> None:
-    """A JSON array as :func:`emit_json` writes it, each item written as it comes."""
+    """A JSON array (indented as ``json.dumps(..., indent=2)`` writes it), each item written
+    as it comes: every list :func:`emit_json` writes."""
     count = 0
     sys.stdout.write("[")
     for count, item in enumerate(items, start=1):
